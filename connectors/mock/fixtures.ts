@@ -1,0 +1,98 @@
+// Demo fixtures of the mock core: entities ENT-1001..1003 with a credit line and one virtual card each, kits.
+import type { Preferences } from '../../schemas/cards.js';
+
+export type CardForm = 'VIRTUAL' | 'PHYSICAL';
+export type CardState = 'ACTIVE' | 'LOCKED' | 'PENDING_ACTIVATION' | 'BLOCKED';
+export type Fulfilment = 'ORDERED' | 'EMBOSSED' | 'DISPATCHED' | 'DELIVERED';
+
+export interface Address {
+  address1: string;
+  address2?: string | undefined;
+  city: string;
+  state: string;
+  country: string;
+  pin: string;
+}
+
+export interface MockCard {
+  cardId: string;
+  entityId: string;
+  form: CardForm;
+  state: CardState;
+  /** Luhn-valid test PAN; never leaves the connector unmasked in logs. */
+  pan: string;
+  kitNo?: string | undefined;
+  fulfilment?: Fulfilment | undefined;
+  deliveryAddress?: Address | undefined;
+  plasticCode?: { code: string; description?: string | undefined } | undefined;
+  preferences?: Preferences | undefined;
+  /** Minor units; kept across the upgrade (spec 4.3: account and balance retained). */
+  balanceMinor: bigint;
+}
+
+export interface MockEntity {
+  entityId: string;
+  name: string;
+  /** Credit limit in minor units. */
+  creditLimitMinor: bigint;
+  primaryAddress: Address;
+}
+
+export interface MockKit {
+  kitNo: string;
+  /** Entity the kit was pre-allocated to, if any. */
+  allocatedTo?: string | undefined;
+  /** Card the kit is mapped to once used. */
+  mappedTo?: string | undefined;
+}
+
+export interface MockCoreState {
+  entities: Map<string, MockEntity>;
+  cards: Map<string, MockCard>;
+  kits: Map<string, MockKit>;
+}
+
+/** Appends the Luhn check digit to a partial number. */
+export function withLuhnDigit(partial: string): string {
+  let sum = 0;
+  for (let i = 0; i < partial.length; i++) {
+    let d = Number(partial[partial.length - 1 - i]);
+    if (i % 2 === 0) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return partial + String((10 - (sum % 10)) % 10);
+}
+
+export function demoFixtures(): MockCoreState {
+  const entities = new Map<string, MockEntity>();
+  const cards = new Map<string, MockCard>();
+  const kits = new Map<string, MockKit>();
+  const cities = ['Lisbon', 'Porto', 'Braga'];
+  ['ENT-1001', 'ENT-1002', 'ENT-1003'].forEach((entityId, i) => {
+    entities.set(entityId, {
+      entityId,
+      name: `Demo Business ${i + 1}`,
+      creditLimitMinor: 5_000_000n,
+      primaryAddress: { address1: `${10 + i} Demo Street`, city: cities[i]!, state: 'Demo', country: 'PT', pin: `100${i}-001` },
+    });
+    const cardId = `CARD-${3001 + i}`;
+    cards.set(cardId, {
+      cardId,
+      entityId,
+      form: 'VIRTUAL',
+      state: 'ACTIVE',
+      pan: withLuhnDigit(`400000000000${3001 + i}`.slice(0, 15)),
+      balanceMinor: BigInt(12_345 * (i + 1)),
+    });
+  });
+  for (let n = 2001; n <= 2005; n++) kits.set(`KIT-${n}`, { kitNo: `KIT-${n}` });
+  kits.set('KIT-2101', { kitNo: 'KIT-2101', allocatedTo: 'ENT-1003' });
+  return { entities, cards, kits };
+}
+
+export function emptyFixtures(): MockCoreState {
+  return { entities: new Map(), cards: new Map(), kits: new Map() };
+}

@@ -1,0 +1,26 @@
+// The catalogue of business codes: one table, rendered in the README and returned by connectors.
+
+export interface BusinessCode {
+  /** Title of the 409 problem (card routes) or shortMessage context (credit-line routes). */
+  title: string;
+  /** HTTP status in the problem dialect. */
+  status: number;
+  /** HTTP status in the envelope dialect (credit-line routes). */
+  envelopeStatus: number;
+  description: string;
+}
+
+export const BUSINESS_CODES = {
+  PPCUST_018: { title: 'Invalid Kit', status: 409, envelopeStatus: 400, description: 'The kit is unknown, already mapped to a card, or allocated to another entity (spec 7.3).' },
+  CARD_NOT_FOUND: { title: 'Card Not Found', status: 409, envelopeStatus: 404, description: 'No card matches the given identifiers.' },
+  CARD_NOT_VIRTUAL: { title: 'No Virtual Card', status: 409, envelopeStatus: 409, description: 'The entity has no virtual card that can be upgraded.' },
+  CARD_AMBIGUOUS: { title: 'Card Ambiguous', status: 409, envelopeStatus: 409, description: 'The entity has several virtual cards; send cardId.' },
+  CARD_STATE_INVALID: { title: 'Illegal Card Transition', status: 409, envelopeStatus: 409, description: 'The card state does not allow this operation.' },
+  ENTITY_NOT_FOUND: { title: 'Entity Not Found', status: 409, envelopeStatus: 404, description: 'The business entity does not exist in the core.' },
+  LIMIT_ABOVE_MAXIMUM: { title: 'Limit Above Maximum', status: 409, envelopeStatus: 400, description: "The amount exceeds the tenant product's maximum credit limit." },
+  LIMIT_DECREASE_NOT_ALLOWED: { title: 'Limit Decrease Not Allowed', status: 409, envelopeStatus: 400, description: "The tenant product does not allow lowering a credit limit." },
+  LIMIT_NOT_POSITIVE: { title: 'Illegal Amount', status: 409, envelopeStatus: 400, description: 'The amount must be greater than zero.' },
+} as const satisfies Record<string, BusinessCode>;
+
+export type BusinessCodeId = keyof typeof BUSINESS_CODES;
+export const isBusinessCode = (code: string): code is BusinessCodeId => Object.hasOwn(BUSINESS_CODES, code);

@@ -1,0 +1,42 @@
+// Shared schema primitives: the single source for validation, types and OpenAPI.
+import { Type, type Static } from '@sinclair/typebox';
+
+/** Money is a decimal string, never a float (DESIGN §3): at most 15 integer digits and two decimals. */
+export const AMOUNT_PATTERN = '^\\d{1,15}(\\.\\d{1,2})?$';
+/** The same, excluding zero (0, 0.0, 000.00): a credit limit is positive. */
+export const MONEY_PATTERN = '^(?!0+(\\.0{1,2})?$)\\d{1,15}(\\.\\d{1,2})?$';
+export const Money = Type.String({ pattern: MONEY_PATTERN, description: 'a positive decimal string with at most two decimals' });
+export const AmountOrZero = Type.String({ pattern: AMOUNT_PATTERN, description: 'a decimal string with at most two decimals' });
+
+export const Identifier = Type.String({ minLength: 1, maxLength: 64 });
+
+export const ROLES = ['Admin', 'Operations', 'API Integration', 'Read-Only'] as const;
+export const Role = Type.Union(ROLES.map((r) => Type.Literal(r)));
+export type Role = (typeof ROLES)[number];
+
+/** Envelope of spec 2.6 (credit-line operations). */
+export const EnvelopeException = Type.Object({
+  errorCode: Type.String(),
+  shortMessage: Type.String(),
+  detailMessage: Type.String(),
+});
+export const envelopeOf = <T extends import('@sinclair/typebox').TSchema>(result: T) =>
+  Type.Object({
+    result: Type.Union([result, Type.Null()]),
+    exception: Type.Union([EnvelopeException, Type.Null()]),
+    pagination: Type.Null(),
+  });
+
+/** Problem record of spec 2.8. */
+export const FieldError = Type.Object({ field: Type.String(), message: Type.String(), objectName: Type.String() });
+export type FieldError = Static<typeof FieldError>;
+export const Problem = Type.Object({
+  type: Type.String(),
+  title: Type.String(),
+  status: Type.Integer(),
+  message: Type.String(),
+  fieldErrors: Type.Optional(Type.Array(FieldError)),
+  detail: Type.Optional(Type.String()),
+  businessCode: Type.Optional(Type.String()),
+});
+export type Problem = Static<typeof Problem>;

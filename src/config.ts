@@ -1,0 +1,79 @@
+// Process configuration from the environment, validated at boot with messages that name the variable.
+import { resolve } from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  logLevel: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  masterKey: string | undefined;
+  demo: boolean;
+  demoPassword: string | undefined;
+  issuer: string;
+  audience: string;
+  problemBaseUrl: string;
+  bodyLimit: number;
+  requestTimeoutMs: number;
+  connectorTimeoutMs: number;
+  tenantCacheTtlMs: number;
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got '${raw}'`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(name, `must be 1/true or 0/false, got '${raw}'`);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', "must be a postgres:// or postgresql:// URL");
+  }
+  const masterKey = env.CARDLINE_MASTER_KEY || undefined;
+  if (masterKey !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(masterKey)) {
+    throw new ConfigError('CARDLINE_MASTER_KEY', 'must be 32 random bytes, base64url-encoded (43 characters); generate one with `npx cardline master-key`');
+  }
+  const problemBaseUrl = (env.CARDLINE_PROBLEM_BASE_URL || 'https://www.jhipster.tech/problem').replace(/\/$/, '');
+  return {
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST || '0.0.0.0',
+    logLevel,
+    dataDir: resolve(env.CARDLINE_DATA_DIR || './data'),
+    databaseUrl,
+    masterKey,
+    demo: bool(env, 'CARDLINE_DEMO'),
+    demoPassword: env.CARDLINE_DEMO_PASSWORD || undefined,
+    issuer: env.CARDLINE_ISSUER || 'cardline',
+    audience: env.CARDLINE_AUDIENCE || 'cardline-api',
+    problemBaseUrl,
+    bodyLimit: int(env, 'CARDLINE_BODY_LIMIT', 64 * 1024, 1024, 10 * 1024 * 1024),
+    requestTimeoutMs: int(env, 'CARDLINE_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    connectorTimeoutMs: int(env, 'CARDLINE_CONNECTOR_TIMEOUT_MS', 10_000, 10, 600_000),
+    tenantCacheTtlMs: int(env, 'CARDLINE_TENANT_CACHE_TTL_MS', 5_000, 0, 3_600_000),
+    shutdownGraceMs: int(env, 'CARDLINE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    ...overrides,
+  };
+}

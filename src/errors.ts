@@ -1,0 +1,154 @@
+// One error catalogue: every error a route can answer, rendered in the route's dialect by one handler.
+import { STATUS_CODES } from 'node:http';
+import type { FieldError } from '../schemas/common.js';
+import { BUSINESS_CODES, type BusinessCodeId } from '../schemas/business-codes.js';
+
+export type Dialect = 'envelope' | 'problem';
+
+export interface CardlineErrorInit {
+  status: number;
+  /** Human explanation: `detailMessage` in the envelope, `detail` in a problem. */
+  detail?: string;
+  /** Problem title; defaults to the status's reason phrase. */
+  title?: string;
+  fieldErrors?: FieldError[];
+  businessCode?: string;
+  /** Problem `message`; defaults to error.http.<status>. */
+  message?: string;
+  /** Envelope status when it differs from the problem status (business refusals). */
+  envelopeStatus?: number;
+  /** Extra response headers (WWW-Authenticate, Retry-After). */
+  headers?: Record<string, string>;
+}
+
+export class CardlineError extends Error {
+  readonly code: string;
+  readonly init: CardlineErrorInit;
+  constructor(code: string, init: CardlineErrorInit) {
+    super(init.detail ?? code);
+    this.name = 'CardlineError';
+    this.code = code;
+    this.init = init;
+  }
+}
+
+export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
+
+/**
+ * The catalogue. Each entry names an operator-facing code (CL_*), its status and the message that
+ * tells the caller how to fix it.
+ */
+export const Errors = {
+  tenantHeaderMissing: () =>
+    new CardlineError('CL_TENANT_HEADER', {
+      status: 400,
+      // Credit-line routes answer a missing or invalid tenant with 401 (spec 7.2, DESIGN §3).
+      envelopeStatus: 401,
+      message: 'tenant.header.missing',
+      detail: 'Send the TENANT or X-TENANT-ID header with the identifier assigned at onboarding.',
+    }),
+  tenantHeaderConflict: () =>
+    new CardlineError('CL_TENANT_HEADER_CONFLICT', {
+      status: 400,
+      message: 'tenant.header.missing',
+      detail: 'The TENANT and X-TENANT-ID headers name different tenants; send one, or the same value in both.',
+    }),
+  unauthorized: (detail = 'A valid bearer token for this tenant is required; obtain one from POST /api/authenticate.') =>
+    new CardlineError('CL_UNAUTHORIZED', { status: 401, detail, headers: { 'www-authenticate': 'Bearer' } }),
+  badCredentials: () => new CardlineError('CL_BAD_CREDENTIALS', { status: 401, detail: 'Bad credentials' }),
+  forbidden: (role: string) =>
+    new CardlineError('CL_FORBIDDEN', { status: 403, detail: `The role '${role}' may not call this operation.` }),
+  notFound: (method: string, url: string) =>
+    new CardlineError('CL_NOT_FOUND', { status: 404, detail: `No route ${method} ${url.split('?')[0]}.` }),
+  validation: (fieldErrors: FieldError[]) =>
+    new CardlineError('CL_VALIDATION', {
+      status: 400,
+      title: 'Method argument not valid',
+      message: 'error.validation',
+      fieldErrors,
+      detail: fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; '),
+    }),
+  badRequest: (detail: string) => new CardlineError('CL_BAD_REQUEST', { status: 400, detail }),
+  /** One generic answer for every JWE failure, so the answer is no oracle. */
+  encryptedPayload: () =>
+    new CardlineError('CL_ENCRYPTED_PAYLOAD', { status: 400, detail: 'The encrypted payload could not be processed.' }),
+  plaintextPassword: () =>
+    new CardlineError('CL_PLAINTEXT_PASSWORD', {
+      status: 400,
+      detail: "The password must be a compact JWE encrypted to the tenant's key (GET /api/keys).",
+    }),
+  unsupportedMediaType: (type: string) =>
+    new CardlineError('CL_MEDIA_TYPE', { status: 415, detail: `Content-Type '${type}' is not accepted; send application/json.` }),
+  payloadTooLarge: () => new CardlineError('CL_PAYLOAD_TOO_LARGE', { status: 413, detail: 'The request body is too large.' }),
+  business: (code: BusinessCodeId | string, detail: string) => {
+    const entry = (BUSINESS_CODES as Record<string, (typeof BUSINESS_CODES)[BusinessCodeId]>)[code];
+    return new CardlineError('CL_BUSINESS', {
+      status: entry?.status ?? 409,
+      envelopeStatus: entry?.envelopeStatus ?? 409,
+      title: entry?.title ?? 'Business Rule Violated',
+      message: 'error.business',
+      businessCode: code,
+      detail,
+    });
+  },
+  coreUnavailable: () =>
+    new CardlineError('CL_CORE_UNAVAILABLE', { status: 502, detail: 'The core-banking system is unavailable; retry later.' }),
+  coreTimeout: () =>
+    new CardlineError('CL_CORE_TIMEOUT', {
+      status: 504,
+      detail: 'The core-banking system did not answer in time; the outcome is unknown, check before retrying.',
+    }),
+  corePending: () =>
+    new CardlineError('CL_CORE_PENDING', {
+      status: 202,
+      detail: 'The core-banking system accepted the request but has not confirmed it yet.',
+    }),
+  internal: () => new CardlineError('CL_INTERNAL', { status: 500, detail: 'An unexpected error occurred.' }),
+  unavailable: (detail: string) => new CardlineError('CL_UNAVAILABLE', { status: 503, detail }),
+} as const;
+
+export interface Envelope {
+  result: unknown;
+  exception: { errorCode: string; shortMessage: string; detailMessage: string } | null;
+  pagination: null;
+}
+
+export function renderEnvelope(err: CardlineError): { status: number; body: Envelope } {
+  const status = err.init.envelopeStatus ?? err.init.status;
+  return {
+    status,
+    body: {
+      result: null,
+      exception: {
+        errorCode: `ERR_${status}`,
+        shortMessage: reasonPhrase(status),
+        detailMessage: err.init.detail ?? reasonPhrase(status),
+      },
+      pagination: null,
+    },
+  };
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  message: string;
+  fieldErrors?: FieldError[];
+  detail?: string;
+  businessCode?: string;
+}
+
+export function renderProblem(err: CardlineError, baseUrl: string): { status: number; body: ProblemBody } {
+  const { status, fieldErrors, businessCode } = err.init;
+  const body: ProblemBody = {
+    type: `${baseUrl}/${fieldErrors ? 'constraint-violation' : 'problem-with-message'}`,
+    title: err.init.title ?? reasonPhrase(status),
+    status,
+    message: err.init.message ?? `error.http.${status}`,
+  };
+  if (fieldErrors) body.fieldErrors = fieldErrors;
+  else if (err.init.detail) body.detail = err.init.detail;
+  if (businessCode) body.businessCode = businessCode;
+  return { status, body };
+}

@@ -1,0 +1,137 @@
+// Renders every error in the route's dialect: envelope (ERR_<status>) or problem record. No stack leaves.
+import fp from 'fastify-plugin';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { MONEY_PATTERN, AMOUNT_PATTERN, type FieldError } from '../../schemas/common.js';
+import { CardlineError, Errors, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+const pathToField = (instancePath: string): string =>
+  instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
+
+const join = (base: string, leaf: string) => (base ? `${base}.${leaf}` : leaf);
+
+/** Maps ajv errors to the constraint names that clients of this interface already read. */
+export function toFieldErrors(errors: AjvError[], objectName: string): FieldError[] {
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    let field = pathToField(e.instancePath);
+    let message: string;
+    switch (e.keyword) {
+      case 'required':
+        field = join(field, String(e.params.missingProperty));
+        message = 'NotNull';
+        break;
+      case 'additionalProperties':
+        field = join(field, String(e.params.additionalProperty));
+        message = 'UnknownProperty';
+        break;
+      case 'type':
+        message = 'TypeMismatch';
+        break;
+      case 'minLength':
+        message = e.params.limit === 1 ? 'NotBlank' : 'Size';
+        break;
+      case 'maxLength':
+      case 'minItems':
+      case 'maxItems':
+        message = 'Size';
+        break;
+      case 'pattern':
+        message = e.params.pattern === MONEY_PATTERN || e.params.pattern === AMOUNT_PATTERN ? 'DecimalAmount' : 'Pattern';
+        break;
+      case 'minimum':
+      case 'exclusiveMinimum':
+        message = 'Min';
+        break;
+      case 'maximum':
+      case 'exclusiveMaximum':
+        message = 'Max';
+        break;
+      default:
+        message = 'Invalid';
+    }
+    field ||= 'body';
+    const key = `${field}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ field, message, objectName });
+  }
+  return out;
+}
+
+const DESCRIPTIONS: Record<string, string> = {
+  NotNull: 'is required',
+  UnknownProperty: 'is not a known field',
+  TypeMismatch: 'has the wrong type',
+  NotBlank: 'must not be empty',
+  Size: 'has the wrong length',
+  DecimalAmount: 'must be a positive decimal string with at most two decimals',
+  Pattern: 'has the wrong format',
+  Min: 'is too small',
+  Max: 'is too large',
+  Invalid: 'is invalid',
+};
+
+/** The envelope's detailMessage for a validation failure: one sentence a developer can act on. */
+export const describeFieldErrors = (errors: FieldError[]): string =>
+  errors.map((e) => `${e.field} ${DESCRIPTIONS[e.message] ?? 'is invalid'}`).join('; ');
+
+/** Turns whatever was thrown into a catalogue error; unknown errors become a bare 500. */
+export function toCardlineError(err: unknown, request: FastifyRequest): CardlineError {
+  if (err instanceof CardlineError) return err;
+  const e = err as FastifyError & { validation?: AjvError[] };
+  if (e.validation) {
+    const fieldErrors = toFieldErrors(e.validation, request.routeOptions.config.objectName ?? 'request');
+    return Errors.validation(fieldErrors);
+  }
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return Errors.unsupportedMediaType(String(request.headers['content-type'] ?? ''));
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return Errors.payloadTooLarge();
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return Errors.badRequest('The request body is empty; send a JSON object.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return Errors.badRequest('The request body is not valid JSON.');
+  }
+  if (e instanceof SyntaxError || e.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
+    return Errors.badRequest('The request body is not valid JSON.');
+  }
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
+  if (status >= 400 && status < 500) return Errors.badRequest(`The request could not be processed (${status}).`);
+  return Errors.internal();
+}
+
+export function sendError(err: CardlineError, request: FastifyRequest, reply: FastifyReply, problemBaseUrl: string) {
+  const dialect: Dialect = request.routeOptions.config?.dialect ?? 'problem';
+  if (err.init.headers) reply.headers(err.init.headers);
+  if (dialect === 'envelope') {
+    const rendered = renderEnvelope(err);
+    if (err.init.fieldErrors) rendered.body.exception!.detailMessage = describeFieldErrors(err.init.fieldErrors);
+    return reply.code(rendered.status).type('application/json; charset=utf-8').send(rendered.body);
+  }
+  const rendered = renderProblem(err, problemBaseUrl);
+  return reply.code(rendered.status).type('application/problem+json').send(rendered.body);
+}
+
+const errorsPlugin: FastifyPluginAsync<{ problemBaseUrl: string }> = async (app, opts) => {
+  app.setErrorHandler((err, request, reply) => {
+    const error = toCardlineError(err, request);
+    if (error.init.status >= 500 && !(err instanceof CardlineError)) {
+      request.log.error({ err }, 'unhandled error');
+    }
+    return sendError(error, request, reply, opts.problemBaseUrl);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(Errors.notFound(request.method, request.url), request, reply, opts.problemBaseUrl),
+  );
+};
+
+export default fp(errorsPlugin, { name: 'errors' });

@@ -1,0 +1,77 @@
+// The gateway's services (store, keys, tenants, users, tokens, audit, connectors) as one decorator.
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ConnectorDefinition } from '../../connectors/contract.js';
+import { builtInConnectors } from '../../connectors/index.js';
+import { AuditWriter } from '../audit/writer.js';
+import type { Config } from '../config.js';
+import { KeyRing } from '../crypto/keys.js';
+import { MasterKey } from '../crypto/master-key.js';
+import { ConnectorService } from '../services/connectors.js';
+import { ReplayCache } from '../services/replay.js';
+import { TenantService } from '../services/tenants.js';
+import { TokenService } from '../services/tokens.js';
+import { UserService } from '../services/users.js';
+import type { Db } from '../store/db.js';
+import { migrate } from '../store/migrate.js';
+
+export interface Services {
+  config: Config;
+  db: Db;
+  keys: KeyRing;
+  tenants: TenantService;
+  users: UserService;
+  tokens: TokenService;
+  audit: AuditWriter;
+  connectors: ConnectorService;
+  replay: ReplayCache;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    cardline: Services;
+  }
+}
+
+export interface ServicesOptions {
+  config: Config;
+  db: Db;
+  masterKey: string;
+  connectors?: ConnectorDefinition[];
+  /** Close the store when the app closes (false when the caller owns it). */
+  ownsDb?: boolean;
+}
+
+const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) => {
+  const { config, db } = opts;
+  await migrate(db);
+  const keys = new KeyRing(db, new MasterKey(opts.masterKey), config.tenantCacheTtlMs);
+  const services: Services = {
+    config,
+    db,
+    keys,
+    tenants: new TenantService(db, config.tenantCacheTtlMs),
+    users: new UserService(db),
+    tokens: new TokenService(keys, config.issuer, config.audience),
+    audit: new AuditWriter(db),
+    connectors: new ConnectorService(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs),
+    replay: new ReplayCache(db),
+  };
+  // Fail fast: every tenant's connector options are checked before the server listens.
+  for (const tenant of await services.tenants.list()) {
+    try {
+      services.connectors.validate(tenant.id, tenant.config.connector.id, tenant.config.connector.options);
+    } catch (err) {
+      app.log.error({ tenant: tenant.id, err: { message: (err as Error).message } }, 'tenant connector configuration is invalid; its requests will fail with 503');
+    }
+  }
+  app.decorate('cardline', services);
+  app.addHook('onClose', async () => {
+    services.replay.stop();
+    await services.audit.close();
+    await services.connectors.close();
+    if (opts.ownsDb !== false) await db.close();
+  });
+};
+
+export default fp(servicesPlugin, { name: 'services' });

@@ -1,0 +1,26 @@
+// Resolves the request's tenant from TENANT / X-TENANT-ID (DESIGN §3) before anything else runs.
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync } from 'fastify';
+import { Errors } from '../errors.js';
+
+const headerValue = (v: string | string[] | undefined): string | undefined => {
+  if (Array.isArray(v)) return v.length === 1 ? v[0] : '';
+  return v;
+};
+
+const tenantPlugin: FastifyPluginAsync = async (app) => {
+  app.decorateRequest('tenant', null);
+  app.addHook('onRequest', async (request) => {
+    if (request.is404 || request.routeOptions.config.tenant === false) return;
+    const a = headerValue(request.headers['tenant'])?.trim();
+    const b = headerValue(request.headers['x-tenant-id'])?.trim();
+    if (a && b && a !== b) throw Errors.tenantHeaderConflict();
+    const id = a || b;
+    if (!id) throw Errors.tenantHeaderMissing();
+    const tenant = await app.cardline.tenants.get(id);
+    if (!tenant || tenant.status !== 'active') throw Errors.tenantHeaderMissing();
+    request.tenant = tenant;
+  });
+};
+
+export default fp(tenantPlugin, { name: 'tenant', dependencies: ['services', 'errors'] });

@@ -1,0 +1,61 @@
+// The process: configuration, store, listen, demo seeding and graceful shutdown on SIGTERM.
+import { randomBytes } from 'node:crypto';
+import { buildApp } from './app.js';
+import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
+import { ConfigError, loadConfig } from './config.js';
+import { seedDemo } from './services/onboarding.js';
+
+async function main(): Promise<void> {
+  const demoFlag = process.argv.includes('--demo');
+  const config = loadConfig(process.env, demoFlag ? { demo: true } : {});
+  const masterKey = resolveMasterKey(config, { allowGenerate: config.demo });
+  const db = await openStore(config);
+  const app = await buildApp({ config, db, masterKey });
+
+  if (config.demo) {
+    const generated = !config.demoPassword;
+    const password = config.demoPassword ?? randomBytes(12).toString('base64url');
+    const seeded = await seedDemo(app.cardline, password);
+    if (seeded) {
+      // Printed once, to the terminal, never to the log.
+      process.stdout.write(
+        `\nDemo tenants 'demo' and 'demo-b' created with users admin, ops, integration, viewer.\n` +
+          (generated ? `Their password (shown only now): ${password}\n\n` : `Their password is CARDLINE_DEMO_PASSWORD.\n\n`),
+      );
+    } else {
+      app.log.info('store already has tenants; demo data not re-seeded');
+    }
+  }
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      app.log.error('graceful shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    force.unref();
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError || err instanceof StartupError) {
+    process.stderr.write(`${err.message}\n`);
+  } else {
+    process.stderr.write(`Cardline failed to start: ${(err as Error).message}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,57 @@
+// Onboarding: a tenant row with its first encryption and signing key pairs, in one transaction.
+import type { Role } from '../../schemas/common.js';
+import type { KeyRing } from '../crypto/keys.js';
+import type { Db } from '../store/db.js';
+import type { ConnectorService } from './connectors.js';
+import type { Tenant, TenantService } from './tenants.js';
+import type { UserService } from './users.js';
+
+export interface OnboardingDeps {
+  db: Db;
+  tenants: TenantService;
+  keys: KeyRing;
+  users: UserService;
+  connectors?: ConnectorService;
+}
+
+export async function createTenant(deps: OnboardingDeps, input: { id: string; name?: string; config?: unknown }): Promise<Tenant> {
+  const tenant = await deps.db.transaction(async (tx) => {
+    const t = await deps.tenants.create(input, tx);
+    deps.connectors?.validate(t.id, t.config.connector.id, t.config.connector.options);
+    await deps.keys.create(t.id, 'enc', tx);
+    await deps.keys.create(t.id, 'sig', tx);
+    return t;
+  });
+  deps.keys.invalidate(tenant.id);
+  return tenant;
+}
+
+export const DEMO_USERS: { username: string; role: Role }[] = [
+  { username: 'admin', role: 'Admin' },
+  { username: 'ops', role: 'Operations' },
+  { username: 'integration', role: 'API Integration' },
+  { username: 'viewer', role: 'Read-Only' },
+];
+
+export const DEMO_TENANTS = [
+  { id: 'demo', name: 'Demo Bank' },
+  { id: 'demo-b', name: 'Demo Bank B' },
+];
+
+/** Seeds the demo tenants and users when the store has no tenant yet. Returns false when it did nothing. */
+export async function seedDemo(deps: OnboardingDeps, password: string): Promise<boolean> {
+  if ((await deps.tenants.count()) > 0) return false;
+  for (const t of DEMO_TENANTS) {
+    await createTenant(deps, {
+      ...t,
+      config: {
+        connector: { id: 'mock', options: { fixtures: 'demo' } },
+        tokenLifetimeSeconds: 3600,
+        creditLimit: { maximum: '1000000.00', allowDecrease: false },
+        encryption: { allowPlaintextPassword: false },
+      },
+    });
+    for (const u of DEMO_USERS) await deps.users.add(t.id, u.username, u.role, password);
+  }
+  return true;
+}

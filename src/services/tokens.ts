@@ -1,0 +1,92 @@
+// ES256 access tokens: issued per tenant with the tenant's signing key, verified with algorithms pinned.
+import { randomUUID } from 'node:crypto';
+import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose';
+import { LRUCache } from 'lru-cache';
+import { ROLES, type Role } from '../../schemas/common.js';
+import { SIG_ALG, type KeyRing } from '../crypto/keys.js';
+import type { Tenant } from './tenants.js';
+import type { User } from './users.js';
+
+export interface Principal {
+  sub: string;
+  tenant: string;
+  role: Role;
+  jti: string;
+  exp: number;
+}
+
+export class TokenError extends Error {
+  constructor(readonly reason: string) {
+    super(`Token refused: ${reason}`);
+    this.name = 'TokenError';
+  }
+}
+
+/** How long a verified token may be served from the cache before its signature is checked again. */
+const VERIFIED_CACHE_TTL_MS = 60_000;
+
+export class TokenService {
+  /** Verified tokens by their exact text: the signature check is the hot path's costliest step. */
+  private readonly verified = new LRUCache<string, Principal>({ max: 50_000, ttl: VERIFIED_CACHE_TTL_MS });
+
+  constructor(
+    private readonly keys: KeyRing,
+    private readonly issuer: string,
+    private readonly audience: string,
+  ) {}
+
+  async issue(tenant: Tenant, user: User): Promise<string> {
+    const key = (await this.keys.forTenant(tenant.id)).sig.find((k) => k.status === 'active');
+    if (!key) throw new Error(`Tenant '${tenant.id}' has no active signing key`);
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT({ tenant: tenant.id, role: user.role })
+      .setProtectedHeader({ alg: SIG_ALG, kid: key.kid, typ: 'JWT' })
+      .setSubject(user.username)
+      .setIssuedAt(now)
+      .setExpirationTime(now + tenant.config.tokenLifetimeSeconds)
+      .setJti(randomUUID())
+      .setIssuer(this.issuer)
+      .setAudience(this.audience)
+      .sign(key.privateKey);
+  }
+
+  /** Verifies a token for the tenant named by the request's header; throws TokenError otherwise. */
+  async verify(token: string, tenantId: string): Promise<Principal> {
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    const cached = this.verified.get(token);
+    if (cached) {
+      if (cached.exp <= nowSeconds) throw new TokenError('expired');
+      if (cached.tenant !== tenantId) throw new TokenError('tenant mismatch');
+      return cached;
+    }
+    let kid: string | undefined;
+    try {
+      const header = decodeProtectedHeader(token);
+      if (header.alg !== SIG_ALG) throw new TokenError('algorithm not allowed');
+      if (header.jwk || header.jku || header.x5u || header.x5c) throw new TokenError('embedded keys are not accepted');
+      kid = header.kid;
+    } catch (err) {
+      throw err instanceof TokenError ? err : new TokenError('malformed');
+    }
+    // Only the header's tenant's keys are candidates: another tenant's token never finds its key here.
+    const key = (await this.keys.forTenant(tenantId)).sig.find((k) => k.kid === kid);
+    if (!key) throw new TokenError('unknown key');
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(token, key.publicKey, {
+        algorithms: [SIG_ALG],
+        issuer: this.issuer,
+        audience: this.audience,
+        requiredClaims: ['sub', 'iat', 'exp', 'jti'],
+      }));
+    } catch {
+      throw new TokenError('signature or claims invalid');
+    }
+    const { sub, tenant, role, jti, exp } = payload as Record<string, unknown>;
+    if (tenant !== tenantId) throw new TokenError('tenant mismatch');
+    if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) throw new TokenError('unknown role');
+    const principal: Principal = { sub: String(sub), tenant, role: role as Role, jti: String(jti), exp: Number(exp) };
+    this.verified.set(token, principal);
+    return principal;
+  }
+}

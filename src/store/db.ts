@@ -1,0 +1,135 @@
+// The gateway's store: one PostgreSQL dialect over PGlite (embedded default) or a server through pg.
+import { mkdirSync } from 'node:fs';
+import pg from 'pg';
+import type { PGlite, Transaction } from '@electric-sql/pglite';
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs fn in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs fn holding a cluster-wide advisory lock (migrations, seeding), so replicas take turns. */
+  exclusive<T>(lockId: number, fn: (db: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+class PgliteDb implements Db {
+  readonly kind = 'pglite' as const;
+  constructor(private readonly pglite: PGlite) {}
+
+  async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
+    const r = await this.pglite.query<T>(sql, params);
+    return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.pglite.exec(sql);
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.pglite.transaction((tx: Transaction) =>
+      fn({
+        query: async <R>(sql: string, params: unknown[] = []) => {
+          const r = await tx.query<R>(sql, params);
+          return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+        },
+        exec: async (sql: string) => void (await tx.exec(sql)),
+      }),
+    );
+  }
+
+  // PGlite is one process: there is nobody to take turns with.
+  exclusive<T>(_lockId: number, fn: (db: Queryable) => Promise<T>): Promise<T> {
+    return fn(this);
+  }
+
+  async close(): Promise<void> {
+    if (!this.pglite.closed) await this.pglite.close();
+  }
+}
+
+class PostgresDb implements Db {
+  readonly kind = 'postgres' as const;
+  constructor(private readonly pool: pg.Pool) {}
+
+  async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
+    const r = await this.pool.query(sql, params);
+    return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.pool.query(sql);
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(clientQueryable(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async exclusive<T>(lockId: number, fn: (db: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [lockId]);
+      try {
+        return await fn(clientQueryable(client));
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [lockId]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+function clientQueryable(client: pg.PoolClient): Queryable {
+  return {
+    query: async <R>(sql: string, params: unknown[] = []) => {
+      const r = await client.query(sql, params);
+      return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
+    },
+    exec: async (sql: string) => void (await client.query(sql)),
+  };
+}
+
+export interface OpenOptions {
+  databaseUrl?: string | undefined;
+  /** PGlite data directory; 'memory://' keeps everything in memory (tests, benchmarks). */
+  dataDir?: string;
+}
+
+export async function openDb(opts: OpenOptions): Promise<Db> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    // An idle client's error (server restart) must not crash the process; the next query reconnects.
+    pool.on('error', () => undefined);
+    return new PostgresDb(pool);
+  }
+  const { PGlite } = await import('@electric-sql/pglite');
+  const dataDir = opts.dataDir ?? 'memory://';
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  return new PgliteDb(await PGlite.create(dataDir));
+}

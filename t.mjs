@@ -1,0 +1,14 @@
+import { PGlite } from '@electric-sql/pglite';
+let t0=Date.now();
+const db = await PGlite.create();
+console.log('mem open ms', Date.now()-t0);
+t0=Date.now();
+const dump = await db.dumpDataDir('none');
+console.log('dump ms', Date.now()-t0, dump.size);
+t0=Date.now();
+const db2 = await PGlite.create({loadDataDir: dump});
+console.log('load ms', Date.now()-t0);
+t0=Date.now();
+await db2.exec('create table a(x int)');
+for (let i=0;i<1000;i++) await db2.query('insert into a values($1)',[i]);
+console.log('1000 inserts ms', Date.now()-t0);
