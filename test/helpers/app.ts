@@ -1,0 +1,123 @@
+// Builds a gateway for a test: its own store (in-memory PGlite, or a fresh PostgreSQL database when
+// DATABASE_URL is set), the demo tenants seeded with a known password, and helpers to call it.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyServerOptions, InjectOptions, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { encryptCompact } from '../../src/crypto/jwe.js';
+import { MasterKey } from '../../src/crypto/master-key.js';
+import { createTenant, seedDemo } from '../../src/services/onboarding.js';
+import { openDb, type Db } from '../../src/store/db.js';
+import type { Role } from '../../schemas/common.js';
+
+export const PASSWORD = 'correct-horse-battery';
+export const USERS: Record<Role, string> = {
+  Admin: 'admin',
+  Operations: 'ops',
+  'API Integration': 'integration',
+  'Read-Only': 'viewer',
+};
+
+export const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
+export const UPGRADE_URL = '/v1/cards/upgrade/physical';
+export const PROBLEM_BASE = 'https://www.jhipster.tech/problem';
+
+export interface TestDb {
+  db: Db;
+  drop(): Promise<void>;
+}
+
+/** A store of the test's own: PGlite in memory, or a database created (and later dropped) on the server. */
+export async function createTestDb(): Promise<TestDb> {
+  const url = process.env.DATABASE_URL;
+  if (!url) {
+    const db = await openDb({ dataDir: 'memory://' });
+    return { db, drop: () => db.close() };
+  }
+  const name = `cardline_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  const db = await openDb({ databaseUrl: u.toString() });
+  return {
+    db,
+    drop: async () => {
+      await db.close();
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  db: Db;
+  /** A token for the demo user of that role on that tenant. */
+  token(role?: Role, tenant?: string): Promise<string>;
+  /** Encrypts a value to the tenant's gateway key, as a client would. */
+  encrypt(value: string, tenant?: string, opts?: Parameters<typeof encryptCompact>[2]): Promise<string>;
+  inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: NodeJS.ProcessEnv;
+  logger?: FastifyServerOptions['loggerInstance'];
+  /** Extra tenants created besides demo and demo-b. */
+  tenants?: { id: string; config?: unknown }[];
+}
+
+export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const testDb = await createTestDb();
+  const config = loadConfig({ LOG_LEVEL: 'silent', CARDLINE_TENANT_CACHE_TTL_MS: '0', ...opts.env });
+  const app = await buildApp({
+    config,
+    db: testDb.db,
+    masterKey: MasterKey.generate(),
+    ownsDb: false,
+    ...(opts.logger ? { logger: opts.logger } : {}),
+  });
+  await seedDemo(app.cardline, PASSWORD);
+  for (const t of opts.tenants ?? []) await createTenant(app.cardline, t);
+
+  const tokens = new Map<string, string>();
+  const encrypt = async (value: string, tenant = 'demo', encOpts = {}) => {
+    const res = await app.inject({ method: 'GET', url: '/api/keys', headers: { TENANT: tenant } });
+    const key = res.json().keys[0];
+    return encryptCompact(value, key, encOpts);
+  };
+  const token = async (role: Role = 'Admin', tenant = 'demo') => {
+    const cacheKey = `${tenant}/${role}`;
+    const hit = tokens.get(cacheKey);
+    if (hit) return hit;
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/authenticate',
+      headers: { TENANT: tenant },
+      payload: { username: USERS[role], password: await encrypt(PASSWORD, tenant) },
+    });
+    if (res.statusCode !== 200) throw new Error(`login failed: ${res.statusCode} ${res.body}`);
+    const t = res.json().id_token as string;
+    tokens.set(cacheKey, t);
+    return t;
+  };
+  return {
+    app,
+    config,
+    db: testDb.db,
+    token,
+    encrypt,
+    inject: (o) => app.inject(o),
+    close: async () => {
+      await app.close();
+      await testDb.drop();
+    },
+  };
+}
