@@ -50,6 +50,8 @@ export interface MockCoreState {
   entities: Map<string, MockEntity>;
   cards: Map<string, MockCard>;
   kits: Map<string, MockKit>;
+  /** Outcomes by `<operation>:<idempotency key>`, so a retry applies once. */
+  idempotency: Map<string, unknown>;
 }
 
 /** Appends the Luhn check digit to a partial number. */
@@ -90,9 +92,35 @@ export function demoFixtures(): MockCoreState {
   });
   for (let n = 2001; n <= 2005; n++) kits.set(`KIT-${n}`, { kitNo: `KIT-${n}` });
   kits.set('KIT-2101', { kitNo: 'KIT-2101', allocatedTo: 'ENT-1003' });
-  return { entities, cards, kits };
+  return { entities, cards, kits, idempotency: new Map() };
 }
 
 export function emptyFixtures(): MockCoreState {
-  return { entities: new Map(), cards: new Map(), kits: new Map() };
+  return { entities: new Map(), cards: new Map(), kits: new Map(), idempotency: new Map() };
+}
+
+/** Plain JSON form of the state (bigints as decimal strings), for files and fixture export. */
+export interface MockCoreSnapshot {
+  entities: (Omit<MockEntity, 'creditLimitMinor'> & { creditLimitMinor: string })[];
+  cards: (Omit<MockCard, 'balanceMinor'> & { balanceMinor: string })[];
+  kits: MockKit[];
+  idempotency: [string, unknown][];
+}
+
+export function toSnapshot(state: MockCoreState): MockCoreSnapshot {
+  return {
+    entities: [...state.entities.values()].map((e) => ({ ...e, creditLimitMinor: e.creditLimitMinor.toString() })),
+    cards: [...state.cards.values()].map((c) => ({ ...c, balanceMinor: c.balanceMinor.toString() })),
+    kits: [...state.kits.values()].map((k) => ({ ...k })),
+    idempotency: [...state.idempotency.entries()],
+  };
+}
+
+export function fromSnapshot(s: MockCoreSnapshot): MockCoreState {
+  return {
+    entities: new Map(s.entities.map((e) => [e.entityId, { ...e, creditLimitMinor: BigInt(e.creditLimitMinor) }])),
+    cards: new Map(s.cards.map((c) => [c.cardId, { ...c, balanceMinor: BigInt(c.balanceMinor) }])),
+    kits: new Map(s.kits.map((k) => [k.kitNo, { ...k }])),
+    idempotency: new Map(s.idempotency ?? []),
+  };
 }
