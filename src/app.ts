@@ -13,6 +13,7 @@ import errors from './plugins/errors.js';
 import tenant from './plugins/tenant.js';
 import auth from './plugins/auth.js';
 import decrypt from './plugins/decrypt.js';
+import validate from './plugins/validate.js';
 import audit from './plugins/audit.js';
 import authRoutes from './routes/auth.js';
 import creditLineRoutes from './routes/credit-line.js';
@@ -28,12 +29,16 @@ export interface AppOptions {
 }
 
 const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
+  // Bodies are JSON only: Fastify's built-in text/plain parser would hand a string to the validator
+  // (400) where an unaccepted media type must answer 415.
+  fastify.removeContentTypeParser('text/plain');
   await fastify.register(helmet, { global: true });
   await fastify.register(services, opts);
   await fastify.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
   await fastify.register(tenant);
   await fastify.register(auth);
   await fastify.register(decrypt);
+  await fastify.register(validate);
   await fastify.register(audit);
 
   // One line per request, on completion, with nothing from headers or bodies.

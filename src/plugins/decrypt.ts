@@ -35,14 +35,6 @@ const decryptPlugin: FastifyPluginAsync = async (app) => {
       }
     }
   });
-
-  // Checks the schema cannot express (conditional requirements) run after schema validation.
-  app.addHook('preHandler', async (request) => {
-    const check = request.routeOptions.config.check;
-    if (!check) return;
-    const fieldErrors = check(request);
-    if (fieldErrors.length) throw Errors.validation(fieldErrors);
-  });
 };
 
 export default fp(decryptPlugin, { name: 'decrypt', dependencies: ['auth'] });
