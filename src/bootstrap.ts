@@ -13,13 +13,17 @@ export class StartupError extends Error {
 }
 
 /**
- * CARDLINE_MASTER_KEY wins. Without it, demo mode keeps a generated key in the data dir (0600);
- * production refuses to start, since keys sealed under a lost master key are lost too.
+ * CARDLINE_MASTER_KEY wins. Without it, the demo keeps a generated key in the data dir (0600), and
+ * operator tools (the CLI) may read that file; the production server never does, and refuses to start,
+ * because a key stored beside the data it protects protects nothing.
  */
-export function resolveMasterKey(config: Config, { allowGenerate }: { allowGenerate: boolean }): string {
+export function resolveMasterKey(
+  config: Config,
+  { allowGenerate, allowFile = allowGenerate }: { allowGenerate: boolean; allowFile?: boolean },
+): string {
   if (config.masterKey) return config.masterKey;
   const file = join(config.dataDir, 'master.key');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (allowFile && existsSync(file)) return readFileSync(file, 'utf8').trim();
   if (!allowGenerate) {
     throw new StartupError(
       'CARDLINE_MASTER_KEY is not set. Generate one with `npx cardline master-key` and keep it in your secret store.',

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
 import { TokenError } from '../services/tokens.js';
 
-const BEARER = /^Bearer ([\w-]+\.[\w-]+\.[\w-]*)$/;
+const BEARER = /^Bearer ([\w-]+\.[\w-]+\.[\w-]*)$/i;
 
 const authPlugin: FastifyPluginAsync = async (app) => {
   app.decorateRequest('principal', null);

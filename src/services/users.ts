@@ -34,12 +34,14 @@ export class UserService {
   async add(tenantId: string, username: string, role: Role, password: string, db: Queryable = this.db): Promise<User> {
     if (!ROLES.includes(role)) throw new Error(`Unknown role '${role}'; one of ${ROLES.join(', ')}`);
     if (password.length < 8) throw new Error('A password needs at least 8 characters');
-    const id = randomUUID();
-    await db.query(
+    // Adding an existing user resets it: new role and password, enabled, unlocked; its id is kept.
+    const r = await db.query<{ id: string }>(
       `INSERT INTO users (tenant_id, username, id, role, password_hash) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (tenant_id, username) DO UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled = false`,
-      [tenantId, username, id, role, await hash(password, HASH_OPTIONS)],
+       ON CONFLICT (tenant_id, username) DO UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled = false
+       RETURNING id`,
+      [tenantId, username, randomUUID(), role, await hash(password, HASH_OPTIONS)],
     );
+    const id = r.rows[0]!.id;
     await db.query('DELETE FROM login_attempts WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
     return { id, tenantId, username, role };
   }

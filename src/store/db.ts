@@ -1,5 +1,7 @@
 // The gateway's store: one PostgreSQL dialect over PGlite (embedded default) or a server through pg.
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import lockfile from 'proper-lockfile';
 import pg from 'pg';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 
@@ -23,9 +25,23 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
+/** PGlite is single-process: a second process opening the same directory would corrupt it. */
+export class StoreInUseError extends Error {
+  constructor(dir: string) {
+    super(
+      `The data directory ${dir} is in use by another Cardline process (a gateway or a CLI command). ` +
+        'Stop it first, or use a PostgreSQL server (DATABASE_URL) for concurrent access.',
+    );
+    this.name = 'StoreInUseError';
+  }
+}
+
 class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly release: () => Promise<void> = async () => undefined,
+  ) {}
 
   async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
     const r = await this.pglite.query<T>(sql, params);
@@ -55,6 +71,7 @@ class PgliteDb implements Db {
 
   async close(): Promise<void> {
     if (!this.pglite.closed) await this.pglite.close();
+    await this.release();
   }
 }
 
@@ -130,6 +147,20 @@ export async function openDb(opts: OpenOptions): Promise<Db> {
   }
   const { PGlite } = await import('@electric-sql/pglite');
   const dataDir = opts.dataDir ?? 'memory://';
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  return new PgliteDb(await PGlite.create(dataDir));
+  if (dataDir.startsWith('memory://')) return new PgliteDb(await PGlite.create(dataDir));
+  mkdirSync(dataDir, { recursive: true });
+  // The lock is refreshed every 5 s; one left by a killed process goes stale after 30 s.
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(dataDir, { lockfilePath: join(dataDir, 'cardline.lock'), stale: 30_000, update: 5_000, retries: 0 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOCKED') throw new StoreInUseError(dataDir);
+    throw err;
+  }
+  try {
+    return new PgliteDb(await PGlite.create(dataDir), release);
+  } catch (err) {
+    await release();
+    throw err;
+  }
 }

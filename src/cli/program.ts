@@ -1,0 +1,64 @@
+// The `cardline` command line: commands, and the one place where failures become a one-line message
+// on stderr with exit code 1 (never a stack trace, unless CARDLINE_DEBUG=1).
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { MasterKey } from '../crypto/master-key.js';
+import { encryptCommand } from './encrypt.js';
+import { keysCommand } from './keys.js';
+import { tenantCommand } from './tenant.js';
+import { userCommand } from './user.js';
+
+const EXPECTED_ERRORS = new Set(['CliError', 'ConfigError', 'StartupError', 'TenantConfigError', 'ConnectorConfigError']);
+
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function createProgram(): Command {
+  const program = new Command('cardline')
+    .description('Cardline administration: tenants, users, keys, and encrypting values as clients do.')
+    .version(version())
+    .showSuggestionAfterError()
+    .addHelpText(
+      'after',
+      `
+Store commands (tenant, user, keys, encrypt --store) use the store configured by DATABASE_URL or
+CARDLINE_DATA_DIR, as the gateway does; see \`cardline <command> --help\`.`,
+    );
+
+  program.addCommand(encryptCommand());
+  program.addCommand(tenantCommand());
+  program.addCommand(userCommand());
+  program.addCommand(keysCommand());
+  program
+    .command('master-key')
+    .description('Print a new random master key (32 bytes, base64url) for CARDLINE_MASTER_KEY.')
+    .addHelpText(
+      'after',
+      `
+The master key seals every tenant's private keys at rest. Keep it in your secret store: a store
+whose master key is lost cannot be opened again.`,
+    )
+    .action(() => {
+      process.stdout.write(MasterKey.generate() + '\n');
+    });
+  return program;
+}
+
+/** Runs the command line; resolves the exit code. Commander itself exits on usage errors and --help. */
+export async function run(argv: string[]): Promise<number> {
+  try {
+    await createProgram().parseAsync(argv);
+    return 0;
+  } catch (err) {
+    const e = err instanceof Error ? err : new Error(String(err));
+    const message = EXPECTED_ERRORS.has(e.name) ? e.message : `unexpected failure: ${e.message}`;
+    process.stderr.write(`error: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+    if (process.env.CARDLINE_DEBUG === '1' && e.stack) process.stderr.write(e.stack + '\n');
+    return 1;
+  }
+}
