@@ -58,6 +58,14 @@ export class ConnectorTimeoutError extends Error {
   }
 }
 
+/** True for a ConnectorUnavailableError, also one thrown by a plugin that bundles its own copy of this file. */
+export const isConnectorUnavailableError = (err: unknown): boolean =>
+  err instanceof ConnectorUnavailableError || (err instanceof Error && err.name === 'ConnectorUnavailableError');
+
+/** True for a ConnectorTimeoutError, also one thrown by a plugin that bundles its own copy of this file. */
+export const isConnectorTimeoutError = (err: unknown): boolean =>
+  err instanceof ConnectorTimeoutError || (err instanceof Error && err.name === 'ConnectorTimeoutError');
+
 /** Input of `upgradeLimit`: set the entity's credit limit to `amount`. */
 export interface UpgradeLimitInput {
   entityId: string;
@@ -118,7 +126,10 @@ export interface ConnectorDeps {
 
 /**
  * A connector module's default export. `optionsSchema` validates the tenant's options at boot (errors
- * name the field); `create` builds one instance per tenant.
+ * name the field); `create` builds one instance per tenant. A built-in connector is one line in
+ * `connectors/index.ts`; a plugin elsewhere is named in a tenant's configuration as
+ * `{ "id": "acme-core", "module": "./plugins/acme-core/index.js", "options": {...} }` and must pass
+ * `npm run connector:check -- <module>` (the conformance suite in `connectors/conformance/`).
  */
 export interface ConnectorDefinition<S extends TSchema = TSchema> {
   /** Stable id that tenants name in their configuration, such as `mock` or `acme-core`. */

@@ -8,7 +8,13 @@ export const TenantConfig = Type.Object(
   {
     connector: Type.Object(
       {
+        /** A built-in connector's id, or the id an external module's definition declares. */
         id: Type.String({ minLength: 1 }),
+        /**
+         * An external connector: a path (relative to the gateway's working directory, or absolute) or a
+         * package name, whose default export is a connector definition with the id above.
+         */
+        module: Type.Optional(Type.String({ minLength: 1 })),
         options: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
       },
       { additionalProperties: false },

@@ -57,14 +57,14 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     connectors: new ConnectorService(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs),
     replay: new ReplayCache(db),
   };
-  // Fail fast: every tenant's connector options are checked before the server listens.
-  for (const tenant of await services.tenants.list()) {
-    try {
-      services.connectors.validate(tenant.id, tenant.config.connector.id, tenant.config.connector.options);
-    } catch (err) {
-      app.log.error({ tenant: tenant.id, err: { message: (err as Error).message } }, 'tenant connector configuration is invalid; its requests will fail with 503');
-    }
+  // Before the server listens, every active tenant's connector is loaded (external modules by dynamic
+  // import), its options validated and an instance started. One tenant's broken connector is logged
+  // with the reason and leaves that tenant degraded (503, listed by /health/ready), not the gateway down.
+  const { tenants, invalid } = await services.tenants.listChecked();
+  for (const { tenant, reason } of invalid) {
+    app.log.error({ tenant, reason }, 'tenant configuration is invalid; its requests will answer 503 until it is fixed');
   }
+  await services.connectors.start(tenants);
   app.decorate('cardline', services);
   app.addHook('onClose', async () => {
     services.replay.stop();

@@ -2,6 +2,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
+import { TenantConfigError } from '../services/tenants.js';
 
 const headerValue = (v: string | string[] | undefined): string | undefined => {
   if (Array.isArray(v)) return v.length === 1 ? v[0] : '';
@@ -17,7 +18,14 @@ const tenantPlugin: FastifyPluginAsync = async (app) => {
     if (a && b && a !== b) throw Errors.tenantHeaderConflict();
     const id = a || b;
     if (!id) throw Errors.tenantHeaderMissing();
-    const tenant = await app.cardline.tenants.get(id);
+    let tenant;
+    try {
+      tenant = await app.cardline.tenants.get(id);
+    } catch (err) {
+      if (!(err instanceof TenantConfigError)) throw err;
+      request.log.error({ tenant: id, reason: err.message }, 'tenant configuration is invalid');
+      throw Errors.unavailable(`The configuration of tenant '${id}' is invalid; an operator must correct it.`);
+    }
     if (!tenant || tenant.status !== 'active') throw Errors.tenantHeaderMissing();
     request.tenant = tenant;
   });

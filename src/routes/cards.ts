@@ -40,20 +40,17 @@ const cardRoutes: FastifyPluginAsync = async (app) => {
       const lockOnUpgrade = body.lockOnUpgrade ?? false;
       const result = await connectors.invoke(
         request.tenant!,
+        'upgradeToPhysical',
+        {
+          kitNo: body.kitNo,
+          entityId: body.entityId,
+          cardId: body.cardId,
+          communicationAddress: body.communicationAddress,
+          plasticCode: body.plasticCodeDto,
+          lockOnUpgrade,
+          preferences: body.preferences,
+        },
         { requestId: request.id, logger: request.log, idempotencyKey: idempotencyKeyOf(request.headers) },
-        (c, ctx) =>
-          c.upgradeToPhysical(
-            {
-              kitNo: body.kitNo,
-              entityId: body.entityId,
-              cardId: body.cardId,
-              communicationAddress: body.communicationAddress,
-              plasticCode: body.plasticCodeDto,
-              lockOnUpgrade,
-              preferences: body.preferences,
-            },
-            ctx,
-          ),
       );
       const locked = result.state === 'PENDING_ACTIVATION' ? '; the card stays locked until it is activated' : '';
       return {

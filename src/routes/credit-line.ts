@@ -22,8 +22,11 @@ const creditLineRoutes: FastifyPluginAsync = async (app) => {
       if (toMinor(amount) > toMinor(rules.maximum)) {
         throw Errors.business('LIMIT_ABOVE_MAXIMUM', `The amount ${amount} exceeds the product maximum of ${rules.maximum}.`);
       }
-      await connectors.invoke(tenant, { requestId: request.id, logger: request.log, idempotencyKey: idempotencyKeyOf(request.headers) }, (c, ctx) =>
-        c.upgradeLimit({ entityId, amount, allowDecrease: rules.allowDecrease }, ctx),
+      await connectors.invoke(
+        tenant,
+        'upgradeLimit',
+        { entityId, amount, allowDecrease: rules.allowDecrease },
+        { requestId: request.id, logger: request.log, idempotencyKey: idempotencyKeyOf(request.headers) },
       );
       return { result: true, exception: null, pagination: null };
     },

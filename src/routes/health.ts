@@ -1,5 +1,6 @@
-// Liveness and readiness probes: no tenant, no token.
+// Liveness and readiness probes (readiness lists degraded tenants): no tenant, no token.
 import type { FastifyPluginAsync } from 'fastify';
+import type { DegradedTenant } from '../services/connectors.js';
 import { migrationsApplied } from '../store/migrate.js';
 
 const healthRoutes: FastifyPluginAsync = async (app) => {
@@ -18,8 +19,14 @@ const healthRoutes: FastifyPluginAsync = async (app) => {
       migrations = 'unknown';
     }
     const ready = store === 'ok' && migrations === 'ok';
+    // Degraded tenants leave the gateway ready: it still serves every other tenant (decision 0009).
+    let degraded: DegradedTenant[] = [];
+    if (ready) {
+      const { tenants, invalid } = await app.cardline.tenants.listChecked();
+      degraded = [...invalid, ...(await app.cardline.connectors.readiness(tenants))].sort((a, b) => a.tenant.localeCompare(b.tenant));
+    }
     reply.code(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'not ready', checks: { store, migrations } };
+    return { status: ready ? 'ready' : 'not ready', checks: { store, migrations }, degraded };
   });
 };
 

@@ -17,7 +17,8 @@ export interface OnboardingDeps {
 export async function createTenant(deps: OnboardingDeps, input: { id: string; name?: string; config?: unknown }): Promise<Tenant> {
   const tenant = await deps.db.transaction(async (tx) => {
     const t = await deps.tenants.create(input, tx);
-    deps.connectors?.validate(t.id, t.config.connector.id, t.config.connector.options);
+    // Loads the connector's module when it names one, and checks the options (errors name the field).
+    await deps.connectors?.prepare(t.id, t.config.connector);
     await deps.keys.create(t.id, 'enc', tx);
     await deps.keys.create(t.id, 'sig', tx);
     return t;

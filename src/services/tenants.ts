@@ -62,8 +62,23 @@ export class TenantService {
   }
 
   async list(): Promise<Tenant[]> {
+    return (await this.listChecked()).tenants;
+  }
+
+  /** Every tenant whose stored configuration is valid, and the ones whose is not (with the reason). */
+  async listChecked(): Promise<{ tenants: Tenant[]; invalid: { tenant: string; reason: string }[] }> {
     const r = await this.db.query<TenantRow>('SELECT tenant_id, name, status, config FROM tenants ORDER BY tenant_id');
-    return r.rows.map(fromRow);
+    const tenants: Tenant[] = [];
+    const invalid: { tenant: string; reason: string }[] = [];
+    for (const row of r.rows) {
+      try {
+        tenants.push(fromRow(row));
+      } catch (err) {
+        if (!(err instanceof TenantConfigError)) throw err;
+        if (row.status === 'active') invalid.push({ tenant: row.tenant_id, reason: err.message });
+      }
+    }
+    return { tenants, invalid };
   }
 
   async create(input: { id: string; name?: string; config?: unknown }, db: Queryable = this.db): Promise<Tenant> {

@@ -1,0 +1,87 @@
+// The example plugin passes `npm run connector:check` as a child process; the check fails careless connectors.
+import { execFile } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { scenarios } from '../../connectors/conformance/index.js';
+import { fromCents, fromIssuePlastic, fromSetCreditLine, toCents, toIssuePlastic } from '../../examples/acme-core/transformers.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function connectorCheck(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile('npm', ['run', 'connector:check', '--', ...args], { cwd: process.cwd(), timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('npm run connector:check', () => {
+  it('passes the example plugin examples/acme-core and prints a table of scenarios', async () => {
+    const run = await connectorCheck('./examples/acme-core/index.ts');
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain('Conformance of connector acme-core 1.0.0');
+    for (const s of scenarios) expect(run.stdout).toMatch(new RegExp(`PASS {2}${s.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s+\\d+ ms`));
+    expect(run.stdout).toContain(`${scenarios.length} passed, 0 failed`);
+  });
+
+  it('fails a connector that breaks the contract, with a reason per scenario, exit 1', async () => {
+    const run = await connectorCheck('./test/connectors/fixtures/careless-connector.ts');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/FAIL {2}refuses an invalid kit\s+\d+ ms\n\s+unknown KIT-9999: expected rejected PPCUST_018, got succeeded/);
+    expect(run.stdout).toMatch(/FAIL {2}a deadline that expires yields pending or a timeout error, never success/);
+    expect(run.stdout).toMatch(/FAIL {2}two concurrent upgrades of one card: exactly one wins/);
+    expect(run.stdout).toMatch(/\d+ passed, [1-9]\d* failed/);
+  });
+
+  it('refuses options that do not match the schema, naming the field, exit 2', async () => {
+    const run = await connectorCheck('./examples/acme-core/index.ts', '--options', '{"latencyMs":-5}');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("options for connector 'acme-core' are invalid: /latencyMs:");
+  });
+
+  it('refuses a module that is not a connector definition, exit 2', async () => {
+    const run = await connectorCheck('./test/connectors/fixtures/not-a-connector.ts');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('not a connector definition: id must be');
+    expect(run.stderr).toContain('create must be a function');
+  });
+
+  it('says in --help that the core must hold the demo fixtures', async () => {
+    const run = await connectorCheck('--help');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('must hold them');
+    expect(run.stdout).toContain('KIT-2101 allocated to ENT-1003');
+  });
+});
+
+describe('acme-core transformers', () => {
+  it('converts amounts to cents and back without floats', () => {
+    expect(toCents('75000.5')).toBe(7_500_050n);
+    expect(toCents('0.07')).toBe(7n);
+    expect(toCents('999999999999999.99')).toBe(99_999_999_999_999_999n);
+    expect(toCents('1e3')).toBeNull();
+    expect(fromCents(7_500_050n)).toBe('75000.50');
+  });
+
+  it("maps Acme's refusals to business codes and unknown ones to ACME_ codes", () => {
+    expect(fromSetCreditLine('ENT-1', { ok: false, reason: 'LOWERING_DENIED', text: 'no' })).toEqual({
+      status: 'rejected',
+      code: 'LIMIT_DECREASE_NOT_ALLOWED',
+      message: 'Acme core: no.',
+    });
+    expect(fromIssuePlastic({ ok: false, reason: 'KIT_RESERVED', text: 'reserved' })).toMatchObject({ code: 'PPCUST_018' });
+    expect(fromIssuePlastic({ ok: false, reason: 'FROZEN' as never, text: 'frozen' })).toMatchObject({ code: 'ACME_FROZEN' });
+  });
+
+  it('sends the primary address as HOME and a given one as lines', () => {
+    const base = { kitNo: 'KIT-1', lockOnUpgrade: true };
+    expect(toIssuePlastic({ ...base, communicationAddress: { usePrimaryAddress: true } }, 'k').deliverTo).toBe('HOME');
+    expect(
+      toIssuePlastic({ ...base, communicationAddress: { address1: '1 Rua', city: 'Lisbon', state: 'LX', country: 'PT', pin: '1000-001' } }, undefined).deliverTo,
+    ).toEqual({ lines: ['1 Rua', 'Lisbon', 'LX'], country: 'PT', postcode: '1000-001' });
+  });
+});

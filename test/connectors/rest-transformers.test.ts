@@ -1,0 +1,280 @@
+// The REST connector's pure mappings, as tables: canonical → core requests, core answers → outcomes,
+// transport errors → failure kinds, backoff, options.
+import { Value } from '@sinclair/typebox/value';
+import { describe, expect, it } from 'vitest';
+import type { PhysicalUpgradeInput, UpgradeLimitInput } from '../../connectors/contract.js';
+import { CircuitBreaker } from '../../connectors/rest/breaker.js';
+import { authorizationHeader } from '../../connectors/rest/client.js';
+import { RestOptions, RestOptionsError, resolveRestOptions } from '../../connectors/rest/options.js';
+import {
+  UNREADABLE,
+  backoffDelay,
+  classifyTransportError,
+  cleanMessage,
+  creditLimitPath,
+  fromCoreCreditLimit,
+  fromCorePhysicalUpgrade,
+  toCoreCreditLimit,
+  toCorePhysicalUpgrade,
+} from '../../connectors/rest/transformers.js';
+import { CoreCreditLimitRequest, CorePhysicalUpgradeRequest } from '../../schemas/core-protocol.js';
+
+const limit: UpgradeLimitInput = { entityId: 'ENT-1001', amount: '75000.00', allowDecrease: false };
+const upgrade: PhysicalUpgradeInput = { kitNo: 'KIT-2001', entityId: 'ENT-1001', lockOnUpgrade: false };
+const applied = { status: 'APPLIED', entityId: 'ENT-1001', previousLimit: '50000.00', newLimit: '75000.00' };
+const upgraded = { status: 'APPLIED', cardId: 'CARD-3001', entityId: 'ENT-1001', kitNo: 'KIT-2001', cardState: 'ACTIVE' };
+const refusal = (code: string, message = 'refused') => ({ error: { code, message } });
+
+describe('requests', () => {
+  it('credit limit: amount stays a string, the rule travels along', () => {
+    const body = toCoreCreditLimit({ entityId: 'ENT-1', amount: '1000000.5', allowDecrease: true });
+    expect(body).toEqual({ amount: '1000000.5', allowDecrease: true });
+    expect(Value.Check(CoreCreditLimitRequest, body)).toBe(true);
+  });
+
+  it('entity ids are path-encoded', () => {
+    expect(creditLimitPath('ENT 1/2')).toBe('/v1/entities/ENT%201%2F2/credit-limit');
+  });
+
+  it('physical upgrade: fields left out stay out; the rest maps one to one', () => {
+    expect(toCorePhysicalUpgrade({ kitNo: 'KIT-2101', lockOnUpgrade: true, entityId: undefined })).toEqual({ kitNo: 'KIT-2101', lockOnUpgrade: true });
+    const full: PhysicalUpgradeInput = {
+      kitNo: 'KIT-2001',
+      entityId: 'ENT-1001',
+      cardId: 'CARD-3001',
+      communicationAddress: { address1: '1 Main St', city: 'Lisbon', state: 'L', country: 'PT', pin: '1000-001' },
+      plasticCode: { code: 'PLAT', description: 'platinum' },
+      lockOnUpgrade: false,
+      preferences: { domestic: { atm: { enabled: true, dailyLimit: '500.00' } } },
+    };
+    const body = toCorePhysicalUpgrade(full);
+    expect(body).toEqual(full);
+    expect(Value.Check(CorePhysicalUpgradeRequest, body)).toBe(true);
+  });
+});
+
+describe('credit-limit answers', () => {
+  it.each([
+    ['200 APPLIED', 200, applied, { status: 'succeeded', value: { entityId: 'ENT-1001', previousLimit: '50000.00', newLimit: '75000.00' } }],
+    ['200 APPLIED with extra fields', 200, { ...applied, ledgerRef: 'x' }, { status: 'succeeded', value: { entityId: 'ENT-1001', previousLimit: '50000.00', newLimit: '75000.00' } }],
+    ['200 APPLIED, newLimit 75000 (same amount, other spelling)', 200, { ...applied, newLimit: '75000' }, { status: 'succeeded', value: { entityId: 'ENT-1001', previousLimit: '50000.00', newLimit: '75000' } }],
+    ['200 APPLIED for another entity', 200, { ...applied, entityId: 'ENT-1002' }, { status: 'pending' }],
+    ['200 APPLIED with another amount', 200, { ...applied, newLimit: '70000.00' }, { status: 'pending' }],
+    ['200 APPLIED with a float amount', 200, { ...applied, newLimit: 75000 }, { status: 'pending' }],
+    ['200 APPLIED missing previousLimit', 200, { status: 'APPLIED', entityId: 'ENT-1001', newLimit: '75000.00' }, { status: 'pending' }],
+    ['200 with status DONE', 200, { ...applied, status: 'DONE' }, { status: 'pending' }],
+    ['200 with status ACCEPTED and a reference', 200, { status: 'ACCEPTED', reference: 'R-1' }, { status: 'pending', reference: 'R-1' }],
+    ['200 with status PENDING', 200, { status: 'PENDING' }, { status: 'pending' }],
+    ['200 with an unreadable body', 200, UNREADABLE, { status: 'pending' }],
+    ['200 with a JSON string', 200, 'APPLIED', { status: 'pending' }],
+    ['200 with null', 200, null, { status: 'pending' }],
+    ['202 ACCEPTED', 202, { status: 'ACCEPTED', reference: 'R-2' }, { status: 'pending', reference: 'R-2' }],
+    ['202 with an unreadable body', 202, UNREADABLE, { status: 'pending' }],
+    ['202 claiming APPLIED', 202, applied, { status: 'pending' }],
+    ['422 business refusal', 422, refusal('LIMIT_DECREASE_NOT_ALLOWED', 'no decrease'), { status: 'rejected', code: 'LIMIT_DECREASE_NOT_ALLOWED', message: 'no decrease' }],
+    ['422 with a core-specific code', 422, refusal('ACME_77', 'acme says no'), { status: 'rejected', code: 'ACME_77', message: 'acme says no' }],
+    ['422 with an unreadable body', 422, UNREADABLE, { status: 'pending' }],
+    ['422 with a malformed code', 422, refusal('no such code!'), { status: 'pending' }],
+    ['422 without error object', 422, { code: 'X' }, { status: 'pending' }],
+    ['201 (not in the protocol)', 201, applied, { status: 'pending' }],
+    ['204', 204, UNREADABLE, { status: 'pending' }],
+    ['301', 301, UNREADABLE, { status: 'pending' }],
+    ['409', 409, refusal('CONFLICT'), { status: 'pending' }],
+    ['418', 418, UNREADABLE, { status: 'pending' }],
+  ])('%s → %j', (_name, status, body, result) => {
+    expect(fromCoreCreditLimit({ status, body }, limit)).toEqual({ kind: 'result', result });
+  });
+
+  it.each([
+    [502, true],
+    [503, true],
+    [504, true],
+    [500, false],
+    [501, false],
+    [599, false],
+    [400, false],
+    [401, false],
+    [403, false],
+    [404, false],
+    [429, false],
+  ])('%i → unavailable (retryable with a key: %s)', (status, retryable) => {
+    const out = fromCoreCreditLimit({ status, body: refusal('CORE_UNAVAILABLE') }, limit);
+    expect(out).toMatchObject({ kind: 'unavailable', retryable });
+  });
+});
+
+describe('physical-upgrade answers', () => {
+  const req = (over: Partial<PhysicalUpgradeInput>) => ({ ...upgrade, ...over });
+  it.each([
+    ['200 APPLIED ACTIVE', req({}), upgraded, { status: 'succeeded', value: { cardId: 'CARD-3001', entityId: 'ENT-1001', kitNo: 'KIT-2001', state: 'ACTIVE' } }],
+    [
+      '200 APPLIED PENDING_ACTIVATION',
+      req({ lockOnUpgrade: true }),
+      { ...upgraded, cardState: 'PENDING_ACTIVATION' },
+      { status: 'succeeded', value: { cardId: 'CARD-3001', entityId: 'ENT-1001', kitNo: 'KIT-2001', state: 'PENDING_ACTIVATION' } },
+    ],
+    [
+      '200 APPLIED, entity found by the core from the kit',
+      { kitNo: 'KIT-2101', lockOnUpgrade: false },
+      { ...upgraded, kitNo: 'KIT-2101', entityId: 'ENT-1003', cardId: 'CARD-3003' },
+      { status: 'succeeded', value: { cardId: 'CARD-3003', entityId: 'ENT-1003', kitNo: 'KIT-2101', state: 'ACTIVE' } },
+    ],
+    ['200 APPLIED with an unknown card state', req({}), { ...upgraded, cardState: 'LOCKED' }, { status: 'pending' }],
+    ['200 APPLIED for another kit', req({}), { ...upgraded, kitNo: 'KIT-2002' }, { status: 'pending' }],
+    ['200 APPLIED for another entity', req({}), { ...upgraded, entityId: 'ENT-1002' }, { status: 'pending' }],
+    ['200 APPLIED for another card', req({ cardId: 'CARD-3009' }), upgraded, { status: 'pending' }],
+    ['200 APPLIED without cardId', req({}), { ...upgraded, cardId: undefined }, { status: 'pending' }],
+    ['200 a credit-limit answer', req({}), applied, { status: 'pending' }],
+  ])('200: %s', (_name, input, body, result) => {
+    expect(fromCorePhysicalUpgrade({ status: 200, body }, input)).toEqual({ kind: 'result', result });
+  });
+
+  it('422 PPCUST_018 → rejected with the code and message', () => {
+    expect(fromCorePhysicalUpgrade({ status: 422, body: refusal('PPCUST_018', 'Invalid Kit') }, req({ kitNo: 'KIT-9999' }))).toEqual({
+      kind: 'result',
+      result: { status: 'rejected', code: 'PPCUST_018', message: 'Invalid Kit' },
+    });
+  });
+
+  it('503 → unavailable, retryable', () => {
+    expect(fromCorePhysicalUpgrade({ status: 503, body: UNREADABLE }, upgrade)).toMatchObject({ kind: 'unavailable', retryable: true });
+  });
+});
+
+describe('refusal messages', () => {
+  it('are single-line, bounded, with card numbers masked', () => {
+    expect(cleanMessage('card 4000000000003001 is\nblocked')).toBe('card 400000******3001 is blocked');
+    expect(cleanMessage('x'.repeat(2000))).toHaveLength(500);
+  });
+});
+
+describe('transport errors', () => {
+  const err = (code: string, extra: object = {}) => Object.assign(new Error(code), { code }, extra);
+  it.each([
+    ['connection refused', err('ECONNREFUSED'), false, 'not-sent'],
+    ['connect timeout', err('UND_ERR_CONNECT_TIMEOUT'), false, 'not-sent'],
+    ['DNS failure', err('ENOTFOUND'), false, 'not-sent'],
+    ['happy eyeballs, all refused', Object.assign(new AggregateError([err('ECONNREFUSED'), err('ECONNREFUSED')]), { code: 'ECONNREFUSED' }), false, 'not-sent'],
+    ['happy eyeballs, one reset', new AggregateError([err('ECONNREFUSED'), err('ECONNRESET')]), false, 'maybe-sent'],
+    ['reset', err('ECONNRESET'), false, 'maybe-sent'],
+    ['undici socket error', err('UND_ERR_SOCKET', { cause: err('ECONNRESET') }), false, 'maybe-sent'],
+    ['broken pipe', err('EPIPE'), false, 'maybe-sent'],
+    ['an error without a code', new Error('boom'), false, 'maybe-sent'],
+    ['headers timeout', err('UND_ERR_HEADERS_TIMEOUT'), false, 'timeout'],
+    ['body timeout', err('UND_ERR_BODY_TIMEOUT'), false, 'timeout'],
+    ['abort by a signal', new DOMException('aborted', 'AbortError'), false, 'timeout'],
+    ['deadline reason', new DOMException('deadline', 'TimeoutError'), false, 'timeout'],
+    ['anything after our signal fired', err('ECONNREFUSED'), true, 'timeout'],
+  ])('%s → %s', (_name, error, aborted, kind) => {
+    expect(classifyTransportError(error, aborted).kind).toBe(kind);
+  });
+});
+
+describe('backoff', () => {
+  it('is full jitter under an exponential ceiling, capped', () => {
+    expect(backoffDelay(0, 50, 1000, () => 0.999)).toBe(49);
+    expect(backoffDelay(3, 50, 1000, () => 0.5)).toBe(200);
+    expect(backoffDelay(10, 50, 1000, () => 0.999)).toBe(999);
+    expect(backoffDelay(2, 50, 1000, () => 0)).toBe(0);
+  });
+});
+
+describe('auth headers', () => {
+  it.each([
+    [{ type: 'none' as const }, undefined],
+    [{ type: 'bearer' as const, token: 't0k' }, 'Bearer t0k'],
+    [{ type: 'basic' as const, username: 'core', password: 'pä:ss' }, `Basic ${Buffer.from('core:pä:ss').toString('base64')}`],
+    [{ type: 'mtls' as const, cert: '/c.pem', key: '/k.pem' }, undefined],
+  ])('%j → %s', (auth, header) => {
+    expect(authorizationHeader(auth)).toBe(header);
+  });
+});
+
+describe('options', () => {
+  const check = (raw: unknown) => {
+    const value = Value.Default(RestOptions, structuredClone(raw));
+    return { value, errors: [...Value.Errors(RestOptions, value)].map((e) => e.path) };
+  };
+
+  it('fills every default from a baseUrl alone', () => {
+    const { value, errors } = check({ baseUrl: 'http://127.0.0.1:9090/banks/demo' });
+    expect(errors).toEqual([]);
+    expect(value).toEqual({
+      baseUrl: 'http://127.0.0.1:9090/banks/demo',
+      auth: { type: 'none' },
+      connections: 10,
+      timeoutMs: 10_000,
+      retries: { max: 2, baseDelayMs: 50, maxDelayMs: 1000 },
+      breaker: { failureThreshold: 5, openMs: 30_000, halfOpenProbes: 1 },
+    });
+  });
+
+  it.each([
+    [{}, '/baseUrl'],
+    [{ baseUrl: 'ftp://core/x' }, '/baseUrl'],
+    [{ baseUrl: 'http://user:pw@core/x' }, '/baseUrl'],
+    [{ baseUrl: 'not a url' }, '/baseUrl'],
+    [{ baseUrl: 'http://core', extra: 1 }, '/extra'],
+    [{ baseUrl: 'http://core', auth: { type: 'bearer' } }, '/auth'],
+    [{ baseUrl: 'http://core', auth: { type: 'basic', username: 'a:b', password: 'x' } }, '/auth'],
+    [{ baseUrl: 'http://core', auth: { type: 'oauth' } }, '/auth'],
+    [{ baseUrl: 'http://core', connections: 0 }, '/connections'],
+    [{ baseUrl: 'http://core', timeoutMs: 5 }, '/timeoutMs'],
+    [{ baseUrl: 'http://core', retries: { max: 11 } }, '/retries/max'],
+    [{ baseUrl: 'http://core', breaker: { openMs: 0 } }, '/breaker/openMs'],
+    [{ baseUrl: 'http://core', breaker: { probes: 1 } }, '/breaker/probes'],
+  ])('refuses %j at %s', (raw, path) => {
+    expect(check(raw).errors).toContain(path);
+  });
+
+  it('checks at create what the schema cannot', () => {
+    expect(() => resolveRestOptions({ baseUrl: 'http://core/x', auth: { type: 'mtls', cert: '/c', key: '/k' } })).toThrow(RestOptionsError);
+    expect(() => resolveRestOptions({ baseUrl: 'http://core/x', retries: { max: 1, baseDelayMs: 100, maxDelayMs: 10 } })).toThrow(/maxDelayMs/);
+    expect(resolveRestOptions({ baseUrl: 'https://core/x/' }).baseUrl.pathname).toBe('/x/');
+  });
+});
+
+describe('circuit breaker', () => {
+  it('closed → open after N consecutive failures → half-open after openMs → closed on a probe success', () => {
+    let now = 0;
+    const states: string[] = [];
+    const b = new CircuitBreaker({ failureThreshold: 3, openMs: 100, halfOpenProbes: 1 }, () => now, (s) => states.push(s));
+    b.acquire()!.failure();
+    b.acquire()!.success(); // a success in between resets the count
+    for (let i = 0; i < 3; i++) b.acquire()!.failure();
+    expect(b.snapshot()).toEqual({ state: 'open', consecutiveFailures: 3, opens: 1 });
+    expect(b.acquire()).toBeNull();
+    now = 100;
+    expect(b.snapshot().state).toBe('half-open');
+    const probe = b.acquire()!;
+    expect(b.acquire()).toBeNull(); // one probe at a time
+    probe.success();
+    expect(b.snapshot()).toEqual({ state: 'closed', consecutiveFailures: 0, opens: 1 });
+    expect(states).toEqual(['open', 'half-open', 'closed']);
+  });
+
+  it('a failed probe re-opens it for another openMs', () => {
+    let now = 0;
+    const b = new CircuitBreaker({ failureThreshold: 1, openMs: 50, halfOpenProbes: 2 }, () => now);
+    b.acquire()!.failure();
+    now = 50;
+    const [p1, p2] = [b.acquire()!, b.acquire()!];
+    expect(b.acquire()).toBeNull();
+    p1.failure();
+    expect(b.snapshot().state).toBe('open');
+    p2.success(); // a late probe outcome after it re-opened does not close it
+    expect(b.snapshot().state).toBe('open');
+    now = 99;
+    expect(b.acquire()).toBeNull();
+    now = 100;
+    expect(b.acquire()).not.toBeNull();
+  });
+
+  it('an outcome reported twice counts once', () => {
+    const b = new CircuitBreaker({ failureThreshold: 2, openMs: 50, halfOpenProbes: 1 });
+    const p = b.acquire()!;
+    p.failure();
+    p.failure();
+    expect(b.snapshot().state).toBe('closed');
+  });
+});
