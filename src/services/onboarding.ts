@@ -39,14 +39,21 @@ export const DEMO_TENANTS = [
   { id: 'demo-b', name: 'Demo Bank B' },
 ];
 
-/** Seeds the demo tenants and users when the store has no tenant yet. Returns false when it did nothing. */
-export async function seedDemo(deps: OnboardingDeps, password: string): Promise<boolean> {
+export type ConnectorChoice = (tenantId: string) => { id: string; options?: Record<string, unknown> };
+
+const MOCK_CONNECTOR: ConnectorChoice = () => ({ id: 'mock', options: { fixtures: 'demo' } });
+
+/**
+ * Seeds the demo tenants and users when the store has no tenant yet. Returns false when it did nothing.
+ * The demo runs on the mock core; tests choose another connector per tenant to run the same contract.
+ */
+export async function seedDemo(deps: OnboardingDeps, password: string, connector: ConnectorChoice = MOCK_CONNECTOR): Promise<boolean> {
   if ((await deps.tenants.count()) > 0) return false;
   for (const t of DEMO_TENANTS) {
     await createTenant(deps, {
       ...t,
       config: {
-        connector: { id: 'mock', options: { fixtures: 'demo' } },
+        connector: connector(t.id),
         tokenLifetimeSeconds: 3600,
         creditLimit: { maximum: '1000000.00', allowDecrease: false },
         encryption: { allowPlaintextPassword: false },

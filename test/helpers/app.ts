@@ -7,7 +7,11 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { encryptCompact } from '../../src/crypto/jwe.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
-import { createTenant, seedDemo } from '../../src/services/onboarding.js';
+import { createTenant, seedDemo, type ConnectorChoice } from '../../src/services/onboarding.js';
+import { buildMockCore } from '../../src/mock-core/server.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { openDb, type Db } from '../../src/store/db.js';
 import type { Role } from '../../schemas/common.js';
 
@@ -67,11 +71,37 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Which core serves the demo tenants: the in-process mock, the mock core server over REST, or files. */
+export type TestConnector = 'mock' | 'rest' | 'file';
+export const TEST_CONNECTORS: TestConnector[] = ['mock', 'rest', 'file'];
+
 export interface TestAppOptions {
+  /** Defaults to mock. */
+  connector?: TestConnector;
   env?: NodeJS.ProcessEnv;
   logger?: FastifyServerOptions['loggerInstance'];
   /** Extra tenants created besides demo and demo-b. */
   tenants?: { id: string; config?: unknown }[];
+}
+
+/** Starts what the chosen connector talks to: a mock core server on loopback, or a directory. */
+async function startCore(kind: TestConnector): Promise<{ choice: ConnectorChoice; stop(): Promise<void> }> {
+  if (kind === 'rest') {
+    const server = buildMockCore({ fixtures: 'demo' });
+    const base = await server.listen({ host: '127.0.0.1', port: 0 });
+    return {
+      choice: (tenantId) => ({ id: 'rest', options: { baseUrl: `${base}/banks/${tenantId}` } }),
+      stop: () => server.close(),
+    };
+  }
+  if (kind === 'file') {
+    const dir = await mkdtemp(join(tmpdir(), 'cardline-test-core-'));
+    return {
+      choice: (tenantId) => ({ id: 'file', options: { dir: join(dir, tenantId), fixtures: 'demo' } }),
+      stop: () => rm(dir, { recursive: true, force: true }),
+    };
+  }
+  return { choice: () => ({ id: 'mock', options: { fixtures: 'demo' } }), stop: async () => undefined };
 }
 
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -84,7 +114,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     ownsDb: false,
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
-  await seedDemo(app.cardline, PASSWORD);
+  const core = await startCore(opts.connector ?? 'mock');
+  await seedDemo(app.cardline, PASSWORD, core.choice);
   for (const t of opts.tenants ?? []) await createTenant(app.cardline, t);
 
   const tokens = new Map<string, string>();
@@ -117,6 +148,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     inject: (o) => app.inject(o),
     close: async () => {
       await app.close();
+      await core.stop();
       await testDb.drop();
     },
   };
