@@ -16,14 +16,15 @@ const REDACT_PATHS = [
 ];
 
 const JWT_OR_JWE = /eyJ[\w-]*\.[\w.-]+/g;
-// A run of 13-19 digits (optionally spaced or dashed) is treated as a card number and masked.
-const PAN_LIKE = /\b(\d{6})[\d -]{3,9}(\d{4})\b/g;
+// A run of 13-19 digits, optionally grouped by single spaces or dashes (4111 1111 1111 1111), is treated
+// as a card number and masked.
+const PAN_LIKE = /\b\d(?:[ -]?\d){12,18}\b/g;
 
 /** Masks token/JWE strings and card-number-shaped digit runs anywhere in a logged string. */
 export function scrub(value: string): string {
-  return value.replace(JWT_OR_JWE, '[REDACTED-JOSE]').replace(PAN_LIKE, (m, first: string, last: string) => {
+  return value.replace(JWT_OR_JWE, '[REDACTED-JOSE]').replace(PAN_LIKE, (m) => {
     const digits = m.replace(/\D/g, '');
-    return digits.length >= 13 && digits.length <= 19 ? `${first}******${last}` : m;
+    return digits.length >= 13 && digits.length <= 19 ? `${digits.slice(0, 6)}******${digits.slice(-4)}` : m;
   });
 }
 
@@ -31,7 +32,15 @@ function scrubDeep(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return scrub(value);
   if (depth > 6 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => scrubDeep(v, depth + 1));
-  const out: Record<string, unknown> = {};
+  // An Error's message, stack and cause are not enumerable: copy them (scrubbed), or every logged error
+  // would be `{}`. The prototype is kept so that pino's err serializer still names the error's type.
+  const isError = value instanceof Error;
+  const out = (isError ? Object.create(Object.getPrototypeOf(value) as object) : {}) as Record<string, unknown>;
+  if (isError) {
+    out.message = scrub(value.message);
+    if (value.stack) out.stack = scrub(value.stack);
+    if (value.cause !== undefined) out.cause = scrubDeep(value.cause, depth + 1);
+  }
   for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, depth + 1);
   return out;
 }

@@ -37,6 +37,10 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs);
     force.unref();
+    // A keep-alive connection outlives its last response: close each one as soon as it is idle, or
+    // shutdown would wait for the client's keep-alive timeout (in-flight requests still finish).
+    const closeIdle = setInterval(() => app.server.closeIdleConnections(), 100);
+    closeIdle.unref();
     app.close().then(
       () => process.exit(0),
       (err: unknown) => {

@@ -1,0 +1,250 @@
+// The store on whichever engine the run uses: in-memory PGlite by default, a PostgreSQL server when
+// DATABASE_URL is set (each test gets a database of its own, dropped afterwards).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GENESIS_HASH, recordHash, type AuditRecord } from '../../src/audit/chain.js';
+import { openDb, type Db, type Queryable } from '../../src/store/db.js';
+import { migrate } from '../../src/store/migrate.js';
+import { migrations } from '../../src/store/migrations/index.js';
+import { LIMIT_URL, UPGRADE_URL, createTestApp, createTestDb, type TestApp } from '../helpers/app.js';
+
+const TENANT_TABLES = ['tenants', 'users', 'login_attempts', 'keys', 'jwe_replay', 'audit_heads', 'audit_log'];
+
+interface AuditRow {
+  tenant_id: string;
+  seq: string | number;
+  id: string;
+  at: Date;
+  actor: string | null;
+  role: string | null;
+  action: string;
+  method: string;
+  route: string;
+  target: Record<string, string> | string;
+  outcome: string;
+  status: number;
+  request_id: string;
+  origin: string | null;
+  prev_hash: string;
+  hash: string;
+}
+
+/** Maps a stored row back to the record whose hash it carries. */
+function toRecord(row: AuditRow): AuditRecord {
+  return {
+    tenantId: row.tenant_id,
+    seq: Number(row.seq),
+    id: row.id,
+    at: row.at,
+    actor: row.actor,
+    role: row.role,
+    action: row.action,
+    method: row.method,
+    route: row.route,
+    target: typeof row.target === 'string' ? (JSON.parse(row.target) as Record<string, string>) : row.target,
+    outcome: row.outcome,
+    status: Number(row.status),
+    requestId: row.request_id,
+    origin: row.origin,
+    prevHash: row.prev_hash,
+    hash: row.hash,
+  };
+}
+
+async function auditLog(db: Queryable, tenantId: string): Promise<AuditRecord[]> {
+  const r = await db.query<AuditRow>('SELECT * FROM audit_log WHERE tenant_id = $1 ORDER BY seq', [tenantId]);
+  return r.rows.map(toRecord);
+}
+
+/** Checks seq 1..n, the links and every hash; returns the log for further assertions. */
+async function expectConsistentChain(db: Queryable, tenantId: string): Promise<AuditRecord[]> {
+  const log = await auditLog(db, tenantId);
+  let prev = GENESIS_HASH;
+  log.forEach((rec, i) => {
+    expect(rec.at).toBeInstanceOf(Date);
+    expect(rec.seq).toBe(i + 1);
+    expect(rec.prevHash).toBe(prev);
+    const { prevHash, hash, ...rest } = rec;
+    expect(recordHash(prevHash, rest)).toBe(hash);
+    prev = hash;
+  });
+  const head = await db.query<{ seq: string | number; hash: string }>('SELECT seq, hash FROM audit_heads WHERE tenant_id = $1', [tenantId]);
+  if (log.length) {
+    expect(Number(head.rows[0]!.seq)).toBe(log.length);
+    expect(head.rows[0]!.hash).toBe(prev);
+  }
+  return log;
+}
+
+describe('migrations', () => {
+  it('apply once, and a second run applies nothing', async () => {
+    const { db, drop } = await createTestDb();
+    try {
+      const first = await migrate(db);
+      expect(first).toEqual(migrations.map((m) => m.name));
+      const second = await migrate(db);
+      expect(second).toEqual([]);
+      const recorded = await db.query<{ name: string; n: number }>('SELECT name, count(*)::int AS n FROM cardline_migrations GROUP BY name ORDER BY name');
+      expect(recorded.rows).toEqual(migrations.map((m) => ({ name: m.name, n: 1 })).sort((a, b) => a.name.localeCompare(b.name)));
+    } finally {
+      await drop();
+    }
+  });
+
+  it('replicas starting together take turns (PostgreSQL: advisory lock)', async (ctx) => {
+    const url = process.env.DATABASE_URL;
+    if (!url) return ctx.skip();
+    const { db, drop } = await createTestDb();
+    // A second, independent pool on the same database, as another replica would have.
+    const u = new URL(url);
+    const name = (await db.query<{ d: string }>('SELECT current_database() AS d')).rows[0]!.d;
+    u.pathname = `/${name}`;
+    const other: Db = await openDb({ databaseUrl: u.toString() });
+    try {
+      const [a, b] = await Promise.all([migrate(db), migrate(other)]);
+      expect([...a, ...b].sort()).toEqual(migrations.map((m) => m.name).sort());
+    } finally {
+      await other.close();
+      await drop();
+    }
+  });
+});
+
+describe('schema', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t?.close());
+
+  it('readiness answers 200 with the store and migrations checked', async () => {
+    const res = await t.inject({ method: 'GET', url: '/health/ready' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'ready', checks: { store: 'ok', migrations: 'ok' } });
+  });
+
+  it("every table's primary key starts with tenant_id", async () => {
+    const r = await t.db.query<{ table_name: string; column_name: string }>(
+      `SELECT tc.table_name, kcu.column_name
+         FROM information_schema.table_constraints tc
+         JOIN information_schema.key_column_usage kcu
+           ON kcu.constraint_name = tc.constraint_name AND kcu.constraint_schema = tc.constraint_schema
+          AND kcu.table_name = tc.table_name
+        WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_schema = current_schema() AND kcu.ordinal_position = 1`,
+    );
+    const firstColumn = new Map(r.rows.map((row) => [row.table_name, row.column_name]));
+    for (const table of TENANT_TABLES) expect({ table, first: firstColumn.get(table) }).toEqual({ table, first: 'tenant_id' });
+    // Tables added later are held to the same rule (the migrations bookkeeping table is the gateway's own).
+    const all = await t.db.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
+    );
+    for (const { table_name } of all.rows) {
+      if (table_name === 'cardline_migrations') continue;
+      expect({ table: table_name, first: firstColumn.get(table_name) }).toEqual({ table: table_name, first: 'tenant_id' });
+    }
+  });
+
+  it('private keys are sealed at rest', async () => {
+    const r = await t.db.query<{ tenant_id: string; private_jwk_enc: string }>('SELECT tenant_id, private_jwk_enc FROM keys');
+    expect(r.rows.length).toBeGreaterThanOrEqual(4); // demo and demo-b: one enc and one sig key each
+    for (const row of r.rows) {
+      expect(row.private_jwk_enc).not.toContain('"d":');
+      expect(row.private_jwk_enc).not.toContain('{');
+      expect(row.private_jwk_enc).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
+    }
+  });
+});
+
+describe('audit trail', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t?.close());
+
+  it('records authentication and the limit upgrade in a hash chain that verifies', async () => {
+    const token = await t.token('API Integration');
+    const res = await t.inject({
+      method: 'POST',
+      url: LIMIT_URL,
+      headers: { TENANT: 'demo', authorization: `Bearer ${token}` },
+      payload: { entityId: 'ENT-1001', amount: '60000.00' },
+    });
+    expect(res.statusCode).toBe(200);
+
+    const log = await expectConsistentChain(t.db, 'demo');
+    expect(log.length).toBeGreaterThanOrEqual(2);
+    const auth = log.find((r) => r.action === 'authenticate' && r.actor === 'integration');
+    expect(auth).toMatchObject({ outcome: 'succeeded', status: 200, method: 'POST', route: '/api/authenticate' });
+    const upgrade = log.at(-1)!;
+    expect(upgrade).toMatchObject({
+      tenantId: 'demo',
+      actor: 'integration',
+      role: 'API Integration',
+      action: 'credit-limit.upgrade',
+      method: 'POST',
+      route: LIMIT_URL,
+      target: { entityId: 'ENT-1001' },
+      outcome: 'succeeded',
+      status: 200,
+    });
+    // Nothing of the other tenant's chain moved.
+    expect(await auditLog(t.db, 'demo-b')).toEqual([]);
+  });
+
+  it('200 concurrent audited requests give 200 rows and a consistent chain', async () => {
+    const token = await t.token('API Integration');
+    const before = (await auditLog(t.db, 'demo')).length;
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        t.inject({
+          method: 'POST',
+          url: LIMIT_URL,
+          headers: { TENANT: 'demo', authorization: `Bearer ${token}` },
+          payload: { entityId: 'ENT-1001', amount: '60000.00' },
+        }),
+      ),
+    );
+    expect(responses.map((r) => r.statusCode)).toEqual(Array(200).fill(200));
+    const log = await expectConsistentChain(t.db, 'demo');
+    expect(log.length - before).toBe(200);
+    const ids = new Set(log.slice(before).map((r) => r.requestId));
+    expect(ids.size).toBe(200);
+  });
+});
+
+describe('audit failure', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t?.close());
+
+  it('a write whose audit record cannot commit answers 500, in the route dialect', async () => {
+    const token = await t.token('Admin');
+    await t.db.exec('DROP TABLE audit_log');
+
+    const limit = await t.inject({
+      method: 'POST',
+      url: LIMIT_URL,
+      headers: { TENANT: 'demo', authorization: `Bearer ${token}` },
+      payload: { entityId: 'ENT-1001', amount: '70000.00' },
+    });
+    expect(limit.statusCode).toBe(500);
+    expect(limit.json()).toEqual({
+      result: null,
+      exception: { errorCode: 'ERR_500', shortMessage: 'Internal Server Error', detailMessage: 'An unexpected error occurred.' },
+      pagination: null,
+    });
+
+    const card = await t.inject({
+      method: 'PUT',
+      url: UPGRADE_URL,
+      headers: { 'X-TENANT-ID': 'demo', authorization: `Bearer ${token}` },
+      payload: { kitNo: 'KIT-2001', entityId: 'ENT-1001', communicationAddress: { usePrimaryAddress: true } },
+    });
+    expect(card.statusCode).toBe(500);
+    expect(card.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(card.json()).toMatchObject({ status: 500, title: 'Internal Server Error' });
+    expect(card.body).not.toMatch(/audit_log|relation|does not exist/);
+  });
+});

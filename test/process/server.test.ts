@@ -1,0 +1,246 @@
+// The real process (`node --import tsx src/server.ts --demo`): start-up, security headers, a request
+// served through SIGTERM, refusals to start with bad configuration, and a scan of everything it printed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encryptCompact } from '../../src/crypto/jwe.js';
+import { LIMIT_URL, UPGRADE_URL } from '../helpers/app.js';
+import { scanForSecrets } from '../helpers/log-scan.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const PASSWORD = 'Proc3ss-Scan-Passw0rd-9d41';
+const TEST_PAN = '4111111111111111';
+const STACK_FRAME = /\n\s+at .+[:(]/;
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.once('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => res(port));
+    });
+  });
+}
+
+/** The parent's environment without anything that would steer the child's store, key or port. */
+function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) {
+    if (k.startsWith('CARDLINE_') || ['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST', 'LOG_LEVEL'].includes(k)) delete env[k];
+  }
+  return { ...env, ...extra };
+}
+
+interface Proc {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function start(args: string[], env: NodeJS.ProcessEnv): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    child.once('exit', (code, signal) => res({ code, signal })),
+  );
+  return { child, output: () => out, exited };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`${what}: not within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function waitReady(base: string, proc: Proc, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`server exited during start-up:\n${proc.output()}`);
+    try {
+      const res = await fetch(`${base}/health/ready`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  throw new Error(`server not ready within ${timeoutMs} ms:\n${proc.output()}`);
+}
+
+describe('the demo process', () => {
+  let dataDir: string;
+  let proc: Proc;
+  let base: string;
+  let port: number;
+  let token: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cardline-process-'));
+    port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    proc = start(['--demo'], baseEnv({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      CARDLINE_DATA_DIR: dataDir,
+      CARDLINE_DEMO_PASSWORD: PASSWORD,
+      LOG_LEVEL: 'info',
+    }));
+    await waitReady(base, proc);
+  }, 90_000);
+
+  afterAll(async () => {
+    if (proc?.child.exitCode === null && proc.child.signalCode === null) {
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+    }
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const encryptPassword = async (password: string) => {
+    const keys = (await (await fetch(`${base}/api/keys`, { headers: { TENANT: 'demo' } })).json()) as { keys: Parameters<typeof encryptCompact>[1][] };
+    return encryptCompact(password, keys.keys[0]!);
+  };
+
+  const post = (url: string, body: unknown, headers: Record<string, string> = {}, method = 'POST') =>
+    fetch(`${base}${url}`, { method, headers: { TENANT: 'demo', 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+  it('announces the demo tenants without printing the password', () => {
+    expect(proc.output()).toContain("Demo tenants 'demo' and 'demo-b' created");
+    expect(proc.output()).toContain('Their password is CARDLINE_DEMO_PASSWORD.');
+  });
+
+  it('sends the security headers (helmet)', async () => {
+    const res = await fetch(`${base}/health/live`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(res.headers.get('strict-transport-security')).toMatch(/max-age=\d+/);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(res.headers.get('x-powered-by')).toBeNull();
+  });
+
+  it('authenticates, changes a limit and upgrades a card; refusals answer in their dialect', async () => {
+    const login = await post('/api/authenticate', { username: 'integration', password: await encryptPassword(PASSWORD) });
+    expect(login.status).toBe(200);
+    token = ((await login.json()) as { id_token: string }).id_token;
+    const auth = { authorization: `Bearer ${token}` };
+
+    const limit = await post(LIMIT_URL, { entityId: 'ENT-1001', amount: '60000.00' }, auth);
+    expect(limit.status).toBe(200);
+    expect(await limit.json()).toEqual({ result: true, exception: null, pagination: null });
+
+    const card = await post(
+      UPGRADE_URL,
+      {
+        kitNo: 'KIT-2002',
+        entityId: 'ENT-1002',
+        communicationAddress: {
+          address1: '12 Rua Augusta',
+          address2: `Ref ${TEST_PAN}`,
+          city: 'Lisbon',
+          state: 'Lisboa',
+          country: 'PT',
+          pin: '1100-053',
+        },
+      },
+      auth,
+      'PUT',
+    );
+    expect(card.status).toBe(200);
+
+    // Failing requests: wrong password, plaintext password, forged token, unknown kit, invalid body.
+    expect((await post('/api/authenticate', { username: 'integration', password: await encryptPassword(`${PASSWORD}-wrong`) })).status).toBe(401);
+    expect((await post('/api/authenticate', { username: 'admin', password: PASSWORD })).status).toBe(400);
+    const forged = `${token.split('.').slice(0, 2).join('.')}.AAAA`;
+    expect((await post(LIMIT_URL, { entityId: 'ENT-1001', amount: '1.00' }, { authorization: `Bearer ${forged}` })).status).toBe(401);
+    expect((await post(UPGRADE_URL, { kitNo: TEST_PAN, entityId: 'ENT-1003' }, auth, 'PUT')).status).toBe(409);
+    expect((await post(LIMIT_URL, { entityId: 'ENT-1001', amount: TEST_PAN + '.999' }, auth)).status).toBe(400);
+  });
+
+  it('finishes a request in flight on SIGTERM, then exits 0', async () => {
+    const body = JSON.stringify({ username: 'integration', password: await encryptPassword(PASSWORD) });
+    const agent = new http.Agent({ keepAlive: true });
+    const req = http.request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/api/authenticate',
+      agent,
+      headers: { TENANT: 'demo', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    });
+    const response = new Promise<{ status: number; body: string }>((res, rej) => {
+      req.on('response', (r) => {
+        let text = '';
+        r.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => res({ status: r.statusCode ?? 0, body: text }));
+      });
+      req.on('error', rej);
+    });
+    // Headers and the first bytes of the body are sent, so the server is handling the request...
+    req.write(body.slice(0, 16));
+    await sleep(500);
+    // ...when SIGTERM arrives; the rest of the body follows.
+    const signalledAt = Date.now();
+    proc.child.kill('SIGTERM');
+    await sleep(300);
+    req.end(body.slice(16));
+
+    const res = await within(response, 10_000, 'in-flight response');
+    expect(res.status).toBe(200);
+    expect(Object.keys(JSON.parse(res.body) as object)).toEqual(['id_token']);
+    const exit = await within(proc.exited, 8_000, 'process exit after SIGTERM');
+    agent.destroy();
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - signalledAt).toBeLessThan(8_000);
+    expect(proc.output()).toContain('shutting down');
+  }, 30_000);
+
+  it('printed no secret: no card number, token, JWE, bearer header or password', async () => {
+    await proc.exited;
+    const output = proc.output();
+    expect(output).toContain('request completed'); // the scan below read real log lines
+    expect((output.match(/"msg":"request completed"/g) ?? []).length).toBeGreaterThanOrEqual(8);
+    expect(scanForSecrets(output, [PASSWORD, token])).toEqual([]);
+  });
+});
+
+describe('refusing to start', () => {
+  let dataDir: string;
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cardline-process-'));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('without CARDLINE_MASTER_KEY outside demo mode: exit 1, names the variable, no stack trace', async () => {
+    const p = start([], baseEnv({ CARDLINE_DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1' }));
+    const exit = await within(p.exited, 60_000, 'exit');
+    expect(exit.code).toBe(1);
+    expect(p.output()).toContain('CARDLINE_MASTER_KEY');
+    expect(p.output()).not.toMatch(STACK_FRAME);
+  }, 70_000);
+
+  it('with PORT=abc: exit 1, names PORT, no stack trace', async () => {
+    const p = start(['--demo'], baseEnv({ CARDLINE_DATA_DIR: dataDir, PORT: 'abc' }));
+    const exit = await within(p.exited, 60_000, 'exit');
+    expect(exit.code).toBe(1);
+    expect(p.output()).toMatch(/\bPORT\b/);
+    expect(p.output()).not.toMatch(STACK_FRAME);
+  }, 70_000);
+});
