@@ -1,5 +1,6 @@
 // `npm run bench`: the full Cardline pipeline against a bare Fastify floor, alternating rounds, loopback only.
 //   BENCH_SECONDS (10) per run, BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_WARMUP_SECONDS (2),
+//   BENCH_STORE (disk | memory | postgres, with DATABASE_URL) the full app's store,
 //   BENCH_PROFILE=1 starts the child with --cpu-prof (profiles land in bench/profiles/).
 // Fails (exit 1) when the full pipeline answers anything but 2xx or the child cannot start.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -43,7 +44,7 @@ interface Run {
   total: number;
 }
 
-function startChild(password: string): Promise<{ child: ChildProcess; ports: Ports; logLevel: string }> {
+function startChild(password: string): Promise<{ child: ChildProcess; ports: Ports; logLevel: string; store: string }> {
   const args = ['--import', 'tsx'];
   if (PROFILE) {
     const dir = join(ROOT, 'bench', 'profiles');
@@ -62,10 +63,10 @@ function startChild(password: string): Promise<{ child: ChildProcess; ports: Por
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       try {
-        const msg = JSON.parse(line) as { benchPorts?: Ports; logLevel?: string };
+        const msg = JSON.parse(line) as { benchPorts?: Ports; logLevel?: string; store?: string };
         if (msg.benchPorts) {
           clearTimeout(timer);
-          resolvePorts({ child, ports: msg.benchPorts, logLevel: msg.logLevel ?? '?' });
+          resolvePorts({ child, ports: msg.benchPorts, logLevel: msg.logLevel ?? '?', store: msg.store ?? '?' });
           return;
         }
       } catch {
@@ -123,14 +124,14 @@ const fmt = (n: number, digits = 0) => n.toFixed(digits);
 
 async function main(): Promise<number> {
   const password = randomBytes(18).toString('base64url');
-  const { child, ports, logLevel } = await startChild(password);
+  const { child, ports, logLevel, store } = await startChild(password);
   const killTimer = setTimeout(() => child.kill('SIGKILL'), (ROUNDS * 2 * (SECONDS + 5) + WARMUP * 2 + 120) * 1000);
   killTimer.unref();
   try {
     const token = await login(ports.full, password);
     console.log(
       `Cardline bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds (bare, full alternating), ` +
-        `warm-up ${WARMUP} s each; full app LOG_LEVEL=${logLevel}, in-memory PGlite, mock connector; node ${process.version}`,
+        `warm-up ${WARMUP} s each; full app LOG_LEVEL=${logLevel}, store ${store === 'disk' ? 'PGlite on disk' : store === 'memory' ? 'PGlite in memory' : 'PostgreSQL'}, mock connector; node ${process.version}`,
     );
     if (WARMUP > 0) {
       await load(ports.bare, token, WARMUP);

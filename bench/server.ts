@@ -1,8 +1,13 @@
 // Benchmark targets, started by bench/run.ts in a child process on loopback, random ports:
 //   bare — Fastify with one POST route that parses the same JSON body and answers the success envelope;
-//   full — the Cardline app (buildApp) on in-memory PGlite with the demo tenants seeded.
+//   full — the Cardline app (buildApp) with the demo tenants seeded, on the store BENCH_STORE names:
+//          'disk' (default: PGlite in a temporary data directory, as `npm run demo` runs), 'memory'
+//          (PGlite in memory: not durable), or 'postgres' (DATABASE_URL, a server).
 // Prints one JSON line {"benchPorts":{...}} on stdout; exits on SIGTERM/SIGINT or when stdin closes.
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Fastify from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -17,7 +22,21 @@ async function main(): Promise<void> {
   const password = process.env.BENCH_PASSWORD;
   if (!password) throw new Error('BENCH_PASSWORD is not set (bench/run.ts sets it)');
 
-  const db = await openDb({ dataDir: 'memory://' });
+  const store = process.env.BENCH_STORE || 'disk';
+  let dataDir: string | undefined;
+  let db;
+  if (store === 'postgres') {
+    if (!process.env.DATABASE_URL) throw new Error('BENCH_STORE=postgres needs DATABASE_URL');
+    db = await openDb({ databaseUrl: process.env.DATABASE_URL });
+    await db.exec('DROP TABLE IF EXISTS audit_log, audit_heads, jwe_replay, keys, login_attempts, users, tenants, cardline_migrations CASCADE');
+  } else if (store === 'memory') {
+    db = await openDb({ dataDir: 'memory://' });
+  } else if (store === 'disk') {
+    dataDir = mkdtempSync(join(tmpdir(), 'cardline-bench-'));
+    db = await openDb({ dataDir });
+  } else {
+    throw new Error(`BENCH_STORE must be disk, memory or postgres, not '${store}'`);
+  }
   const config = loadConfig({ LOG_LEVEL, HOST: '127.0.0.1' });
   const full = await buildApp({ config, db, masterKey: MasterKey.generate(), ownsDb: true });
   await seedDemo(full.cardline, password);
@@ -45,7 +64,10 @@ async function main(): Promise<void> {
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    Promise.allSettled([bare.close(), full.close()]).then(() => process.exit(0));
+    Promise.allSettled([bare.close(), full.close()]).then(() => {
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    });
     setTimeout(() => process.exit(1), 5_000).unref();
   };
   process.on('SIGTERM', stop);
@@ -54,7 +76,7 @@ async function main(): Promise<void> {
   process.stdin.on('error', stop);
   process.stdin.resume();
 
-  process.stdout.write(JSON.stringify({ benchPorts: { bare: port(bare), full: port(full) }, logLevel: LOG_LEVEL }) + '\n');
+  process.stdout.write(JSON.stringify({ benchPorts: { bare: port(bare), full: port(full) }, logLevel: LOG_LEVEL, store }) + '\n');
 }
 
 main().catch((err: unknown) => {

@@ -1,27 +1,57 @@
 // Durable audit with group commit: records queue up while a batch commits, and the next batch takes
-// them all in one transaction. A write is acknowledged only after its batch has committed.
+// them all. A write is acknowledged only after its batch has committed.
+//
+// Each tenant's part of a batch is ONE statement: it advances the chain head only if the head is still
+// where this process last saw it (optimistic), and inserts the records only if it did. A statement is
+// atomic, so no explicit transaction is needed, and the cost per batch is one round trip. When another
+// replica moved the head, the head is re-read and the chain recomputed.
 import { uuidv7 } from 'uuidv7';
-import type { Db, Queryable } from '../store/db.js';
+import type { Db } from '../store/db.js';
+import type { DomainEvent } from '../events/outbox.js';
 import { GENESIS_HASH, recordHash, type AuditEntry } from './chain.js';
 
 const MAX_BATCH = 500;
-const COLUMNS = 16;
+const MAX_CONFLICT_RETRIES = 20;
+
+/** A record to append; a successful write also carries its event of record, committed with it. */
+export interface WriterEntry extends AuditEntry {
+  event?: DomainEvent | undefined;
+}
+
+/**
+ * The transactional outbox: the events of record are inserted by the same statement that appends their
+ * audit records, so both commit or neither does (and neither when the head moved under us).
+ */
+const OUTBOX_CTE = `,
+         evented AS (
+           INSERT INTO outbox (tenant_id, id, audit_seq, type, aggregate_id, payload, request_id, created_at)
+           SELECT tenant_id, id, audit_seq, type, aggregate_id, payload, request_id, created_at
+             FROM jsonb_populate_recordset(NULL::outbox, $7::jsonb)
+            WHERE EXISTS (SELECT 1 FROM moved)
+         )`;
 
 interface Pending {
-  entry: AuditEntry;
+  entry: WriterEntry;
   resolve: () => void;
   reject: (err: unknown) => void;
+}
+
+interface Head {
+  seq: number;
+  hash: string;
 }
 
 export class AuditWriter {
   private queue: Pending[] = [];
   private draining: Promise<void> | null = null;
   private closed = false;
+  /** Where each tenant's chain head was after this process's last write (or read). */
+  private readonly heads = new Map<string, Head>();
 
   constructor(private readonly db: Db) {}
 
   /** Resolves once the record is committed. */
-  record(entry: AuditEntry): Promise<void> {
+  record(entry: WriterEntry): Promise<void> {
     if (this.closed) return Promise.reject(new Error('audit writer closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ entry, resolve, reject });
@@ -31,55 +61,80 @@ export class AuditWriter {
 
   private async drain(): Promise<void> {
     while (this.queue.length) {
+      // Let the requests already under way reach record() before the batch is cut: PGlite answers
+      // without yielding to the event loop, so without this every batch would hold a single record.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       const batch = this.queue.splice(0, MAX_BATCH);
-      try {
-        await this.db.transaction((tx) => this.writeBatch(tx, batch.map((p) => p.entry)));
-        for (const p of batch) p.resolve();
-      } catch (err) {
-        for (const p of batch) p.reject(err);
+      const byTenant = new Map<string, Pending[]>();
+      for (const p of batch) {
+        const list = byTenant.get(p.entry.tenantId);
+        if (list) list.push(p);
+        else byTenant.set(p.entry.tenantId, [p]);
       }
+      await Promise.all(
+        [...byTenant].map(async ([tenantId, pending]) => {
+          try {
+            await this.append(tenantId, pending.map((p) => p.entry));
+            for (const p of pending) p.resolve();
+          } catch (err) {
+            for (const p of pending) p.reject(err);
+          }
+        }),
+      );
     }
     this.draining = null;
   }
 
-  private async writeBatch(tx: Queryable, entries: AuditEntry[]): Promise<void> {
-    const byTenant = new Map<string, AuditEntry[]>();
-    for (const e of entries) {
-      const list = byTenant.get(e.tenantId);
-      if (list) list.push(e);
-      else byTenant.set(e.tenantId, [e]);
-    }
-    // Heads are locked in a fixed order, so two replicas' batches never deadlock.
-    for (const tenantId of [...byTenant.keys()].sort()) {
-      const list = byTenant.get(tenantId)!;
-      await tx.query('INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING', [tenantId, GENESIS_HASH]);
-      const head = await tx.query<{ seq: string | number; hash: string }>(
-        'SELECT seq, hash FROM audit_heads WHERE tenant_id = $1 FOR UPDATE',
-        [tenantId],
-      );
-      let seq = Number(head.rows[0]!.seq);
-      let prev = head.rows[0]!.hash;
-      const params: unknown[] = [];
-      const tuples: string[] = [];
-      for (const e of list) {
+  private async append(tenantId: string, entries: WriterEntry[]): Promise<void> {
+    for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
+      const head = this.heads.get(tenantId) ?? (await this.readHead(tenantId));
+      let seq = head.seq;
+      let prev = head.hash;
+      const events: Record<string, unknown>[] = [];
+      const rows = entries.map((e) => {
         seq += 1;
         const id = uuidv7();
         const hash = recordHash(prev, { ...e, seq, id });
-        const base = params.length;
-        tuples.push(`(${Array.from({ length: COLUMNS }, (_, i) => `$${base + i + 1}`).join(', ')})`);
-        params.push(
-          e.tenantId, seq, id, e.at.toISOString(), e.actor, e.role, e.action, e.method, e.route,
-          JSON.stringify(e.target), e.outcome, e.status, e.requestId, e.origin, prev, hash,
-        );
+        const row = {
+          tenant_id: e.tenantId, seq, id, at: e.at.toISOString(), actor: e.actor, role: e.role, action: e.action,
+          method: e.method, route: e.route, target: e.target, outcome: e.outcome, status: e.status,
+          request_id: e.requestId, origin: e.origin, prev_hash: prev, hash,
+        };
         prev = hash;
-      }
-      await tx.query(
-        `INSERT INTO audit_log (tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status,
-                                request_id, origin, prev_hash, hash) VALUES ${tuples.join(', ')}`,
-        params,
+        if (e.event) {
+          events.push({
+            tenant_id: e.tenantId, id: uuidv7(), audit_seq: seq, type: e.event.type, aggregate_id: e.event.aggregateId,
+            payload: e.event.payload, request_id: e.requestId, created_at: e.at.toISOString(),
+          });
+        }
+        return row;
+      });
+      const r = await this.db.query(
+        `WITH moved AS (
+           UPDATE audit_heads SET seq = $2, hash = $3 WHERE tenant_id = $1 AND seq = $4 AND hash = $5 RETURNING 1
+         )${events.length ? OUTBOX_CTE : ''}
+         INSERT INTO audit_log (tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status,
+                                request_id, origin, prev_hash, hash)
+         SELECT tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status,
+                request_id, origin, prev_hash, hash
+           FROM jsonb_populate_recordset(NULL::audit_log, $6::jsonb)
+          WHERE EXISTS (SELECT 1 FROM moved)`,
+        [tenantId, seq, prev, head.seq, head.hash, JSON.stringify(rows), ...(events.length ? [JSON.stringify(events)] : [])],
       );
-      await tx.query('UPDATE audit_heads SET seq = $2, hash = $3 WHERE tenant_id = $1', [tenantId, seq, prev]);
+      if (r.rowCount === rows.length) {
+        this.heads.set(tenantId, { seq, hash: prev });
+        return;
+      }
+      // Another writer advanced the chain: forget our view of the head and compute again.
+      this.heads.delete(tenantId);
     }
+    throw new Error(`audit chain of tenant '${tenantId}' is contended; gave up after ${MAX_CONFLICT_RETRIES} retries`);
+  }
+
+  private async readHead(tenantId: string): Promise<Head> {
+    await this.db.query('INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING', [tenantId, GENESIS_HASH]);
+    const r = await this.db.query<{ seq: string | number; hash: string }>('SELECT seq, hash FROM audit_heads WHERE tenant_id = $1', [tenantId]);
+    return { seq: Number(r.rows[0]!.seq), hash: r.rows[0]!.hash };
   }
 
   /** Waits for queued records to commit; later records are refused. */

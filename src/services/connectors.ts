@@ -282,7 +282,10 @@ export class ConnectorService {
         `The core-banking connector of tenant '${tenant.id}' could not be started; this is a configuration problem on the gateway and retrying will not help until its operator fixes it.`,
       );
     }
-    const signal = AbortSignal.timeout(this.timeoutMs);
+    // A plain timer cleared on completion: AbortSignal.timeout() costs measurably more per call.
+    const deadline = new AbortController();
+    const signal = deadline.signal;
+    const timer = setTimeout(() => deadline.abort(new DOMException('connector deadline passed', 'TimeoutError')), this.timeoutMs);
     const started = this.now();
     const record = (kind: ErrorKind | 'succeeded') => this.record(tenant, operation, kind, this.now() - started);
     let result: OperationResult<ValueOf<O>>;
@@ -306,6 +309,8 @@ export class ConnectorService {
       }
       record('internal');
       throw err;
+    } finally {
+      clearTimeout(timer);
     }
     // A late success after the deadline is not reported as success: the caller already gave up.
     if (signal.aborted) {
