@@ -3,6 +3,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CommunicationAddress, Preferences } from '../schemas/cards.js';
+import type { BlockReason, CardForm, CardState, Fulfilment } from '../schemas/card-lifecycle.js';
 
 /**
  * Everything a connector learns about the request it serves. Connectors are stateless between calls;
@@ -109,10 +110,90 @@ export interface PhysicalUpgradeResult {
   state: 'ACTIVE' | 'PENDING_ACTIVATION';
 }
 
-/** One async method per operation the gateway routes. */
+/**
+ * Names a card for a lifecycle operation: `cardId`; else the entity's single matching card; else the
+ * physical card mapped to `kitNo`. At least one is given. Unknown → CARD_NOT_FOUND; an entity with
+ * several candidate cards and no cardId → CARD_AMBIGUOUS.
+ */
+export interface CardRef {
+  cardId?: string | undefined;
+  entityId?: string | undefined;
+  kitNo?: string | undefined;
+}
+
+/** A card as the gateway may show it: never the full PAN, CVV or PIN. */
+export interface CardSummary {
+  cardId: string;
+  entityId: string;
+  form: CardForm;
+  state: CardState;
+  fulfilment?: Fulfilment | undefined;
+  kitNo?: string | undefined;
+  /** First six and last four digits, the rest masked: `400000******3011`. */
+  panMasked: string;
+  /** `MM/YY`. */
+  expiry: string;
+  blockReason?: BlockReason | undefined;
+}
+
+/** A card read in full: the summary plus what only leaves the gateway encrypted (or not at all). */
+export interface CardDetails extends CardSummary {
+  plasticCode?: { code: string; description?: string | undefined } | undefined;
+  preferences?: Preferences | undefined;
+  /** Sensitive: the gateway encrypts these to the tenant's client key or omits them; never logged. */
+  sensitive: { pan: string; cvv?: string | undefined };
+}
+
+export interface BlockCardInput extends CardRef {
+  reasonCode: BlockReason;
+}
+
+export interface PreferencesInput {
+  cardId: string;
+  preferences: Preferences;
+}
+
+export interface CreditLimitResult {
+  entityId: string;
+  creditLimit: string;
+}
+
+/**
+ * A PIN change: `pinBlock` is an ISO 9564-1 block (hex) already translated by the gateway's HSM to the
+ * core's PIN key (`keyId`). A connector forwards it and never logs or stores it.
+ */
+export interface SetPinInput {
+  cardId: string;
+  pinBlock: string;
+  format: 0 | 3 | 4;
+  keyId: string;
+}
+
+/**
+ * One async method per operation the gateway routes. Card state changes obey the transition table of
+ * `schemas/card-lifecycle.ts` (call `transition()`); an illegal one is `rejected('CARD_STATE_INVALID', …)`.
+ */
 export interface Connector {
   upgradeLimit(input: UpgradeLimitInput, ctx: ConnectorContext): Promise<OperationResult<UpgradeLimitResult>>;
   upgradeToPhysical(input: PhysicalUpgradeInput, ctx: ConnectorContext): Promise<OperationResult<PhysicalUpgradeResult>>;
+  /** PENDING_ACTIVATION → ACTIVE. */
+  activateCard(input: CardRef, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
+  /** ACTIVE → LOCKED (temporary). */
+  lockCard(input: CardRef, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
+  /** LOCKED → ACTIVE. */
+  unlockCard(input: CardRef, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
+  /** Any state but BLOCKED → BLOCKED (permanent), with the reason recorded. */
+  blockCard(input: BlockCardInput, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
+  /** The entity's cards; ENTITY_NOT_FOUND for an unknown entity. */
+  listCards(input: { entityId: string }, ctx: ConnectorContext): Promise<OperationResult<CardSummary[]>>;
+  getCard(input: { cardId: string }, ctx: ConnectorContext): Promise<OperationResult<CardDetails>>;
+  getPreferences(input: { cardId: string }, ctx: ConnectorContext): Promise<OperationResult<Preferences>>;
+  /** Replaces the card's preferences; refused on a BLOCKED card. */
+  updatePreferences(input: PreferencesInput, ctx: ConnectorContext): Promise<OperationResult<Preferences>>;
+  getCreditLimit(input: { entityId: string }, ctx: ConnectorContext): Promise<OperationResult<CreditLimitResult>>;
+  /** Sandbox helper: ORDERED → EMBOSSED → DISPATCHED → DELIVERED. A production core may reject it. */
+  advanceFulfilment(input: { cardId: string }, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
+  setPin(input: SetPinInput, ctx: ConnectorContext): Promise<OperationResult<{ cardId: string }>>;
   /** Optional readiness probe: resolve when the core can take calls, throw when it cannot. */
   health?(): Promise<void>;
   /** Release pools, files and timers. Called on shutdown and when a tenant's configuration changes. */

@@ -1,6 +1,7 @@
 // The Cardline core REST protocol v1: the bodies a core-banking system exchanges with the REST connector,
 // the single source of the mock core's validation and of schemas/core-protocol.openapi.json.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.js';
 import { CommunicationAddress, PlasticCode, Preferences } from './cards.js';
 import { AMOUNT_PATTERN, Identifier } from './common.js';
 
@@ -42,6 +43,45 @@ export const CorePhysicalUpgradeRequest = Type.Object(
 );
 export type CorePhysicalUpgradeRequest = Static<typeof CorePhysicalUpgradeRequest>;
 
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
+const BlockReason = literals(BLOCK_REASONS);
+
+export const CoreBlockRequest = Type.Object({ reasonCode: BlockReason }, { additionalProperties: false });
+export type CoreBlockRequest = Static<typeof CoreBlockRequest>;
+
+/** Replaces the card's preferences as a whole. */
+export const CorePreferencesRequest = Type.Object({ preferences: Preferences }, { additionalProperties: false });
+export type CorePreferencesRequest = Static<typeof CorePreferencesRequest>;
+
+/**
+ * An ISO 9564-1 PIN block (format 0 or 3: 8 bytes; format 4: 16 bytes, in hex) under the core's PIN
+ * key `keyId`, already translated by the gateway's HSM. Never logged, never stored by the core.
+ */
+export const CorePinRequest = Type.Object(
+  {
+    pinBlock: Type.String({ pattern: '^([0-9A-Fa-f]{16}|[0-9A-Fa-f]{32})$' }),
+    format: Type.Union([Type.Literal(0), Type.Literal(3), Type.Literal(4)]),
+    keyId: Identifier,
+  },
+  { additionalProperties: false },
+);
+export type CorePinRequest = Static<typeof CorePinRequest>;
+
+/** The lifecycle actions a card can be looked up for by entity or kit. */
+export const CARD_RESOLUTION_ACTIONS = ['activate', 'lock', 'unlock', 'block'] as const;
+
+/** GET /v1/card-resolution: which card an action names, from any of cardId, entityId and kitNo. */
+export const CardResolutionQuery = Type.Object(
+  {
+    action: literals(CARD_RESOLUTION_ACTIONS),
+    cardId: Type.Optional(Identifier),
+    entityId: Type.Optional(Identifier),
+    kitNo: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+export type CardResolutionQuery = Static<typeof CardResolutionQuery>;
+
 // ── Answers (open objects: a client ignores fields it does not know) ──────────────────────────────
 
 export const CoreCreditLimitApplied = Type.Object({
@@ -62,6 +102,59 @@ export const CorePhysicalUpgradeApplied = Type.Object({
   cardState: CoreCardState,
 });
 export type CorePhysicalUpgradeApplied = Static<typeof CorePhysicalUpgradeApplied>;
+
+const MaskedPan = Type.String({ pattern: '^\\d{6}\\*+\\d{4}$', description: 'first six and last four digits only' });
+
+/** A card without its secrets: what list and lifecycle answers carry. */
+export const CoreCardSummary = Type.Object({
+  cardId: Identifier,
+  entityId: Identifier,
+  form: literals(CARD_FORMS),
+  state: literals(CARD_STATES),
+  fulfilment: Type.Optional(literals(FULFILMENT_STEPS)),
+  kitNo: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  maskedPan: MaskedPan,
+  expiry: Type.String({ pattern: '^(0[1-9]|1[0-2])/\\d{2}$', description: 'MM/YY' }),
+  blockReason: Type.Optional(BlockReason),
+});
+export type CoreCardSummary = Static<typeof CoreCardSummary>;
+
+/** A lifecycle change applied: the card as it is now. */
+export const CoreCardApplied = Type.Composite([Type.Object({ status: Type.Literal('APPLIED') }), CoreCardSummary]);
+export type CoreCardApplied = Static<typeof CoreCardApplied>;
+
+export const CoreCardList = Type.Object({ entityId: Identifier, cards: Type.Array(CoreCardSummary) });
+export type CoreCardList = Static<typeof CoreCardList>;
+
+/** One card in full. `sensitive` carries the full PAN and CVV: the gateway encrypts them to the client or drops them. */
+export const CoreCardDetails = Type.Composite([
+  CoreCardSummary,
+  Type.Object({
+    plasticCode: Type.Optional(PlasticCode),
+    preferences: Type.Optional(Preferences),
+    sensitive: Type.Object({
+      pan: Type.String({ pattern: '^\\d{12,19}$' }),
+      cvv: Type.Optional(Type.String({ pattern: '^\\d{3,4}$' })),
+    }),
+  }),
+]);
+export type CoreCardDetails = Static<typeof CoreCardDetails>;
+
+export const CorePreferences = Type.Object({ cardId: Identifier, preferences: Preferences });
+export type CorePreferences = Static<typeof CorePreferences>;
+
+export const CorePreferencesApplied = Type.Object({ status: Type.Literal('APPLIED'), cardId: Identifier, preferences: Preferences });
+export type CorePreferencesApplied = Static<typeof CorePreferencesApplied>;
+
+export const CoreCreditLimit = Type.Object({ entityId: Identifier, creditLimit: Decimal });
+export type CoreCreditLimit = Static<typeof CoreCreditLimit>;
+
+/** A PIN change applied. The answer never carries the block. */
+export const CorePinApplied = Type.Object({ status: Type.Literal('APPLIED'), cardId: Identifier });
+export type CorePinApplied = Static<typeof CorePinApplied>;
+
+export const CoreCardResolution = Type.Object({ cardId: Identifier });
+export type CoreCardResolution = Static<typeof CoreCardResolution>;
 
 /** The core took the request but has not applied it yet (HTTP 202, or 200 with this status). */
 export const CoreAccepted = Type.Object({
@@ -147,6 +240,18 @@ export const coreProtocolComponents: Record<string, TSchema> = {
   CreditLimitApplied: CoreCreditLimitApplied,
   PhysicalUpgradeRequest: CorePhysicalUpgradeRequest,
   PhysicalUpgradeApplied: CorePhysicalUpgradeApplied,
+  BlockRequest: CoreBlockRequest,
+  PreferencesRequest: CorePreferencesRequest,
+  PinRequest: CorePinRequest,
+  CardSummary: CoreCardSummary,
+  CardApplied: CoreCardApplied,
+  CardList: CoreCardList,
+  CardDetails: CoreCardDetails,
+  Preferences: CorePreferences,
+  PreferencesApplied: CorePreferencesApplied,
+  CreditLimit: CoreCreditLimit,
+  PinApplied: CorePinApplied,
+  CardResolution: CoreCardResolution,
   Accepted: CoreAccepted,
   Error: CoreError,
   Entity: CoreEntity,
@@ -196,6 +301,34 @@ const operationAnswers = (applied: string) => ({
   '503': json('Error', 'The core is unavailable (CORE_UNAVAILABLE); nothing was applied.'),
 });
 
+/** Reads answer 200 with the value or 422 with a business code; no 202: there is no pending read. */
+const readAnswers = (value: string) => ({
+  '200': { ...json(value, 'The value.'), headers: requestIdHeader },
+  '400': json('Error', 'The request does not follow the protocol.'),
+  '401': json('Error', 'Missing or wrong credentials.'),
+  '422': json('Error', 'Business refusal: error.code is CARD_NOT_FOUND, ENTITY_NOT_FOUND, CARD_AMBIGUOUS, ...'),
+  '503': json('Error', 'The core is unavailable (CORE_UNAVAILABLE).'),
+});
+
+const readHeaderParams = headerParams.filter((p) => p.name !== 'Idempotency-Key');
+const cardIdParam = { name: 'cardId', in: 'path', required: true, schema: plain(Identifier) };
+const entityIdParam = { name: 'entityId', in: 'path', required: true, schema: plain(Identifier) };
+const LIFECYCLE_RULE =
+  'The change obeys the card transition table (schemas/card-lifecycle.ts); an illegal one is refused with 422 ' +
+  'CARD_STATE_INVALID, an unknown card with 422 CARD_NOT_FOUND.';
+
+/** POST /v1/cards/{cardId}/<suffix>: a lifecycle change answered with the card as it is now. */
+const cardChange = (operationId: string, summary: string, body?: string) => ({
+  post: {
+    operationId,
+    summary,
+    description: LIFECYCLE_RULE,
+    parameters: [cardIdParam, ...headerParams],
+    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(body) } } } } : {}),
+    responses: operationAnswers('CardApplied'),
+  },
+});
+
 /** The protocol as an OpenAPI 3.1 document; the committed JSON file is this, pretty-printed. */
 export function coreProtocolOpenApi(): Record<string, unknown> {
   return {
@@ -209,12 +342,20 @@ export function coreProtocolOpenApi(): Record<string, unknown> {
         '`/banks/{bankId}`. Money is a decimal string. A retried request carries the same Idempotency-Key and must be ' +
         'applied once. A 200 is read as success only with status APPLIED and the fields below; any other answer the ' +
         'client does not recognise is treated as pending, never as success. 4xx other than 422 and every 5xx mean ' +
-        'nothing was applied.',
+        'nothing was applied. Reads (GET) change nothing, so the client retries them freely; a read answer it does not ' +
+        'recognise is a failure of the core, never pending. Card lifecycle changes name the card by cardId in the path; ' +
+        'a caller that knows only the entity or the kit asks GET /v1/card-resolution first.',
     },
     servers: [{ url: 'http://127.0.0.1:9090/banks/{bankId}', variables: { bankId: { default: 'demo' } } }],
     security: [{}, { bearer: [] }, { basic: [] }, { mtls: [] }],
     paths: {
       '/v1/entities/{entityId}/credit-limit': {
+        get: {
+          operationId: 'getCreditLimit',
+          summary: "Read an entity's credit limit",
+          parameters: [entityIdParam, ...readHeaderParams],
+          responses: readAnswers('CreditLimit'),
+        },
         post: {
           operationId: 'setCreditLimit',
           summary: "Set an entity's credit limit",
@@ -233,6 +374,77 @@ export function coreProtocolOpenApi(): Record<string, unknown> {
           parameters: headerParams,
           requestBody: { required: true, content: { 'application/json': { schema: ref('PhysicalUpgradeRequest') } } },
           responses: operationAnswers('PhysicalUpgradeApplied'),
+        },
+      },
+      '/v1/card-resolution': {
+        get: {
+          operationId: 'resolveCard',
+          summary: 'Which card a lifecycle action names, from an entity or a kit',
+          description:
+            'For callers that name a card by entityId or kitNo instead of cardId (the lifecycle paths take a cardId). ' +
+            'Every identifier given must name the same card. cardId names it; else entityId names the entity\'s single ' +
+            'card the action applies to (for activate the PENDING_ACTIVATION one; an entity with one card resolves to it ' +
+            'whatever its state, so that the change itself explains a refusal); else kitNo names the card mapped to the kit. ' +
+            'Refusals: ENTITY_NOT_FOUND, CARD_NOT_FOUND, CARD_AMBIGUOUS (several cards qualify: send cardId). With the ' +
+            'Idempotency-Key of a change that already succeeded, it answers the card that change applied to, so that a ' +
+            'retry resolves as the first attempt did.',
+          parameters: [
+            { name: 'action', in: 'query', required: true, schema: plain(CardResolutionQuery.properties.action) },
+            { name: 'cardId', in: 'query', required: false, schema: plain(Identifier) },
+            { name: 'entityId', in: 'query', required: false, schema: plain(Identifier) },
+            { name: 'kitNo', in: 'query', required: false, schema: plain(CardResolutionQuery.properties.kitNo) },
+            ...headerParams,
+          ],
+          responses: readAnswers('CardResolution'),
+        },
+      },
+      '/v1/cards/{cardId}': {
+        get: {
+          operationId: 'getCard',
+          summary: 'Read a card in full, with its PAN and CVV under sensitive',
+          parameters: [cardIdParam, ...readHeaderParams],
+          responses: readAnswers('CardDetails'),
+        },
+      },
+      '/v1/cards/{cardId}/activation': cardChange('activateCard', 'Activate a card issued PENDING_ACTIVATION'),
+      '/v1/cards/{cardId}/lock': cardChange('lockCard', 'Lock an ACTIVE card (temporary)'),
+      '/v1/cards/{cardId}/unlock': cardChange('unlockCard', 'Unlock a LOCKED card'),
+      '/v1/cards/{cardId}/block': cardChange('blockCard', 'Block a card permanently, recording the reason', 'BlockRequest'),
+      '/v1/cards/{cardId}/fulfilment/advance': cardChange(
+        'advanceFulfilment',
+        'Sandbox: move a physical card to its next fulfilment step (ORDERED → EMBOSSED → DISPATCHED → DELIVERED)',
+      ),
+      '/v1/cards/{cardId}/preferences': {
+        get: {
+          operationId: 'getPreferences',
+          summary: "Read a card's transaction preferences ({} when none were set)",
+          parameters: [cardIdParam, ...readHeaderParams],
+          responses: readAnswers('Preferences'),
+        },
+        put: {
+          operationId: 'updatePreferences',
+          summary: "Replace a card's transaction preferences; refused on a BLOCKED card",
+          parameters: [cardIdParam, ...headerParams],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('PreferencesRequest') } } },
+          responses: operationAnswers('PreferencesApplied'),
+        },
+      },
+      '/v1/cards/{cardId}/pin': {
+        put: {
+          operationId: 'setPin',
+          summary: 'Set the PIN of a physical card from a PIN block under the core\'s key',
+          description: 'The block is never echoed, logged or kept by the core; the answer names the card only.',
+          parameters: [cardIdParam, ...headerParams],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('PinRequest') } } },
+          responses: operationAnswers('PinApplied'),
+        },
+      },
+      '/v1/entities/{entityId}/cards': {
+        get: {
+          operationId: 'listCards',
+          summary: "An entity's cards, with masked numbers only",
+          parameters: [entityIdParam, ...readHeaderParams],
+          responses: readAnswers('CardList'),
         },
       },
       '/v1/entities/{entityId}': {

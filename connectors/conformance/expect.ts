@@ -61,3 +61,32 @@ export function expectAmount(actual: unknown, expected: string, what: string): v
   }
   if (!same) fail(`${what}: expected amount ${expected}, got ${JSON.stringify(actual)}`);
 }
+
+/** JSON with object keys sorted, so that two values compare by content, not key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/** Deep equality of plain JSON values (key order ignored). */
+export function expectSame(actual: unknown, expected: unknown, what: string): void {
+  if (canonical(actual) !== canonical(expected)) fail(`${what}: expected ${canonical(expected)}, got ${canonical(actual)}`);
+}
+
+/** The Luhn check a real card number passes. */
+export function luhnValid(digits: string): boolean {
+  if (!/^\d{12,19}$/.test(digits)) return false;
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = Number(digits[digits.length - 1 - i]);
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}

@@ -3,3 +3,4 @@ export type { ConformanceInstance, ConformanceTarget, Report, Scenario, Scenario
 export { scenarios, FIXTURE_LIMIT } from './scenarios.js';
 export { runConformance, runScenario, targetFromDefinition, ConformanceOptionsError, silentLogger, type FreshOptions, type RunOptions } from './runner.js';
 export { ConformanceFailure } from './expect.js';
+export { routesToStatuses, statusLabel } from './lifecycle.js';

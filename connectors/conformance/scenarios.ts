@@ -8,6 +8,7 @@ import {
   type UpgradeLimitInput,
 } from '../contract.js';
 import { check, describeResult, expectAmount, expectEqual, expectRejected, expectSucceeded, fail } from './expect.js';
+import { lifecycleScenarios } from './lifecycle.js';
 import type { Scenario, ScenarioContext } from './types.js';
 
 /** The demo fixtures' starting credit limit of every entity. */
@@ -132,6 +133,7 @@ export const scenarios: Scenario[] = [
     const calls: [string, () => Promise<OperationResult<unknown>>][] = [
       ['upgradeLimit', () => s.connector.upgradeLimit(limit('ENT-1002', '65000.00'), expired())],
       ['upgradeToPhysical', () => s.connector.upgradeToPhysical(physical('KIT-2004', 'ENT-1002'), expired())],
+      ['lockCard', () => s.connector.lockCard({ entityId: 'ENT-1002' }, expired())],
     ];
     for (const [operation, call] of calls) {
       let result: OperationResult<unknown>;
@@ -164,4 +166,6 @@ export const scenarios: Scenario[] = [
     if (!s.connector.health) return;
     await s.connector.health();
   }),
+
+  ...lifecycleScenarios,
 ];

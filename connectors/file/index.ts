@@ -2,10 +2,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
   defineConnector,
+  type BlockCardInput,
+  type CardRef,
   type Connector,
   type ConnectorContext,
   type ConnectorDeps,
   type PhysicalUpgradeInput,
+  type PreferencesInput,
+  type SetPinInput,
   type UpgradeLimitInput,
 } from '../contract.js';
 import { FileStore } from './store.js';
@@ -25,6 +29,8 @@ export const FileOptions = Type.Object(
 );
 export type FileOptions = Static<typeof FileOptions>;
 
+type Ctx = Pick<ConnectorContext, 'signal' | 'idempotencyKey'>;
+
 export class FileCore implements Connector {
   private constructor(readonly store: FileStore) {}
 
@@ -33,12 +39,61 @@ export class FileCore implements Connector {
     return new FileCore(await FileStore.open({ ...options, logger }));
   }
 
-  upgradeLimit(input: UpgradeLimitInput, ctx: Pick<ConnectorContext, 'signal' | 'idempotencyKey'>) {
-    return this.store.upgradeLimit(input, ctx.idempotencyKey, ctx.signal);
+  // Writes: applied in memory, journaled and acknowledged once durable (store.ts).
+
+  upgradeLimit(input: UpgradeLimitInput, ctx: Ctx) {
+    return this.store.write('upgradeLimit', input, ctx.idempotencyKey, ctx.signal);
   }
 
-  upgradeToPhysical(input: PhysicalUpgradeInput, ctx: Pick<ConnectorContext, 'signal' | 'idempotencyKey'>) {
-    return this.store.upgradeToPhysical(input, ctx.idempotencyKey, ctx.signal);
+  upgradeToPhysical(input: PhysicalUpgradeInput, ctx: Ctx) {
+    return this.store.write('upgradeToPhysical', input, ctx.idempotencyKey, ctx.signal);
+  }
+
+  activateCard(input: CardRef, ctx: Ctx) {
+    return this.store.write('activateCard', input, ctx.idempotencyKey, ctx.signal);
+  }
+
+  lockCard(input: CardRef, ctx: Ctx) {
+    return this.store.write('lockCard', input, ctx.idempotencyKey, ctx.signal);
+  }
+
+  unlockCard(input: CardRef, ctx: Ctx) {
+    return this.store.write('unlockCard', input, ctx.idempotencyKey, ctx.signal);
+  }
+
+  blockCard(input: BlockCardInput, ctx: Ctx) {
+    return this.store.write('blockCard', input, ctx.idempotencyKey, ctx.signal);
+  }
+
+  updatePreferences(input: PreferencesInput, ctx: Ctx) {
+    return this.store.write('updatePreferences', input, ctx.idempotencyKey, ctx.signal);
+  }
+
+  advanceFulfilment(input: { cardId: string }, ctx: Ctx) {
+    return this.store.write('advanceFulfilment', { cardId: input.cardId }, ctx.idempotencyKey, ctx.signal);
+  }
+
+  /** The journal records the change (card, format, key id), never the PIN block. */
+  setPin(input: SetPinInput, ctx: Ctx) {
+    return this.store.write('setPin', { cardId: input.cardId, format: input.format, keyId: input.keyId }, ctx.idempotencyKey, ctx.signal);
+  }
+
+  // Reads: served from memory, not journaled.
+
+  listCards(input: { entityId: string }, ctx: Ctx) {
+    return this.store.read(ctx.signal, (bank) => bank.listCards(input));
+  }
+
+  getCard(input: { cardId: string }, ctx: Ctx) {
+    return this.store.read(ctx.signal, (bank) => bank.getCard(input));
+  }
+
+  getPreferences(input: { cardId: string }, ctx: Ctx) {
+    return this.store.read(ctx.signal, (bank) => bank.getPreferences(input));
+  }
+
+  getCreditLimit(input: { entityId: string }, ctx: Ctx) {
+    return this.store.read(ctx.signal, (bank) => bank.getCreditLimit(input));
   }
 
   async health(): Promise<void> {

@@ -9,13 +9,15 @@ import { Value } from '@sinclair/typebox/value';
 import {
   ConnectorTimeoutError,
   ConnectorUnavailableError,
+  type BlockCardInput,
+  type CardRef,
   type OperationResult,
   type PhysicalUpgradeInput,
-  type PhysicalUpgradeResult,
+  type PreferencesInput,
   type UpgradeLimitInput,
-  type UpgradeLimitResult,
 } from '../contract.js';
-import { CoreBank, type CoreOperation } from '../mock/core.js';
+import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from '../../schemas/card-lifecycle.js';
+import { CORE_OPERATIONS, CoreBank, type CoreOperation, type PinChange } from '../mock/core.js';
 import { demoFixtures, emptyFixtures, fromSnapshot, toSnapshot, type MockCoreSnapshot, type MockCoreState } from '../mock/fixtures.js';
 import { DirLock, pidAlive } from './lock.js';
 
@@ -67,7 +69,7 @@ export function decodeLine(line: string): JournalEntry | null {
   if (crc32(json).toString(16).padStart(8, '0') !== line.slice(LINE_HEAD.length, LINE_HEAD.length + 8)) return null;
   try {
     const entry = JSON.parse(json) as JournalEntry;
-    if (!Number.isSafeInteger(entry.seq) || (entry.op !== 'upgradeLimit' && entry.op !== 'upgradeToPhysical')) return null;
+    if (!Number.isSafeInteger(entry.seq) || !(CORE_OPERATIONS as readonly string[]).includes(entry.op)) return null;
     return entry;
   } catch {
     return null;
@@ -111,11 +113,38 @@ function parseSnapshot(dir: string, text: string): SnapshotFile {
   return snap;
 }
 
+/**
+ * How each journaled operation is applied, live and on replay: the journal's `input` is exactly what
+ * CoreBank receives (for setPin that is the record of the change, never the PIN block).
+ */
+export interface OperationInputs {
+  upgradeLimit: UpgradeLimitInput;
+  upgradeToPhysical: PhysicalUpgradeInput;
+  activateCard: CardRef;
+  lockCard: CardRef;
+  unlockCard: CardRef;
+  blockCard: BlockCardInput;
+  updatePreferences: PreferencesInput;
+  advanceFulfilment: { cardId: string };
+  setPin: PinChange;
+}
+
+const APPLY: { [O in CoreOperation]: (bank: CoreBank, input: OperationInputs[O], key: string | undefined) => ReturnType<CoreBank[O]> } = {
+  upgradeLimit: (bank, input, key) => bank.upgradeLimit(input, key),
+  upgradeToPhysical: (bank, input, key) => bank.upgradeToPhysical(input, key),
+  activateCard: (bank, input, key) => bank.activateCard(input, key),
+  lockCard: (bank, input, key) => bank.lockCard(input, key),
+  unlockCard: (bank, input, key) => bank.unlockCard(input, key),
+  blockCard: (bank, input, key) => bank.blockCard(input, key),
+  updatePreferences: (bank, input, key) => bank.updatePreferences(input, key),
+  advanceFulfilment: (bank, input, key) => bank.advanceFulfilment(input, key),
+  setPin: (bank, input, key) => bank.setPin(input, key),
+};
+
 /** Applies one journal entry and checks that it produces the outcome that was acknowledged. */
 function replay(dir: string, bank: CoreBank, e: JournalEntry): void {
   const key = e.key || undefined;
-  const result =
-    e.op === 'upgradeLimit' ? bank.upgradeLimit(e.input as UpgradeLimitInput, key) : bank.upgradeToPhysical(e.input as PhysicalUpgradeInput, key);
+  const result = (APPLY[e.op] as (b: CoreBank, input: unknown, k: string | undefined) => OperationResult<unknown>)(bank, e.input, key);
   if (JSON.stringify(result) !== JSON.stringify(e.result)) {
     throw corrupt(dir, `replaying journal entry ${e.seq} (${e.op}) gives a different outcome than the one acknowledged; the core's rules changed while it was unapplied`);
   }
@@ -325,12 +354,22 @@ export class FileStore {
     }
   }
 
-  upgradeLimit(input: UpgradeLimitInput, key: string | undefined, signal: AbortSignal): Promise<OperationResult<UpgradeLimitResult>> {
-    return this.execute('upgradeLimit', input, key, signal, () => this.bank.upgradeLimit(input, key));
+  /** Applies a write to memory at once and resolves once it is durable (see `execute`). */
+  write<O extends CoreOperation>(op: O, input: OperationInputs[O], key: string | undefined, signal: AbortSignal): Promise<ReturnType<CoreBank[O]>> {
+    const apply = APPLY[op] as (b: CoreBank, input: OperationInputs[O], k: string | undefined) => OperationResult<unknown>;
+    return this.execute(op, input, key, signal, () => apply(this.bank, input, key)) as Promise<ReturnType<CoreBank[O]>>;
   }
 
-  upgradeToPhysical(input: PhysicalUpgradeInput, key: string | undefined, signal: AbortSignal): Promise<OperationResult<PhysicalUpgradeResult>> {
-    return this.execute('upgradeToPhysical', input, key, signal, () => this.bank.upgradeToPhysical(input, key));
+  /**
+   * A read, served from memory and not journaled. It waits for the writes before it to be durable, so
+   * that it never shows a change a crash could still undo.
+   */
+  async read<T>(signal: AbortSignal, read: (bank: CoreBank) => OperationResult<T>): Promise<OperationResult<T>> {
+    this.check();
+    if (signal.aborted) throw new ConnectorTimeoutError('deadline passed before the file core read its state');
+    const result = read(this.bank);
+    await this.durable(this.appendedSeq, signal);
+    return result;
   }
 
   /** Throws when the store cannot take writes (closed, or a write failed and it must be re-opened). */
@@ -480,11 +519,15 @@ export const FixturesSchema = Type.Object({
     Type.Object({
       cardId: Id,
       entityId: Id,
-      form: Type.Union([Type.Literal('VIRTUAL'), Type.Literal('PHYSICAL')]),
-      state: Type.Union([Type.Literal('ACTIVE'), Type.Literal('LOCKED'), Type.Literal('PENDING_ACTIVATION'), Type.Literal('BLOCKED')]),
+      form: Type.Union(CARD_FORMS.map((f) => Type.Literal(f))),
+      state: Type.Union(CARD_STATES.map((st) => Type.Literal(st))),
       pan: Type.String({ pattern: '^[0-9]{12,19}$' }),
+      expiry: Type.Optional(Type.String({ pattern: '^(0[1-9]|1[0-2])/[0-9]{2}$' })),
+      cvv: Type.Optional(Type.String({ pattern: '^[0-9]{3,4}$' })),
+      blockReason: Type.Optional(Type.Union(BLOCK_REASONS.map((r) => Type.Literal(r)))),
+      pinSet: Type.Optional(Type.Boolean()),
       kitNo: Type.Optional(Id),
-      fulfilment: Type.Optional(Type.Union([Type.Literal('ORDERED'), Type.Literal('EMBOSSED'), Type.Literal('DISPATCHED'), Type.Literal('DELIVERED')])),
+      fulfilment: Type.Optional(Type.Union(FULFILMENT_STEPS.map((f) => Type.Literal(f)))),
       deliveryAddress: Type.Optional(Address),
       plasticCode: Type.Optional(Type.Object({ code: Type.String(), description: Type.Optional(Type.String()) })),
       preferences: Type.Optional(Type.Unknown()),

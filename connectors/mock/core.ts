@@ -3,18 +3,73 @@
 import {
   rejected,
   succeeded,
+  type BlockCardInput,
+  type CardDetails,
+  type CardRef,
+  type CardSummary,
+  type CreditLimitResult,
   type OperationResult,
   type PhysicalUpgradeInput,
   type PhysicalUpgradeResult,
+  type PreferencesInput,
+  type SetPinInput,
   type UpgradeLimitInput,
   type UpgradeLimitResult,
 } from '../contract.js';
+import type { Preferences } from '../../schemas/cards.js';
+import { transition, type CardAction, type CardStatus } from '../../schemas/card-lifecycle.js';
 import { fromMinor, toMinor } from '../shared/money.js';
 import type { MockCard, MockCoreState } from './fixtures.js';
 
-export type CoreOperation = 'upgradeLimit' | 'upgradeToPhysical';
+/** The writes CoreBank applies; each name prefixes its idempotency keys and names its journal entries. */
+export const CORE_OPERATIONS = [
+  'upgradeLimit',
+  'upgradeToPhysical',
+  'activateCard',
+  'lockCard',
+  'unlockCard',
+  'blockCard',
+  'updatePreferences',
+  'advanceFulfilment',
+  'setPin',
+] as const;
+export type CoreOperation = (typeof CORE_OPERATIONS)[number];
 
-/** Operations the core applies; an idempotency key makes a retry return the first outcome unchanged. */
+/** The lifecycle actions a CardRef (cardId, entityId or kitNo) may name a card for. */
+export const REF_ACTIONS = ['activate', 'lock', 'unlock', 'block'] as const;
+export type RefAction = (typeof REF_ACTIONS)[number];
+
+const OPERATION_OF: Record<RefAction, CoreOperation> = { activate: 'activateCard', lock: 'lockCard', unlock: 'unlockCard', block: 'blockCard' };
+
+/** What a PIN change leaves in the core's records: never the block itself. */
+export type PinChange = Pick<SetPinInput, 'cardId' | 'format' | 'keyId'>;
+
+/** First six and last four digits, the rest masked. */
+export const maskPan = (pan: string): string => `${pan.slice(0, 6)}${'*'.repeat(Math.max(pan.length - 10, 1))}${pan.slice(-4)}`;
+
+const statusOf = (card: MockCard): CardStatus => ({ form: card.form, state: card.state, fulfilment: card.fulfilment });
+
+/** A card as CoreBank shows it: a fresh object, without the PAN or CVV. */
+export function summaryOf(card: MockCard): CardSummary {
+  return {
+    cardId: card.cardId,
+    entityId: card.entityId,
+    form: card.form,
+    state: card.state,
+    ...(card.fulfilment ? { fulfilment: card.fulfilment } : {}),
+    ...(card.kitNo ? { kitNo: card.kitNo } : {}),
+    panMasked: maskPan(card.pan),
+    expiry: card.expiry,
+    ...(card.blockReason ? { blockReason: card.blockReason } : {}),
+  };
+}
+
+type Resolved = { card: MockCard } | { refusal: OperationResult<never> };
+
+/**
+ * Operations the core applies; an idempotency key makes a retry return the first outcome unchanged.
+ * Every answer is a copy: callers never hold the core's own objects.
+ */
 export class CoreBank {
   constructor(readonly state: MockCoreState) {}
 
@@ -26,14 +81,175 @@ export class CoreBank {
     return this.once('upgradeToPhysical', idempotencyKey, () => this.applyPhysical(input));
   }
 
+  activateCard(input: CardRef, idempotencyKey?: string): OperationResult<CardSummary> {
+    return this.once('activateCard', idempotencyKey, () => this.applyAction(input, 'activate'));
+  }
+
+  lockCard(input: CardRef, idempotencyKey?: string): OperationResult<CardSummary> {
+    return this.once('lockCard', idempotencyKey, () => this.applyAction(input, 'lock'));
+  }
+
+  unlockCard(input: CardRef, idempotencyKey?: string): OperationResult<CardSummary> {
+    return this.once('unlockCard', idempotencyKey, () => this.applyAction(input, 'unlock'));
+  }
+
+  blockCard(input: BlockCardInput, idempotencyKey?: string): OperationResult<CardSummary> {
+    return this.once('blockCard', idempotencyKey, () =>
+      this.applyAction(input, 'block', (card) => {
+        card.blockReason = input.reasonCode;
+      }),
+    );
+  }
+
+  advanceFulfilment(input: { cardId: string }, idempotencyKey?: string): OperationResult<CardSummary> {
+    return this.once('advanceFulfilment', idempotencyKey, () => this.applyAction({ cardId: input.cardId }, 'advanceFulfilment'));
+  }
+
+  updatePreferences(input: PreferencesInput, idempotencyKey?: string): OperationResult<Preferences> {
+    return this.once('updatePreferences', idempotencyKey, () => {
+      const found = this.cardById(input.cardId);
+      if ('refusal' in found) return found.refusal;
+      const t = transition(statusOf(found.card), 'updatePreferences');
+      if (!t.allowed) return rejected(t.code, `Card ${input.cardId}: ${t.reason}.`);
+      found.card.preferences = structuredClone(input.preferences);
+      return succeeded(structuredClone(input.preferences));
+    });
+  }
+
+  /** Records that a PIN was set. The block goes to the card system's HSM; the core keeps no copy. */
+  setPin(input: PinChange, idempotencyKey?: string): OperationResult<{ cardId: string }> {
+    return this.once('setPin', idempotencyKey, () => {
+      const found = this.cardById(input.cardId);
+      if ('refusal' in found) return found.refusal;
+      const t = transition(statusOf(found.card), 'setPin');
+      if (!t.allowed) return rejected(t.code, `Card ${input.cardId}: ${t.reason}.`);
+      found.card.pinSet = true;
+      return succeeded({ cardId: input.cardId });
+    });
+  }
+
+  // ── Reads: never journaled, never idempotency-keyed, always copies ──────────────────────────────
+
+  listCards(input: { entityId: string }): OperationResult<CardSummary[]> {
+    if (!this.state.entities.has(input.entityId)) return rejected('ENTITY_NOT_FOUND', `Entity ${input.entityId} does not exist.`);
+    return succeeded(this.cardsOf(input.entityId).map(summaryOf));
+  }
+
+  getCard(input: { cardId: string }): OperationResult<CardDetails> {
+    const found = this.cardById(input.cardId);
+    if ('refusal' in found) return found.refusal;
+    const card = found.card;
+    return succeeded({
+      ...summaryOf(card),
+      ...(card.plasticCode ? { plasticCode: structuredClone(card.plasticCode) } : {}),
+      ...(card.preferences ? { preferences: structuredClone(card.preferences) } : {}),
+      sensitive: { pan: card.pan, cvv: card.cvv },
+    });
+  }
+
+  /** The card's preferences; `{}` when none were ever set. */
+  getPreferences(input: { cardId: string }): OperationResult<Preferences> {
+    const found = this.cardById(input.cardId);
+    if ('refusal' in found) return found.refusal;
+    return succeeded(structuredClone(found.card.preferences ?? {}));
+  }
+
+  getCreditLimit(input: { entityId: string }): OperationResult<CreditLimitResult> {
+    const entity = this.state.entities.get(input.entityId);
+    if (!entity) return rejected('ENTITY_NOT_FOUND', `Entity ${input.entityId} does not exist.`);
+    return succeeded({ entityId: entity.entityId, creditLimit: fromMinor(entity.creditLimitMinor) });
+  }
+
+  /**
+   * The card `ref` names for `action`, by the rules the writes use. With an idempotency key whose
+   * write already succeeded, the card that write applied to: a retry resolves to the same card even
+   * when the first attempt changed which cards match (the REST protocol resolves before it writes).
+   */
+  resolveCardId(ref: CardRef, action: RefAction, idempotencyKey?: string): OperationResult<{ cardId: string }> {
+    if (idempotencyKey) {
+      const seen = this.state.idempotency.get(`${OPERATION_OF[action]}:${idempotencyKey}`) as OperationResult<{ cardId?: unknown }> | undefined;
+      if (seen?.status === 'succeeded' && typeof seen.value.cardId === 'string') return succeeded({ cardId: seen.value.cardId });
+    }
+    const found = this.resolve(ref, action);
+    return 'refusal' in found ? found.refusal : succeeded({ cardId: found.card.cardId });
+  }
+
+  // ── Internals ───────────────────────────────────────────────────────────────────────────────────
+
   private once<T>(op: CoreOperation, key: string | undefined, apply: () => OperationResult<T>): OperationResult<T> {
     if (!key) return apply();
     const id = `${op}:${key}`;
     const seen = this.state.idempotency.get(id);
-    if (seen) return seen as OperationResult<T>;
+    if (seen) return structuredClone(seen) as OperationResult<T>;
     const result = apply();
-    this.state.idempotency.set(id, result);
+    this.state.idempotency.set(id, structuredClone(result));
     return result;
+  }
+
+  private cardsOf(entityId: string): MockCard[] {
+    return [...this.state.cards.values()].filter((c) => c.entityId === entityId);
+  }
+
+  private cardById(cardId: string): Resolved {
+    const card = this.state.cards.get(cardId);
+    return card ? { card } : { refusal: rejected('CARD_NOT_FOUND', `Card ${cardId} does not exist.`) };
+  }
+
+  /**
+   * CardRef resolution (contract.ts): every identifier given must name the same card. `cardId` names it;
+   * else `entityId` (with `kitNo`, the entity's card on that kit) names the entity's single card the
+   * action applies to; else `kitNo` names the card mapped to it. An entity whose only card cannot take
+   * the action resolves to that card, so the refusal says why (CARD_STATE_INVALID), not "not found".
+   */
+  private resolve(ref: CardRef, action: CardAction): Resolved {
+    const { cardId, entityId, kitNo } = ref;
+    if (entityId !== undefined && !this.state.entities.has(entityId)) {
+      return { refusal: rejected('ENTITY_NOT_FOUND', `Entity ${entityId} does not exist.`) };
+    }
+    if (cardId !== undefined) {
+      const found = this.cardById(cardId);
+      if ('refusal' in found) return found;
+      if (entityId !== undefined && found.card.entityId !== entityId) {
+        return { refusal: rejected('CARD_NOT_FOUND', `Card ${cardId} does not exist for entity ${entityId}.`) };
+      }
+      if (kitNo !== undefined && found.card.kitNo !== kitNo) {
+        return { refusal: rejected('CARD_NOT_FOUND', `Card ${cardId} is not mapped to kit ${kitNo}.`) };
+      }
+      return found;
+    }
+    if (kitNo !== undefined) {
+      const mapped = this.state.kits.get(kitNo)?.mappedTo;
+      const card = mapped ? this.state.cards.get(mapped) : undefined;
+      if (!card) return { refusal: rejected('CARD_NOT_FOUND', `No card is mapped to kit ${kitNo}.`) };
+      if (entityId !== undefined && card.entityId !== entityId) {
+        return { refusal: rejected('CARD_NOT_FOUND', `Kit ${kitNo} is not mapped to a card of entity ${entityId}.`) };
+      }
+      return { card };
+    }
+    if (entityId === undefined) return { refusal: rejected('CARD_NOT_FOUND', 'Name the card: cardId, entityId or kitNo.') };
+    const cards = this.cardsOf(entityId);
+    const candidates = cards.filter((c) => transition(statusOf(c), action).allowed);
+    if (candidates.length === 1) return { card: candidates[0]! };
+    if (candidates.length > 1) {
+      return { refusal: rejected('CARD_AMBIGUOUS', `Entity ${entityId} has ${candidates.length} cards this applies to; send cardId.`) };
+    }
+    if (cards.length === 1) return { card: cards[0]! };
+    if (cards.length === 0) return { refusal: rejected('CARD_NOT_FOUND', `Entity ${entityId} has no card.`) };
+    return { refusal: rejected('CARD_STATE_INVALID', `None of the ${cards.length} cards of entity ${entityId} is in a state that allows this; send cardId.`) };
+  }
+
+  /** Resolves the card, asks the transition table, and applies the next status (plus `also`). */
+  private applyAction(ref: CardRef, action: CardAction, also?: (card: MockCard) => void): OperationResult<CardSummary> {
+    const found = this.resolve(ref, action);
+    if ('refusal' in found) return found.refusal;
+    const card = found.card;
+    const t = transition(statusOf(card), action);
+    if (!t.allowed) return rejected(t.code, `Card ${card.cardId}: ${t.reason}.`);
+    card.form = t.next.form;
+    card.state = t.next.state;
+    card.fulfilment = t.next.fulfilment;
+    also?.(card);
+    return succeeded(summaryOf(card));
   }
 
   private applyLimit(input: UpgradeLimitInput): OperationResult<UpgradeLimitResult> {
@@ -78,23 +294,21 @@ export class CoreBank {
     if (input.cardId) {
       card = this.state.cards.get(input.cardId);
       if (!card || card.entityId !== entityId) return rejected('CARD_NOT_FOUND', `Card ${input.cardId} does not exist for entity ${entityId}.`);
-      if (card.form !== 'VIRTUAL') return rejected('CARD_NOT_VIRTUAL', `Card ${input.cardId} is already physical.`);
     } else {
-      const virtual = [...this.state.cards.values()].filter((c) => c.entityId === entityId && c.form === 'VIRTUAL');
+      const virtual = this.cardsOf(entityId).filter((c) => c.form === 'VIRTUAL');
       if (virtual.length === 0) return rejected('CARD_NOT_VIRTUAL', `Entity ${entityId} has no virtual card to upgrade.`);
       if (virtual.length > 1) return rejected('CARD_AMBIGUOUS', `Entity ${entityId} has several virtual cards; send cardId.`);
       card = virtual[0]!;
     }
-    if (card.state !== 'ACTIVE') {
-      return rejected('CARD_STATE_INVALID', `Card ${card.cardId} is ${card.state} and cannot be upgraded.`);
-    }
+    const t = transition(statusOf(card), 'upgradeToPhysical', { lockOnUpgrade: input.lockOnUpgrade });
+    if (!t.allowed) return rejected(t.code, `Card ${card.cardId} cannot be upgraded: ${t.reason}.`);
 
     const entity = this.state.entities.get(entityId)!;
     const address = input.communicationAddress;
-    card.form = 'PHYSICAL';
+    card.form = t.next.form;
+    card.state = t.next.state;
+    card.fulfilment = t.next.fulfilment;
     card.kitNo = kit.kitNo;
-    card.state = input.lockOnUpgrade ? 'PENDING_ACTIVATION' : 'ACTIVE';
-    card.fulfilment = 'ORDERED';
     card.deliveryAddress =
       !address || address.usePrimaryAddress
         ? { ...entity.primaryAddress }
@@ -106,8 +320,8 @@ export class CoreBank {
             country: address.country!,
             pin: address.pin!,
           };
-    if (input.plasticCode) card.plasticCode = input.plasticCode;
-    if (input.preferences) card.preferences = input.preferences;
+    if (input.plasticCode) card.plasticCode = structuredClone(input.plasticCode);
+    if (input.preferences) card.preferences = structuredClone(input.preferences);
     kit.mappedTo = card.cardId;
     kit.allocatedTo = entityId;
     return succeeded({ cardId: card.cardId, entityId, kitNo: kit.kitNo, state: card.state as PhysicalUpgradeResult['state'] });

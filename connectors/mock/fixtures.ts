@@ -1,9 +1,8 @@
 // Demo fixtures of the mock core: entities ENT-1001..1003 with a credit line and one virtual card each, kits.
 import type { Preferences } from '../../schemas/cards.js';
+import type { BlockReason, CardForm, CardState, Fulfilment } from '../../schemas/card-lifecycle.js';
 
-export type CardForm = 'VIRTUAL' | 'PHYSICAL';
-export type CardState = 'ACTIVE' | 'LOCKED' | 'PENDING_ACTIVATION' | 'BLOCKED';
-export type Fulfilment = 'ORDERED' | 'EMBOSSED' | 'DISPATCHED' | 'DELIVERED';
+export type { BlockReason, CardForm, CardState, Fulfilment };
 
 export interface Address {
   address1: string;
@@ -21,6 +20,14 @@ export interface MockCard {
   state: CardState;
   /** Luhn-valid test PAN; never leaves the connector unmasked in logs. */
   pan: string;
+  /** `MM/YY`. */
+  expiry: string;
+  /** Core data: read by getCard for the gateway to encrypt, never stored or logged by the gateway. */
+  cvv: string;
+  /** Why the card was blocked, once it is BLOCKED. */
+  blockReason?: BlockReason | undefined;
+  /** Whether a PIN was set. The PIN block itself is handed on, never kept. */
+  pinSet: boolean;
   kitNo?: string | undefined;
   fulfilment?: Fulfilment | undefined;
   deliveryAddress?: Address | undefined;
@@ -68,6 +75,16 @@ export function withLuhnDigit(partial: string): string {
   return partial + String((10 - (sum % 10)) % 10);
 }
 
+/** A fixed three-digit test CVV derived from the PAN, so that fixtures are reproducible. */
+export function demoCvv(pan: string): string {
+  let h = 7;
+  for (const d of pan) h = (h * 31 + Number(d)) % 900;
+  return String(100 + h);
+}
+
+/** The expiry of fixture cards that carry none (older snapshots, hand-written fixtures). */
+export const DEMO_EXPIRY = '12/29';
+
 export function demoFixtures(): MockCoreState {
   const entities = new Map<string, MockEntity>();
   const cards = new Map<string, MockCard>();
@@ -81,12 +98,17 @@ export function demoFixtures(): MockCoreState {
       primaryAddress: { address1: `${10 + i} Demo Street`, city: cities[i]!, state: 'Demo', country: 'PT', pin: `100${i}-001` },
     });
     const cardId = `CARD-${3001 + i}`;
+    // 15 digits and a Luhn check digit: 4000000000030017, 4000000000030025, 4000000000030033.
+    const pan = withLuhnDigit(`40000000000${3001 + i}`);
     cards.set(cardId, {
       cardId,
       entityId,
       form: 'VIRTUAL',
       state: 'ACTIVE',
-      pan: withLuhnDigit(`400000000000${3001 + i}`.slice(0, 15)),
+      pan,
+      expiry: DEMO_EXPIRY,
+      cvv: demoCvv(pan),
+      pinSet: false,
       balanceMinor: BigInt(12_345 * (i + 1)),
     });
   });
@@ -99,10 +121,18 @@ export function emptyFixtures(): MockCoreState {
   return { entities: new Map(), cards: new Map(), kits: new Map(), idempotency: new Map() };
 }
 
-/** Plain JSON form of the state (bigints as decimal strings), for files and fixture export. */
+/**
+ * Plain JSON form of the state (bigints as decimal strings), for files and fixture export. Card fields
+ * added later (expiry, cvv, pinSet) are optional so that older snapshots still load; they get defaults.
+ */
 export interface MockCoreSnapshot {
   entities: (Omit<MockEntity, 'creditLimitMinor'> & { creditLimitMinor: string })[];
-  cards: (Omit<MockCard, 'balanceMinor'> & { balanceMinor: string })[];
+  cards: (Omit<MockCard, 'balanceMinor' | 'expiry' | 'cvv' | 'pinSet'> & {
+    balanceMinor: string;
+    expiry?: string | undefined;
+    cvv?: string | undefined;
+    pinSet?: boolean | undefined;
+  })[];
   kits: MockKit[];
   idempotency: [string, unknown][];
 }
@@ -110,7 +140,7 @@ export interface MockCoreSnapshot {
 export function toSnapshot(state: MockCoreState): MockCoreSnapshot {
   return {
     entities: [...state.entities.values()].map((e) => ({ ...e, creditLimitMinor: e.creditLimitMinor.toString() })),
-    cards: [...state.cards.values()].map((c) => ({ ...c, balanceMinor: c.balanceMinor.toString() })),
+    cards: [...state.cards.values()].map((c) => ({ ...structuredClone(c), balanceMinor: c.balanceMinor.toString() })),
     kits: [...state.kits.values()].map((k) => ({ ...k })),
     idempotency: [...state.idempotency.entries()],
   };
@@ -119,7 +149,18 @@ export function toSnapshot(state: MockCoreState): MockCoreSnapshot {
 export function fromSnapshot(s: MockCoreSnapshot): MockCoreState {
   return {
     entities: new Map(s.entities.map((e) => [e.entityId, { ...e, creditLimitMinor: BigInt(e.creditLimitMinor) }])),
-    cards: new Map(s.cards.map((c) => [c.cardId, { ...c, balanceMinor: BigInt(c.balanceMinor) }])),
+    cards: new Map(
+      s.cards.map((c) => [
+        c.cardId,
+        {
+          ...structuredClone(c),
+          expiry: c.expiry ?? DEMO_EXPIRY,
+          cvv: c.cvv ?? demoCvv(c.pan),
+          pinSet: c.pinSet ?? false,
+          balanceMinor: BigInt(c.balanceMinor),
+        },
+      ]),
+    ),
     kits: new Map(s.kits.map((k) => [k.kitNo, { ...k }])),
     idempotency: new Map(s.idempotency ?? []),
   };

@@ -3,9 +3,14 @@ import { Type } from '@sinclair/typebox';
 import {
   ConnectorTimeoutError,
   defineConnector,
+  type BlockCardInput,
+  type CardRef,
   type Connector,
   type ConnectorContext,
+  type OperationResult,
   type PhysicalUpgradeInput,
+  type PreferencesInput,
+  type SetPinInput,
   type UpgradeLimitInput,
 } from '../contract.js';
 import { CoreBank } from './core.js';
@@ -37,6 +42,8 @@ async function simulateLatency(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+type Ctx = Pick<ConnectorContext, 'signal' | 'idempotencyKey'>;
+
 export class MockCore implements Connector {
   readonly bank: CoreBank;
 
@@ -47,14 +54,63 @@ export class MockCore implements Connector {
     this.bank = new CoreBank(state);
   }
 
-  async upgradeLimit(input: UpgradeLimitInput, ctx: Pick<ConnectorContext, 'signal' | 'idempotencyKey'>) {
-    await simulateLatency(this.latencyMs, ctx.signal);
-    return this.bank.upgradeLimit(input, ctx.idempotencyKey);
+  upgradeLimit(input: UpgradeLimitInput, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.upgradeLimit(input, key));
   }
 
-  async upgradeToPhysical(input: PhysicalUpgradeInput, ctx: Pick<ConnectorContext, 'signal' | 'idempotencyKey'>) {
+  upgradeToPhysical(input: PhysicalUpgradeInput, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.upgradeToPhysical(input, key));
+  }
+
+  activateCard(input: CardRef, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.activateCard(input, key));
+  }
+
+  lockCard(input: CardRef, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.lockCard(input, key));
+  }
+
+  unlockCard(input: CardRef, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.unlockCard(input, key));
+  }
+
+  blockCard(input: BlockCardInput, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.blockCard(input, key));
+  }
+
+  listCards(input: { entityId: string }, ctx: Ctx) {
+    return this.call(ctx, () => this.bank.listCards(input));
+  }
+
+  getCard(input: { cardId: string }, ctx: Ctx) {
+    return this.call(ctx, () => this.bank.getCard(input));
+  }
+
+  getPreferences(input: { cardId: string }, ctx: Ctx) {
+    return this.call(ctx, () => this.bank.getPreferences(input));
+  }
+
+  updatePreferences(input: PreferencesInput, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.updatePreferences(input, key));
+  }
+
+  getCreditLimit(input: { entityId: string }, ctx: Ctx) {
+    return this.call(ctx, () => this.bank.getCreditLimit(input));
+  }
+
+  advanceFulfilment(input: { cardId: string }, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.advanceFulfilment(input, key));
+  }
+
+  setPin(input: SetPinInput, ctx: Ctx) {
+    // Only the record of the change reaches the core's state; the block is not kept.
+    return this.call(ctx, (key) => this.bank.setPin({ cardId: input.cardId, format: input.format, keyId: input.keyId }, key));
+  }
+
+  /** Every call, read or write, waits out the latency first; a deadline that passes first applies nothing. */
+  private async call<T>(ctx: Ctx, apply: (idempotencyKey: string | undefined) => OperationResult<T>): Promise<OperationResult<T>> {
     await simulateLatency(this.latencyMs, ctx.signal);
-    return this.bank.upgradeToPhysical(input, ctx.idempotencyKey);
+    return apply(ctx.idempotencyKey);
   }
 }
 

@@ -9,7 +9,7 @@ import { UNREADABLE, type CoreAnswer } from './transformers.js';
 const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface CoreRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT';
   /** Relative to the baseUrl, e.g. /v1/cards/physical-upgrades. */
   path: string;
   body?: unknown;

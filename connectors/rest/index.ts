@@ -9,25 +9,50 @@ import {
   type Connector,
   type ConnectorContext,
   type ConnectorDeps,
+  type BlockCardInput,
+  type CardDetails,
+  type CardRef,
+  type CardSummary,
+  type CreditLimitResult,
   type OperationResult,
   type PhysicalUpgradeInput,
   type PhysicalUpgradeResult,
+  type PreferencesInput,
+  type SetPinInput,
   type UpgradeLimitInput,
   type UpgradeLimitResult,
 } from '../contract.js';
+import type { Preferences } from '../../schemas/cards.js';
 import { acquireBreaker, type BreakerSnapshot, type CircuitBreaker } from './breaker.js';
 import { CoreClient, type CoreRequest } from './client.js';
 import { RestOptions, RestOptionsError, resolveRestOptions, type ResolvedRestOptions } from './options.js';
 import {
+  CARD_CHANGE_SUFFIX,
   HEALTH_PATH,
   PHYSICAL_UPGRADE_PATH,
   backoffDelay,
+  cardPath,
+  cardResolutionPath,
   classifyTransportError,
   creditLimitPath,
+  entityCardsPath,
+  fromCoreCard,
+  fromCoreCardChange,
+  fromCoreCardList,
+  fromCoreCardResolution,
   fromCoreCreditLimit,
+  fromCoreCreditLimitRead,
   fromCorePhysicalUpgrade,
+  fromCorePin,
+  fromCorePreferences,
+  fromCorePreferencesApplied,
+  isBareCardId,
+  toCoreBlock,
   toCoreCreditLimit,
   toCorePhysicalUpgrade,
+  toCorePin,
+  toCorePreferences,
+  type CardChange,
   type Classified,
   type CoreAnswer,
 } from './transformers.js';
@@ -57,7 +82,8 @@ export interface RestConnectorHooks {
   random?: () => number;
 }
 
-type Operation = 'upgradeLimit' | 'upgradeToPhysical';
+/** Contract operations, plus the card lookup some of them make first. */
+type Operation = Exclude<keyof Connector, 'health' | 'close'> | 'resolveCard';
 
 export class RestConnector implements Connector {
   private readonly client: CoreClient;
@@ -105,6 +131,89 @@ export class RestConnector implements Connector {
     );
   }
 
+  activateCard(input: CardRef, ctx: ConnectorContext): Promise<OperationResult<CardSummary>> {
+    return this.cardChange('activateCard', 'activate', input, ctx);
+  }
+
+  lockCard(input: CardRef, ctx: ConnectorContext): Promise<OperationResult<CardSummary>> {
+    return this.cardChange('lockCard', 'lock', input, ctx);
+  }
+
+  unlockCard(input: CardRef, ctx: ConnectorContext): Promise<OperationResult<CardSummary>> {
+    return this.cardChange('unlockCard', 'unlock', input, ctx);
+  }
+
+  blockCard(input: BlockCardInput, ctx: ConnectorContext): Promise<OperationResult<CardSummary>> {
+    return this.cardChange('blockCard', 'block', input, ctx, toCoreBlock(input));
+  }
+
+  advanceFulfilment(input: { cardId: string }, ctx: ConnectorContext): Promise<OperationResult<CardSummary>> {
+    return this.execute(
+      'advanceFulfilment',
+      { method: 'POST', path: cardPath(input.cardId, CARD_CHANGE_SUFFIX.advanceFulfilment) },
+      ctx,
+      (answer) => fromCoreCardChange(answer, 'advanceFulfilment', input.cardId),
+    );
+  }
+
+  updatePreferences(input: PreferencesInput, ctx: ConnectorContext): Promise<OperationResult<Preferences>> {
+    return this.execute(
+      'updatePreferences',
+      { method: 'PUT', path: cardPath(input.cardId, '/preferences'), body: toCorePreferences(input) },
+      ctx,
+      (answer) => fromCorePreferencesApplied(answer, input),
+    );
+  }
+
+  /** The PIN block travels in the body only: never in a path, a header or a log line. */
+  setPin(input: SetPinInput, ctx: ConnectorContext): Promise<OperationResult<{ cardId: string }>> {
+    return this.execute('setPin', { method: 'PUT', path: cardPath(input.cardId, '/pin'), body: toCorePin(input) }, ctx, (answer) =>
+      fromCorePin(answer, input.cardId),
+    );
+  }
+
+  listCards(input: { entityId: string }, ctx: ConnectorContext): Promise<OperationResult<CardSummary[]>> {
+    return this.execute('listCards', { method: 'GET', path: entityCardsPath(input.entityId) }, ctx, (answer) => fromCoreCardList(answer, input.entityId));
+  }
+
+  getCard(input: { cardId: string }, ctx: ConnectorContext): Promise<OperationResult<CardDetails>> {
+    return this.execute('getCard', { method: 'GET', path: cardPath(input.cardId) }, ctx, (answer) => fromCoreCard(answer, input.cardId));
+  }
+
+  getPreferences(input: { cardId: string }, ctx: ConnectorContext): Promise<OperationResult<Preferences>> {
+    return this.execute('getPreferences', { method: 'GET', path: cardPath(input.cardId, '/preferences') }, ctx, (answer) =>
+      fromCorePreferences(answer, input.cardId),
+    );
+  }
+
+  getCreditLimit(input: { entityId: string }, ctx: ConnectorContext): Promise<OperationResult<CreditLimitResult>> {
+    return this.execute('getCreditLimit', { method: 'GET', path: creditLimitPath(input.entityId) }, ctx, (answer) =>
+      fromCoreCreditLimitRead(answer, input.entityId),
+    );
+  }
+
+  /**
+   * A lifecycle change by CardRef. The protocol's change paths take a cardId; a reference by entity or kit
+   * is resolved first (GET /v1/card-resolution, under the same idempotency key, so that a retry resolves
+   * to the card the first attempt changed). A refusal of the lookup is the operation's refusal.
+   */
+  private async cardChange(op: Operation, change: CardChange, ref: CardRef, ctx: ConnectorContext, body?: unknown): Promise<OperationResult<CardSummary>> {
+    let cardId: string;
+    if (isBareCardId(ref)) {
+      cardId = ref.cardId;
+    } else {
+      const resolved = await this.execute('resolveCard', { method: 'GET', path: cardResolutionPath(ref, change) }, ctx, fromCoreCardResolution);
+      if (resolved.status !== 'succeeded') return resolved as OperationResult<never>;
+      cardId = resolved.value.cardId;
+    }
+    return this.execute(
+      op,
+      { method: 'POST', path: cardPath(cardId, CARD_CHANGE_SUFFIX[change]), ...(body === undefined ? {} : { body }) },
+      ctx,
+      (answer) => fromCoreCardChange(answer, change, cardId, body as Partial<BlockCardInput> | undefined),
+    );
+  }
+
   /** Ready when the breaker lets calls through and the bank answers its health path. */
   async health(): Promise<void> {
     if (this.breaker.snapshot().state === 'open') throw new ConnectorUnavailableError(`the circuit breaker for ${this.client.origin} is open`);
@@ -134,7 +243,7 @@ export class RestConnector implements Connector {
   /**
    * One operation: attempts under the breaker until an answer maps to a result, or the failure is final.
    * Retries only when a repeat cannot apply the operation twice: the request certainly never left
-   * (connection refused), or the core dedupes it by the caller's idempotency key.
+   * (connection refused), the core dedupes it by the caller's idempotency key, or it is a read (GET).
    */
   private async execute<T>(
     op: Operation,
@@ -149,7 +258,8 @@ export class RestConnector implements Connector {
     const deadlineAt = Date.now() + this.opts.timeoutMs;
     const headers: Record<string, string> = { 'x-request-id': ctx.requestId };
     if (ctx.idempotencyKey) headers['idempotency-key'] = ctx.idempotencyKey;
-    const keyed = Boolean(ctx.idempotencyKey);
+    // A read changes nothing, so repeating it is always safe.
+    const repeatable = Boolean(ctx.idempotencyKey) || request.method === 'GET';
     const { max, baseDelayMs, maxDelayMs } = this.opts.retries;
 
     const timedOut = (detail: string): never => {
@@ -195,7 +305,7 @@ export class RestConnector implements Connector {
         permit.failure();
         const failure = classifyTransportError(err, signal.aborted);
         if (failure.kind === 'timeout') return timedOut('(no answer)');
-        await retryOrFail(attempt, failure.kind === 'not-sent' || keyed, `connection failed (${failure.code})`, { code: failure.code });
+        await retryOrFail(attempt, failure.kind === 'not-sent' || repeatable, `connection failed (${failure.code})`, { code: failure.code });
         continue;
       }
 
@@ -208,7 +318,7 @@ export class RestConnector implements Connector {
         log.debug({ op, attempt, status: answer.status, outcome: result.status }, 'core answered');
         return result;
       }
-      await retryOrFail(attempt, outcome.retryable && keyed, outcome.reason, { status: answer.status });
+      await retryOrFail(attempt, outcome.retryable && repeatable, outcome.reason, { status: answer.status });
     }
   }
 }

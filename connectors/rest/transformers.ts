@@ -5,21 +5,41 @@ import {
   pending,
   rejected,
   succeeded,
+  type BlockCardInput,
+  type CardDetails,
+  type CardRef,
+  type CardSummary,
+  type CreditLimitResult,
   type OperationResult,
   type PhysicalUpgradeInput,
   type PhysicalUpgradeResult,
+  type PreferencesInput,
+  type SetPinInput,
   type UpgradeLimitInput,
   type UpgradeLimitResult,
 } from '../contract.js';
 import { toMinor } from '../shared/money.js';
+import type { Preferences } from '../../schemas/cards.js';
 import {
   BUSINESS_CODE_PATTERN,
   CoreAccepted,
+  CoreCardApplied,
+  CoreCardDetails,
+  CoreCardList,
+  CoreCardResolution,
+  CoreCreditLimit,
   CoreCreditLimitApplied,
   CoreError,
   CorePhysicalUpgradeApplied,
+  CorePinApplied,
+  CorePreferences,
+  CorePreferencesApplied,
+  type CoreBlockRequest,
+  type CoreCardSummary,
   type CoreCreditLimitRequest,
   type CorePhysicalUpgradeRequest,
+  type CorePinRequest,
+  type CorePreferencesRequest,
 } from '../../schemas/core-protocol.js';
 
 /** What the client hands back: the status and the body parsed as JSON, or UNREADABLE. */
@@ -44,6 +64,36 @@ export type Classified<T> =
 export const creditLimitPath = (entityId: string) => `/v1/entities/${encodeURIComponent(entityId)}/credit-limit`;
 export const PHYSICAL_UPGRADE_PATH = '/v1/cards/physical-upgrades';
 export const HEALTH_PATH = '/v1/health';
+export const cardPath = (cardId: string, suffix = '') => `/v1/cards/${encodeURIComponent(cardId)}${suffix}`;
+export const entityCardsPath = (entityId: string) => `/v1/entities/${encodeURIComponent(entityId)}/cards`;
+
+/** The lifecycle changes a CardRef may name a card for, and the path suffix of each. */
+export type CardChange = 'activate' | 'lock' | 'unlock' | 'block';
+export const CARD_CHANGE_SUFFIX: Record<CardChange | 'advanceFulfilment', string> = {
+  activate: '/activation',
+  lock: '/lock',
+  unlock: '/unlock',
+  block: '/block',
+  advanceFulfilment: '/fulfilment/advance',
+};
+
+/** True when the reference is a bare cardId, so no resolution call is needed. */
+export const isBareCardId = (ref: CardRef): ref is CardRef & { cardId: string } =>
+  ref.cardId !== undefined && ref.entityId === undefined && ref.kitNo === undefined;
+
+/** GET /v1/card-resolution for a reference by entity or kit; only the identifiers given are sent. */
+export function cardResolutionPath(ref: CardRef, action: CardChange): string {
+  const query = new URLSearchParams({ action });
+  for (const name of ['cardId', 'entityId', 'kitNo'] as const) {
+    const value = ref[name];
+    if (value !== undefined) query.set(name, value);
+  }
+  return `/v1/card-resolution?${query.toString()}`;
+}
+
+export const toCoreBlock = (input: BlockCardInput): CoreBlockRequest => ({ reasonCode: input.reasonCode });
+export const toCorePreferences = (input: PreferencesInput): CorePreferencesRequest => ({ preferences: input.preferences });
+export const toCorePin = (input: SetPinInput): CorePinRequest => ({ pinBlock: input.pinBlock, format: input.format, keyId: input.keyId });
 
 export function toCoreCreditLimit(input: UpgradeLimitInput): CoreCreditLimitRequest {
   return { amount: input.amount, allowDecrease: input.allowDecrease };
@@ -133,6 +183,114 @@ export function fromCorePhysicalUpgrade(answer: CoreAnswer, input: PhysicalUpgra
     if (input.cardId !== undefined && body.cardId !== input.cardId) return undefined;
     return { cardId: body.cardId, entityId: body.entityId, kitNo: body.kitNo, state: body.cardState };
   });
+}
+
+/** The protocol's card in the contract's words (panMasked); optional fields only when present. */
+function fromCoreSummary(card: CoreCardSummary): CardSummary {
+  return {
+    cardId: card.cardId,
+    entityId: card.entityId,
+    form: card.form,
+    state: card.state,
+    ...(card.fulfilment !== undefined ? { fulfilment: card.fulfilment } : {}),
+    ...(card.kitNo !== undefined ? { kitNo: card.kitNo } : {}),
+    panMasked: card.maskedPan,
+    expiry: card.expiry,
+    ...(card.blockReason !== undefined ? { blockReason: card.blockReason } : {}),
+  };
+}
+
+/** What a confirmed change must show of the card, per change: anything else is not *this* change. */
+const CONFIRMS: Record<CardChange | 'advanceFulfilment', (card: CoreCardSummary, input: Partial<BlockCardInput>) => boolean> = {
+  activate: (c) => c.state === 'ACTIVE',
+  lock: (c) => c.state === 'LOCKED',
+  unlock: (c) => c.state === 'ACTIVE',
+  block: (c, input) => c.state === 'BLOCKED' && c.blockReason === input.reasonCode,
+  advanceFulfilment: (c) => c.form === 'PHYSICAL' && c.fulfilment !== undefined,
+};
+
+/** A lifecycle change's answer: succeeded only with the card named in the path, in the state the change leads to. */
+export function fromCoreCardChange(
+  answer: CoreAnswer,
+  change: CardChange | 'advanceFulfilment',
+  cardId: string,
+  input: Partial<BlockCardInput> = {},
+): Classified<CardSummary> {
+  return classify(answer, (body) => {
+    if (!Value.Check(CoreCardApplied, body) || body.cardId !== cardId || !CONFIRMS[change](body, input)) return undefined;
+    return fromCoreSummary(body);
+  });
+}
+
+export function fromCorePreferencesApplied(answer: CoreAnswer, input: PreferencesInput): Classified<Preferences> {
+  return classify(answer, (body) => {
+    if (!Value.Check(CorePreferencesApplied, body) || body.cardId !== input.cardId) return undefined;
+    // The core must have stored what was sent; a different answer is not a confirmation of this request.
+    return Value.Equal(body.preferences, input.preferences) ? body.preferences : undefined;
+  });
+}
+
+/** A PIN change's answer: the card only. Nothing from the answer but the card id is passed on. */
+export function fromCorePin(answer: CoreAnswer, cardId: string): Classified<{ cardId: string }> {
+  return classify(answer, (body) => (Value.Check(CorePinApplied, body) && body.cardId === cardId ? { cardId } : undefined));
+}
+
+// ── Read answers ────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * The status table of reads. A read has no "pending": a 200 that is not a well-formed answer to *this*
+ * read, a 202 or any status outside the protocol is a failure of the core (→ ConnectorUnavailableError).
+ * A read changes nothing, so every transient failure may be retried with or without a key.
+ */
+function classifyRead<T>(answer: CoreAnswer, read: (body: unknown) => T | undefined): Classified<T> {
+  const { status, body } = answer;
+  if (status === 200) {
+    const value = read(body);
+    if (value !== undefined) return { kind: 'result', result: succeeded(value) };
+    return { kind: 'unavailable', retryable: false, reason: 'the core answered a read with a body that is not the expected answer' };
+  }
+  if (status === 422 && Value.Check(CoreError, body) && BUSINESS_CODE.test(body.error.code)) {
+    return { kind: 'result', result: rejected(body.error.code, cleanMessage(body.error.message)) };
+  }
+  if (status === 502 || status === 503 || status === 504) return { kind: 'unavailable', retryable: true, reason: `the core answered ${status}` };
+  return { kind: 'unavailable', retryable: false, reason: `the core answered a read with ${status}, which is not a protocol answer to it` };
+}
+
+export function fromCoreCardResolution(answer: CoreAnswer): Classified<{ cardId: string }> {
+  return classifyRead(answer, (body) => (Value.Check(CoreCardResolution, body) ? { cardId: body.cardId } : undefined));
+}
+
+export function fromCoreCardList(answer: CoreAnswer, entityId: string): Classified<CardSummary[]> {
+  return classifyRead(answer, (body) => {
+    if (!Value.Check(CoreCardList, body) || body.entityId !== entityId) return undefined;
+    if (body.cards.some((c) => c.entityId !== entityId)) return undefined;
+    return body.cards.map(fromCoreSummary);
+  });
+}
+
+export function fromCoreCard(answer: CoreAnswer, cardId: string): Classified<CardDetails> {
+  return classifyRead(answer, (body) => {
+    if (!Value.Check(CoreCardDetails, body) || body.cardId !== cardId) return undefined;
+    const { pan, cvv } = body.sensitive;
+    // The masked number must be this PAN's: a mismatch means the core mixed up two cards.
+    if (body.maskedPan.slice(0, 6) !== pan.slice(0, 6) || body.maskedPan.slice(-4) !== pan.slice(-4)) return undefined;
+    return {
+      ...fromCoreSummary(body),
+      ...(body.plasticCode !== undefined ? { plasticCode: body.plasticCode } : {}),
+      ...(body.preferences !== undefined ? { preferences: body.preferences } : {}),
+      sensitive: { pan, ...(cvv !== undefined ? { cvv } : {}) },
+    };
+  });
+}
+
+export function fromCorePreferences(answer: CoreAnswer, cardId: string): Classified<Preferences> {
+  return classifyRead(answer, (body) => (Value.Check(CorePreferences, body) && body.cardId === cardId ? body.preferences : undefined));
+}
+
+export function fromCoreCreditLimitRead(answer: CoreAnswer, entityId: string): Classified<CreditLimitResult> {
+  return classifyRead(answer, (body) =>
+    Value.Check(CoreCreditLimit, body) && body.entityId === entityId ? { entityId: body.entityId, creditLimit: body.creditLimit } : undefined,
+  );
 }
 
 // ── Transport failures ──────────────────────────────────────────────────────────────────────────────

@@ -12,7 +12,12 @@ export type AcmeReason =
   | 'NO_CARD'
   | 'NO_VIRTUAL_CARD'
   | 'MANY_CARDS'
-  | 'CARD_NOT_OPEN';
+  | 'CARD_NOT_OPEN'
+  | 'ALREADY_PLASTIC'
+  | 'WRONG_STATUS'
+  | 'ALREADY_CLOSED'
+  | 'NOT_PLASTIC'
+  | 'DELIVERED_ALREADY';
 
 export type AcmeReply<T> = { ok: true; data: T } | { ok: false; reason: AcmeReason; text: string };
 
@@ -30,7 +35,44 @@ export interface IssuePlastic {
   /** Issue the plastic on hold until the customer activates it. */
   hold: boolean;
   deliverTo: 'HOME' | { lines: string[]; country: string; postcode: string };
+  /** Spending controls to start with (Acme keeps Cardline's preferences as an opaque document). */
+  controls?: unknown;
   requestKey?: string | undefined;
+}
+
+export type AcmeStatus = 'OPEN' | 'HOLD' | 'FROZEN' | 'CLOSED';
+export type AcmeDelivery = 'QUEUED' | 'PRINTED' | 'SHIPPED' | 'RECEIVED';
+export type AcmeCloseReason = 'LOST' | 'STOLEN' | 'DAMAGED' | 'FRAUD' | 'CUSTOMER' | 'ACCOUNT';
+
+/**
+ * Acme's status commands. Acme enforces its own rules (see `command`); the connector does not
+ * second-guess them, and the conformance suite checks them against Cardline's transition table.
+ */
+export type AcmeCommand = 'RELEASE' | 'FREEZE' | 'UNFREEZE' | 'CLOSE' | 'SHIP_STEP';
+
+export interface CardCommand {
+  card: string;
+  command: AcmeCommand;
+  /** CLOSE only. */
+  reason?: AcmeCloseReason | undefined;
+  requestKey?: string | undefined;
+}
+
+/** A card as Acme returns it, number and security code included (Acme's API is private to the bank). */
+export interface AcmeCardView {
+  ref: string;
+  customer: string;
+  kind: 'VIRTUAL' | 'PLASTIC';
+  status: AcmeStatus;
+  kit?: string | undefined;
+  delivery?: AcmeDelivery | undefined;
+  number: string;
+  /** Acme writes expiry dates as YYMM. */
+  validThru: string;
+  securityCode: string;
+  closeReason?: AcmeCloseReason | undefined;
+  design?: string | undefined;
+  controls?: unknown;
 }
 
 export interface Plastic {
@@ -40,13 +82,10 @@ export interface Plastic {
   status: 'OPEN' | 'HOLD';
 }
 
-interface AcmeCard {
-  ref: string;
-  customer: string;
-  kind: 'VIRTUAL' | 'PLASTIC';
-  status: 'OPEN' | 'HOLD' | 'CLOSED';
-  kit?: string;
-}
+type AcmeCard = AcmeCardView & { pinIssued: boolean };
+
+const DELIVERY_STEPS: AcmeDelivery[] = ['QUEUED', 'PRINTED', 'SHIPPED', 'RECEIVED'];
+const NUMBERS = ['5100000000001014', '5100000000002020', '5100000000003036'];
 
 /** Thrown when the caller's signal aborts before the core answered; nothing was applied. */
 export class AcmeAbortError extends Error {
@@ -68,7 +107,16 @@ export function demoState(): AcmeState {
   const state: AcmeState = { customers: new Map(), cards: new Map(), kits: new Map() };
   ['ENT-1001', 'ENT-1002', 'ENT-1003'].forEach((customer, i) => {
     state.customers.set(customer, { limitCents: 5_000_000n });
-    state.cards.set(`AC-${i + 1}`, { ref: `AC-${i + 1}`, customer, kind: 'VIRTUAL', status: 'OPEN' });
+    state.cards.set(`AC-${i + 1}`, {
+      ref: `AC-${i + 1}`,
+      customer,
+      kind: 'VIRTUAL',
+      status: 'OPEN',
+      number: NUMBERS[i]!,
+      validThru: '2912',
+      securityCode: String(321 + i * 111),
+      pinIssued: false,
+    });
   });
   for (let n = 2001; n <= 2005; n++) state.kits.set(`KIT-${n}`, { reservedFor: null, card: null });
   state.kits.set('KIT-2101', { reservedFor: 'ENT-1003', card: null });
@@ -80,6 +128,10 @@ export function emptyState(): AcmeState {
 }
 
 const refuse = <T>(reason: AcmeReason, text: string): AcmeReply<T> => ({ ok: false, reason, text });
+const view = (card: AcmeCard): AcmeCardView => {
+  const { pinIssued: _pin, ...rest } = card;
+  return structuredClone(rest);
+};
 
 export class AcmeCoreClient {
   /** Replies by request key, so that a retried request is answered, not applied, again. */
@@ -120,14 +172,102 @@ export class AcmeCoreClient {
       if (candidates.length === 0) return req.card ? refuse('NO_CARD', `no card ${req.card} for ${customer}`) : refuse('NO_VIRTUAL_CARD', `${customer} has no virtual card`);
       if (candidates.length > 1) return refuse('MANY_CARDS', `${customer} has several virtual cards`);
       const card = candidates[0]!;
-      if (card.kind !== 'VIRTUAL') return refuse('NO_VIRTUAL_CARD', `card ${card.ref} is already plastic`);
+      if (card.status === 'CLOSED') return refuse('ALREADY_CLOSED', `card ${card.ref} is closed`);
+      if (card.kind !== 'VIRTUAL') return refuse('ALREADY_PLASTIC', `card ${card.ref} is already plastic`);
       if (card.status !== 'OPEN') return refuse('CARD_NOT_OPEN', `card ${card.ref} is ${card.status}`);
       card.kind = 'PLASTIC';
       card.status = req.hold ? 'HOLD' : 'OPEN';
       card.kit = req.kit;
+      card.delivery = 'QUEUED';
+      if (req.controls !== undefined) card.controls = structuredClone(req.controls);
       kit.card = card.ref;
       kit.reservedFor = customer;
       return { ok: true, data: { card: card.ref, customer, kit: req.kit, status: card.status } };
+    });
+  }
+
+  /** Cards matching every filter given. An unknown customer is refused, an unknown card or kit matches nothing. */
+  async findCards(query: { customer?: string | undefined; card?: string | undefined; kit?: string | undefined }, signal: AbortSignal): Promise<AcmeReply<AcmeCardView[]>> {
+    await this.wire(signal);
+    if (query.customer !== undefined && !this.state.customers.has(query.customer)) return refuse('NO_CUSTOMER', `no customer ${query.customer}`);
+    const cards = [...this.state.cards.values()].filter(
+      (c) =>
+        (query.customer === undefined || c.customer === query.customer) &&
+        (query.card === undefined || c.ref === query.card) &&
+        (query.kit === undefined || c.kit === query.kit),
+    );
+    return { ok: true, data: cards.map(view) };
+  }
+
+  async card(ref: string, signal: AbortSignal): Promise<AcmeReply<AcmeCardView>> {
+    await this.wire(signal);
+    const card = this.state.cards.get(ref);
+    return card ? { ok: true, data: view(card) } : refuse('NO_CARD', `no card ${ref}`);
+  }
+
+  async creditLine(customer: string, signal: AbortSignal): Promise<AcmeReply<{ cents: bigint }>> {
+    await this.wire(signal);
+    const c = this.state.customers.get(customer);
+    return c ? { ok: true, data: { cents: c.limitCents } } : refuse('NO_CUSTOMER', `no customer ${customer}`);
+  }
+
+  /** Acme's status rules, in Acme's words. */
+  async command(req: CardCommand, signal: AbortSignal): Promise<AcmeReply<AcmeCardView>> {
+    await this.wire(signal);
+    return this.once(`command:${req.requestKey}`, req.requestKey, () => {
+      const card = this.state.cards.get(req.card);
+      if (!card) return refuse('NO_CARD', `no card ${req.card}`);
+      if (card.status === 'CLOSED') return refuse('ALREADY_CLOSED', `card ${card.ref} is closed for good`);
+      switch (req.command) {
+        case 'RELEASE':
+          if (card.status !== 'HOLD') return refuse('WRONG_STATUS', `card ${card.ref} is ${card.status}, not on HOLD`);
+          card.status = 'OPEN';
+          break;
+        case 'FREEZE':
+          if (card.status !== 'OPEN') return refuse('WRONG_STATUS', `card ${card.ref} is ${card.status}, not OPEN`);
+          card.status = 'FROZEN';
+          break;
+        case 'UNFREEZE':
+          if (card.status !== 'FROZEN') return refuse('WRONG_STATUS', `card ${card.ref} is ${card.status}, not FROZEN`);
+          card.status = 'OPEN';
+          break;
+        case 'CLOSE':
+          card.status = 'CLOSED';
+          card.closeReason = req.reason ?? 'CUSTOMER';
+          break;
+        case 'SHIP_STEP': {
+          if (card.kind !== 'PLASTIC' || !card.delivery) return refuse('NOT_PLASTIC', `card ${card.ref} has no plastic to ship`);
+          const next = DELIVERY_STEPS[DELIVERY_STEPS.indexOf(card.delivery) + 1];
+          if (!next) return refuse('DELIVERED_ALREADY', `card ${card.ref} was received already`);
+          card.delivery = next;
+          break;
+        }
+      }
+      return { ok: true, data: view(card) };
+    });
+  }
+
+  async setControls(req: { card: string; controls: unknown; requestKey?: string | undefined }, signal: AbortSignal): Promise<AcmeReply<{ controls: unknown }>> {
+    await this.wire(signal);
+    return this.once(`controls:${req.requestKey}`, req.requestKey, () => {
+      const card = this.state.cards.get(req.card);
+      if (!card) return refuse('NO_CARD', `no card ${req.card}`);
+      if (card.status === 'CLOSED') return refuse('ALREADY_CLOSED', `card ${card.ref} is closed for good`);
+      card.controls = structuredClone(req.controls);
+      return { ok: true, data: { controls: structuredClone(req.controls) } };
+    });
+  }
+
+  /** Acme hands the block to its HSM and keeps only the fact that a PIN was issued. */
+  async issuePin(req: { card: string; block: string; format: number; keyId: string; requestKey?: string | undefined }, signal: AbortSignal): Promise<AcmeReply<{ card: string }>> {
+    await this.wire(signal);
+    return this.once(`pin:${req.requestKey}`, req.requestKey, () => {
+      const card = this.state.cards.get(req.card);
+      if (!card) return refuse('NO_CARD', `no card ${req.card}`);
+      if (card.status === 'CLOSED') return refuse('ALREADY_CLOSED', `card ${card.ref} is closed for good`);
+      if (card.kind !== 'PLASTIC') return refuse('NOT_PLASTIC', `card ${card.ref} is virtual: no PIN`);
+      card.pinIssued = true;
+      return { ok: true, data: { card: card.ref } };
     });
   }
 

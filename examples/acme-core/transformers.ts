@@ -4,13 +4,18 @@ import {
   ConnectorUnavailableError,
   rejected,
   succeeded,
+  type CardDetails,
+  type CardRef,
+  type CardSummary,
   type OperationResult,
   type PhysicalUpgradeInput,
   type PhysicalUpgradeResult,
   type UpgradeLimitInput,
   type UpgradeLimitResult,
 } from '../../connectors/contract.js';
-import type { AcmeReason, AcmeReply, IssuePlastic, Plastic, SetCreditLine } from './core.js';
+import type { Preferences } from '../../schemas/cards.js';
+import { transition, type BlockReason, type CardAction, type CardState, type CardStatus, type Fulfilment } from '../../schemas/card-lifecycle.js';
+import type { AcmeCardView, AcmeCloseReason, AcmeDelivery, AcmeReason, AcmeReply, AcmeStatus, IssuePlastic, Plastic, SetCreditLine } from './core.js';
 
 const DECIMAL = /^(\d{1,15})(?:\.(\d{1,2}))?$/;
 
@@ -40,10 +45,15 @@ const CODES: Record<AcmeReason, string> = {
   NO_VIRTUAL_CARD: 'CARD_NOT_VIRTUAL',
   MANY_CARDS: 'CARD_AMBIGUOUS',
   CARD_NOT_OPEN: 'CARD_STATE_INVALID',
+  ALREADY_PLASTIC: 'CARD_STATE_INVALID',
+  WRONG_STATUS: 'CARD_STATE_INVALID',
+  ALREADY_CLOSED: 'CARD_STATE_INVALID',
+  NOT_PLASTIC: 'CARD_STATE_INVALID',
+  DELIVERED_ALREADY: 'CARD_STATE_INVALID',
 };
 
 /** A refusal Acme explained. A reason this mapping does not know keeps Acme's name, prefixed. */
-function refusal<T>(reply: { reason: AcmeReason; text: string }): OperationResult<T> {
+export function refusal<T>(reply: { reason: AcmeReason; text: string }): OperationResult<T> {
   return rejected(CODES[reply.reason] ?? `ACME_${reply.reason}`, `Acme core: ${reply.text}.`);
 }
 
@@ -68,6 +78,7 @@ export function toIssuePlastic(input: PhysicalUpgradeInput, requestKey: string |
       !a || a.usePrimaryAddress
         ? 'HOME'
         : { lines: [a.address1, a.address2, a.city, a.state].filter((l): l is string => !!l), country: a.country ?? '', postcode: a.pin ?? '' },
+    ...(input.preferences !== undefined ? { controls: input.preferences } : {}),
     requestKey,
   };
 }
@@ -76,6 +87,82 @@ export function fromIssuePlastic(reply: AcmeReply<Plastic>): OperationResult<Phy
   if (!reply.ok) return refusal(reply);
   const { card, customer, kit, status } = reply.data;
   return succeeded({ cardId: card, entityId: customer, kitNo: kit, state: status === 'HOLD' ? 'PENDING_ACTIVATION' : 'ACTIVE' });
+}
+
+// ── Cards ───────────────────────────────────────────────────────────────────────────────────────────
+
+const STATES: Record<AcmeStatus, CardState> = { OPEN: 'ACTIVE', HOLD: 'PENDING_ACTIVATION', FROZEN: 'LOCKED', CLOSED: 'BLOCKED' };
+const STEPS: Record<AcmeDelivery, Fulfilment> = { QUEUED: 'ORDERED', PRINTED: 'EMBOSSED', SHIPPED: 'DISPATCHED', RECEIVED: 'DELIVERED' };
+const CLOSE_REASONS: Record<BlockReason, AcmeCloseReason> = {
+  LOST: 'LOST',
+  STOLEN: 'STOLEN',
+  DAMAGED: 'DAMAGED',
+  FRAUD: 'FRAUD',
+  CUSTOMER_REQUEST: 'CUSTOMER',
+  ACCOUNT_CLOSED: 'ACCOUNT',
+};
+const BLOCK_REASONS = Object.fromEntries(Object.entries(CLOSE_REASONS).map(([k, v]) => [v, k])) as Record<AcmeCloseReason, BlockReason>;
+
+export const toCloseReason = (reason: BlockReason): AcmeCloseReason => CLOSE_REASONS[reason];
+
+/** First six and last four digits. */
+export const maskNumber = (pan: string): string => `${pan.slice(0, 6)}${'*'.repeat(Math.max(pan.length - 10, 1))}${pan.slice(-4)}`;
+
+/** Acme's YYMM as Cardline's MM/YY. */
+export const toExpiry = (validThru: string): string => `${validThru.slice(2, 4)}/${validThru.slice(0, 2)}`;
+
+export function toCardStatus(card: AcmeCardView): CardStatus {
+  return {
+    form: card.kind === 'PLASTIC' ? 'PHYSICAL' : 'VIRTUAL',
+    state: STATES[card.status],
+    ...(card.delivery ? { fulfilment: STEPS[card.delivery] } : {}),
+  };
+}
+
+export function toCardSummary(card: AcmeCardView): CardSummary {
+  return {
+    cardId: card.ref,
+    entityId: card.customer,
+    ...toCardStatus(card),
+    ...(card.kit ? { kitNo: card.kit } : {}),
+    panMasked: maskNumber(card.number),
+    expiry: toExpiry(card.validThru),
+    ...(card.closeReason ? { blockReason: BLOCK_REASONS[card.closeReason] } : {}),
+  };
+}
+
+export function toCardDetails(card: AcmeCardView): CardDetails {
+  return {
+    ...toCardSummary(card),
+    ...(card.design ? { plasticCode: { code: card.design } } : {}),
+    ...(card.controls !== undefined ? { preferences: card.controls as Preferences } : {}),
+    sensitive: { pan: card.number, cvv: card.securityCode },
+  };
+}
+
+/** Acme filters for the cards a CardRef may name: every identifier given must hold. */
+export const toCardQuery = (ref: CardRef) => ({ customer: ref.entityId, card: ref.cardId, kit: ref.kitNo });
+
+/**
+ * Which card a CardRef names among the cards Acme found for it (contract.ts): a cardId or a kit names
+ * one; an entity names its single card the action applies to, asking Cardline's transition table which
+ * qualify. An entity with one card resolves to it whatever its state, so that Acme explains a refusal.
+ */
+export function pickCard(ref: CardRef, action: CardAction, found: AcmeCardView[]): { card: string } | OperationResult<never> {
+  const who = ref.cardId ?? (ref.kitNo !== undefined ? `on kit ${ref.kitNo}` : `of ${ref.entityId}`);
+  if (ref.cardId !== undefined || ref.kitNo !== undefined) {
+    return found[0] ? { card: found[0].ref } : rejected('CARD_NOT_FOUND', `Acme core: no card ${who}.`);
+  }
+  const candidates = found.filter((c) => transition(toCardStatus(c), action).allowed);
+  if (candidates.length === 1) return { card: candidates[0]!.ref };
+  if (candidates.length > 1) return rejected('CARD_AMBIGUOUS', `Acme core: ${ref.entityId} has ${candidates.length} cards this applies to; send cardId.`);
+  if (found.length === 1) return { card: found[0]!.ref };
+  if (found.length === 0) return rejected('CARD_NOT_FOUND', `Acme core: ${ref.entityId} has no card.`);
+  return rejected('CARD_STATE_INVALID', `Acme core: none of the cards of ${ref.entityId} allows this; send cardId.`);
+}
+
+export function fromCard(reply: AcmeReply<AcmeCardView>): OperationResult<CardSummary> {
+  return reply.ok ? succeeded(toCardSummary(reply.data)) : refusal(reply);
 }
 
 /** What the client threw, as the contract's errors: an abort is a timeout (outcome unknown), the rest unavailability. */

@@ -6,13 +6,27 @@ import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { OperationResult } from '../../connectors/contract.js';
+import type { CardSummary, OperationResult } from '../../connectors/contract.js';
+import { maskPan, type CoreBank } from '../../connectors/mock/core.js';
 import type { MockCard, MockEntity } from '../../connectors/mock/fixtures.js';
 import { fromMinor } from '../../connectors/shared/money.js';
 import { Identifier } from '../../schemas/common.js';
 import {
   BankId,
+  CardResolutionQuery,
   CoreAccepted,
+  CoreBlockRequest,
+  CoreCardApplied,
+  CoreCardDetails,
+  CoreCardList,
+  CoreCardResolution,
+  CoreCreditLimit,
+  CorePinApplied,
+  CorePinRequest,
+  CorePreferences,
+  CorePreferencesApplied,
+  CorePreferencesRequest,
+  type CoreCardSummary,
   CoreCreditLimitApplied,
   CoreCreditLimitRequest,
   CoreEntity,
@@ -49,7 +63,11 @@ export interface MockCoreOptions {
 
 const coreError = (code: string, message: string) => ({ error: { code, message } });
 
-const maskPan = (pan: string) => `${pan.slice(0, 6)}${'*'.repeat(Math.max(pan.length - 10, 1))}${pan.slice(-4)}`;
+/** The contract's card summary in the protocol's words (maskedPan). */
+function cardView(card: CardSummary): CoreCardSummary {
+  const { panMasked, ...rest } = card;
+  return { ...rest, maskedPan: panMasked };
+}
 
 function entityView(entity: MockEntity, cards: Iterable<MockCard>): CoreEntity {
   return {
@@ -235,6 +253,119 @@ export function buildMockCore(opts: MockCoreOptions = {}): FastifyInstance {
             (r) => r.status === 'succeeded' || key !== undefined,
           );
           return answer(reply, result, (v) => ({ status: 'APPLIED', cardId: v.cardId, entityId: v.entityId, kitNo: v.kitNo, cardState: v.state }));
+        },
+      );
+
+      // ── Card lifecycle: every change goes through CoreBank (the transition table), persisted like the rest ──
+
+      const CardParams = Type.Object({ bankId: BankId, cardId: Identifier });
+      const EntityParams = Type.Object({ bankId: BankId, entityId: Identifier });
+      const readAnswers = { 400: CoreError, 401: CoreError, 422: CoreError, 500: CoreError, 503: CoreError };
+
+      /** A write: one at a time per bank, saved when it changed state or carries a key (its outcome is then kept). */
+      const write = <T>(bankId: string, key: string | undefined, apply: (core: CoreBank) => OperationResult<T>) =>
+        banks.exclusive(bankId, apply, (r) => r.status === 'succeeded' || key !== undefined);
+
+      /** A read answers 200 with the value or 422 with the refusal; it is never saved. */
+      const read = async <T>(reply: FastifyReply, bankId: string, get: (core: CoreBank) => OperationResult<T>, view: (value: T) => unknown) => {
+        const result = await banks.exclusive(bankId, get);
+        if (result.status === 'succeeded') return reply.code(200).send(view(result.value));
+        if (result.status === 'rejected') return reply.code(422).send(coreError(result.code, result.message));
+        throw new Error('a read cannot be pending');
+      };
+
+      const cardChange = (suffix: string, apply: (core: CoreBank, cardId: string, key: string | undefined, body: unknown) => OperationResult<CardSummary>, body?: typeof CoreBlockRequest) =>
+        bank.post(
+          `/v1/cards/:cardId/${suffix}`,
+          { schema: { params: CardParams, headers: OperationHeaders, ...(body ? { body } : {}), response: { 200: CoreCardApplied, ...operationAnswers } } },
+          async (request, reply) => {
+            if (await injectFault(request, reply, true)) return reply;
+            const key = request.headers['idempotency-key'];
+            const result = await write(request.params.bankId, key, (core) => apply(core, request.params.cardId, key, request.body));
+            return answer(reply, result, (v) => ({ status: 'APPLIED', ...cardView(v) }));
+          },
+        );
+
+      cardChange('activation', (core, cardId, key) => core.activateCard({ cardId }, key));
+      cardChange('lock', (core, cardId, key) => core.lockCard({ cardId }, key));
+      cardChange('unlock', (core, cardId, key) => core.unlockCard({ cardId }, key));
+      cardChange('block', (core, cardId, key, body) => core.blockCard({ cardId, reasonCode: (body as CoreBlockRequest).reasonCode }, key), CoreBlockRequest);
+      cardChange('fulfilment/advance', (core, cardId, key) => core.advanceFulfilment({ cardId }, key));
+
+      bank.put(
+        '/v1/cards/:cardId/preferences',
+        { schema: { params: CardParams, headers: OperationHeaders, body: CorePreferencesRequest, response: { 200: CorePreferencesApplied, ...operationAnswers } } },
+        async (request, reply) => {
+          if (await injectFault(request, reply, true)) return reply;
+          const { bankId, cardId } = request.params;
+          const key = request.headers['idempotency-key'];
+          const result = await write(bankId, key, (core) => core.updatePreferences({ cardId, preferences: request.body.preferences }, key));
+          return answer(reply, result, (preferences) => ({ status: 'APPLIED', cardId, preferences }));
+        },
+      );
+
+      bank.put(
+        '/v1/cards/:cardId/pin',
+        { schema: { params: CardParams, headers: OperationHeaders, body: CorePinRequest, response: { 200: CorePinApplied, ...operationAnswers } } },
+        async (request, reply) => {
+          if (await injectFault(request, reply, true)) return reply;
+          const { bankId, cardId } = request.params;
+          const key = request.headers['idempotency-key'];
+          // The core keeps the record of the change; the block is not stored and never answered.
+          const result = await write(bankId, key, (core) => core.setPin({ cardId, format: request.body.format, keyId: request.body.keyId }, key));
+          return answer(reply, result, (v) => ({ status: 'APPLIED', cardId: v.cardId }));
+        },
+      );
+
+      bank.get(
+        '/v1/card-resolution',
+        { schema: { params: Type.Object({ bankId: BankId }), querystring: CardResolutionQuery, headers: OperationHeaders, response: { 200: CoreCardResolution, ...readAnswers } } },
+        async (request, reply) => {
+          if (await injectFault(request, reply, true)) return reply;
+          const { action, ...ref } = request.query;
+          const key = request.headers['idempotency-key'];
+          return read(reply, request.params.bankId, (core) => core.resolveCardId(ref, action, key), (v) => v);
+        },
+      );
+
+      bank.get(
+        '/v1/cards/:cardId',
+        { schema: { params: CardParams, headers: OperationHeaders, response: { 200: CoreCardDetails, ...readAnswers } } },
+        async (request, reply) => {
+          if (await injectFault(request, reply, true)) return reply;
+          return read(reply, request.params.bankId, (core) => core.getCard({ cardId: request.params.cardId }), (v) => {
+            const { panMasked, ...rest } = v;
+            return { ...rest, maskedPan: panMasked };
+          });
+        },
+      );
+
+      bank.get(
+        '/v1/cards/:cardId/preferences',
+        { schema: { params: CardParams, headers: OperationHeaders, response: { 200: CorePreferences, ...readAnswers } } },
+        async (request, reply) => {
+          if (await injectFault(request, reply, true)) return reply;
+          const { cardId } = request.params;
+          return read(reply, request.params.bankId, (core) => core.getPreferences({ cardId }), (preferences) => ({ cardId, preferences }));
+        },
+      );
+
+      bank.get(
+        '/v1/entities/:entityId/cards',
+        { schema: { params: EntityParams, headers: OperationHeaders, response: { 200: CoreCardList, ...readAnswers } } },
+        async (request, reply) => {
+          if (await injectFault(request, reply, true)) return reply;
+          const { entityId } = request.params;
+          return read(reply, request.params.bankId, (core) => core.listCards({ entityId }), (cards) => ({ entityId, cards: cards.map(cardView) }));
+        },
+      );
+
+      bank.get(
+        '/v1/entities/:entityId/credit-limit',
+        { schema: { params: EntityParams, headers: OperationHeaders, response: { 200: CoreCreditLimit, ...readAnswers } } },
+        async (request, reply) => {
+          if (await injectFault(request, reply, true)) return reply;
+          return read(reply, request.params.bankId, (core) => core.getCreditLimit({ entityId: request.params.entityId }), (v) => v);
         },
       );
 

@@ -48,6 +48,9 @@ function crashFixtures() {
       form: 'VIRTUAL',
       state: 'ACTIVE',
       pan: withLuhnDigit(`4000009${id}000`),
+      expiry: '12/29',
+      cvv: '123',
+      pinSet: false,
       balanceMinor: 0n,
     });
     state.kits.set(`KIT-X${id}`, { kitNo: `KIT-X${id}` });

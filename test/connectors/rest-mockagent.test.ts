@@ -324,3 +324,83 @@ describe('logs', () => {
     }
   });
 });
+
+describe('card lifecycle', () => {
+  const CARD = '/banks/demo/v1/cards/CARD-3001';
+  const card = { cardId: 'CARD-3001', entityId: 'ENT-1001', form: 'VIRTUAL', state: 'LOCKED', maskedPan: '400000******3006', expiry: '12/29' };
+  const details = { ...card, state: 'ACTIVE', sensitive: { pan: '4000000000003006', cvv: '150' } };
+
+  it('a reference by entity is resolved first, under the same idempotency key, then changed by cardId', async () => {
+    pool()
+      .intercept({ path: '/banks/demo/v1/card-resolution?action=lock&entityId=ENT-1001', method: 'GET' })
+      .reply(200, { cardId: 'CARD-3001' }, JSON_HEADERS);
+    pool().intercept({ path: `${CARD}/lock`, method: 'POST' }).reply(200, { status: 'APPLIED', ...card }, JSON_HEADERS);
+    const c = await connector();
+    const result = await c.lockCard({ entityId: 'ENT-1001' }, ctx({ idempotencyKey: 'lock-1' }));
+    expect(result).toEqual({
+      status: 'succeeded',
+      value: { cardId: 'CARD-3001', entityId: 'ENT-1001', form: 'VIRTUAL', state: 'LOCKED', panMasked: '400000******3006', expiry: '12/29' },
+    });
+    expect(calls().map((x) => [x.method, x.path, x.searchParams, x.headers?.['idempotency-key']])).toEqual([
+      ['GET', '/banks/demo/v1/card-resolution', { action: 'lock', entityId: 'ENT-1001' }, 'lock-1'],
+      ['POST', `${CARD}/lock`, {}, 'lock-1'],
+    ]);
+  });
+
+  it('a refused lookup is the refusal of the change; nothing is posted', async () => {
+    pool()
+      .intercept({ path: '/banks/demo/v1/card-resolution?action=activate&kitNo=KIT-9', method: 'GET' })
+      .reply(422, { error: { code: 'CARD_NOT_FOUND', message: 'No card is mapped to kit KIT-9.' } }, JSON_HEADERS);
+    const c = await connector();
+    expect(await c.activateCard({ kitNo: 'KIT-9' }, ctx())).toEqual({ status: 'rejected', code: 'CARD_NOT_FOUND', message: 'No card is mapped to kit KIT-9.' });
+    expect(calls()).toHaveLength(1);
+  });
+
+  it('a read is retried after a 503 even without an idempotency key', async () => {
+    pool().intercept({ path: CARD, method: 'GET' }).reply(503, { error: { code: 'CORE_UNAVAILABLE', message: 'busy' } }, JSON_HEADERS);
+    pool().intercept({ path: CARD, method: 'GET' }).replyWithError(resetError());
+    pool().intercept({ path: CARD, method: 'GET' }).reply(200, details, JSON_HEADERS);
+    const c = await connector();
+    expect(await c.getCard({ cardId: 'CARD-3001' }, ctx())).toMatchObject({ status: 'succeeded', value: { sensitive: { pan: '4000000000003006' } } });
+    expect(calls()).toHaveLength(3);
+    expect(c.stats()).toMatchObject({ retries: 2, succeeded: 1 });
+  });
+
+  it('a change is not retried after a 503 without a key', async () => {
+    pool().intercept({ path: `${CARD}/lock`, method: 'POST' }).reply(503, {}).times(3);
+    const c = await connector();
+    await expect(c.lockCard({ cardId: 'CARD-3001' }, ctx())).rejects.toBeInstanceOf(ConnectorUnavailableError);
+    expect(calls()).toHaveLength(1);
+  });
+
+  it.each([
+    ['202 ACCEPTED', 202, JSON.stringify({ status: 'ACCEPTED' })],
+    ['an unreadable 200', 200, '{"cardId":'],
+    ['a 200 for another card', 200, JSON.stringify({ ...details, cardId: 'CARD-3002' })],
+    ['a 404', 404, JSON.stringify({ error: { code: 'NOT_FOUND', message: 'no route' } })],
+  ])('a read answered with %s → ConnectorUnavailableError (there is no pending read)', async (_name, status, body) => {
+    pool().intercept({ path: CARD, method: 'GET' }).reply(status, body);
+    const c = await connector();
+    await expect(c.getCard({ cardId: 'CARD-3001' }, ctx())).rejects.toBeInstanceOf(ConnectorUnavailableError);
+    expect(calls()).toHaveLength(1);
+  });
+
+  it('a read with an expired deadline throws a timeout and calls nothing', async () => {
+    const c = await connector();
+    await expect(c.listCards({ entityId: 'ENT-1001' }, ctx({ signal: AbortSignal.abort() }))).rejects.toBeInstanceOf(ConnectorTimeoutError);
+    expect(calls()).toHaveLength(0);
+  });
+
+  it('setPin sends the block in the body only: never in the path, a header, the answer or a log line', async () => {
+    const pinBlock = '0412AC89ABCDEF67';
+    pool().intercept({ path: `${CARD}/pin`, method: 'PUT' }).reply(503, {}).times(3);
+    const c = await connector();
+    await expect(c.setPin({ cardId: 'CARD-3001', pinBlock, format: 0, keyId: 'zpk-1' }, ctx({ idempotencyKey: 'pin-1' }))).rejects.toThrow();
+    expect(JSON.parse(String(calls()[0]!.body))).toEqual({ pinBlock, format: 0, keyId: 'zpk-1' });
+    expect(calls().every((x) => !x.path.includes(pinBlock) && !JSON.stringify(x.headers).includes(pinBlock))).toBe(true);
+    expect(logLines.join('')).not.toContain(pinBlock);
+
+    pool().intercept({ path: `${CARD}/pin`, method: 'PUT' }).reply(200, { status: 'APPLIED', cardId: 'CARD-3001', pinBlock }, JSON_HEADERS);
+    expect(await c.setPin({ cardId: 'CARD-3001', pinBlock, format: 0, keyId: 'zpk-1' }, ctx())).toEqual({ status: 'succeeded', value: { cardId: 'CARD-3001' } });
+  });
+});

@@ -2,22 +2,43 @@
 // transport errors → failure kinds, backoff, options.
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
-import type { PhysicalUpgradeInput, UpgradeLimitInput } from '../../connectors/contract.js';
+import type { PhysicalUpgradeInput, SetPinInput, UpgradeLimitInput } from '../../connectors/contract.js';
 import { CircuitBreaker } from '../../connectors/rest/breaker.js';
 import { authorizationHeader } from '../../connectors/rest/client.js';
 import { RestOptions, RestOptionsError, resolveRestOptions } from '../../connectors/rest/options.js';
 import {
   UNREADABLE,
   backoffDelay,
+  cardPath,
+  cardResolutionPath,
   classifyTransportError,
   cleanMessage,
   creditLimitPath,
+  entityCardsPath,
+  fromCoreCard,
+  fromCoreCardChange,
+  fromCoreCardList,
+  fromCoreCardResolution,
   fromCoreCreditLimit,
+  fromCoreCreditLimitRead,
   fromCorePhysicalUpgrade,
+  fromCorePin,
+  fromCorePreferences,
+  fromCorePreferencesApplied,
+  isBareCardId,
+  toCoreBlock,
   toCoreCreditLimit,
   toCorePhysicalUpgrade,
+  toCorePin,
+  toCorePreferences,
 } from '../../connectors/rest/transformers.js';
-import { CoreCreditLimitRequest, CorePhysicalUpgradeRequest } from '../../schemas/core-protocol.js';
+import {
+  CoreBlockRequest,
+  CoreCreditLimitRequest,
+  CorePhysicalUpgradeRequest,
+  CorePinRequest,
+  CorePreferencesRequest,
+} from '../../schemas/core-protocol.js';
 
 const limit: UpgradeLimitInput = { entityId: 'ENT-1001', amount: '75000.00', allowDecrease: false };
 const upgrade: PhysicalUpgradeInput = { kitNo: 'KIT-2001', entityId: 'ENT-1001', lockOnUpgrade: false };
@@ -138,6 +159,192 @@ describe('physical-upgrade answers', () => {
 
   it('503 → unavailable, retryable', () => {
     expect(fromCorePhysicalUpgrade({ status: 503, body: UNREADABLE }, upgrade)).toMatchObject({ kind: 'unavailable', retryable: true });
+  });
+});
+
+// ── Card lifecycle ──────────────────────────────────────────────────────────────────────────────────
+
+const coreCard = { cardId: 'CARD-3001', entityId: 'ENT-1001', form: 'VIRTUAL', state: 'LOCKED', maskedPan: '400000******3006', expiry: '12/29' };
+const summary = { cardId: 'CARD-3001', entityId: 'ENT-1001', form: 'VIRTUAL', state: 'LOCKED', panMasked: '400000******3006', expiry: '12/29' };
+const changed = (over: object = {}) => ({ status: 'APPLIED', ...coreCard, ...over });
+const prefs = { domestic: { enabled: true, atm: { enabled: true, dailyLimit: '500.00' } } };
+const pin: SetPinInput = { cardId: 'CARD-3001', pinBlock: '0412AC89ABCDEF67', format: 0, keyId: 'zpk-1' };
+
+describe('lifecycle requests', () => {
+  it('paths encode their identifiers', () => {
+    expect(cardPath('CARD 1/2', '/lock')).toBe('/v1/cards/CARD%201%2F2/lock');
+    expect(cardPath('CARD-1')).toBe('/v1/cards/CARD-1');
+    expect(entityCardsPath('ENT/1')).toBe('/v1/entities/ENT%2F1/cards');
+  });
+
+  it('a reference other than a bare cardId is resolved first, with only the identifiers given', () => {
+    expect(isBareCardId({ cardId: 'C' })).toBe(true);
+    expect(isBareCardId({ cardId: 'C', entityId: 'E' })).toBe(false);
+    expect(isBareCardId({ kitNo: 'K' })).toBe(false);
+    expect(cardResolutionPath({ entityId: 'ENT 1' }, 'activate')).toBe('/v1/card-resolution?action=activate&entityId=ENT+1');
+    expect(cardResolutionPath({ cardId: 'C', entityId: 'E', kitNo: 'K&1' }, 'block')).toBe('/v1/card-resolution?action=block&cardId=C&entityId=E&kitNo=K%261');
+  });
+
+  it('bodies follow the protocol schemas', () => {
+    expect(toCoreBlock({ cardId: 'C', reasonCode: 'STOLEN' })).toEqual({ reasonCode: 'STOLEN' });
+    expect(Value.Check(CoreBlockRequest, toCoreBlock({ entityId: 'E', reasonCode: 'STOLEN' }))).toBe(true);
+    expect(toCorePreferences({ cardId: 'C', preferences: prefs })).toEqual({ preferences: prefs });
+    expect(Value.Check(CorePreferencesRequest, toCorePreferences({ cardId: 'C', preferences: prefs }))).toBe(true);
+    expect(toCorePin(pin)).toEqual({ pinBlock: '0412AC89ABCDEF67', format: 0, keyId: 'zpk-1' });
+    expect(Value.Check(CorePinRequest, toCorePin(pin))).toBe(true);
+    expect(Value.Check(CorePinRequest, { ...toCorePin(pin), pinBlock: '1234' })).toBe(false);
+  });
+});
+
+describe('lifecycle change answers (writes: anything unrecognised is pending)', () => {
+  it.each([
+    ['200 APPLIED LOCKED', 200, changed(), { status: 'succeeded', value: summary }],
+    ['200 APPLIED with extra fields', 200, changed({ ledger: 'x' }), { status: 'succeeded', value: summary }],
+    [
+      '200 APPLIED physical',
+      200,
+      changed({ form: 'PHYSICAL', kitNo: 'KIT-1', fulfilment: 'ORDERED' }),
+      { status: 'succeeded', value: { ...summary, form: 'PHYSICAL', kitNo: 'KIT-1', fulfilment: 'ORDERED' } },
+    ],
+    ['200 APPLIED for another card', 200, changed({ cardId: 'CARD-3002' }), { status: 'pending' }],
+    ['200 APPLIED still ACTIVE (not this change)', 200, changed({ state: 'ACTIVE' }), { status: 'pending' }],
+    ['200 APPLIED with a full PAN instead of a masked one', 200, changed({ maskedPan: '4000000000003006' }), { status: 'pending' }],
+    ['200 APPLIED without expiry', 200, changed({ expiry: undefined }), { status: 'pending' }],
+    ['200 ACCEPTED', 200, { status: 'ACCEPTED', reference: 'R-9' }, { status: 'pending', reference: 'R-9' }],
+    ['200 unreadable', 200, UNREADABLE, { status: 'pending' }],
+    ['202', 202, { status: 'ACCEPTED' }, { status: 'pending' }],
+    ['422 CARD_STATE_INVALID', 422, refusal('CARD_STATE_INVALID', 'only an ACTIVE card can be locked'), { status: 'rejected', code: 'CARD_STATE_INVALID', message: 'only an ACTIVE card can be locked' }],
+    ['422 unreadable', 422, UNREADABLE, { status: 'pending' }],
+    ['409', 409, refusal('CONFLICT'), { status: 'pending' }],
+  ])('lock: %s', (_name, status, body, result) => {
+    expect(fromCoreCardChange({ status, body }, 'lock', 'CARD-3001')).toEqual({ kind: 'result', result });
+  });
+
+  it('each change must show the state it leads to', () => {
+    const ok = (change: 'activate' | 'unlock' | 'block' | 'advanceFulfilment', over: object, input = {}) =>
+      fromCoreCardChange({ status: 200, body: changed(over) }, change, 'CARD-3001', input);
+    expect(ok('activate', { state: 'ACTIVE' })).toMatchObject({ result: { status: 'succeeded' } });
+    expect(ok('activate', { state: 'PENDING_ACTIVATION' })).toMatchObject({ result: { status: 'pending' } });
+    expect(ok('unlock', { state: 'ACTIVE' })).toMatchObject({ result: { status: 'succeeded' } });
+    expect(ok('block', { state: 'BLOCKED', blockReason: 'LOST' }, { reasonCode: 'LOST' })).toEqual({
+      kind: 'result',
+      result: { status: 'succeeded', value: { ...summary, state: 'BLOCKED', blockReason: 'LOST' } },
+    });
+    expect(ok('block', { state: 'BLOCKED', blockReason: 'FRAUD' }, { reasonCode: 'LOST' })).toMatchObject({ result: { status: 'pending' } });
+    expect(ok('block', { state: 'BLOCKED' }, { reasonCode: 'LOST' })).toMatchObject({ result: { status: 'pending' } });
+    expect(ok('advanceFulfilment', { form: 'PHYSICAL', fulfilment: 'EMBOSSED' })).toMatchObject({ result: { status: 'succeeded' } });
+    expect(ok('advanceFulfilment', { form: 'VIRTUAL' })).toMatchObject({ result: { status: 'pending' } });
+  });
+
+  it('503 → unavailable, retryable with a key; 500 → unavailable, not retryable', () => {
+    expect(fromCoreCardChange({ status: 503, body: UNREADABLE }, 'lock', 'C')).toMatchObject({ kind: 'unavailable', retryable: true });
+    expect(fromCoreCardChange({ status: 500, body: UNREADABLE }, 'lock', 'C')).toMatchObject({ kind: 'unavailable', retryable: false });
+  });
+
+  it('preferences: succeeded only when the core stored what was sent', () => {
+    const input = { cardId: 'CARD-3001', preferences: prefs };
+    expect(fromCorePreferencesApplied({ status: 200, body: { status: 'APPLIED', cardId: 'CARD-3001', preferences: prefs } }, input)).toEqual({
+      kind: 'result',
+      result: { status: 'succeeded', value: prefs },
+    });
+    expect(fromCorePreferencesApplied({ status: 200, body: { status: 'APPLIED', cardId: 'CARD-3001', preferences: {} } }, input)).toMatchObject({
+      result: { status: 'pending' },
+    });
+    expect(fromCorePreferencesApplied({ status: 200, body: { status: 'APPLIED', cardId: 'CARD-9', preferences: prefs } }, input)).toMatchObject({
+      result: { status: 'pending' },
+    });
+  });
+
+  it('PIN: the card only; an answer for another card is pending', () => {
+    expect(fromCorePin({ status: 200, body: { status: 'APPLIED', cardId: 'CARD-3001', pinBlock: pin.pinBlock } }, 'CARD-3001')).toEqual({
+      kind: 'result',
+      result: { status: 'succeeded', value: { cardId: 'CARD-3001' } },
+    });
+    expect(fromCorePin({ status: 200, body: { status: 'APPLIED', cardId: 'CARD-3002' } }, 'CARD-3001')).toMatchObject({ result: { status: 'pending' } });
+    expect(fromCorePin({ status: 422, body: refusal('CARD_STATE_INVALID', 'virtual') }, 'CARD-3001')).toMatchObject({
+      result: { status: 'rejected', code: 'CARD_STATE_INVALID' },
+    });
+  });
+});
+
+describe('read answers (no pending read: anything unrecognised is unavailable)', () => {
+  const details = { ...coreCard, state: 'ACTIVE', sensitive: { pan: '4000000000003006', cvv: '150' } };
+  const detailsValue = { ...summary, state: 'ACTIVE', sensitive: { pan: '4000000000003006', cvv: '150' } };
+  it.each([
+    ['200 card', 200, details, { kind: 'result', result: { status: 'succeeded', value: detailsValue } }],
+    [
+      '200 card with preferences and plastic',
+      200,
+      { ...details, preferences: prefs, plasticCode: { code: 'P1' } },
+      { kind: 'result', result: { status: 'succeeded', value: { ...detailsValue, preferences: prefs, plasticCode: { code: 'P1' } } } },
+    ],
+    ['422 CARD_NOT_FOUND', 422, refusal('CARD_NOT_FOUND', 'no card'), { kind: 'result', result: { status: 'rejected', code: 'CARD_NOT_FOUND', message: 'no card' } }],
+  ])('getCard: %s', (_name, status, body, expected) => {
+    expect(fromCoreCard({ status, body }, 'CARD-3001')).toEqual(expected);
+  });
+
+  it.each([
+    ['200 for another card', 200, { ...details, cardId: 'CARD-3002' }, false],
+    ['200 whose masked PAN is another card’s', 200, { ...details, maskedPan: '400000******9999' }, false],
+    ['200 without the sensitive block', 200, { ...details, sensitive: undefined }, false],
+    ['200 ACCEPTED', 200, { status: 'ACCEPTED' }, false],
+    ['200 unreadable', 200, UNREADABLE, false],
+    ['202', 202, { status: 'ACCEPTED' }, false],
+    ['201', 201, details, false],
+    ['301', 301, UNREADABLE, false],
+    ['404', 404, refusal('NOT_FOUND'), false],
+    ['409', 409, refusal('CONFLICT'), false],
+    ['422 malformed code', 422, refusal('no such code!'), false],
+    ['422 unreadable', 422, UNREADABLE, false],
+    ['500', 500, refusal('CORE_ERROR'), false],
+    ['502', 502, UNREADABLE, true],
+    ['503', 503, refusal('CORE_UNAVAILABLE'), true],
+    ['504', 504, UNREADABLE, true],
+  ])('getCard: %s → unavailable (retryable: %s)', (_name, status, body, retryable) => {
+    expect(fromCoreCard({ status, body }, 'CARD-3001')).toMatchObject({ kind: 'unavailable', retryable });
+  });
+
+  it('listCards: the entity’s cards with masked numbers; a list for another entity or with its cards is unavailable', () => {
+    expect(fromCoreCardList({ status: 200, body: { entityId: 'ENT-1001', cards: [coreCard] } }, 'ENT-1001')).toEqual({
+      kind: 'result',
+      result: { status: 'succeeded', value: [summary] },
+    });
+    expect(fromCoreCardList({ status: 200, body: { entityId: 'ENT-1001', cards: [] } }, 'ENT-1001')).toMatchObject({ result: { value: [] } });
+    expect(fromCoreCardList({ status: 200, body: { entityId: 'ENT-1002', cards: [] } }, 'ENT-1001')).toMatchObject({ kind: 'unavailable' });
+    expect(fromCoreCardList({ status: 200, body: { entityId: 'ENT-1001', cards: [{ ...coreCard, entityId: 'ENT-2' }] } }, 'ENT-1001')).toMatchObject({
+      kind: 'unavailable',
+    });
+    expect(fromCoreCardList({ status: 200, body: { entityId: 'ENT-1001', cards: [{ ...coreCard, maskedPan: '4000000000003006' }] } }, 'ENT-1001')).toMatchObject({
+      kind: 'unavailable',
+    });
+    expect(fromCoreCardList({ status: 422, body: refusal('ENTITY_NOT_FOUND', 'no') }, 'ENT-0')).toMatchObject({
+      result: { status: 'rejected', code: 'ENTITY_NOT_FOUND' },
+    });
+  });
+
+  it('preferences, credit limit and card resolution', () => {
+    expect(fromCorePreferences({ status: 200, body: { cardId: 'CARD-3001', preferences: prefs } }, 'CARD-3001')).toEqual({
+      kind: 'result',
+      result: { status: 'succeeded', value: prefs },
+    });
+    expect(fromCorePreferences({ status: 200, body: { cardId: 'CARD-3001', preferences: { domestic: { x: 1 } } } }, 'CARD-3001')).toMatchObject({
+      kind: 'unavailable',
+    });
+    expect(fromCorePreferences({ status: 200, body: { cardId: 'CARD-2', preferences: prefs } }, 'CARD-3001')).toMatchObject({ kind: 'unavailable' });
+    expect(fromCoreCreditLimitRead({ status: 200, body: { entityId: 'ENT-1', creditLimit: '50000.00' } }, 'ENT-1')).toEqual({
+      kind: 'result',
+      result: { status: 'succeeded', value: { entityId: 'ENT-1', creditLimit: '50000.00' } },
+    });
+    expect(fromCoreCreditLimitRead({ status: 200, body: { entityId: 'ENT-1', creditLimit: 50000 } }, 'ENT-1')).toMatchObject({ kind: 'unavailable' });
+    expect(fromCoreCreditLimitRead({ status: 200, body: { entityId: 'ENT-2', creditLimit: '1.00' } }, 'ENT-1')).toMatchObject({ kind: 'unavailable' });
+    expect(fromCoreCardResolution({ status: 200, body: { cardId: 'CARD-3001' } })).toEqual({
+      kind: 'result',
+      result: { status: 'succeeded', value: { cardId: 'CARD-3001' } },
+    });
+    expect(fromCoreCardResolution({ status: 422, body: refusal('CARD_AMBIGUOUS', 'send cardId') })).toMatchObject({
+      result: { status: 'rejected', code: 'CARD_AMBIGUOUS' },
+    });
+    expect(fromCoreCardResolution({ status: 200, body: {} })).toMatchObject({ kind: 'unavailable', retryable: false });
   });
 });
 

@@ -14,6 +14,7 @@ import {
 } from '../../connectors/contract.js';
 import { ConnectorService, LATENCY_BUCKETS_MS } from '../../src/services/connectors.js';
 import type { Tenant } from '../../src/services/tenants.js';
+import { withUnimplemented } from './fixtures/unimplemented.js';
 import { DEFAULT_TENANT_CONFIG } from '../../schemas/tenant.js';
 
 type Step = { ms: number; outcome: () => OperationResult<UpgradeLimitResult> };
@@ -25,17 +26,18 @@ function setup() {
     id: 'scripted',
     version: '1.0.0',
     optionsSchema: Type.Object({}),
-    create: () => ({
-      async upgradeLimit() {
-        const step = script.shift()!;
-        clock += step.ms;
-        return step.outcome();
-      },
-      async upgradeToPhysical() {
-        clock += 3;
-        return succeeded({ cardId: 'C', entityId: 'E', kitNo: 'K', state: 'ACTIVE' as const });
-      },
-    }),
+    create: () =>
+      withUnimplemented({
+        async upgradeLimit() {
+          const step = script.shift()!;
+          clock += step.ms;
+          return step.outcome();
+        },
+        async upgradeToPhysical() {
+          clock += 3;
+          return succeeded({ cardId: 'C', entityId: 'E', kitNo: 'K', state: 'ACTIVE' as const });
+        },
+      }),
   });
   const logger = pino({ level: 'silent' });
   const service = new ConnectorService([scripted], logger, 10_000, { now: () => clock });

@@ -89,7 +89,7 @@ describe('protocol', () => {
     expect(res.json()).toEqual({ status: 'APPLIED', cardId: 'CARD-3001', entityId: 'ENT-1001', kitNo: 'KIT-2001', cardState: 'PENDING_ACTIVATION' });
     const entity = (await app.inject({ method: 'GET', url: ENTITY })).json();
     expect(entity.cards).toEqual([
-      { cardId: 'CARD-3001', form: 'PHYSICAL', state: 'PENDING_ACTIVATION', maskedPan: '400000******3006', kitNo: 'KIT-2001', fulfilment: 'ORDERED', balance: '123.45' },
+      { cardId: 'CARD-3001', form: 'PHYSICAL', state: 'PENDING_ACTIVATION', maskedPan: '400000******0017', kitNo: 'KIT-2001', fulfilment: 'ORDERED', balance: '123.45' },
     ]);
     // The kit is now mapped: a second upgrade with it is refused.
     expect((await post(app, UPGRADE, { kitNo: 'KIT-2001', entityId: 'ENT-1002', lockOnUpgrade: false })).json().error.code).toBe('PPCUST_018');
@@ -137,6 +137,151 @@ describe('protocol', () => {
   it('/openapi.json serves the protocol document; /v1/health answers per bank', async () => {
     expect((await app.inject({ method: 'GET', url: '/openapi.json' })).json().openapi).toBe('3.1.0');
     expect((await app.inject({ method: 'GET', url: '/banks/demo/v1/health' })).json()).toEqual({ status: 'UP' });
+  });
+});
+
+describe('card lifecycle', () => {
+  let app: FastifyInstance;
+  beforeAll(() => {
+    app = buildMockCore();
+  });
+  afterAll(() => app.close());
+  afterEach(async () => {
+    await app.inject({ method: 'POST', url: '/__admin/reset' });
+  });
+
+  const CARD = '/banks/demo/v1/cards/CARD-3001';
+  const card = { cardId: 'CARD-3001', entityId: 'ENT-1001', form: 'VIRTUAL', state: 'ACTIVE', maskedPan: '400000******0017', expiry: '12/29' };
+  const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers });
+  const put = (url: string, payload: unknown, headers: Record<string, string> = {}) => app.inject({ method: 'PUT', url, payload: payload as object, headers });
+  const change = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'POST', url, headers });
+
+  it('lock → 200 APPLIED with the card; again → 422 CARD_STATE_INVALID; unlock → ACTIVE', async () => {
+    const res = await change(`${CARD}/lock`, { 'x-request-id': 'req-7' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-request-id']).toBe('req-7');
+    expect(res.json()).toEqual({ status: 'APPLIED', ...card, state: 'LOCKED' });
+    const again = await change(`${CARD}/lock`);
+    expect(again.statusCode).toBe(422);
+    expect(again.json()).toEqual({ error: { code: 'CARD_STATE_INVALID', message: 'Card CARD-3001: only an ACTIVE card can be locked; this one is LOCKED.' } });
+    expect((await change(`${CARD}/unlock`)).json()).toEqual({ status: 'APPLIED', ...card });
+  });
+
+  it('upgrade locked, activation, fulfilment steps, block with a reason', async () => {
+    await post(app, UPGRADE, { kitNo: 'KIT-2001', entityId: 'ENT-1001', lockOnUpgrade: true });
+    expect((await change(`${CARD}/activation`)).json()).toMatchObject({ state: 'ACTIVE', form: 'PHYSICAL', fulfilment: 'ORDERED', kitNo: 'KIT-2001' });
+    expect((await change(`${CARD}/fulfilment/advance`)).json()).toMatchObject({ fulfilment: 'EMBOSSED' });
+    const blocked = await post(app, `${CARD}/block`, { reasonCode: 'STOLEN' });
+    expect(blocked.json()).toEqual({ status: 'APPLIED', ...card, form: 'PHYSICAL', kitNo: 'KIT-2001', fulfilment: 'EMBOSSED', state: 'BLOCKED', blockReason: 'STOLEN' });
+    expect((await change(`${CARD}/fulfilment/advance`)).json().error.code).toBe('CARD_STATE_INVALID');
+  });
+
+  it.each([
+    ['block without a reason', 'POST', `${CARD}/block`, {}],
+    ['block with an unknown reason', 'POST', `${CARD}/block`, { reasonCode: 'BORED' }],
+    ['preferences with an unknown field', 'PUT', `${CARD}/preferences`, { preferences: { domestic: { atm: { enabled: true, colour: 'red' } } } }],
+    ['preferences with a float limit', 'PUT', `${CARD}/preferences`, { preferences: { domestic: { atm: { enabled: true, dailyLimit: 500 } } } }],
+    ['a PIN block that is not hex', 'PUT', `${CARD}/pin`, { pinBlock: 'not-a-pin-block!', format: 0, keyId: 'k' }],
+    ['a PIN block in an unknown format', 'PUT', `${CARD}/pin`, { pinBlock: '0412AC89ABCDEF67', format: 1, keyId: 'k' }],
+  ])('refuses %s: 400 BAD_REQUEST, nothing applied', async (_name, method, url, payload) => {
+    const res = await app.inject({ method: method as 'POST' | 'PUT', url, payload });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('BAD_REQUEST');
+    expect((await get(CARD)).json()).toMatchObject({ state: 'ACTIVE' });
+    expect((await get(CARD)).json()).not.toHaveProperty('preferences');
+  });
+
+  it('reads: the entity’s cards masked, one card in full, preferences and the credit limit', async () => {
+    const list = await get('/banks/demo/v1/entities/ENT-1001/cards');
+    expect(list.json()).toEqual({ entityId: 'ENT-1001', cards: [card] });
+    expect(list.body).not.toMatch(/\d{12,}/);
+    expect((await get(CARD)).json()).toEqual({ ...card, sensitive: { pan: '4000000000030017', cvv: '272' } });
+    const preferences = { domestic: { enabled: true, pos: { enabled: true, dailyLimit: '100.00', dailyCount: 3 } } };
+    expect((await put(`${CARD}/preferences`, { preferences })).json()).toEqual({ status: 'APPLIED', cardId: 'CARD-3001', preferences });
+    expect((await get(`${CARD}/preferences`)).json()).toEqual({ cardId: 'CARD-3001', preferences });
+    expect((await get('/banks/demo/v1/entities/ENT-1002/credit-limit')).json()).toEqual({ entityId: 'ENT-1002', creditLimit: '50000.00' });
+  });
+
+  it('reads of what does not exist → 422 with the business code', async () => {
+    for (const [url, code] of [
+      ['/banks/demo/v1/cards/CARD-0', 'CARD_NOT_FOUND'],
+      ['/banks/demo/v1/cards/CARD-0/preferences', 'CARD_NOT_FOUND'],
+      ['/banks/demo/v1/entities/ENT-0/cards', 'ENTITY_NOT_FOUND'],
+      ['/banks/demo/v1/entities/ENT-0/credit-limit', 'ENTITY_NOT_FOUND'],
+    ] as const) {
+      const res = await get(url);
+      expect(res.statusCode).toBe(422);
+      expect(res.json()).toEqual({ error: { code, message: expect.any(String) } });
+    }
+  });
+
+  it('card resolution: by entity (for the action), by kit, with every identifier agreeing', async () => {
+    const resolve = (query: string, headers: Record<string, string> = {}) => get(`/banks/demo/v1/card-resolution?${query}`, headers);
+    expect((await resolve('action=lock&entityId=ENT-1002')).json()).toEqual({ cardId: 'CARD-3002' });
+    await post(app, UPGRADE, { kitNo: 'KIT-2101', lockOnUpgrade: true });
+    expect((await resolve('action=activate&kitNo=KIT-2101')).json()).toEqual({ cardId: 'CARD-3003' });
+    expect((await resolve('action=activate&kitNo=KIT-2101&entityId=ENT-1001')).json().error.code).toBe('CARD_NOT_FOUND');
+    expect((await resolve('action=lock&entityId=ENT-0')).json().error.code).toBe('ENTITY_NOT_FOUND');
+    expect((await resolve('entityId=ENT-1001')).statusCode).toBe(400);
+    expect((await resolve('action=explode&entityId=ENT-1001')).statusCode).toBe(400);
+    expect((await resolve('action=lock&entity=ENT-1001')).statusCode).toBe(400);
+  });
+
+  it('a keyed change applies once; resolution with the key names the card it changed', async () => {
+    const first = await change(`${CARD}/lock`, { 'idempotency-key': 'lk-1' });
+    await change(`${CARD}/unlock`);
+    const retry = await change(`${CARD}/lock`, { 'idempotency-key': 'lk-1' });
+    expect(retry.json()).toEqual(first.json());
+    expect((await get(CARD)).json().state).toBe('ACTIVE');
+    expect((await get('/banks/demo/v1/card-resolution?action=lock&entityId=ENT-1001', { 'idempotency-key': 'lk-1' })).json()).toEqual({ cardId: 'CARD-3001' });
+  });
+
+  it('PIN: 200 with the card only; refused on a virtual card', async () => {
+    const pin = { pinBlock: '0412AC89ABCDEF67', format: 0, keyId: 'zpk-1' };
+    expect((await put(`${CARD}/pin`, pin)).json()).toEqual({ error: { code: 'CARD_STATE_INVALID', message: 'Card CARD-3001: a PIN can be set on a physical card only.' } });
+    await post(app, UPGRADE, { kitNo: 'KIT-2001', entityId: 'ENT-1001', lockOnUpgrade: false });
+    const res = await put(`${CARD}/pin`, pin);
+    expect(res.json()).toEqual({ status: 'APPLIED', cardId: 'CARD-3001' });
+    expect(res.body).not.toContain(pin.pinBlock);
+  });
+
+  it('every lifecycle route takes X-Mock-Fault like the other operations', async () => {
+    for (const [method, url] of [
+      ['POST', `${CARD}/lock`],
+      ['GET', CARD],
+      ['GET', '/banks/demo/v1/entities/ENT-1001/cards'],
+      ['GET', '/banks/demo/v1/card-resolution?action=lock&cardId=CARD-3001'],
+    ] as const) {
+      const res = await app.inject({ method, url, headers: { 'x-mock-fault': 'error' } });
+      expect(res.statusCode, `${method} ${url}`).toBe(503);
+    }
+    expect((await get(CARD)).json().state).toBe('ACTIVE');
+  });
+});
+
+describe('card lifecycle persistence', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mock-core-lc-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('lifecycle changes survive a restart; the snapshot never holds a PIN block', async () => {
+    const first = buildMockCore({ dataDir: dir });
+    await post(first, UPGRADE, { kitNo: 'KIT-2001', entityId: 'ENT-1001', lockOnUpgrade: true });
+    await first.inject({ method: 'POST', url: '/banks/demo/v1/cards/CARD-3001/activation' });
+    await first.inject({ method: 'PUT', url: '/banks/demo/v1/cards/CARD-3001/pin', payload: { pinBlock: '0412AC89ABCDEF67', format: 0, keyId: 'zpk-1' } });
+    await post(first, '/banks/demo/v1/cards/CARD-3002/block', { reasonCode: 'LOST' });
+    await first.close();
+    const text = readFileSync(join(dir, 'demo.json'), 'utf8');
+    expect(text).not.toContain('0412AC89ABCDEF67');
+    const saved = JSON.parse(text).state.cards as { cardId: string }[];
+    expect(saved.find((c) => c.cardId === 'CARD-3001')).toMatchObject({ state: 'ACTIVE', pinSet: true });
+
+    const second = buildMockCore({ dataDir: dir });
+    expect((await second.inject({ method: 'GET', url: '/banks/demo/v1/cards/CARD-3002' })).json()).toMatchObject({ state: 'BLOCKED', blockReason: 'LOST' });
+    expect((await second.inject({ method: 'GET', url: '/banks/demo/v1/cards/CARD-3001' })).json()).toMatchObject({ state: 'ACTIVE', form: 'PHYSICAL' });
+    await second.close();
   });
 });
 

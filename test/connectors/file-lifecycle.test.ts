@@ -1,0 +1,165 @@
+// The file connector's card lifecycle: writes journaled and replayed (outcomes checked), reads served from
+// memory and never journaled, PIN blocks never written to disk, fixtures with the new card fields.
+import { copyFile, mkdtemp, readdir, readFile, rm, appendFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectorTimeoutError } from '../../connectors/contract.js';
+import { FileCore, exportFixtures, importFixtures } from '../../connectors/file/index.js';
+import { LOCK_FILE } from '../../connectors/file/lock.js';
+import { JOURNAL_FILE, decodeLine, encodeEntry } from '../../connectors/file/store.js';
+
+const dirs: string[] = [];
+const open: FileCore[] = [];
+
+async function tmp(): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), 'cardline-file-lc-'));
+  dirs.push(d);
+  return d;
+}
+
+async function core(dir: string): Promise<FileCore> {
+  const c = await FileCore.open({ dir, lockTimeoutMs: 0 });
+  open.push(c);
+  return c;
+}
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((c) => c.close()));
+  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+/** A copy of a store's files as a crash would leave them: no close, no compaction. */
+async function crashCopy(from: string): Promise<string> {
+  const to = await tmp();
+  for (const name of await readdir(from)) if (name !== LOCK_FILE) await copyFile(join(from, name), join(to, name));
+  return to;
+}
+
+const ctx = (idempotencyKey?: string) => ({ signal: new AbortController().signal, idempotencyKey });
+const journal = async (dir: string) => (await readFile(join(dir, JOURNAL_FILE), 'utf8')).split('\n').filter(Boolean).map((l) => decodeLine(l)!);
+const PIN_BLOCK = '0412AC89ABCDEF67';
+
+describe('file connector: card lifecycle', () => {
+  it('journals every lifecycle write and replays it after a crash', async () => {
+    const dir = await tmp();
+    const c = await core(dir);
+    await c.upgradeToPhysical({ kitNo: 'KIT-2001', entityId: 'ENT-1001', lockOnUpgrade: true }, ctx());
+    expect(await c.activateCard({ kitNo: 'KIT-2001' }, ctx())).toMatchObject({ status: 'succeeded', value: { cardId: 'CARD-3001', state: 'ACTIVE' } });
+    await c.advanceFulfilment({ cardId: 'CARD-3001' }, ctx());
+    await c.updatePreferences({ cardId: 'CARD-3001', preferences: { domestic: { enabled: false } } }, ctx());
+    await c.setPin({ cardId: 'CARD-3001', pinBlock: PIN_BLOCK, format: 0, keyId: 'zpk-1' }, ctx());
+    await c.lockCard({ entityId: 'ENT-1002' }, ctx());
+    await c.unlockCard({ cardId: 'CARD-3002' }, ctx());
+    await c.blockCard({ cardId: 'CARD-3003', reasonCode: 'DAMAGED' }, ctx());
+    expect((await journal(dir)).map((e) => e.op)).toEqual([
+      'upgradeToPhysical',
+      'activateCard',
+      'advanceFulfilment',
+      'updatePreferences',
+      'setPin',
+      'lockCard',
+      'unlockCard',
+      'blockCard',
+    ]);
+
+    const reopened = await core(await crashCopy(dir));
+    const cards = reopened.store.bank.state.cards;
+    expect(cards.get('CARD-3001')).toMatchObject({
+      form: 'PHYSICAL',
+      state: 'ACTIVE',
+      fulfilment: 'EMBOSSED',
+      preferences: { domestic: { enabled: false } },
+      pinSet: true,
+    });
+    expect(cards.get('CARD-3002')?.state).toBe('ACTIVE');
+    expect(cards.get('CARD-3003')).toMatchObject({ state: 'BLOCKED', blockReason: 'DAMAGED' });
+  });
+
+  it('never writes the PIN block: the journal records card, format and key id only', async () => {
+    const dir = await tmp();
+    const c = await core(dir);
+    await c.upgradeToPhysical({ kitNo: 'KIT-2001', entityId: 'ENT-1001', lockOnUpgrade: false }, ctx());
+    await c.setPin({ cardId: 'CARD-3001', pinBlock: PIN_BLOCK, format: 0, keyId: 'zpk-1' }, ctx('pin-1'));
+    const entry = (await journal(dir)).at(-1)!;
+    expect(entry).toEqual({
+      seq: 2,
+      op: 'setPin',
+      key: 'pin-1',
+      input: { cardId: 'CARD-3001', format: 0, keyId: 'zpk-1' },
+      result: { status: 'succeeded', value: { cardId: 'CARD-3001' } },
+    });
+    await c.close();
+    for (const name of await readdir(dir)) expect(await readFile(join(dir, name), 'utf8')).not.toContain(PIN_BLOCK);
+  });
+
+  it('serves reads from memory without journaling them', async () => {
+    const dir = await tmp();
+    const c = await core(dir);
+    await c.lockCard({ cardId: 'CARD-3001' }, ctx());
+    expect(await c.listCards({ entityId: 'ENT-1001' }, ctx())).toMatchObject({ status: 'succeeded', value: [{ cardId: 'CARD-3001', state: 'LOCKED' }] });
+    expect(await c.getCard({ cardId: 'CARD-3001' }, ctx())).toMatchObject({ status: 'succeeded', value: { sensitive: { pan: '4000000000030017' } } });
+    expect(await c.getPreferences({ cardId: 'CARD-3001' }, ctx())).toEqual({ status: 'succeeded', value: {} });
+    expect(await c.getCreditLimit({ entityId: 'ENT-1001' }, ctx())).toEqual({ status: 'succeeded', value: { entityId: 'ENT-1001', creditLimit: '50000.00' } });
+    expect(await c.getCard({ cardId: 'CARD-0' }, ctx())).toMatchObject({ status: 'rejected', code: 'CARD_NOT_FOUND' });
+    expect((await journal(dir)).map((e) => e.op)).toEqual(['lockCard']);
+    await expect(c.getCard({ cardId: 'CARD-3001' }, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(ConnectorTimeoutError);
+  });
+
+  it('journals a keyed refusal (its outcome is kept) but not an unkeyed one', async () => {
+    const dir = await tmp();
+    const c = await core(dir);
+    expect(await c.unlockCard({ cardId: 'CARD-3001' }, ctx())).toMatchObject({ status: 'rejected', code: 'CARD_STATE_INVALID' });
+    expect(await journal(dir)).toEqual([]);
+    const refused = await c.unlockCard({ cardId: 'CARD-3001' }, ctx('u-1'));
+    expect((await journal(dir)).map((e) => [e.op, e.key])).toEqual([['unlockCard', 'u-1']]);
+    await c.lockCard({ cardId: 'CARD-3001' }, ctx());
+    // The retry answers the first outcome, also after a crash, although the card is LOCKED now.
+    expect(await c.unlockCard({ cardId: 'CARD-3001' }, ctx('u-1'))).toEqual(refused);
+    const reopened = await core(await crashCopy(dir));
+    expect(await reopened.unlockCard({ cardId: 'CARD-3001' }, ctx('u-1'))).toEqual(refused);
+    expect(reopened.store.bank.state.cards.get('CARD-3001')?.state).toBe('LOCKED');
+  });
+
+  it('refuses to open when replaying a lifecycle entry gives another outcome than the one acknowledged', async () => {
+    const dir = await tmp();
+    const c = await core(dir);
+    await c.lockCard({ cardId: 'CARD-3001' }, ctx());
+    const crashed = await crashCopy(dir);
+    // A well-formed entry claiming that locking the already LOCKED card succeeded: the rules say otherwise.
+    await appendFile(
+      join(crashed, JOURNAL_FILE),
+      encodeEntry({ seq: 2, op: 'lockCard', input: { cardId: 'CARD-3001' }, result: { status: 'succeeded', value: { cardId: 'CARD-3001' } } }),
+    );
+    await expect(FileCore.open({ dir: crashed, lockTimeoutMs: 0 })).rejects.toThrow(/replaying journal entry 2 \(lockCard\) gives a different outcome/);
+  });
+
+  it('reads only known operations from the journal', () => {
+    const line = (op: string) => encodeEntry({ seq: 1, op: op as 'lockCard', input: {}, result: {} }).trimEnd();
+    expect(decodeLine(line('advanceFulfilment'))?.op).toBe('advanceFulfilment');
+    expect(decodeLine(line('deleteEverything'))).toBeNull();
+  });
+
+  it('exports and imports fixtures with the new card fields; older fixtures without them still import', async () => {
+    const a = await tmp();
+    const c = await core(a);
+    await c.blockCard({ cardId: 'CARD-3002', reasonCode: 'LOST' }, ctx());
+    await c.close();
+    const exported = await exportFixtures(a);
+    expect(exported.cards.find((x) => x.cardId === 'CARD-3002')).toMatchObject({ expiry: '12/29', cvv: '301', pinSet: false, blockReason: 'LOST' });
+
+    const older = structuredClone(exported);
+    for (const card of older.cards) {
+      delete card.expiry;
+      delete card.cvv;
+      delete card.pinSet;
+    }
+    const b = join(await tmp(), 'tenant');
+    await importFixtures(b, older);
+    expect(await exportFixtures(b)).toEqual(exported);
+
+    const bad = structuredClone(exported);
+    bad.cards[0]!.expiry = '13/29';
+    await expect(importFixtures(join(await tmp(), 'x'), bad)).rejects.toThrow(/Fixtures are invalid: \/cards\/0\/expiry/);
+  });
+});
