@@ -9,3 +9,11 @@ export const UpgradeLimitBody = Type.Object(
 export type UpgradeLimitBody = Static<typeof UpgradeLimitBody>;
 
 export const UpgradeLimitResponse = envelopeOf(Type.Boolean());
+
+/** POST .../fetchLimit: read an entity's credit limit (envelope dialect, like upgradeLimit). */
+export const FetchLimitBody = Type.Object({ entityId: Identifier }, { additionalProperties: false });
+export type FetchLimitBody = Static<typeof FetchLimitBody>;
+
+export const FetchLimitResponse = envelopeOf(
+  Type.Object({ entityId: Type.String(), creditLimit: Type.String({ description: 'a decimal string: "50000.00"' }) }),
+);

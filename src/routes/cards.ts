@@ -1,8 +1,8 @@
 // PUT /v1/cards/upgrade/physical (spec 4.3), problem dialect.
 import type { FastifyPluginAsync } from 'fastify';
+import type { PhysicalUpgradeResult } from '../../connectors/contract.js';
 import type { FieldError } from '../../schemas/common.js';
 import { PhysicalUpgradeBody, PhysicalUpgradeResponse, REQUIRED_ADDRESS_FIELDS } from '../../schemas/cards.js';
-import { idempotencyKeyOf } from './credit-line.js';
 
 const OBJECT_NAME = 'physicalCardUpgradeRequest';
 
@@ -18,7 +18,6 @@ function checkAddress(body: PhysicalUpgradeBody): FieldError[] {
 }
 
 const cardRoutes: FastifyPluginAsync = async (app) => {
-  const { connectors } = app.cardline;
 
   app.put<{ Body: PhysicalUpgradeBody }>('/v1/cards/upgrade/physical', {
     schema: { body: PhysicalUpgradeBody, response: { 200: PhysicalUpgradeResponse } },
@@ -33,25 +32,27 @@ const cardRoutes: FastifyPluginAsync = async (app) => {
           const b = req.body as Partial<PhysicalUpgradeBody>;
           return { kitNo: b?.kitNo, entityId: b?.entityId, cardId: b?.cardId };
         },
+        event: {
+          type: 'card.upgraded-to-physical',
+          payload: (_req, result) => {
+            const r = result as PhysicalUpgradeResult;
+            return { cardId: r.cardId, entityId: r.entityId, kitNo: r.kitNo, state: r.state };
+          },
+        },
       },
     },
     handler: async (request) => {
       const body = request.body;
       const lockOnUpgrade = body.lockOnUpgrade ?? false;
-      const result = await connectors.invoke(
-        request.tenant!,
-        'upgradeToPhysical',
-        {
-          kitNo: body.kitNo,
-          entityId: body.entityId,
-          cardId: body.cardId,
-          communicationAddress: body.communicationAddress,
-          plasticCode: body.plasticCodeDto,
-          lockOnUpgrade,
-          preferences: body.preferences,
-        },
-        { requestId: request.id, logger: request.log, idempotencyKey: idempotencyKeyOf(request.headers) },
-      );
+      const result = await request.callCore('upgradeToPhysical', {
+        kitNo: body.kitNo,
+        entityId: body.entityId,
+        cardId: body.cardId,
+        communicationAddress: body.communicationAddress,
+        plasticCode: body.plasticCodeDto,
+        lockOnUpgrade,
+        preferences: body.preferences,
+      });
       const locked = result.state === 'PENDING_ACTIVATION' ? '; the card stays locked until it is activated' : '';
       return {
         result: { message: `Card ${result.cardId} upgraded to physical with kit ${result.kitNo}${locked}` },

@@ -28,8 +28,8 @@ export class ConnectorConfigError extends Error {
 
 /** The operations the gateway routes: every method of the contract except the lifecycle hooks. */
 export type ConnectorOperation = Exclude<keyof Connector, 'health' | 'close'>;
-type InputOf<O extends ConnectorOperation> = Parameters<Connector[O]>[0];
-type ValueOf<O extends ConnectorOperation> = Awaited<ReturnType<Connector[O]>> extends OperationResult<infer T> ? T : never;
+export type InputOf<O extends ConnectorOperation> = Parameters<Connector[O]>[0];
+export type ValueOf<O extends ConnectorOperation> = Awaited<ReturnType<Connector[O]>> extends OperationResult<infer T> ? T : never;
 
 /** How a call ended, as counted by `stats()`. */
 export type ErrorKind = 'business' | 'pending' | 'unavailable' | 'timeout' | 'internal';

@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function mockCore(tenant = 'demo'): Promise<MockCore> {
-  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as MockCore;
+  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as unknown as MockCore;
 }
 
 beforeEach(async () => {
@@ -30,17 +30,46 @@ const forbiddenDetail = (role: Role) => `The role '${role}' may not call this op
 
 interface RouteCase {
   name: string;
-  method: 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT';
   url: string;
   headers: Record<string, string>;
   allowed: readonly Role[];
-  /** A valid body, distinct per role so that each allowed call succeeds on fresh data. */
-  body: (role: Role) => Record<string, unknown>;
+  /** A valid body, distinct per role so that each allowed call succeeds on fresh data. None for GET. */
+  body?: (role: Role) => Record<string, unknown>;
+  /** Puts the card in the state the operation starts from (on fresh fixtures). */
+  setup?: (core: MockCore) => void;
   forbidden: (role: Role) => unknown;
-  /** What the allowed call changed in the mock core. */
+  /** What the allowed call changed in the mock core (for a read: what must stay as it was). */
   effect: (core: MockCore) => unknown;
   expectedEffect: unknown;
+  /** For a read: the whole body every allowed role gets. */
+  expectedBody?: unknown;
 }
+
+const problemForbidden = (role: Role) => ({
+  type: `${PROBLEM_BASE}/problem-with-message`,
+  title: 'Forbidden',
+  status: 403,
+  message: 'error.http.403',
+  detail: forbiddenDetail(role),
+});
+
+const CARD_WRITERS: readonly Role[] = ['Admin', 'Operations', 'API Integration'];
+const EVERYONE: readonly Role[] = ['Admin', 'Operations', 'API Integration', 'Read-Only'];
+const FETCH_LIMIT_URL = '/credit-line-management/business-entity-manager/fetchLimit';
+const SANDBOX_ADVANCE_URL = '/v1/sandbox/cards/:cardId/fulfilment/advance';
+
+/** CARD-3001 as a physical card with kit KIT-2001, in the given state, fulfilment ORDERED. */
+const physical3001 = (state: 'ACTIVE' | 'LOCKED' | 'PENDING_ACTIVATION') => (core: MockCore) => {
+  Object.assign(core.state.cards.get('CARD-3001')!, { form: 'PHYSICAL', state, kitNo: 'KIT-2001', fulfilment: 'ORDERED' });
+  Object.assign(core.state.kits.get('KIT-2001')!, { mappedTo: 'CARD-3001', allocatedTo: 'ENT-1001' });
+};
+const card3001 = (core: MockCore) => {
+  const c = core.state.cards.get('CARD-3001');
+  return { state: c?.state, fulfilment: c?.fulfilment, blockReason: c?.blockReason, preferences: c?.preferences };
+};
+const CARD_3001_VIEW = { cardId: 'CARD-3001', entityId: 'ENT-1001', form: 'VIRTUAL', state: 'ACTIVE', panMasked: '400000******0017' };
+const UNCHANGED_3001 = { state: 'ACTIVE', fulfilment: undefined, blockReason: undefined, preferences: undefined };
 
 const ROUTES: RouteCase[] = [
   {
@@ -78,6 +107,121 @@ const ROUTES: RouteCase[] = [
     },
     expectedEffect: { form: 'PHYSICAL', kitNo: 'KIT-2002' },
   },
+  {
+    name: 'card activate',
+    method: 'POST',
+    url: '/card/activate',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: CARD_WRITERS,
+    body: () => ({ cardId: 'CARD-3001' }),
+    setup: physical3001('PENDING_ACTIVATION'),
+    forbidden: problemForbidden,
+    effect: card3001,
+    expectedEffect: { ...UNCHANGED_3001, fulfilment: 'ORDERED' },
+  },
+  {
+    name: 'card lock',
+    method: 'POST',
+    url: '/v1/cards/CARD-3001/lock',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: CARD_WRITERS,
+    forbidden: problemForbidden,
+    effect: card3001,
+    expectedEffect: { ...UNCHANGED_3001, state: 'LOCKED' },
+  },
+  {
+    name: 'card unlock',
+    method: 'POST',
+    url: '/v1/cards/CARD-3001/unlock',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: CARD_WRITERS,
+    setup: physical3001('LOCKED'),
+    forbidden: problemForbidden,
+    effect: card3001,
+    expectedEffect: { ...UNCHANGED_3001, fulfilment: 'ORDERED' },
+  },
+  {
+    name: 'card block',
+    method: 'POST',
+    url: '/v1/cards/CARD-3001/block',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: CARD_WRITERS,
+    body: () => ({ reasonCode: 'LOST' }),
+    forbidden: problemForbidden,
+    effect: card3001,
+    expectedEffect: { ...UNCHANGED_3001, state: 'BLOCKED', blockReason: 'LOST' },
+  },
+  {
+    name: 'card preferences update',
+    method: 'PUT',
+    url: '/v1/cards/CARD-3001/preferences',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: CARD_WRITERS,
+    body: () => ({ international: { enabled: false } }),
+    forbidden: problemForbidden,
+    effect: card3001,
+    expectedEffect: { ...UNCHANGED_3001, preferences: { international: { enabled: false } } },
+  },
+  {
+    name: 'sandbox fulfilment advance',
+    method: 'POST',
+    url: '/v1/sandbox/cards/CARD-3001/fulfilment/advance',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: ['Admin', 'Operations'],
+    setup: physical3001('ACTIVE'),
+    forbidden: problemForbidden,
+    effect: card3001,
+    expectedEffect: { ...UNCHANGED_3001, fulfilment: 'EMBOSSED' },
+  },
+  {
+    name: 'entity cards list',
+    method: 'GET',
+    url: '/v1/entities/ENT-1001/cards',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: EVERYONE,
+    forbidden: problemForbidden,
+    effect: card3001,
+    expectedEffect: UNCHANGED_3001,
+    expectedBody: { result: [CARD_3001_VIEW], pagination: null },
+  },
+  {
+    name: 'card read',
+    method: 'GET',
+    url: '/v1/cards/CARD-3001',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: EVERYONE,
+    forbidden: problemForbidden,
+    effect: card3001,
+    expectedEffect: UNCHANGED_3001,
+    expectedBody: { result: CARD_3001_VIEW, pagination: null },
+  },
+  {
+    name: 'card preferences read',
+    method: 'GET',
+    url: '/v1/cards/CARD-3001/preferences',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: EVERYONE,
+    forbidden: problemForbidden,
+    effect: card3001,
+    expectedEffect: UNCHANGED_3001,
+    expectedBody: { result: { cardId: 'CARD-3001', preferences: {}, effective: {} }, pagination: null },
+  },
+  {
+    name: 'credit-line fetchLimit',
+    method: 'POST',
+    url: FETCH_LIMIT_URL,
+    headers: { TENANT: 'demo' },
+    allowed: EVERYONE,
+    body: () => ({ entityId: 'ENT-1001' }),
+    forbidden: (role) => ({
+      result: null,
+      exception: { errorCode: 'ERR_403', shortMessage: 'Forbidden', detailMessage: forbiddenDetail(role) },
+      pagination: null,
+    }),
+    effect: (core) => core.state.entities.get('ENT-1001')?.creditLimitMinor,
+    expectedEffect: 5_000_000n,
+    expectedBody: { result: { entityId: 'ENT-1001', creditLimit: '50000.00' }, exception: null, pagination: null },
+  },
 ];
 
 const MATRIX = ROUTES.flatMap((route) =>
@@ -85,7 +229,7 @@ const MATRIX = ROUTES.flatMap((route) =>
 );
 
 describe('the matrix covers every role and every business route', () => {
-  it('has 4 roles × 2 routes, with the allowed sets of DESIGN §3', () => {
+  it('has 4 roles × 12 routes, with the allowed sets of DESIGN §3', () => {
     expect(MATRIX.map((c) => `${c.route}/${c.role}/${c.allowed ? 'yes' : 'no'}`)).toEqual([
       'credit-line upgradeLimit/Admin/yes',
       'credit-line upgradeLimit/Operations/no',
@@ -95,6 +239,19 @@ describe('the matrix covers every role and every business route', () => {
       'card upgrade to physical/Operations/yes',
       'card upgrade to physical/API Integration/yes',
       'card upgrade to physical/Read-Only/no',
+      ...['card activate', 'card lock', 'card unlock', 'card block', 'card preferences update'].flatMap((route) => [
+        `${route}/Admin/yes`,
+        `${route}/Operations/yes`,
+        `${route}/API Integration/yes`,
+        `${route}/Read-Only/no`,
+      ]),
+      'sandbox fulfilment advance/Admin/yes',
+      'sandbox fulfilment advance/Operations/yes',
+      'sandbox fulfilment advance/API Integration/no',
+      'sandbox fulfilment advance/Read-Only/no',
+      ...['entity cards list', 'card read', 'card preferences read', 'credit-line fetchLimit'].flatMap((route) =>
+        ROLES.map((role) => `${route}/${role}/yes`),
+      ),
     ]);
   });
 
@@ -109,12 +266,13 @@ describe('the matrix covers every role and every business route', () => {
 describe('role matrix', () => {
   it.each(MATRIX.filter((c) => !c.allowed))('$route × $role → 403 in the route dialect, nothing changes', async ({ role, spec }) => {
     const core = await mockCore();
+    spec.setup?.(core);
     const before = structuredClone(core.state);
     const res = await t.inject({
       method: spec.method,
       url: spec.url,
       headers: { ...spec.headers, authorization: `Bearer ${await t.token(role)}` },
-      payload: spec.body(role),
+      ...(spec.body ? { payload: spec.body(role) } : {}),
     });
     expect(res.statusCode).toBe(403);
     expect(res.json()).toEqual(spec.forbidden(role));
@@ -122,15 +280,17 @@ describe('role matrix', () => {
   });
 
   it.each(MATRIX.filter((c) => c.allowed))('$route × $role → 200 with a valid body', async ({ role, spec }) => {
+    spec.setup?.(await mockCore());
     const res = await t.inject({
       method: spec.method,
       url: spec.url,
       headers: { ...spec.headers, authorization: `Bearer ${await t.token(role)}` },
-      payload: spec.body(role),
+      ...(spec.body ? { payload: spec.body(role) } : {}),
     });
     expect(res.statusCode).not.toBe(403);
     expect(res.statusCode).toBe(200);
     expect(spec.effect(await mockCore())).toEqual(spec.expectedEffect);
+    if (spec.expectedBody !== undefined) expect(res.json()).toEqual(spec.expectedBody);
   });
 
   it.each(MATRIX.filter((c) => !c.allowed))('$route × $role → 403 even before the body is validated', async ({ role, spec }) => {
@@ -211,6 +371,9 @@ describe('every route declares its roles or auth: false', () => {
     }));
     expect(declared.filter((d) => !d.ok)).toEqual([]);
     const urls = new Set(routes.map((r) => r.url));
+    const lifecycle = ['/card/activate', '/v1/cards/:cardId/lock', '/v1/cards/:cardId/unlock', '/v1/cards/:cardId/block'];
+    const cardReads = ['/v1/entities/:entityId/cards', '/v1/cards/:cardId', '/v1/cards/:cardId/preferences'];
+    for (const url of [...lifecycle, ...cardReads, FETCH_LIMIT_URL, SANDBOX_ADVANCE_URL]) expect(urls).toContain(url);
     for (const url of [LIMIT_URL, UPGRADE_URL, '/api/authenticate', '/api/keys', '/.well-known/jwks.json', '/health/live', '/health/ready']) {
       expect(urls).toContain(url);
     }
@@ -225,5 +388,11 @@ describe('every route declares its roles or auth: false', () => {
     const rolesOf = (url: string) => routes.find((r) => r.url === url)?.config?.roles;
     expect(rolesOf(LIMIT_URL)).toEqual(['Admin', 'API Integration']);
     expect(rolesOf(UPGRADE_URL)).toEqual(['Admin', 'Operations', 'API Integration']);
+    const rolesOfRoute = (method: string, url: string) => routes.find((r) => r.method === method && r.url === url)?.config?.roles;
+    for (const url of lifecycle) expect(rolesOfRoute('POST', url)).toEqual(CARD_WRITERS);
+    expect(rolesOfRoute('PUT', '/v1/cards/:cardId/preferences')).toEqual(CARD_WRITERS);
+    for (const url of cardReads) expect(rolesOfRoute('GET', url)).toEqual(EVERYONE);
+    expect(rolesOfRoute('POST', FETCH_LIMIT_URL)).toEqual(EVERYONE);
+    expect(rolesOfRoute('POST', SANDBOX_ADVANCE_URL)).toEqual(['Admin', 'Operations']);
   });
 });

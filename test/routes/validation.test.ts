@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function mockCore(tenant = 'demo'): Promise<MockCore> {
-  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as MockCore;
+  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as unknown as MockCore;
 }
 
 beforeEach(async () => {

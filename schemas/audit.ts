@@ -1,0 +1,61 @@
+// GET /v1/audit: the query (strict: unknown parameters are refused), a record as a tenant sees it, a page.
+import { Type, type Static } from '@sinclair/typebox';
+
+/** How a call ended, derived from its status; `replayed`: an idempotent duplicate answered again (src/plugins/audit.ts). */
+export const AUDIT_OUTCOMES = ['succeeded', 'pending', 'unauthenticated', 'forbidden', 'refused', 'invalid', 'failed', 'replayed'] as const;
+export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
+
+export const AUDIT_PAGE_MAX = 500;
+export const AUDIT_PAGE_DEFAULT = 50;
+
+const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
+
+/**
+ * Query parameters arrive as strings and ajv does not coerce (STYLE §6), so `limit` is a digit string;
+ * its range (1..500) and the cursor's content are checked by the route.
+ */
+export const AuditQuery = Type.Object(
+  {
+    from: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive lower bound of `at`, ISO 8601 with offset' })),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'exclusive upper bound of `at`, ISO 8601 with offset' })),
+    actor: Type.Optional(Text(128)),
+    action: Type.Optional(Text(64)),
+    outcome: Type.Optional(Type.Union(AUDIT_OUTCOMES.map((o) => Type.Literal(o)))),
+    route: Type.Optional(Text(256)),
+    targetId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'matches any value of `target`' })),
+    requestId: Type.Optional(Text(128)),
+    limit: Type.Optional(Type.String({ pattern: '^\\d{1,6}$', description: `1..${AUDIT_PAGE_MAX}, default ${AUDIT_PAGE_DEFAULT}` })),
+    cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: '`pagination.next` of the previous page' })),
+  },
+  { additionalProperties: false },
+);
+export type AuditQuery = Static<typeof AuditQuery>;
+
+const Nullable = <T extends import('@sinclair/typebox').TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+/** A record of the tenant's own trail; `hash` and `prevHash` let a client re-verify the chain. */
+export const AuditRecordView = Type.Object({
+  seq: Type.Integer({ minimum: 1 }),
+  id: Type.String(),
+  at: Type.String({ format: 'date-time' }),
+  actor: Nullable(Type.String()),
+  role: Nullable(Type.String()),
+  action: Type.String(),
+  method: Type.String(),
+  route: Type.String(),
+  target: Type.Record(Type.String(), Type.String()),
+  outcome: Type.String(),
+  status: Type.Integer(),
+  requestId: Type.String(),
+  origin: Nullable(Type.String()),
+  hash: Type.String(),
+  prevHash: Type.String(),
+});
+export type AuditRecordView = Static<typeof AuditRecordView>;
+
+/** Newest first; `next` is the cursor of the following (older) page, null on the last. */
+export const AuditPage = Type.Object({
+  result: Type.Array(AuditRecordView),
+  pagination: Type.Object({ next: Nullable(Type.String()), limit: Type.Integer() }),
+});
+export type AuditPage = Static<typeof AuditPage>;

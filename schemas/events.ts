@@ -1,0 +1,48 @@
+// Events of record: what the transactional outbox holds after each successful write, one payload schema a
+// type. Payloads carry ids, states and amounts only: never a PAN, CVV, PIN block, address line or token.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { BLOCK_REASONS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.js';
+import { Preferences } from './cards.js';
+
+const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+
+const Id = Type.String({ minLength: 1, maxLength: 128 });
+const Amount = Type.String({ pattern: '^\\d{1,15}(\\.\\d{1,2})?$' });
+const CardState = literals(CARD_STATES);
+const closed = { additionalProperties: false } as const;
+
+/** A card changed state (activated, locked, unlocked): the card and where it is now. */
+const CardStateChanged = Type.Object({ cardId: Id, entityId: Id, state: CardState }, closed);
+
+/** Event type → payload schema. The aggregate is the entity (credit limits) or the card (everything else). */
+export const EVENT_PAYLOADS = {
+  'credit-limit.upgraded': Type.Object({ entityId: Id, previousLimit: Type.Optional(Amount), newLimit: Amount }, closed),
+  'card.upgraded-to-physical': Type.Object(
+    { cardId: Id, entityId: Id, kitNo: Id, state: literals(['ACTIVE', 'PENDING_ACTIVATION'] as const) },
+    closed,
+  ),
+  'card.activated': CardStateChanged,
+  'card.locked': CardStateChanged,
+  'card.unlocked': CardStateChanged,
+  'card.blocked': Type.Object({ cardId: Id, entityId: Id, state: Type.Literal('BLOCKED'), reason: literals(BLOCK_REASONS) }, closed),
+  'card.fulfilment-advanced': Type.Object({ cardId: Id, entityId: Id, fulfilment: literals(FULFILMENT_STEPS) }, closed),
+  'card.preferences-updated': Type.Object({ cardId: Id, preferences: Preferences }, closed),
+  'card.pin-set': Type.Object({ cardId: Id }, closed),
+} satisfies Record<string, TSchema>;
+
+export type EventType = keyof typeof EVENT_PAYLOADS;
+export const EVENT_TYPES = Object.keys(EVENT_PAYLOADS) as EventType[];
+export type EventPayload<T extends EventType> = Static<(typeof EVENT_PAYLOADS)[T]>;
+
+/** Which payload field names the aggregate (the outbox's aggregate_id). */
+export const EVENT_AGGREGATE: { [T in EventType]: keyof EventPayload<T> & string } = {
+  'credit-limit.upgraded': 'entityId',
+  'card.upgraded-to-physical': 'cardId',
+  'card.activated': 'cardId',
+  'card.locked': 'cardId',
+  'card.unlocked': 'cardId',
+  'card.blocked': 'cardId',
+  'card.fulfilment-advanced': 'cardId',
+  'card.preferences-updated': 'cardId',
+  'card.pin-set': 'cardId',
+};

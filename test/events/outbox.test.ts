@@ -1,0 +1,293 @@
+// The transactional outbox: a successful write adds exactly one event, committed with its audit record
+// or not at all; refusals, validation failures, pending outcomes and replays add none; workers claim
+// events with SKIP LOCKED and a lease, never the same event twice. Runs on PGlite, and on PostgreSQL
+// when DATABASE_URL is set.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { pending } from '../../connectors/contract.js';
+import { AuditWriter } from '../../src/audit/writer.js';
+import { verifyChain } from '../../src/audit/verify.js';
+import { EventPayloadError, Outbox, domainEvent, type OutboxEvent } from '../../src/events/outbox.js';
+import { migrate } from '../../src/store/migrate.js';
+import type { Db } from '../../src/store/db.js';
+import { LIMIT_URL, UPGRADE_URL, createTestApp, createTestDb, type TestApp, type TestDb } from '../helpers/app.js';
+
+interface OutboxRow {
+  tenant_id: string;
+  audit_seq: string | number;
+  type: string;
+  aggregate_id: string;
+  payload: Record<string, unknown>;
+  request_id: string;
+  status: string;
+  attempts: number;
+}
+
+const outboxRows = async (db: Db, requestId?: string) =>
+  (
+    await db.query<OutboxRow>(
+      `SELECT tenant_id, audit_seq, type, aggregate_id, payload, request_id, status, attempts FROM outbox
+        ${requestId ? 'WHERE request_id = $1' : ''} ORDER BY tenant_id, id`,
+      requestId ? [requestId] : [],
+    )
+  ).rows.map((r) => ({ ...r, audit_seq: Number(r.audit_seq) }));
+
+const auditSeqs = async (db: Db, requestId: string) =>
+  (await db.query<{ seq: string | number; outcome: string }>('SELECT seq, outcome FROM audit_log WHERE request_id = $1', [requestId])).rows.map(
+    (r) => ({ seq: Number(r.seq), outcome: r.outcome }),
+  );
+
+describe('events of record from the routes', () => {
+  let t: TestApp;
+  let n = 0;
+  const restores: (() => void)[] = [];
+  const rid = (name: string) => `outbox-${name}-${++n}`;
+  const auth = async (role: Parameters<TestApp['token']>[0] = 'Admin') => ({ authorization: `Bearer ${await t.token(role)}` });
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+  afterEach(async () => {
+    for (const restore of restores.splice(0)) restore();
+    await t.db.exec('DROP TRIGGER IF EXISTS fail_outbox ON outbox; DROP TRIGGER IF EXISTS fail_audit ON audit_log; DROP FUNCTION IF EXISTS cardline_test_fail()');
+  });
+
+  const upgradeLimit = async (requestId: string, amount: string, extra: Record<string, string> = {}) =>
+    t.inject({
+      method: 'POST',
+      url: LIMIT_URL,
+      headers: { TENANT: 'demo', 'x-request-id': requestId, ...(await auth()), ...extra },
+      payload: { entityId: 'ENT-1002', amount },
+    });
+
+  it('a limit upgrade adds one credit-limit.upgraded event, tied to its audit record', async () => {
+    const requestId = rid('limit');
+    const res = await upgradeLimit(requestId, '65000.00');
+    expect(res.statusCode).toBe(200);
+    const [record] = await auditSeqs(t.db, requestId);
+    expect(await outboxRows(t.db, requestId)).toEqual([
+      {
+        tenant_id: 'demo',
+        audit_seq: record!.seq,
+        type: 'credit-limit.upgraded',
+        aggregate_id: 'ENT-1002',
+        payload: { entityId: 'ENT-1002', previousLimit: '50000.00', newLimit: '65000.00' },
+        request_id: requestId,
+        status: 'pending',
+        attempts: 0,
+      },
+    ]);
+  });
+
+  it('a physical upgrade adds one card.upgraded-to-physical event, without the address', async () => {
+    const requestId = rid('upgrade');
+    const res = await t.inject({
+      method: 'PUT',
+      url: UPGRADE_URL,
+      headers: { 'X-TENANT-ID': 'demo', 'x-request-id': requestId, ...(await auth('Operations')) },
+      payload: {
+        kitNo: 'KIT-2001',
+        entityId: 'ENT-1001',
+        lockOnUpgrade: true,
+        communicationAddress: { address1: '12 Hidden Lane', city: 'Pune', state: 'MH', country: 'IN', pin: '411001' },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const rows = await outboxRows(t.db, requestId);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        type: 'card.upgraded-to-physical',
+        aggregate_id: 'CARD-3001',
+        payload: { cardId: 'CARD-3001', entityId: 'ENT-1001', kitNo: 'KIT-2001', state: 'PENDING_ACTIVATION' },
+      }),
+    ]);
+    expect(JSON.stringify(rows)).not.toMatch(/Hidden Lane|411001/);
+  });
+
+  it('refused, invalid, forbidden and unauthenticated writes add no event', async () => {
+    const before = (await outboxRows(t.db)).length;
+    const calls = [
+      { name: 'kit', method: 'PUT' as const, url: UPGRADE_URL, payload: { kitNo: 'KIT-9999', entityId: 'ENT-1002' }, role: 'Admin' as const, status: 409 },
+      { name: 'maximum', method: 'POST' as const, url: LIMIT_URL, payload: { entityId: 'ENT-1002', amount: '2000000.00' }, role: 'Admin' as const, status: 400 },
+      { name: 'decrease', method: 'POST' as const, url: LIMIT_URL, payload: { entityId: 'ENT-1002', amount: '100.00' }, role: 'Admin' as const, status: 400 },
+      { name: 'invalid', method: 'POST' as const, url: LIMIT_URL, payload: { entityId: 'ENT-1002', amount: 5 }, role: 'Admin' as const, status: 400 },
+      { name: 'forbidden', method: 'POST' as const, url: LIMIT_URL, payload: { entityId: 'ENT-1002', amount: '99000.00' }, role: 'Operations' as const, status: 403 },
+    ];
+    for (const c of calls) {
+      const requestId = rid(c.name);
+      const res = await t.inject({ method: c.method, url: c.url, headers: { TENANT: 'demo', 'x-request-id': requestId, ...(await auth(c.role)) }, payload: c.payload });
+      expect(res.statusCode, c.name).toBe(c.status);
+      expect(await auditSeqs(t.db, requestId), c.name).toHaveLength(1);
+    }
+    const noToken = await t.inject({ method: 'POST', url: LIMIT_URL, headers: { TENANT: 'demo' }, payload: { entityId: 'ENT-1002', amount: '99000.00' } });
+    expect(noToken.statusCode).toBe(401);
+    expect(await outboxRows(t.db)).toHaveLength(before);
+  });
+
+  it('a pending outcome (202) adds no event: the write is not done yet', async () => {
+    const core = await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get('demo'))!);
+    const original = core.upgradeLimit;
+    core.upgradeLimit = async () => pending('REF-77');
+    restores.push(() => (core.upgradeLimit = original));
+    const requestId = rid('pending');
+    const res = await upgradeLimit(requestId, '66000.00');
+    expect(res.statusCode).toBe(202);
+    expect(await auditSeqs(t.db, requestId)).toEqual([{ seq: expect.any(Number), outcome: 'pending' }]);
+    expect(await outboxRows(t.db, requestId)).toEqual([]);
+  });
+
+  it('an idempotent replay answers again, is recorded as replayed, and adds no second event', async () => {
+    const key = { 'idempotency-key': `outbox-replay-${n}` };
+    const first = rid('replay');
+    const second = rid('replay');
+    expect((await upgradeLimit(first, '67000.00', key)).statusCode).toBe(200);
+    const again = await upgradeLimit(second, '67000.00', key);
+    expect(again.statusCode).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(await outboxRows(t.db, first)).toHaveLength(1);
+    expect(await outboxRows(t.db, second)).toEqual([]);
+    expect(await auditSeqs(t.db, second)).toEqual([{ seq: expect.any(Number), outcome: 'replayed' }]);
+  });
+
+  it.each([
+    ['the outbox insert', 'fail_outbox', 'outbox'],
+    ['the audit insert', 'fail_audit', 'audit_log'],
+  ])('when %s fails, neither the audit record nor the event is committed, and the write answers 500', async (_what, trigger, table) => {
+    await t.db.exec(`
+      CREATE OR REPLACE FUNCTION cardline_test_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'simulated commit failure'; END $$;
+      CREATE TRIGGER ${trigger} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION cardline_test_fail();`);
+    const head = await t.db.query<{ seq: string | number }>("SELECT seq FROM audit_heads WHERE tenant_id = 'demo'");
+    const requestId = rid('fail');
+    const res = await upgradeLimit(requestId, '68000.00');
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({
+      result: null,
+      exception: { errorCode: 'ERR_500', shortMessage: 'Internal Server Error', detailMessage: 'An unexpected error occurred.' },
+      pagination: null,
+    });
+    expect(await auditSeqs(t.db, requestId)).toEqual([]);
+    expect(await outboxRows(t.db, requestId)).toEqual([]);
+    const after = await t.db.query<{ seq: string | number }>("SELECT seq FROM audit_heads WHERE tenant_id = 'demo'");
+    expect(Number(after.rows[0]!.seq)).toBe(Number(head.rows[0]!.seq));
+
+    // Once the store works again, so does the chain.
+    await t.db.exec(`DROP TRIGGER ${trigger} ON ${table}`);
+    const next = rid('recovered');
+    expect((await upgradeLimit(next, '69000.00')).statusCode).toBe(200);
+    expect(await outboxRows(t.db, next)).toHaveLength(1);
+    expect(await verifyChain(t.db, 'demo')).toMatchObject({ ok: true });
+  });
+});
+
+describe('event payloads', () => {
+  it('accepts exactly the declared fields of a type', () => {
+    expect(domainEvent('card.locked', { cardId: 'CARD-1', entityId: 'ENT-1', state: 'LOCKED' })).toEqual({
+      type: 'card.locked',
+      aggregateId: 'CARD-1',
+      payload: { cardId: 'CARD-1', entityId: 'ENT-1', state: 'LOCKED' },
+    });
+  });
+
+  it.each([
+    ['a PAN', 'card.pin-set', { cardId: 'CARD-1', pan: '4111111111111111' }],
+    ['a PIN block', 'card.pin-set', { cardId: 'CARD-1', pinBlock: '041234FFFFFFFFFF' }],
+    ['an address', 'card.upgraded-to-physical', { cardId: 'C', entityId: 'E', kitNo: 'K', state: 'ACTIVE', address1: '1 Main St' }],
+    ['a float amount', 'credit-limit.upgraded', { entityId: 'E', newLimit: 1000 }],
+    ['a missing id', 'card.activated', { entityId: 'E', state: 'ACTIVE' }],
+  ])('refuses a payload with %s', (_what, type, payload) => {
+    expect(() => domainEvent(type as 'card.pin-set', payload)).toThrow(EventPayloadError);
+  });
+});
+
+describe('claiming events', () => {
+  let testDb: TestDb;
+  let outbox: Outbox;
+  let writer: AuditWriter;
+  let m = 0;
+
+  const addEvents = async (count: number, tenantId = 'claims') => {
+    await Promise.all(
+      Array.from({ length: count }, () => {
+        m += 1;
+        return writer.record({
+          tenantId, at: new Date(), actor: 'ops', role: 'Operations', action: 'card.lock', method: 'POST', route: '/v1/cards/:cardId/lock',
+          target: { cardId: `CARD-${m}` }, outcome: 'succeeded', status: 200, requestId: `claim-${m}`, origin: null,
+          event: domainEvent('card.locked', { cardId: `CARD-${m}`, entityId: 'ENT-1', state: 'LOCKED' }),
+        });
+      }),
+    );
+  };
+  const drain = async (worker: string) => {
+    const events = await outbox.claim({ worker, limit: 1000 });
+    for (const e of events) await outbox.markDone(e, worker);
+  };
+
+  beforeAll(async () => {
+    testDb = await createTestDb();
+    await migrate(testDb.db);
+    outbox = new Outbox(testDb.db);
+    writer = new AuditWriter(testDb.db);
+  });
+  afterAll(async () => {
+    await writer.close();
+    await testDb.drop();
+  });
+
+  it('concurrent claimers never get the same event, and together get them all', async () => {
+    await drain('setup');
+    await addEvents(60);
+    const claimed = new Map<string, OutboxEvent[]>();
+    const claimer = async (worker: string) => {
+      const mine: OutboxEvent[] = [];
+      for (;;) {
+        const batch = await outbox.claim({ worker, limit: 4 });
+        if (!batch.length) break;
+        mine.push(...batch);
+        for (const e of batch) expect(await outbox.markDone(e, worker)).toBe(true);
+      }
+      claimed.set(worker, mine);
+    };
+    await Promise.all(['w1', 'w2', 'w3', 'w4'].map(claimer));
+    const ids = [...claimed.values()].flat().map((e) => e.id);
+    expect(ids).toHaveLength(60);
+    expect(new Set(ids).size).toBe(60);
+    const states = await testDb.db.query<{ status: string; n: string | number }>('SELECT status, count(*) AS n FROM outbox GROUP BY status');
+    expect(states.rows.map((r) => ({ status: r.status, n: Number(r.n) }))).toEqual([{ status: 'done', n: 60 }]);
+  });
+
+  it('a claimed event is out of reach until its lease ends; the late worker then cannot settle it', async () => {
+    await addEvents(1);
+    const [first] = await outbox.claim({ worker: 'slow', leaseMs: 300 });
+    expect(first).toMatchObject({ type: 'card.locked', attempts: 1, tenantId: 'claims', payload: { state: 'LOCKED' } });
+    expect(await outbox.claim({ worker: 'other' })).toEqual([]);
+    await new Promise((r) => setTimeout(r, 400));
+    const [again] = await outbox.claim({ worker: 'other' });
+    expect(again).toMatchObject({ id: first!.id, attempts: 2 });
+    expect(await outbox.markDone(first!, 'slow')).toBe(false);
+    expect(await outbox.markDone(again!, 'other')).toBe(true);
+  });
+
+  it('retryLater makes an event due again after the delay, and dead after maxAttempts', async () => {
+    await addEvents(1);
+    const [e] = await outbox.claim({ worker: 'w' });
+    expect(await outbox.retryLater(e!, 'w', { delayMs: 300, error: 'channel down', maxAttempts: 2 })).toBe(true);
+    expect(await outbox.claim({ worker: 'w' })).toEqual([]);
+    await new Promise((r) => setTimeout(r, 400));
+    const [e2] = await outbox.claim({ worker: 'w' });
+    expect(e2).toMatchObject({ id: e!.id, attempts: 2 });
+    expect(await outbox.retryLater(e2!, 'w', { delayMs: 0, error: 'channel down', maxAttempts: 2 })).toBe(true);
+    expect(await outbox.claim({ worker: 'w' })).toEqual([]);
+    const row = await testDb.db.query<{ status: string; last_error: string }>('SELECT status, last_error FROM outbox WHERE id = $1', [e!.id]);
+    expect(row.rows).toEqual([{ status: 'dead', last_error: 'channel down' }]);
+  });
+
+  it("claims one tenant's events when asked", async () => {
+    await addEvents(2, 'claims');
+    await addEvents(2, 'claims-b');
+    const b = await outbox.claim({ worker: 'w', tenantId: 'claims-b', limit: 10 });
+    expect(b.map((e) => e.tenantId)).toEqual(['claims-b', 'claims-b']);
+    const rest = await outbox.claim({ worker: 'w', limit: 10 });
+    expect(rest.map((e) => e.tenantId)).toEqual(['claims', 'claims']);
+  });
+});
