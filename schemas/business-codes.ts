@@ -20,6 +20,7 @@ export const BUSINESS_CODES = {
   LIMIT_ABOVE_MAXIMUM: { title: 'Limit Above Maximum', status: 409, envelopeStatus: 400, description: "The amount exceeds the tenant product's maximum credit limit." },
   LIMIT_DECREASE_NOT_ALLOWED: { title: 'Limit Decrease Not Allowed', status: 409, envelopeStatus: 400, description: "The tenant product does not allow lowering a credit limit." },
   LIMIT_NOT_POSITIVE: { title: 'Illegal Amount', status: 409, envelopeStatus: 400, description: 'The amount must be greater than zero.' },
+  PIN_NOT_CONFIGURED: { title: 'PIN Not Configured', status: 409, envelopeStatus: 409, description: "The tenant has no PIN keys configured (its configuration's pin section); the gateway operator must set them up before PINs can be set." },
 } as const satisfies Record<string, BusinessCode>;
 
 export type BusinessCodeId = keyof typeof BUSINESS_CODES;

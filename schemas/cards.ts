@@ -1,8 +1,9 @@
 // Schemas of the card routes (spec 2.5, 2.7, 4.3; preferences per DESIGN §3).
 import { Type, type Static } from '@sinclair/typebox';
-import { AmountOrZero, Identifier } from './common.js';
+import { AmountOrZero, Identifier, sensitive } from './common.js';
 
-const AddressLine = Type.String({ minLength: 1, maxLength: 2048 });
+/** Spec 5.3 rule 2: address lines travel encrypted (a JWE string, decrypted before validation) and masked. */
+const AddressLine = sensitive(Type.String({ minLength: 1, maxLength: 2048 }));
 
 export const CommunicationAddress = Type.Object(
   {

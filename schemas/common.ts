@@ -10,6 +10,17 @@ export const AmountOrZero = Type.String({ pattern: AMOUNT_PATTERN, description: 
 
 export const Identifier = Type.String({ minLength: 1, maxLength: 64 });
 
+/** Symbol key, so that ajv (strict) and the schema's JSON never see it (decision 0019). */
+const SENSITIVE = Symbol.for('cardline.sensitive');
+
+/**
+ * Marks a string field sensitive (decision 0019): the gateway accepts it as a compact JWE encrypted to the
+ * tenant's key and decrypts it before validation, and logs mask it. Read once, at route registration.
+ */
+export const sensitive = <T extends import('@sinclair/typebox').TSchema>(schema: T): T => ({ ...schema, [SENSITIVE]: true });
+export const isSensitive = (schema: unknown): boolean =>
+  typeof schema === 'object' && schema !== null && (schema as Record<symbol, unknown>)[SENSITIVE] === true;
+
 export const ROLES = ['Admin', 'Operations', 'API Integration', 'Read-Only'] as const;
 export const Role = Type.Union(ROLES.map((r) => Type.Literal(r)));
 export type Role = (typeof ROLES)[number];

@@ -1,8 +1,11 @@
 // A tenant's configuration, validated when a tenant is created or loaded (DESIGN §3, §6).
 import { Type, type Static } from '@sinclair/typebox';
 import { Money } from './common.js';
+import { TenantPinConfig } from './pin.js';
 
 export const TENANT_ID_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
+/** An entry of encryption.requireEncryptedBody: `*`, or `[METHOD ]/path` with an optional trailing `*`. */
+export const REQUIRE_ENCRYPTED_BODY_PATTERN = '^(\\*|((GET|POST|PUT|PATCH|DELETE) )?/[A-Za-z0-9._~:{}/-]*\\*?)$';
 
 export const TenantConfig = Type.Object(
   {
@@ -31,9 +34,39 @@ export const TenantConfig = Type.Object(
       {
         /** When false (the default) a password must arrive as a JWE. */
         allowPlaintextPassword: Type.Boolean(),
+        /**
+         * Routes on which a request body must arrive encrypted (Content-Type: application/jose); a plain JSON
+         * body there answers 400 (decision 0019). Each entry is a route pattern as the README's route table
+         * writes it, with an optional method: `PUT /v1/cards/upgrade/physical`, `/v1/cards/{cardId}/block`
+         * (path parameters as `{name}` or `:name`), a trailing `*` for a prefix (`/v1/cards/*`), or `*` alone
+         * for every route that takes a body.
+         */
+        requireEncryptedBody: Type.Optional(
+          Type.Array(Type.String({ pattern: REQUIRE_ENCRYPTED_BODY_PATTERN, maxLength: 256 }), { maxItems: 100 }),
+        ),
       },
       { additionalProperties: false },
     ),
+    /**
+     * A sandbox tenant (demos, integration testing) may call the simulation routes under /v1/sandbox/,
+     * such as advancing a card's fulfilment; every other tenant gets 404 there.
+     */
+    sandbox: Type.Optional(Type.Boolean({ default: false })),
+    /**
+     * Requests per minute (a fixed one-minute window) allowed to all of the tenant's authenticated
+     * callers together, and to each user; a limit left out is not enforced (DESIGN §7).
+     */
+    rateLimit: Type.Optional(
+      Type.Object(
+        {
+          perTenantPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+          perUserPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** PIN translation keys (schemas/pin.ts); a tenant without them cannot set PINs. */
+    pin: Type.Optional(TenantPinConfig),
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,6 @@
-// The root plugin: the request pipeline (tenant → auth → decrypt → validate → connector → audit) and routes.
-import type { FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from 'fastify';
+// The root plugin: the request pipeline (tenant → auth → decrypt → validate → idempotency → connector → audit) and routes.
+import type { Server } from 'node:http';
+import type { FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from 'fastify';
 import Fastify, { LogController } from 'fastify';
 import fp from 'fastify-plugin';
 import helmet from '@fastify/helmet';
@@ -15,10 +16,20 @@ import auth from './plugins/auth.js';
 import decrypt from './plugins/decrypt.js';
 import validate from './plugins/validate.js';
 import audit from './plugins/audit.js';
+import hsm from './plugins/hsm.js';
+import idempotency from './plugins/idempotency.js';
+import core from './plugins/core.js';
+import strictJson from './plugins/strict-json.js';
+import rateLimit from './plugins/rate-limit.js';
 import authRoutes from './routes/auth.js';
 import creditLineRoutes from './routes/credit-line.js';
 import cardRoutes from './routes/cards.js';
+import pinRoutes from './routes/pin.js';
 import healthRoutes from './routes/health.js';
+import auditRoutes from './routes/audit.js';
+import cardLifecycleRoutes from './routes/card-lifecycle.js';
+import sandboxRoutes from './routes/sandbox.js';
+import adminKeyRoutes from './routes/admin-keys.js';
 
 export interface AppOptions {
   config: Config;
@@ -32,14 +43,37 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   // Bodies are JSON only: Fastify's built-in text/plain parser would hand a string to the validator
   // (400) where an unaccepted media type must answer 415.
   fastify.removeContentTypeParser('text/plain');
-  await fastify.register(helmet, { global: true });
+  // Security headers for a JSON API: the browser-document policies (COOP, origin-agent-cluster, DNS
+  // prefetch, download options, cross-domain policies) are left out; CSP forbids everything.
+  await fastify.register(helmet, {
+    global: true,
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    crossOriginOpenerPolicy: false,
+    originAgentCluster: false,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xPermittedCrossDomainPolicies: false,
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+  });
+  // Card and credit data must not sit in shared caches; public key sets override this.
+  fastify.addHook('onRequest', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+  });
   await fastify.register(services, opts);
+  await fastify.register(hsm, { masterKey: opts.masterKey });
   await fastify.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
+  await fastify.register(strictJson);
   await fastify.register(tenant);
   await fastify.register(auth);
+  // After auth: limits count authenticated callers only (per tenant, per user).
+  await fastify.register(rateLimit);
   await fastify.register(decrypt);
   await fastify.register(validate);
   await fastify.register(audit);
+  // After validate (it fingerprints the validated body) and after audit (its onSend must see the final status).
+  await fastify.register(idempotency);
+  await fastify.register(core);
 
   // One line per request, on completion, with nothing from headers or bodies.
   fastify.addHook('onResponse', async (request, reply) => {
@@ -53,19 +87,37 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(authRoutes);
   await fastify.register(creditLineRoutes);
   await fastify.register(cardRoutes);
+  await fastify.register(pinRoutes);
+  await fastify.register(auditRoutes);
+  await fastify.register(cardLifecycleRoutes);
+  await fastify.register(sandboxRoutes);
+  await fastify.register(adminKeyRoutes);
 };
 
 const cardlineApp = fp(app, { name: 'cardline' });
 export default cardlineApp;
 
+/** Longest wait for a request's headers; Node checks the header and request timeouts every second. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
+
 /** Fastify's own options: strict ajv (reject, never strip or coerce), body limits, request ids. */
-export function serverOptions(config: Config, logger?: FastifyServerOptions['loggerInstance']): FastifyServerOptions {
+export function serverOptions(config: Config, logger?: FastifyServerOptions['loggerInstance']): FastifyHttpOptions<Server> {
   return {
     ...(logger ? { loggerInstance: logger } : { logger: loggerOptions(config.logLevel) }),
     // Fastify's own per-request lines are replaced by one completion line (see app.ts onResponse).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimit,
+    // Slow clients (decision 0015): the whole request must arrive within requestTimeout, its headers within
+    // 10 s; a socket may sit silent while a handler waits on the core (up to the connector deadline);
+    // idle keep-alive connections close after keepAliveTimeout (above a load balancer's usual 60 s).
     requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs + config.connectorTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs),
+      connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+    },
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
     return503OnClosing: true,

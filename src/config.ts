@@ -18,6 +18,14 @@ export interface Config {
   connectorTimeoutMs: number;
   tenantCacheTtlMs: number;
   shutdownGraceMs: number;
+  /** How long an Idempotency-Key and its stored response are kept (hours). */
+  idempotencyTtlHours: number;
+  /** Shared counters (rate limits, JWE replay cache) live in Redis when set; otherwise in-process / the store. */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key the gateway writes, so several deployments can share one Redis. */
+  redisPrefix: string;
+  /** Idle keep-alive connections are closed after this; keep it above the load balancer's idle timeout. */
+  keepAliveTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -56,6 +64,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (masterKey !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(masterKey)) {
     throw new ConfigError('CARDLINE_MASTER_KEY', 'must be 32 random bytes, base64url-encoded (43 characters); generate one with `npx cardline master-key`');
   }
+  const redisUrl = env.REDIS_URL || undefined;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL');
+  const redisPrefix = env.CARDLINE_REDIS_PREFIX ?? 'cardline:';
+  if (!/^[\w:.-]{1,64}$/.test(redisPrefix)) {
+    throw new ConfigError('CARDLINE_REDIS_PREFIX', 'must be 1 to 64 letters, digits or _ : . -');
+  }
   const problemBaseUrl = (env.CARDLINE_PROBLEM_BASE_URL || 'https://www.jhipster.tech/problem').replace(/\/$/, '');
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -74,6 +88,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     connectorTimeoutMs: int(env, 'CARDLINE_CONNECTOR_TIMEOUT_MS', 10_000, 10, 600_000),
     tenantCacheTtlMs: int(env, 'CARDLINE_TENANT_CACHE_TTL_MS', 5_000, 0, 3_600_000),
     shutdownGraceMs: int(env, 'CARDLINE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    idempotencyTtlHours: int(env, 'CARDLINE_IDEMPOTENCY_TTL_HOURS', 24, 1, 720),
+    redisUrl,
+    redisPrefix,
+    keepAliveTimeoutMs: int(env, 'CARDLINE_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 600_000),
     ...overrides,
   };
 }

@@ -72,6 +72,23 @@ export const Errors = {
   /** One generic answer for every JWE failure, so the answer is no oracle. */
   encryptedPayload: () =>
     new CardlineError('CL_ENCRYPTED_PAYLOAD', { status: 400, detail: 'The encrypted payload could not be processed.' }),
+  /** The tenant requires this route's body encrypted (encryption.requireEncryptedBody, decision 0019). */
+  encryptedBodyRequired: (route: string) =>
+    new CardlineError('CL_ENCRYPTED_BODY_REQUIRED', {
+      status: 400,
+      detail: `This tenant requires the body of ${route} to be encrypted: send it with Content-Type: application/jose, as a compact JWE (ECDH-ES+A256KW, A256GCM) to the tenant's key (GET /api/keys).`,
+    }),
+  /** A field that must arrive as a JWE arrived in plain text (the password has its own message below). */
+  plaintextField: (field: string) =>
+    new CardlineError('CL_PLAINTEXT_FIELD', {
+      status: 400,
+      detail: `The field ${field} must be a compact JWE encrypted to the tenant's key (GET /api/keys).`,
+    }),
+  clientKeyMissing: () =>
+    new CardlineError('CL_CLIENT_KEY_MISSING', {
+      status: 404,
+      detail: 'No client key is registered for this tenant; register one with PUT /v1/admin/client-key.',
+    }),
   plaintextPassword: () =>
     new CardlineError('CL_PLAINTEXT_PASSWORD', {
       status: 400,
@@ -105,6 +122,30 @@ export const Errors = {
     }),
   internal: () => new CardlineError('CL_INTERNAL', { status: 500, detail: 'An unexpected error occurred.' }),
   unavailable: (detail: string) => new CardlineError('CL_UNAVAILABLE', { status: 503, detail }),
+  /** A per-tenant or per-user rate limit was reached (DESIGN §7); Retry-After says when the window resets. */
+  tooManyRequests: (detail: string, retryAfterSeconds: number) =>
+    new CardlineError('CL_RATE_LIMITED', {
+      status: 429,
+      detail,
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    }),
+  idempotencyKeyInvalid: () =>
+    new CardlineError('CL_IDEMPOTENCY_KEY_INVALID', {
+      status: 400,
+      detail: 'The Idempotency-Key header must be 1 to 255 printable ASCII characters; send one key per request, e.g. a UUID.',
+    }),
+  idempotencyKeyReused: () =>
+    new CardlineError('CL_IDEMPOTENCY_KEY_REUSED', {
+      status: 422,
+      detail:
+        'This Idempotency-Key was already used for a different request to this operation; send the original request unchanged to get its response, or use a new key for a new request.',
+    }),
+  idempotencyInFlight: () =>
+    new CardlineError('CL_IDEMPOTENCY_IN_FLIGHT', {
+      status: 409,
+      detail: 'A request with this Idempotency-Key is still being processed; retry shortly to receive its response.',
+      headers: { 'retry-after': '1' },
+    }),
 } as const;
 
 export interface Envelope {

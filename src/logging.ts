@@ -16,6 +16,12 @@ const REDACT_PATHS = [
 ];
 
 const JWT_OR_JWE = /eyJ[\w-]*\.[\w.-]+/g;
+/**
+ * Keys whose values are masked at any depth, whatever their shape: the fields schemas mark sensitive
+ * (address lines, decision 0019) and the response fields that only leave encrypted. A safety net for a
+ * body or a connector input logged by mistake.
+ */
+export const SENSITIVE_LOG_KEYS = new Set(['address1', 'address2', 'pan', 'cvv', 'expiry', 'pinBlock', 'password']);
 // A run of 13-19 digits, optionally grouped by single spaces or dashes (4111 1111 1111 1111), is treated
 // as a card number and masked.
 const PAN_LIKE = /\b\d(?:[ -]?\d){12,18}\b/g;
@@ -41,7 +47,7 @@ function scrubDeep(value: unknown, depth = 0): unknown {
     if (value.stack) out.stack = scrub(value.stack);
     if (value.cause !== undefined) out.cause = scrubDeep(value.cause, depth + 1);
   }
-  for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = SENSITIVE_LOG_KEYS.has(k) && v != null ? '[REDACTED]' : scrubDeep(v, depth + 1);
   return out;
 }
 

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { MasterKey } from '../crypto/master-key.js';
+import { auditCommand } from './audit.js';
 import { encryptCommand } from './encrypt.js';
 import { keysCommand } from './keys.js';
 import { tenantCommand } from './tenant.js';
@@ -26,7 +27,7 @@ export function createProgram(): Command {
     .addHelpText(
       'after',
       `
-Store commands (tenant, user, keys, encrypt --store) use the store configured by DATABASE_URL or
+Store commands (tenant, user, keys, audit, encrypt --store) use the store configured by DATABASE_URL or
 CARDLINE_DATA_DIR, as the gateway does; see \`cardline <command> --help\`.`,
     );
 
@@ -34,6 +35,7 @@ CARDLINE_DATA_DIR, as the gateway does; see \`cardline <command> --help\`.`,
   program.addCommand(tenantCommand());
   program.addCommand(userCommand());
   program.addCommand(keysCommand());
+  program.addCommand(auditCommand());
   program
     .command('master-key')
     .description('Print a new random master key (32 bytes, base64url) for CARDLINE_MASTER_KEY.')

@@ -11,6 +11,8 @@ interface CreateOptions {
   maxLimit: string;
   allowDecrease?: boolean;
   allowPlaintextPassword?: boolean;
+  rateLimitTenant?: number;
+  rateLimitUser?: number;
 }
 
 export function tenantCommand(): Command {
@@ -27,6 +29,8 @@ export function tenantCommand(): Command {
     .option('--max-limit <decimal>', 'highest credit limit the product allows', money, DEFAULT_TENANT_CONFIG.creditLimit.maximum)
     .option('--allow-decrease', 'allow credit limits to be lowered (default: refused)')
     .option('--allow-plaintext-password', 'accept a plain-text password on /api/authenticate (default: JWE only)')
+    .option('--rate-limit-tenant <per-minute>', "requests per minute for all the tenant's users together (default: no limit)", integer)
+    .option('--rate-limit-user <per-minute>', 'requests per minute for each user (default: no limit)', integer)
     .addHelpText(
       'after',
       `
@@ -90,5 +94,13 @@ function tenantConfig(opts: CreateOptions): TenantConfig {
     tokenLifetimeSeconds: opts.tokenLifetime ?? DEFAULT_TENANT_CONFIG.tokenLifetimeSeconds,
     creditLimit: { maximum: opts.maxLimit, allowDecrease: opts.allowDecrease === true },
     encryption: { allowPlaintextPassword: opts.allowPlaintextPassword === true },
+    ...(opts.rateLimitTenant !== undefined || opts.rateLimitUser !== undefined
+      ? {
+          rateLimit: {
+            ...(opts.rateLimitTenant !== undefined ? { perTenantPerMinute: opts.rateLimitTenant } : {}),
+            ...(opts.rateLimitUser !== undefined ? { perUserPerMinute: opts.rateLimitUser } : {}),
+          },
+        }
+      : {}),
   };
 }

@@ -27,7 +27,8 @@ export interface DecryptOptions {
   now?: () => number;
 }
 
-export const looksLikeCompactJwe = (value: string): boolean => /^[\w-]+\.[\w-]*\.[\w-]+\.[\w-]+\.[\w-]+$/.test(value);
+/** Five base64url parts; the encrypted key (`dir`) and the ciphertext (an empty plaintext) may be empty. */
+export const looksLikeCompactJwe = (value: string): boolean => /^[\w-]+\.[\w-]*\.[\w-]+\.[\w-]*\.[\w-]+$/.test(value);
 
 export async function decryptCompact(jwe: string, opts: DecryptOptions): Promise<Uint8Array> {
   if (!looksLikeCompactJwe(jwe)) throw new JweError('not a compact JWE');

@@ -1,4 +1,5 @@
-// Per-tenant gateway key pairs (ECDH-ES for JWE, ES256 for tokens): created, sealed at rest, loaded and cached.
+// Per-tenant gateway key pairs (ECDH-ES for JWE, ES256 for tokens): created, sealed at rest, loaded and
+// cached, rotated (active → retiring for a grace period → retired, decision 0021).
 import { randomUUID } from 'node:crypto';
 import type { webcrypto } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
@@ -9,8 +10,40 @@ import type { Db, Queryable } from '../store/db.js';
 import type { MasterKey } from './master-key.js';
 
 export type KeyUse = 'enc' | 'sig';
+export type KeyStatus = 'active' | 'retiring' | 'retired';
 export const ENC_ALG = 'ECDH-ES+A256KW';
 export const SIG_ALG = 'ES256';
+
+/** How long a replaced encryption key still decrypts: clients that fetched the key set a day ago keep working. */
+export const DEFAULT_ENC_GRACE_SECONDS = 24 * 3600;
+/** Added to the token lifetime for a replaced signing key: a token issued just before the rotation still verifies. */
+export const SIG_GRACE_SKEW_SECONDS = 300;
+/** The longest grace a rotation may give (90 days). */
+export const MAX_GRACE_SECONDS = 90 * 24 * 3600;
+
+/** The grace a rotation gives the replaced key when none is asked for. */
+export function defaultGraceSeconds(use: KeyUse, tokenLifetimeSeconds: number): number {
+  return use === 'enc' ? DEFAULT_ENC_GRACE_SECONDS : tokenLifetimeSeconds + SIG_GRACE_SKEW_SECONDS;
+}
+
+const DURATION = /^(\d{1,10})([smhd]?)$/;
+const UNIT_SECONDS: Record<string, number> = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** `90s`, `15m`, `24h`, `7d` or bare seconds → seconds; null when malformed or above MAX_GRACE_SECONDS. */
+export function parseDuration(text: string): number | null {
+  const m = DURATION.exec(text.trim());
+  if (!m) return null;
+  const seconds = Number(m[1]) * UNIT_SECONDS[m[2]!]!;
+  return seconds <= MAX_GRACE_SECONDS ? seconds : null;
+}
+
+/** A lifecycle request the key set cannot honour (unknown kid, retiring the last active key). */
+export class KeyLifecycleError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeyLifecycleError';
+  }
+}
 
 export interface PublicJwk {
   kty: string;
@@ -27,9 +60,30 @@ export interface TenantKey {
   use: KeyUse;
   alg: string;
   status: 'active' | 'retiring';
+  /** A retiring key's end: from then on it is neither accepted nor published. */
+  retireAt?: Date | null;
   publicJwk: PublicJwk;
   privateKey: CryptoKey;
   publicKey: CryptoKey;
+}
+
+/** A key as listings show it: public half and lifecycle, never the private half. */
+export interface KeyInfo {
+  kid: string;
+  use: KeyUse;
+  alg: string;
+  status: KeyStatus;
+  createdAt: string;
+  /** When a retiring key stops being accepted (or a retired one stopped); null for active keys. */
+  retireAt: string | null;
+  publicJwk: PublicJwk;
+}
+
+export interface RotationResult {
+  /** The new active key. */
+  active: PublicJwk;
+  /** The keys it replaced, now retiring (or retired at once when the grace was 0). */
+  replaced: { kid: string; status: 'retiring' | 'retired'; retireAt: string }[];
 }
 
 export interface TenantKeys {
@@ -42,10 +96,18 @@ interface KeyRow {
   kid: string;
   use: KeyUse;
   alg: string;
-  status: 'active' | 'retiring';
-  public_jwk: PublicJwk;
+  status: KeyStatus;
+  public_jwk: PublicJwk | string;
   private_jwk_enc: string;
+  retire_at: Date | string | null;
+  created_at: Date | string;
 }
+
+const asJwk = (v: PublicJwk | string): PublicJwk => (typeof v === 'string' ? (JSON.parse(v) as PublicJwk) : v);
+const asDate = (v: Date | string | null): Date | null => (v === null ? null : v instanceof Date ? v : new Date(v));
+/** Whether a key still counts at `now`: active, or retiring and not yet past its end. */
+const live = (k: { status: KeyStatus; retireAt?: Date | null }, now: number): boolean =>
+  k.status === 'active' || (k.status === 'retiring' && (!k.retireAt || k.retireAt.getTime() > now));
 
 const aad = (tenantId: string, kid: string) => `cardline-key:${tenantId}:${kid}`;
 
@@ -76,39 +138,140 @@ export class KeyRing {
     return publicJwk;
   }
 
+  /**
+   * The tenant's usable keys: active first (newest first), then retiring ones within their grace. A retiring
+   * key past its end is dropped here even from the cache, and marked retired in the store on the next load.
+   */
   async forTenant(tenantId: string): Promise<TenantKeys> {
+    const now = Date.now();
     const hit = this.cache.get(tenantId);
-    if (hit) return hit;
+    if (hit) return hit.enc.every((k) => live(k, now)) && hit.sig.every((k) => live(k, now)) ? hit : this.usable(hit, now);
     const r = await this.db.query<KeyRow>(
-      `SELECT kid, use, alg, status, public_jwk, private_jwk_enc FROM keys
+      `SELECT kid, use, alg, status, public_jwk, private_jwk_enc, retire_at, created_at FROM keys
         WHERE tenant_id = $1 AND status <> 'retired'
         ORDER BY (status = 'active') DESC, created_at DESC`,
       [tenantId],
     );
     const keys: TenantKeys = { enc: [], sig: [] };
+    const expired: string[] = [];
     for (const row of r.rows) {
+      const retireAt = asDate(row.retire_at);
+      if (row.status === 'retired' || !live({ status: row.status, retireAt }, now)) {
+        expired.push(row.kid);
+        continue;
+      }
       const privateJwk = JSON.parse(this.masterKey.open(row.private_jwk_enc, aad(tenantId, row.kid))) as JWK;
-      const publicJwk = typeof row.public_jwk === 'string' ? (JSON.parse(row.public_jwk) as PublicJwk) : row.public_jwk;
+      const publicJwk = asJwk(row.public_jwk);
       keys[row.use].push({
         kid: row.kid,
         use: row.use,
         alg: row.alg,
-        status: row.status,
+        status: row.status as TenantKey['status'],
+        retireAt,
         publicJwk,
         privateKey: (await importJWK(privateJwk, row.alg)) as CryptoKey,
         publicKey: (await importJWK(publicJwk, row.alg)) as CryptoKey,
       });
     }
+    // Lazy retirement (decision 0021): whoever loads the set first after a grace ends records it.
+    if (expired.length) {
+      await this.db.query(
+        "UPDATE keys SET status = 'retired' WHERE tenant_id = $1 AND kid = ANY($2::text[]) AND status = 'retiring'",
+        [tenantId, expired],
+      );
+    }
     this.cache.set(tenantId, keys);
     return keys;
+  }
+
+  private usable(keys: TenantKeys, now: number): TenantKeys {
+    return { enc: keys.enc.filter((k) => live(k, now)), sig: keys.sig.filter((k) => live(k, now)) };
   }
 
   /** Public signing keys of every tenant, for /.well-known/jwks.json. Kids are random: no tenant names leak. */
   async allSigningJwks(): Promise<PublicJwk[]> {
     const r = await this.db.query<{ public_jwk: PublicJwk | string }>(
-      "SELECT public_jwk FROM keys WHERE use = 'sig' AND status <> 'retired' ORDER BY created_at",
+      `SELECT public_jwk FROM keys
+        WHERE use = 'sig' AND (status = 'active' OR (status = 'retiring' AND (retire_at IS NULL OR retire_at > $1)))
+        ORDER BY created_at`,
+      [new Date().toISOString()],
     );
-    return r.rows.map((row) => (typeof row.public_jwk === 'string' ? (JSON.parse(row.public_jwk) as PublicJwk) : row.public_jwk));
+    return r.rows.map((row) => asJwk(row.public_jwk));
+  }
+
+  /**
+   * A new active key of `use`; the tenant's active keys of that use become retiring until now + grace
+   * (retired at once when grace is 0). Serialised per tenant by locking the tenant's row.
+   */
+  async rotate(tenantId: string, use: KeyUse, graceSeconds: number): Promise<RotationResult> {
+    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
+      throw new KeyLifecycleError(`The grace must be a whole number of seconds from 0 to ${MAX_GRACE_SECONDS}.`);
+    }
+    const retireAt = new Date(Date.now() + graceSeconds * 1000);
+    const status = graceSeconds === 0 ? 'retired' : 'retiring';
+    const result = await this.db.transaction(async (tx) => {
+      const tenant = await tx.query('SELECT tenant_id FROM tenants WHERE tenant_id = $1 FOR UPDATE', [tenantId]);
+      if (tenant.rows.length === 0) throw new KeyLifecycleError(`Unknown tenant '${tenantId}'.`);
+      const replaced = await tx.query<{ kid: string }>(
+        `UPDATE keys SET status = $3, retire_at = $4 WHERE tenant_id = $1 AND use = $2 AND status = 'active' RETURNING kid`,
+        [tenantId, use, status, retireAt.toISOString()],
+      );
+      const active = await this.create(tenantId, use, tx);
+      return {
+        active,
+        replaced: replaced.rows.map((row) => ({ kid: row.kid, status, retireAt: retireAt.toISOString() }) as const),
+      };
+    });
+    // This process sees the rotation now; other replicas within their cache TTL.
+    this.invalidate(tenantId);
+    return result;
+  }
+
+  /** Retires a key at once (a suspected compromise): refused for the tenant's only active key of its use. */
+  async retire(tenantId: string, kid: string): Promise<KeyInfo> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('SELECT tenant_id FROM tenants WHERE tenant_id = $1 FOR UPDATE', [tenantId]);
+      const r = await tx.query<{ use: KeyUse; status: KeyStatus }>('SELECT use, status FROM keys WHERE tenant_id = $1 AND kid = $2', [
+        tenantId,
+        kid,
+      ]);
+      const key = r.rows[0];
+      if (!key) throw new KeyLifecycleError(`Tenant '${tenantId}' has no key '${kid}'.`);
+      if (key.status === 'active') {
+        throw new KeyLifecycleError(
+          `Key '${kid}' is the tenant's active ${key.use} key; rotate first (keys rotate --use ${key.use}), then retire the old key.`,
+        );
+      }
+      await tx.query(
+        "UPDATE keys SET status = 'retired', retire_at = LEAST(COALESCE(retire_at, $3::timestamptz), $3::timestamptz) WHERE tenant_id = $1 AND kid = $2",
+        [tenantId, kid, new Date().toISOString()],
+      );
+    });
+    this.invalidate(tenantId);
+    const info = (await this.list(tenantId)).find((k) => k.kid === kid);
+    return info!;
+  }
+
+  /** Every key of the tenant, retired ones included, newest first: public halves and lifecycle only. */
+  async list(tenantId: string): Promise<KeyInfo[]> {
+    const now = Date.now();
+    const r = await this.db.query<Omit<KeyRow, 'private_jwk_enc'>>(
+      'SELECT kid, use, alg, status, public_jwk, retire_at, created_at FROM keys WHERE tenant_id = $1 ORDER BY created_at DESC, kid',
+      [tenantId],
+    );
+    return r.rows.map((row) => {
+      const retireAt = asDate(row.retire_at);
+      const status: KeyStatus = row.status === 'retiring' && !live({ status: row.status, retireAt }, now) ? 'retired' : row.status;
+      return {
+        kid: row.kid,
+        use: row.use,
+        alg: row.alg,
+        status,
+        createdAt: asDate(row.created_at)!.toISOString(),
+        retireAt: retireAt?.toISOString() ?? null,
+        publicJwk: asJwk(row.public_jwk),
+      };
+    });
   }
 
   invalidate(tenantId: string): void {

@@ -1,40 +1,152 @@
-// Decrypts JWE fields before validation (preValidation), so the schema sees plaintext.
+// Decrypts what arrives encrypted before validation (preValidation), so the schema sees plaintext: whole
+// bodies (Content-Type: application/jose) and JWE fields (declared paths and schema fields marked sensitive).
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync } from 'fastify';
-import { Errors } from '../errors.js';
+import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify';
+import { isSensitive } from '../../schemas/common.js';
+import { CardlineError, Errors } from '../errors.js';
 import { JweError, decryptCompact, looksLikeCompactJwe } from '../crypto/jwe.js';
+import type { EncryptedField } from '../route-config.js';
+import type { Tenant } from '../services/tenants.js';
+import { parseStrictJson } from './strict-json.js';
+
+export const JOSE_MEDIA_TYPE = 'application/jose';
+
+/** A body that arrived as application/jose: the compact JWE, held until preValidation decrypts it. */
+export class EncryptedBody {
+  constructor(readonly compact: string) {}
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const MAX_SCHEMA_DEPTH = 16;
+
+/** Dotted paths of the string fields a body schema marks sensitive (through objects, arrays and unions). */
+export function sensitivePaths(schema: unknown, prefix = '', depth = 0): string[] {
+  if (typeof schema !== 'object' || schema === null || depth > MAX_SCHEMA_DEPTH) return [];
+  if (isSensitive(schema)) return prefix ? [prefix] : [];
+  const s = schema as { properties?: Record<string, unknown>; items?: unknown; anyOf?: unknown[]; oneOf?: unknown[]; allOf?: unknown[] };
+  const out: string[] = [];
+  for (const [name, sub] of Object.entries(s.properties ?? {})) out.push(...sensitivePaths(sub, prefix ? `${prefix}.${name}` : name, depth + 1));
+  if (s.items) out.push(...sensitivePaths(s.items, `${prefix}[]`, depth + 1));
+  for (const branch of [...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])]) out.push(...sensitivePaths(branch, prefix, depth + 1));
+  return [...new Set(out)];
+}
+
+/** `a.b[].c` → ['a', 'b', '[]', 'c']. */
+const segmentsOf = (path: string): string[] => path.split('.').flatMap((p) => (p.endsWith('[]') ? [p.slice(0, -2), '[]'] : [p])).filter(Boolean);
+
+/** Every (container, key) at which the path ends in the body, so the value can be replaced in place. */
+function slotsOf(body: unknown, segments: string[]): { holder: Record<string, unknown> | unknown[]; key: string | number }[] {
+  let level: { holder: Record<string, unknown> | unknown[]; key: string | number }[] = [{ holder: { body }, key: 'body' }];
+  for (const segment of segments) {
+    const next: typeof level = [];
+    for (const { holder, key } of level) {
+      const value = (holder as Record<string | number, unknown>)[key];
+      if (segment === '[]') {
+        if (Array.isArray(value)) value.forEach((_, i) => next.push({ holder: value, key: i }));
+      } else if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, segment)) {
+        next.push({ holder: value as Record<string, unknown>, key: segment });
+      }
+    }
+    level = next;
+  }
+  return level;
+}
+
+/** A route pattern of encryption.requireEncryptedBody, compiled: parameter names do not matter. */
+interface RoutePattern {
+  method: string | null;
+  path: string;
+  prefix: boolean;
+}
+
+const normalisePath = (path: string): string => path.replace(/\/(?::[^/]+|\{[^}/]+\})/g, '/:');
+
+function compile(entry: string): RoutePattern {
+  if (entry === '*') return { method: null, path: '/', prefix: true };
+  const [method, rawPath] = entry.includes(' ') ? (entry.split(' ', 2) as [string, string]) : [null, entry];
+  const prefix = rawPath.endsWith('*');
+  return { method, path: normalisePath(prefix ? rawPath.slice(0, -1) : rawPath), prefix };
+}
+
+const compiled = new WeakMap<readonly string[], RoutePattern[]>();
+
+/** Whether the tenant's policy requires this route's body to arrive encrypted. */
+export function requiresEncryptedBody(tenant: Tenant, method: string, routeUrl: string): boolean {
+  const entries = tenant.config.encryption.requireEncryptedBody;
+  if (!entries?.length) return false;
+  let patterns = compiled.get(entries);
+  if (!patterns) compiled.set(entries, (patterns = entries.map(compile)));
+  const url = normalisePath(routeUrl);
+  return patterns.some((p) => (!p.method || p.method === method) && (p.prefix ? url.startsWith(p.path) : url === p.path));
+}
 
 const decryptPlugin: FastifyPluginAsync = async (app) => {
+  // The raw compact JWE is kept until preValidation, where the tenant is known (and auth has run).
+  app.addContentTypeParser(JOSE_MEDIA_TYPE, { parseAs: 'string' }, (_request, body, done) => {
+    done(null, new EncryptedBody(String(body).trim()));
+  });
+
+  // Fields the body schema marks sensitive join the route's declared encrypted fields, once per route.
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const declared = route.config?.encryptedFields ?? [];
+    const fromSchema = sensitivePaths(route.schema?.body)
+      .filter((path) => !declared.some((f) => f.field === path))
+      .map((field): EncryptedField => ({ field }));
+    if (fromSchema.length) route.config = { ...route.config, encryptedFields: [...declared, ...fromSchema] };
+  });
+
+  /** Decrypts one compact JWE to the tenant's keys; every failure is the one generic 400 (decision 0008). */
+  const open = async (request: FastifyRequest, tenant: Tenant, compact: string, what: string): Promise<string> => {
+    const { enc } = await app.cardline.keys.forTenant(tenant.id);
+    try {
+      const plain = await decryptCompact(compact, {
+        keys: enc,
+        replayGuard: (jti, expiresAt) => app.cardline.replay.firstUse(tenant.id, jti, expiresAt),
+      });
+      return UTF8.decode(plain);
+    } catch (err) {
+      if (err instanceof JweError || err instanceof TypeError) {
+        request.log.info({ reason: err instanceof JweError ? err.reason : 'not utf-8', field: what }, 'encrypted value refused');
+        throw Errors.encryptedPayload();
+      }
+      throw err;
+    }
+  };
+
   app.addHook('preValidation', async (request) => {
-    const fields = request.routeOptions.config.encryptedFields;
     const tenant = request.tenant;
+    const config = request.routeOptions.config;
+    let bodyEncrypted = false;
+
+    if (request.body instanceof EncryptedBody) {
+      if (!tenant) throw Errors.encryptedPayload();
+      const plaintext = await open(request, tenant, request.body.compact, 'body');
+      // The plaintext gets exactly the checks a JSON body gets; its errors are the JSON body's errors.
+      request.body = parseStrictJson(plaintext);
+      bodyEncrypted = true;
+    } else if (tenant && request.body !== undefined && requiresEncryptedBody(tenant, request.method, request.routeOptions.url ?? request.url)) {
+      throw Errors.encryptedBodyRequired(`${request.method} ${request.routeOptions.url ?? request.url}`);
+    }
+
+    const fields = config.encryptedFields;
     if (!fields?.length || !tenant) return;
     const body = request.body;
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
-    const record = body as Record<string, unknown>;
+    if (body === null || typeof body !== 'object') return;
     for (const { field, required } of fields) {
-      const value = record[field];
-      if (typeof value !== 'string') continue;
-      if (!looksLikeCompactJwe(value)) {
-        if (required?.(tenant)) throw Errors.plaintextPassword();
-        continue;
-      }
-      const { enc } = await app.cardline.keys.forTenant(tenant.id);
-      try {
-        const plain = await decryptCompact(value, {
-          keys: enc,
-          replayGuard: (jti, expiresAt) => app.cardline.replay.firstUse(tenant.id, jti, expiresAt),
-        });
-        record[field] = new TextDecoder('utf-8', { fatal: true }).decode(plain);
-      } catch (err) {
-        if (err instanceof JweError || err instanceof TypeError) {
-          request.log.info({ reason: err instanceof JweError ? err.reason : 'not utf-8', field }, 'encrypted field refused');
-          throw Errors.encryptedPayload();
+      for (const { holder, key } of slotsOf(body, segmentsOf(field))) {
+        const value = (holder as Record<string | number, unknown>)[key];
+        if (typeof value !== 'string') continue;
+        if (!looksLikeCompactJwe(value)) {
+          // A value inside an encrypted body travelled encrypted: the requirement is met.
+          if (!bodyEncrypted && required?.(tenant)) throw plaintextRefusal(field);
+          continue;
         }
-        throw err;
+        (holder as Record<string | number, unknown>)[key] = await open(request, tenant, value, field);
       }
     }
   });
 };
 
-export default fp(decryptPlugin, { name: 'decrypt', dependencies: ['auth'] });
+const plaintextRefusal = (field: string): CardlineError => (field === 'password' ? Errors.plaintextPassword() : Errors.plaintextField(field));
+
+export default fp(decryptPlugin, { name: 'decrypt', dependencies: ['auth', 'strict-json'] });

@@ -5,10 +5,13 @@ import type { ConnectorDefinition } from '../../connectors/contract.js';
 import { builtInConnectors } from '../../connectors/index.js';
 import { AuditWriter } from '../audit/writer.js';
 import type { Config } from '../config.js';
+import { ClientKeyStore } from '../crypto/client-keys.js';
 import { KeyRing } from '../crypto/keys.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { ConnectorService } from '../services/connectors.js';
-import { ReplayCache } from '../services/replay.js';
+import type { Redis } from 'ioredis';
+import { closeRedis, openRedis } from '../services/redis.js';
+import { createReplayCache, type ReplayCache } from '../services/replay.js';
 import { TenantService } from '../services/tenants.js';
 import { TokenService } from '../services/tokens.js';
 import { UserService } from '../services/users.js';
@@ -19,12 +22,16 @@ export interface Services {
   config: Config;
   db: Db;
   keys: KeyRing;
+  /** Tenants' registered client keys, for encrypted response fields. */
+  clientKeys: ClientKeyStore;
   tenants: TenantService;
   users: UserService;
   tokens: TokenService;
   audit: AuditWriter;
   connectors: ConnectorService;
   replay: ReplayCache;
+  /** The shared-counter connection when REDIS_URL is set (rate limits, replay cache), else null. */
+  redis: Redis | null;
 }
 
 declare module 'fastify' {
@@ -45,17 +52,20 @@ export interface ServicesOptions {
 const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) => {
   const { config, db } = opts;
   await migrate(db);
+  const redis = config.redisUrl ? await openRedis(config, app.log) : null;
   const keys = new KeyRing(db, new MasterKey(opts.masterKey), config.tenantCacheTtlMs);
   const services: Services = {
     config,
     db,
     keys,
+    clientKeys: new ClientKeyStore(db, config.tenantCacheTtlMs),
     tenants: new TenantService(db, config.tenantCacheTtlMs),
     users: new UserService(db),
     tokens: new TokenService(keys, config.issuer, config.audience),
     audit: new AuditWriter(db),
     connectors: new ConnectorService(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs),
-    replay: new ReplayCache(db),
+    replay: createReplayCache(db, redis, config.redisPrefix),
+    redis,
   };
   // Before the server listens, every active tenant's connector is loaded (external modules by dynamic
   // import), its options validated and an instance started. One tenant's broken connector is logged
@@ -71,6 +81,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     await services.audit.close();
     await services.connectors.close();
     if (opts.ownsDb !== false) await db.close();
+    if (redis) await closeRedis(redis);
   });
 };
 

@@ -1,5 +1,7 @@
 // Onboarding: a tenant row with its first encryption and signing key pairs, in one transaction.
 import type { Role } from '../../schemas/common.js';
+import { DEMO_PIN_CONFIG, seedDemoPinKeys } from '../crypto/hsm/demo.js';
+import type { HsmProvider } from '../crypto/hsm/index.js';
 import type { KeyRing } from '../crypto/keys.js';
 import type { Db } from '../store/db.js';
 import type { ConnectorService } from './connectors.js';
@@ -12,6 +14,8 @@ export interface OnboardingDeps {
   keys: KeyRing;
   users: UserService;
   connectors?: ConnectorService;
+  /** When given, the demo tenants get PIN keys (src/crypto/hsm/demo.ts) and a pin configuration. */
+  hsm?: HsmProvider | undefined;
 }
 
 export async function createTenant(deps: OnboardingDeps, input: { id: string; name?: string; config?: unknown }): Promise<Tenant> {
@@ -57,8 +61,12 @@ export async function seedDemo(deps: OnboardingDeps, password: string, connector
         tokenLifetimeSeconds: 3600,
         creditLimit: { maximum: '1000000.00', allowDecrease: false },
         encryption: { allowPlaintextPassword: false },
+        // The demo tenants may use the simulation routes (/v1/sandbox/...).
+        sandbox: true,
+        ...(deps.hsm ? { pin: DEMO_PIN_CONFIG } : {}),
       },
     });
+    if (deps.hsm) await seedDemoPinKeys(deps.hsm.forTenant(t.id));
     for (const u of DEMO_USERS) await deps.users.add(t.id, u.username, u.role, password);
   }
   return true;

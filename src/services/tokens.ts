@@ -27,7 +27,7 @@ const VERIFIED_CACHE_TTL_MS = 60_000;
 
 export class TokenService {
   /** Verified tokens by their exact text: the signature check is the hot path's costliest step. */
-  private readonly verified = new LRUCache<string, Principal>({ max: 50_000, ttl: VERIFIED_CACHE_TTL_MS });
+  private readonly verified = new LRUCache<string, { principal: Principal; kid: string }>({ max: 50_000, ttl: VERIFIED_CACHE_TTL_MS });
 
   constructor(
     private readonly keys: KeyRing,
@@ -53,10 +53,13 @@ export class TokenService {
   /** Verifies a token for the tenant named by the request's header; throws TokenError otherwise. */
   async verify(token: string, tenantId: string): Promise<Principal> {
     const nowSeconds = Math.floor(Date.now() / 1000);
-    const cached = this.verified.get(token);
-    if (cached) {
+    const hit = this.verified.get(token);
+    if (hit) {
+      const cached = hit.principal;
       if (cached.exp <= nowSeconds) throw new TokenError('expired');
       if (cached.tenant !== tenantId) throw new TokenError('tenant mismatch');
+      // A retired signing key stops verifying at once, not when this cache entry expires (decision 0021).
+      if (!(await this.keys.forTenant(tenantId)).sig.some((k) => k.kid === hit.kid)) throw new TokenError('unknown key');
       return cached;
     }
     let kid: string | undefined;
@@ -75,6 +78,8 @@ export class TokenService {
     try {
       ({ payload } = await jwtVerify(token, key.publicKey, {
         algorithms: [SIG_ALG],
+        // Explicit typing (RFC 8725 §3.11): a JWT of another kind signed with the same key is not an access token.
+        typ: 'JWT',
         issuer: this.issuer,
         audience: this.audience,
         requiredClaims: ['sub', 'iat', 'exp', 'jti'],
@@ -86,7 +91,7 @@ export class TokenService {
     if (tenant !== tenantId) throw new TokenError('tenant mismatch');
     if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) throw new TokenError('unknown role');
     const principal: Principal = { sub: String(sub), tenant, role: role as Role, jti: String(jti), exp: Number(exp) };
-    this.verified.set(token, principal);
+    this.verified.set(token, { principal, kid: key.kid });
     return principal;
   }
 }

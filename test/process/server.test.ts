@@ -125,15 +125,17 @@ describe('the demo process', () => {
     expect(proc.output()).toContain('Their password is CARDLINE_DEMO_PASSWORD.');
   });
 
-  it('sends the security headers (helmet)', async () => {
+  it('sends the security headers of a JSON API (helmet), and no-store', async () => {
     const res = await fetch(`${base}/health/live`);
     expect(res.status).toBe(200);
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
     expect(res.headers.get('strict-transport-security')).toMatch(/max-age=\d+/);
-    expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'none';frame-ancestors 'none'");
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
-    expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    // Browser-document policies are left out on purpose (src/app.ts).
+    expect(res.headers.get('cross-origin-opener-policy')).toBeNull();
     expect(res.headers.get('x-powered-by')).toBeNull();
   });
 

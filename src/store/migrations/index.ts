@@ -85,4 +85,92 @@ CREATE TABLE audit_log (
 );
 `,
   },
+  {
+    // Idempotency keys (DESIGN §1): one row per (tenant, caller, route, key), the request's fingerprint and,
+    // once completed, the response replayed to duplicates. Rows expire after CARDLINE_IDEMPOTENCY_TTL_HOURS.
+    name: '0002-idempotency',
+    sql: `
+CREATE TABLE idempotency_keys (
+  tenant_id     text NOT NULL,
+  scope_hash    text NOT NULL,
+  fingerprint   text NOT NULL,
+  state         text NOT NULL CHECK (state IN ('in_flight', 'completed', 'released')),
+  connector_key text NOT NULL,
+  lock_token    uuid,
+  locked_at     timestamptz,
+  status        integer,
+  content_type  text,
+  body          text,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, scope_hash)
+);
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+`,
+  },
+  {
+    // GET /v1/audit filters by time, actor and request id within a tenant; pages walk the primary key.
+    name: '0003-audit-query',
+    sql: `
+CREATE INDEX audit_log_at ON audit_log (tenant_id, at);
+CREATE INDEX audit_log_actor ON audit_log (tenant_id, actor, seq);
+CREATE INDEX audit_log_request ON audit_log (tenant_id, request_id);
+`,
+  },
+  {
+    // Events of record, written in the audit batch's transaction; workers claim them with SKIP LOCKED.
+    name: '0004-outbox',
+    sql: `
+CREATE TABLE outbox (
+  tenant_id     text NOT NULL,
+  id            uuid NOT NULL,
+  audit_seq     bigint NOT NULL,
+  type          text NOT NULL,
+  aggregate_id  text NOT NULL,
+  payload       jsonb NOT NULL,
+  request_id    text NOT NULL,
+  created_at    timestamptz NOT NULL,
+  status        text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done', 'dead')),
+  attempts      integer NOT NULL DEFAULT 0,
+  available_at  timestamptz NOT NULL DEFAULT now(),
+  claimed_by    text,
+  claimed_until timestamptz,
+  last_error    text,
+  done_at       timestamptz,
+  PRIMARY KEY (tenant_id, id)
+);
+CREATE INDEX outbox_pending ON outbox (available_at, tenant_id, id) WHERE status = 'pending';
+CREATE INDEX outbox_aggregate ON outbox (tenant_id, aggregate_id, created_at);
+`,
+  },
+  {
+    // PIN keys of the software HSM (development), sealed under the master key; a PKCS#11 HSM keeps its own.
+    name: '0005-hsm-keys',
+    sql: `
+CREATE TABLE hsm_keys (
+  tenant_id  text NOT NULL REFERENCES tenants (tenant_id) ON DELETE CASCADE,
+  key_id     text NOT NULL,
+  type       text NOT NULL CHECK (type IN ('tdes2', 'aes128', 'aes256')),
+  sealed_key text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, key_id)
+);
+`,
+  },
+  {
+    // Gateway key rotation (decision 0021): when a retiring key stops being accepted. Clients' public keys
+    // for response fields (DESIGN §4): one per tenant, replaced on re-registration.
+    name: '0006-client-keys',
+    sql: `
+ALTER TABLE keys ADD COLUMN retire_at timestamptz;
+
+CREATE TABLE client_keys (
+  tenant_id  text NOT NULL REFERENCES tenants (tenant_id) ON DELETE CASCADE,
+  kid        text NOT NULL,
+  public_jwk jsonb NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id)
+);
+`,
+  },
 ];

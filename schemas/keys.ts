@@ -1,0 +1,102 @@
+// Schemas of key management (DESIGN §4): the tenant's client key for response fields, the gateway's key
+// lifecycle (Admin routes) and the encrypted card fields of a card read.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+/** A P-256 coordinate: 32 bytes, base64url without padding. */
+const Coordinate = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
+
+/**
+ * The tenant's public key for encrypted response fields: an EC P-256 JWK for ECDH-ES+A256KW. Only the
+ * public members are accepted; a JWK carrying the private `d` is refused (UnknownProperty), never stored.
+ * Without `kid`, the key's RFC 7638 thumbprint becomes its kid.
+ */
+export const ClientJwk = Type.Object(
+  {
+    kty: Type.Literal('EC'),
+    crv: Type.Literal('P-256'),
+    x: Coordinate,
+    y: Coordinate,
+    kid: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\w.:-]+$' })),
+    use: Type.Optional(Type.Literal('enc')),
+    alg: Type.Optional(Type.Literal('ECDH-ES+A256KW')),
+  },
+  { additionalProperties: false },
+);
+export type ClientJwk = Static<typeof ClientJwk>;
+
+/** The client key as stored and returned: kid, use and alg always present. */
+export const RegisteredClientJwk = Type.Object({
+  kty: Type.Literal('EC'),
+  crv: Type.Literal('P-256'),
+  x: Type.String(),
+  y: Type.String(),
+  kid: Type.String(),
+  use: Type.Literal('enc'),
+  alg: Type.Literal('ECDH-ES+A256KW'),
+});
+export type RegisteredClientJwk = Static<typeof RegisteredClientJwk>;
+
+export const ClientKeyBody = Type.Object({ jwk: ClientJwk }, { additionalProperties: false });
+export type ClientKeyBody = Static<typeof ClientKeyBody>;
+
+const envelope = <T extends TSchema>(result: T) => Type.Object({ result, pagination: Type.Null() });
+
+export const ClientKeyView = Type.Object({ jwk: RegisteredClientJwk, registeredAt: Type.String() });
+export type ClientKeyView = Static<typeof ClientKeyView>;
+export const ClientKeyResponse = envelope(ClientKeyView);
+
+/** A gateway public key as the Admin listing shows it (never the private half). */
+export const GatewayKeyView = Type.Object({
+  kid: Type.String(),
+  use: Type.Union([Type.Literal('enc'), Type.Literal('sig')]),
+  alg: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('retiring'), Type.Literal('retired')]),
+  createdAt: Type.String(),
+  retireAt: Type.Union([Type.String(), Type.Null()]),
+  publicJwk: Type.Object({
+    kty: Type.String(),
+    crv: Type.String(),
+    x: Type.String(),
+    y: Type.String(),
+    kid: Type.String(),
+    use: Type.String(),
+    alg: Type.String(),
+  }),
+});
+export const GatewayKeyList = envelope(Type.Array(GatewayKeyView));
+
+/** POST /v1/admin/keys/rotate. Without graceSeconds: 24 h for enc, token lifetime + 300 s for sig. */
+export const RotateKeysBody = Type.Object(
+  {
+    use: Type.Union([Type.Literal('enc'), Type.Literal('sig')]),
+    graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 90 * 24 * 3600 })),
+  },
+  { additionalProperties: false },
+);
+export type RotateKeysBody = Static<typeof RotateKeysBody>;
+
+export const RotateKeysResponse = envelope(
+  Type.Object({
+    message: Type.String(),
+    active: GatewayKeyView.properties.publicJwk,
+    replaced: Type.Array(
+      Type.Object({
+        kid: Type.String(),
+        status: Type.Union([Type.Literal('retiring'), Type.Literal('retired')]),
+        retireAt: Type.String(),
+      }),
+    ),
+  }),
+);
+
+/**
+ * A card's sensitive data in a card read: each value a compact JWE (ECDH-ES+A256KW / A256GCM) to the
+ * tenant's registered client key, whose plaintext is the bare value (`4000000000003011`, `123`, `12/29`).
+ * Present only when the tenant registered a client key; `cvv` only when the core returned one.
+ */
+export const SensitiveCardFields = Type.Object({
+  pan: Type.String(),
+  cvv: Type.Optional(Type.String()),
+  expiry: Type.String(),
+});
+export type SensitiveCardFields = Static<typeof SensitiveCardFields>;

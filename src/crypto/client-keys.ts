@@ -1,0 +1,106 @@
+// The tenant's registered client public key (EC P-256, use enc): response fields are encrypted to it.
+import { createHash, createPublicKey } from 'node:crypto';
+import { Value } from '@sinclair/typebox/value';
+import { LRUCache } from 'lru-cache';
+import { ClientJwk, type RegisteredClientJwk } from '../../schemas/keys.js';
+import type { Db } from '../store/db.js';
+import { ENC_ALG } from './keys.js';
+
+export interface RegisteredClientKey {
+  jwk: RegisteredClientJwk;
+  registeredAt: string;
+}
+
+/** A client JWK that cannot be registered; the message names the member. */
+export class ClientKeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClientKeyError';
+  }
+}
+
+/** RFC 7638 thumbprint of an EC public key (SHA-256, base64url): the kid when the client sent none. */
+export function ecThumbprint(jwk: { crv: string; x: string; y: string }): string {
+  const canonical = JSON.stringify({ crv: jwk.crv, kty: 'EC', x: jwk.x, y: jwk.y });
+  return createHash('sha256').update(canonical).digest('base64url');
+}
+
+/** True when the coordinates name a point on P-256 (Node refuses any other point on import). */
+export function isOnCurve(jwk: { crv: string; x: string; y: string }): boolean {
+  try {
+    createPublicKey({ key: { kty: 'EC', crv: jwk.crv, x: jwk.x, y: jwk.y }, format: 'jwk' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why a value is not a registrable client key, one problem per member (`/d: ...`), or [] when it is.
+ * The same checks as the Admin route's schema, for the CLI.
+ */
+export function clientJwkProblems(value: unknown): string[] {
+  if (value && typeof value === 'object' && 'd' in value) {
+    return ['/d: a private key was given; register the public key only (drop "d") and keep the private key with the client'];
+  }
+  const problems = [...Value.Errors(ClientJwk, value)].map((e) => `${e.path || '/'}: ${e.message}`);
+  if (problems.length) return problems;
+  if (!isOnCurve(value as ClientJwk)) return ['/x, /y: the coordinates are not a point on P-256'];
+  return [];
+}
+
+/** The stored form: kid (thumbprint when absent), use and alg made explicit; members in conventional order. */
+export function normaliseClientJwk(jwk: ClientJwk): RegisteredClientJwk {
+  return { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y, kid: jwk.kid ?? ecThumbprint(jwk), use: 'enc', alg: ENC_ALG as 'ECDH-ES+A256KW' };
+}
+
+interface Row {
+  public_jwk: RegisteredClientJwk | string;
+  updated_at: Date | string;
+}
+
+export class ClientKeyStore {
+  private readonly cache: LRUCache<string, { key: RegisteredClientKey | null }>;
+
+  constructor(
+    private readonly db: Db,
+    cacheTtlMs = 5_000,
+  ) {
+    this.cache = new LRUCache({ max: 10_000, ttl: Math.max(cacheTtlMs, 1) });
+  }
+
+  /** The tenant's client key, or null when none is registered (response fields are then omitted). */
+  async get(tenantId: string): Promise<RegisteredClientKey | null> {
+    const hit = this.cache.get(tenantId);
+    if (hit) return hit.key;
+    const r = await this.db.query<Row>('SELECT public_jwk, updated_at FROM client_keys WHERE tenant_id = $1', [tenantId]);
+    const row = r.rows[0];
+    const key = row
+      ? {
+          jwk: typeof row.public_jwk === 'string' ? (JSON.parse(row.public_jwk) as RegisteredClientJwk) : row.public_jwk,
+          registeredAt: new Date(row.updated_at).toISOString(),
+        }
+      : null;
+    this.cache.set(tenantId, { key });
+    return key;
+  }
+
+  /** Registers (or replaces) the tenant's client key; throws ClientKeyError naming what is wrong. */
+  async register(tenantId: string, value: unknown): Promise<RegisteredClientKey> {
+    const problems = clientJwkProblems(value);
+    if (problems.length) throw new ClientKeyError(`The client key is not an EC P-256 public JWK for encryption: ${problems.join('; ')}`);
+    const jwk = normaliseClientJwk(value as ClientJwk);
+    const r = await this.db.query<{ updated_at: Date | string }>(
+      `INSERT INTO client_keys (tenant_id, kid, public_jwk) VALUES ($1, $2, $3)
+       ON CONFLICT (tenant_id) DO UPDATE SET kid = EXCLUDED.kid, public_jwk = EXCLUDED.public_jwk, updated_at = now()
+       RETURNING updated_at`,
+      [tenantId, jwk.kid, JSON.stringify(jwk)],
+    );
+    this.cache.delete(tenantId);
+    return { jwk, registeredAt: new Date(r.rows[0]!.updated_at).toISOString() };
+  }
+
+  invalidate(tenantId: string): void {
+    this.cache.delete(tenantId);
+  }
+}

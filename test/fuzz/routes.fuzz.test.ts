@@ -1,0 +1,295 @@
+// Property-based fuzzing of every route the app registers (whatever exists when the test runs): arbitrary
+// JSON, mutated valid bodies, raw text, and random TENANT / X-TENANT-ID / Authorization / Content-Type /
+// Idempotency-Key headers. Whatever is sent: never a 5xx, always a well-formed body in the route's
+// dialect, and no state change (core or store) on any 4xx. Fixed seed, bounded runs.
+import { STATUS_CODES } from 'node:http';
+import Fastify, { type RouteOptions } from 'fastify';
+import fc from 'fast-check';
+import type { TSchema } from '@sinclair/typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MockCore } from '../../connectors/mock/index.js';
+import cardlineApp, { serverOptions } from '../../src/app.js';
+import { MasterKey } from '../../src/crypto/master-key.js';
+import { PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+
+const SEED = 7_300_421;
+const RUNS_PER_ROUTE = 20;
+
+interface Route {
+  method: string;
+  url: string;
+  dialect: 'envelope' | 'problem';
+  body: TSchema | undefined;
+}
+
+let t: TestApp;
+let routes: Route[] = [];
+const tokens: string[] = [];
+let password: string;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  // The routes as registered, with their config: a second instance on the same store, only to list them.
+  const seen: RouteOptions[] = [];
+  const lister = Fastify(serverOptions(t.config));
+  lister.addHook('onRoute', (route) => {
+    seen.push(route);
+  });
+  await lister.register(cardlineApp, { config: t.config, db: t.db, masterKey: MasterKey.generate(), ownsDb: false });
+  await lister.ready();
+  await lister.close();
+  routes = seen
+    .filter((r) => r.method !== 'HEAD')
+    .flatMap((r) => (Array.isArray(r.method) ? r.method : [r.method]).map((method) => ({ r, method: String(method) })))
+    .map(({ r, method }) => ({
+      method,
+      url: r.url,
+      dialect: r.config?.dialect ?? 'problem',
+      body: (r.schema as { body?: TSchema } | undefined)?.body,
+    }));
+  for (const role of ['Admin', 'Operations', 'Read-Only'] as const) tokens.push(await t.token(role));
+  tokens.push(await t.token('Admin', 'demo-b'));
+  password = await t.encrypt(PASSWORD);
+}, 120_000);
+afterAll(() => t.close());
+
+// ---------------------------------------------------------------------------------------------------
+// State: both demo cores and every store table except those that record attempts by design.
+
+/** Tables a refused request may write to by design: the audit trail, login failures, JWE jtis, stored idempotent answers. */
+const RECORDS_ATTEMPTS = new Set(['audit_log', 'audit_heads', 'login_attempts', 'jwe_replay', 'idempotency_keys', 'cardline_migrations']);
+/** Delivery bookkeeping that a background worker may change at any time. */
+const VOLATILE_COLUMNS = new Set(['status', 'attempts', 'available_at', 'claimed_by', 'claimed_until', 'last_error', 'done_at']);
+
+const serialise = (value: unknown) =>
+  JSON.stringify(value, (_k, v: unknown) => {
+    if (v instanceof Map) return [...v.entries()].sort(([a], [b]) => String(a).localeCompare(String(b)));
+    if (typeof v === 'bigint') return `${v}n`;
+    return v;
+  });
+
+async function snapshot(): Promise<string> {
+  const cores: Record<string, unknown> = {};
+  for (const id of ['demo', 'demo-b']) {
+    const core = (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(id))!)) as unknown as MockCore;
+    // The core's record of outcomes by idempotency key is bookkeeping, like idempotency_keys.
+    const { idempotency: _idempotency, ...business } = core.state;
+    cores[id] = business;
+  }
+  const tables: Record<string, string[]> = {};
+  const names = await t.db.query<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
+  );
+  for (const { table_name: name } of names.rows) {
+    if (RECORDS_ATTEMPTS.has(name)) continue;
+    const rows = await t.db.query<Record<string, unknown>>(`SELECT * FROM "${name}"`);
+    tables[name] = rows.rows
+      .map((row) => serialise(Object.fromEntries(Object.entries(row).filter(([k]) => !VOLATILE_COLUMNS.has(k) || name !== 'outbox'))))
+      .sort();
+  }
+  return serialise({ cores, tables });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Valid bodies, from each route's body schema, with known-good values for the fields the core checks.
+
+const KNOWN: Record<string, () => unknown> = {
+  entityId: () => 'ENT-1001',
+  cardId: () => 'CARD-3001',
+  kitNo: () => 'KIT-2001',
+  amount: () => '60000.00',
+  username: () => 'admin',
+  password: () => password,
+};
+
+function sample(schema: TSchema | undefined, name = ''): unknown {
+  if (!schema) return undefined;
+  if (KNOWN[name]) return KNOWN[name]();
+  const s = schema as Record<string, unknown> & TSchema;
+  if (Array.isArray(s.enum)) return s.enum[0];
+  if (s.const !== undefined) return s.const;
+  if (Array.isArray(s.anyOf)) return sample(s.anyOf[0] as TSchema, name);
+  switch (s.type) {
+    case 'object': {
+      const props = (s.properties ?? {}) as Record<string, TSchema>;
+      const required = new Set((s.required as string[] | undefined) ?? []);
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(props)) if (required.has(k) || KNOWN[k]) out[k] = sample(v, k);
+      if (name === '' && props.communicationAddress) out.communicationAddress = { usePrimaryAddress: true };
+      return out;
+    }
+    case 'string':
+      return 'x'.repeat(Math.max(1, Number(s.minLength ?? 1)));
+    case 'integer':
+    case 'number':
+      return Number(s.minimum ?? 1);
+    case 'boolean':
+      return true;
+    case 'array':
+      return [];
+    case 'null':
+      return null;
+    default:
+      return {};
+  }
+}
+
+const PATH_VALUES: Record<string, string> = { cardId: 'CARD-3001', entityId: 'ENT-1001' };
+const concrete = (url: string) => url.replace(/:(\w+)/g, (_m, p: string) => PATH_VALUES[p] ?? 'X-1');
+
+// ---------------------------------------------------------------------------------------------------
+// Generators.
+
+const headerText = fc.stringMatching(/^[\x21-\x7e][\x20-\x7e]{0,40}$/);
+const jsonText = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v) ?? 'null');
+
+/** A valid body with one thing changed: a field dropped, added, or given another type, at the top or one level down. */
+function mutated(valid: unknown) {
+  if (valid === null || typeof valid !== 'object' || Array.isArray(valid)) return jsonText;
+  const base = valid as Record<string, unknown>;
+  const keys = Object.keys(base);
+  return fc
+    .record({
+      kind: fc.constantFrom('drop', 'add', 'retype', 'nested'),
+      pick: fc.nat(),
+      name: fc.oneof(fc.constantFrom('amount', 'entityId', 'role', '__proto__', 'constructor', 'tenant'), fc.string({ maxLength: 12 })),
+      value: fc.jsonValue({ maxDepth: 2 }),
+    })
+    .map(({ kind, pick, name, value }) => {
+      const body: Record<string, unknown> = structuredClone(base);
+      const key = keys.length ? keys[pick % keys.length]! : name;
+      if (kind === 'drop') delete body[key];
+      else if (kind === 'add') body[name] = value;
+      else if (kind === 'retype') body[key] = value;
+      else {
+        const inner = body[key];
+        body[key] = inner && typeof inner === 'object' && !Array.isArray(inner) ? { ...inner, [name]: value } : { [name]: value };
+      }
+      return JSON.stringify(body);
+    });
+}
+
+function bodyArb(route: Route) {
+  const valid = sample(route.body);
+  return fc.oneof(
+    { weight: 1, arbitrary: fc.constant(undefined) },
+    { weight: 2, arbitrary: fc.constant(valid === undefined ? undefined : JSON.stringify(valid)) },
+    { weight: 5, arbitrary: mutated(valid) },
+    { weight: 3, arbitrary: jsonText },
+    { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+  );
+}
+
+/** Mostly what a client sends, sometimes nothing, sometimes something odd. */
+const usually = <T>(usual: fc.Arbitrary<T>, odd: fc.Arbitrary<T>, absent = 1) =>
+  fc.oneof({ weight: 6, arbitrary: usual }, { weight: 2, arbitrary: odd }, { weight: absent, arbitrary: fc.constant(undefined) });
+
+const headersArb = fc.record({
+  tenant: usually(fc.constant('demo'), fc.oneof(fc.constantFrom('demo-b', 'DEMO', ' demo', 'unknown-bank', '', 'demo,demo-b'), headerText)),
+  xTenant: fc.oneof(
+    { weight: 6, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.constantFrom('demo', 'demo-b', '') },
+    { weight: 1, arbitrary: headerText },
+  ),
+  authorization: usually(
+    fc.nat().map((i) => `Bearer ${tokens[i % tokens.length]}`),
+    fc.oneof(headerText.map((s) => `Bearer ${s}`), headerText),
+  ),
+  contentType: usually(
+    fc.constant('application/json'),
+    fc.oneof(
+      fc.constantFrom(
+          'application/json; charset=utf-8',
+          'application/json; charset=latin1',
+          'application/problem+json',
+          'text/plain',
+          'application/jose',
+          'multipart/form-data; boundary=x',
+          'application/x-www-form-urlencoded',
+        'json',
+      ),
+      headerText,
+    ),
+  ),
+  idempotencyKey: fc.oneof(fc.constant(undefined), fc.uuid(), headerText, fc.constant('k'.repeat(300))),
+});
+
+// ---------------------------------------------------------------------------------------------------
+// The dialects, exactly.
+
+function expectWellFormedError(route: Route, status: number, contentType: string | undefined, body: unknown) {
+  if (route.dialect === 'envelope') {
+    expect(contentType).toBe('application/json; charset=utf-8');
+    expect(body).toEqual({
+      result: null,
+      exception: { errorCode: `ERR_${status}`, shortMessage: STATUS_CODES[status], detailMessage: expect.any(String) },
+      pagination: null,
+    });
+    expect((body as { exception: { detailMessage: string } }).exception.detailMessage.length).toBeGreaterThan(0);
+    return;
+  }
+  expect(contentType).toMatch(/^application\/problem\+json/);
+  const problem = body as Record<string, unknown>;
+  const base = { title: expect.any(String), status, message: expect.stringMatching(/^(error\.(validation|business|http\.\d{3})|tenant\.header\.missing)$/) };
+  if ('fieldErrors' in problem) {
+    expect(problem).toEqual({
+      ...base,
+      type: `${PROBLEM_BASE}/constraint-violation`,
+      fieldErrors: expect.arrayContaining([{ field: expect.any(String), message: expect.any(String), objectName: expect.any(String) }]),
+    });
+    expect((problem.fieldErrors as unknown[]).length).toBeGreaterThan(0);
+  } else {
+    expect(problem).toEqual({
+      ...base,
+      type: `${PROBLEM_BASE}/problem-with-message`,
+      detail: expect.any(String),
+      ...('businessCode' in problem ? { businessCode: expect.any(String) } : {}),
+    });
+  }
+}
+
+describe('every route, fuzzed', () => {
+  it('lists the routes of the app (at least the ones of the interface of record)', () => {
+    const names = routes.map((r) => `${r.method} ${r.url}`);
+    for (const name of [
+      'POST /api/authenticate',
+      'POST /credit-line-management/business-entity-manager/upgradeLimit',
+      'PUT /v1/cards/upgrade/physical',
+      'GET /health/live',
+    ]) {
+      expect(names).toContain(name);
+    }
+  });
+
+  it('never a 5xx, always the route dialect, no state change on a 4xx', async () => {
+    expect(routes.length).toBeGreaterThan(0);
+    const statuses = new Map<number, number>();
+    // The state before each request: what the previous request left (recomputed after anything but a 4xx).
+    let current = await snapshot();
+    for (const [i, route] of routes.entries()) {
+      await fc.assert(
+        fc.asyncProperty(headersArb, bodyArb(route), async (h, payload) => {
+          const headers: Record<string, string> = {};
+          if (h.tenant !== undefined) headers.TENANT = h.tenant;
+          if (h.xTenant !== undefined) headers['X-TENANT-ID'] = h.xTenant;
+          if (h.authorization !== undefined) headers.authorization = h.authorization;
+          if (h.contentType !== undefined && payload !== undefined) headers['content-type'] = h.contentType;
+          if (h.idempotencyKey !== undefined) headers['idempotency-key'] = h.idempotencyKey;
+          const res = await t.inject({ method: route.method as 'GET', url: concrete(route.url), headers, payload });
+          statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+          expect(res.statusCode, `${route.method} ${route.url} → ${res.statusCode} ${res.body}`).toBeLessThan(500);
+          expect(() => JSON.parse(res.body)).not.toThrow();
+          const after = await snapshot();
+          if (res.statusCode >= 400) {
+            expectWellFormedError(route, res.statusCode, res.headers['content-type'] as string | undefined, res.json());
+            expect(after, `${route.method} ${route.url} → ${res.statusCode} changed state`).toBe(current);
+          }
+          current = after;
+        }),
+        { seed: SEED + i, numRuns: RUNS_PER_ROUTE, endOnFailure: true },
+      );
+    }
+    // The fuzzing reached past the gates: successes and refusals at every gate occurred.
+    expect([...statuses.keys()]).toEqual(expect.arrayContaining([200, 400, 401, 403, 415]));
+  }, 120_000);
+});
