@@ -24,4 +24,3 @@ export const BUSINESS_CODES = {
 } as const satisfies Record<string, BusinessCode>;
 
 export type BusinessCodeId = keyof typeof BUSINESS_CODES;
-export const isBusinessCode = (code: string): code is BusinessCodeId => Object.hasOwn(BUSINESS_CODES, code);

@@ -31,6 +31,8 @@ import cardLifecycleRoutes from './routes/card-lifecycle.js';
 import sandboxRoutes from './routes/sandbox.js';
 import adminKeyRoutes from './routes/admin-keys.js';
 
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
 export interface AppOptions {
   config: Config;
   db: Db;
@@ -118,8 +120,14 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
       headersTimeout: Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs),
       connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
     },
-    requestIdHeader: 'x-request-id',
-    genReqId: () => crypto.randomUUID(),
+    // A caller's X-Request-Id is kept for tracing only when it is a plain short token: it lands in every
+    // log line and is forwarded to the core, so anything that could carry a card number or a token
+    // (a long digit run, a JOSE string, odd characters) is replaced by a fresh UUID.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) && !/\d{12}|eyJ/.test(given) ? given : crypto.randomUUID();
+    },
     return503OnClosing: true,
     ajv: {
       customOptions: {

@@ -77,7 +77,11 @@ export class AuditWriter {
             await this.append(tenantId, pending.map((p) => p.entry));
             for (const p of pending) p.resolve();
           } catch (err) {
-            for (const p of pending) p.reject(err);
+            if (pending.length === 1) return pending[0]!.reject(err);
+            // One bad record must not fail the others that happened to share its batch: retry singly.
+            for (const p of pending) {
+              await this.append(tenantId, [p.entry]).then(p.resolve, p.reject);
+            }
           }
         }),
       );
@@ -125,8 +129,10 @@ export class AuditWriter {
         this.heads.set(tenantId, { seq, hash: prev });
         return;
       }
-      // Another writer advanced the chain: forget our view of the head and compute again.
+      // Another writer advanced the chain: forget our view of the head, back off a little (jittered, so
+      // that replicas contending for one tenant's chain spread out) and compute again.
       this.heads.delete(tenantId);
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (attempt + 1)));
     }
     throw new Error(`audit chain of tenant '${tenantId}' is contended; gave up after ${MAX_CONFLICT_RETRIES} retries`);
   }

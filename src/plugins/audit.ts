@@ -15,7 +15,9 @@ declare module 'fastify' {
   }
 }
 
-function outcomeOf(status: number): string {
+/** How a call ended. A business refusal is 'refused' in both dialects (409 problem, 400/404 envelope). */
+function outcomeOf(status: number, errorCode: string | null): string {
+  if (errorCode === 'CL_BUSINESS') return 'refused';
   if (status < 202) return 'succeeded';
   if (status === 202) return 'pending';
   if (status === 401) return 'unauthenticated';
@@ -112,7 +114,7 @@ const auditPlugin: FastifyPluginAsync = async (app) => {
         route: request.routeOptions.url ?? request.url,
         target: cleanTarget(safely(() => spec.target?.(request))),
         // A stored response answered again (Idempotency-Key) changed nothing: it is not a second success.
-        outcome: request.idempotency?.replayed ? 'replayed' : outcomeOf(status),
+        outcome: request.idempotency?.replayed ? 'replayed' : outcomeOf(status, request.errorCode),
         status,
         // X-Request-Id is the caller's to choose: it gets the same treatment as an id from the body.
         requestId: scrubId(String(request.id).slice(0, 4096)).slice(0, 128),

@@ -109,8 +109,16 @@ export function toCardlineError(err: unknown, request: FastifyRequest): Cardline
   return Errors.internal();
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The catalogue code of the error this request was answered with (the audit's outcome reads it). */
+    errorCode: string | null;
+  }
+}
+
 export function sendError(err: CardlineError, request: FastifyRequest, reply: FastifyReply, problemBaseUrl: string) {
   const dialect: Dialect = request.routeOptions.config?.dialect ?? 'problem';
+  request.errorCode = err.code;
   if (err.init.headers) reply.headers(err.init.headers);
   if (dialect === 'envelope') {
     const rendered = renderEnvelope(err);
@@ -122,6 +130,7 @@ export function sendError(err: CardlineError, request: FastifyRequest, reply: Fa
 }
 
 const errorsPlugin: FastifyPluginAsync<{ problemBaseUrl: string }> = async (app, opts) => {
+  app.decorateRequest('errorCode', null);
   app.setErrorHandler((err, request, reply) => {
     const error = toCardlineError(err, request);
     if (error.init.status >= 500 && !(err instanceof CardlineError)) {

@@ -1,6 +1,5 @@
 // Idempotency-Key on every mutating route: a duplicate gets the first response back instead of a second
 // application. Runs after validation (the fingerprint is of the validated body) and before the handler.
-import type { IncomingHttpHeaders } from 'node:http';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
@@ -44,18 +43,8 @@ function applies(request: FastifyRequest): boolean {
  * the key expires), so that two callers choosing the same key never share an outcome in the core, while a
  * retry after a 5xx reaches the core with the key of the attempt it repeats.
  */
-export function idempotencyKeyOf(request: { idempotency: IdempotencyState | null }): string | undefined;
-/**
- * @deprecated Pass the request, not its headers: this forwards the client's raw key, which two callers
- * may share. Kept only until every route passes the request.
- */
-export function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefined;
-export function idempotencyKeyOf(source: { idempotency: IdempotencyState | null } | IncomingHttpHeaders): string | undefined {
-  if ('idempotency' in source && typeof source.idempotency !== 'string') {
-    return (source.idempotency as IdempotencyState | null)?.connectorKey ?? undefined;
-  }
-  const raw = (source as IncomingHttpHeaders)['idempotency-key'];
-  return typeof raw === 'string' && IDEMPOTENCY_KEY_PATTERN.test(raw) ? raw : undefined;
+export function idempotencyKeyOf(request: { idempotency: IdempotencyState | null }): string | undefined {
+  return request.idempotency?.connectorKey ?? undefined;
 }
 
 /** Only outcomes that are final are kept: a 5xx or a pending 202 leaves the client free to retry. */

@@ -197,6 +197,9 @@ export function parseStrictJson(text: string): unknown {
     throw refuse('The request body is not valid JSON.');
   }
   checkJsonText(text);
+  // PostgreSQL cannot store U+0000 in text: refused here rather than failing (500) where it is stored.
+  // A literal backslash before "u0000" is refused too; no field of this API needs that text.
+  if (text.includes('\\u0000')) throw refuse('The request body contains a NUL character (\\u0000), which is not accepted.');
   return value;
 }
 
@@ -224,6 +227,10 @@ const strictJsonPlugin: FastifyPluginAsync = async (app) => {
   app.removeContentTypeParser(JSON_MEDIA_TYPE);
   app.addContentTypeParser<Buffer>(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, parseBody);
   app.addContentTypeParser<Buffer>(JSON_SUFFIX_MEDIA_TYPE, { parseAs: 'buffer' }, parseBody);
+  // A NUL in the path or query (%00) would reach the store the same way.
+  app.addHook('onRequest', async (request) => {
+    if (/%00/i.test(request.url)) throw refuse('The URL contains a NUL character (%00), which is not accepted.');
+  });
   // Encrypted bodies (DESIGN §4): `application/jose` has its own parser (the decrypt plugin), which hands
   // the decrypted plaintext to parseStrictJson, so the same limits apply to what was encrypted.
 };

@@ -27,8 +27,23 @@ function checkQuery(request: FastifyRequest): FieldError[] {
     else if (n > AUDIT_PAGE_MAX) errors.push(fieldError('limit', 'Max'));
   }
   if (q.cursor !== undefined && decodeCursor(q.cursor) === null) errors.push(fieldError('cursor', 'Invalid'));
+  for (const field of ['from', 'to'] as const) {
+    const value = q[field];
+    if (value !== undefined && !storableInstant(value)) errors.push(fieldError(field, 'Invalid'));
+  }
   if (q.from !== undefined && q.to !== undefined && Date.parse(q.to) <= Date.parse(q.from)) errors.push(fieldError('to', 'Invalid'));
   return errors;
+}
+
+/**
+ * RFC 3339 allows instants PostgreSQL refuses (year 0000, offsets beyond ±15:59): those are field errors
+ * here, not a 500 from the store.
+ */
+function storableInstant(value: string): boolean {
+  const offset = /(Z|[+-](\d{2}):(\d{2}))$/i.exec(value);
+  if (!offset || (offset[2] !== undefined && Number(offset[2]) > 15)) return false;
+  const year = Number(value.slice(0, 4));
+  return year >= 1 && Number.isFinite(Date.parse(value));
 }
 
 interface Row {

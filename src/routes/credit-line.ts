@@ -56,6 +56,4 @@ const creditLineRoutes: FastifyPluginAsync = async (app) => {
   });
 };
 
-// Kept for the routes that import it from here; the plugin is its one source.
-
 export default creditLineRoutes;

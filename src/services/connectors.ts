@@ -12,6 +12,7 @@ import {
 import { checkOptions, loadConnectorModule, moduleSpecifier } from '../../connectors/loader.js';
 import type { TenantConfig } from '../../schemas/tenant.js';
 import { CardlineError, Errors } from '../errors.js';
+import { scrub } from '../logging.js';
 import type { Tenant } from './tenants.js';
 
 /** A tenant's connector configuration cannot be used: unknown id, module not loadable, invalid options. */
@@ -323,7 +324,8 @@ export class ConnectorService {
         return result.value;
       case 'rejected':
         record('business');
-        throw Errors.business(result.code, result.message);
+        // A core's own words reach the caller, scrubbed of anything shaped like a card number or a token.
+        throw Errors.business(result.code, scrub(result.message));
       case 'pending':
         record('pending');
         throw Errors.corePending();

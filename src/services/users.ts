@@ -20,7 +20,6 @@ interface UserRow {
   role: Role;
   password_hash: string;
   disabled: boolean;
-  locked: boolean;
 }
 
 const HASH_OPTIONS = { algorithm: Algorithm.Argon2id } as const;
@@ -49,44 +48,61 @@ export class UserService {
   /**
    * Checks a password. Unknown user, wrong password, disabled and locked account all resolve null:
    * the caller answers them alike.
+   *
+   * Every attempt is counted BEFORE the password is checked, atomically, so that a burst of concurrent
+   * guesses cannot all slip past the lock while argon2 runs: attempts beyond the tenth within a lock
+   * period are refused without being checked. A success clears the count.
    */
   async authenticate(tenantId: string, username: string, password: string): Promise<User | null> {
     const r = await this.db.query<UserRow>(
-      `SELECT u.id, u.username, u.role, u.password_hash, u.disabled,
-              coalesce(a.locked_until > now(), false) AS locked
-         FROM users u LEFT JOIN login_attempts a ON a.tenant_id = u.tenant_id AND a.username = u.username
-        WHERE u.tenant_id = $1 AND u.username = $2`,
+      'SELECT id, username, role, password_hash, disabled FROM users WHERE tenant_id = $1 AND username = $2',
       [tenantId, username],
     );
     const row = r.rows[0];
-    if (!row) {
-      this.dummyHash ??= hash(randomUUID(), HASH_OPTIONS);
-      await verify(await this.dummyHash, password).catch(() => false);
+    if (!row || row.disabled) {
+      await this.verifyDummy(password);
       return null;
     }
-    const ok = await verify(row.password_hash, password).catch(() => false);
-    if (row.locked || row.disabled) return null;
-    if (!ok) {
-      await this.recordFailure(tenantId, username);
+    const attempt = await this.countAttempt(tenantId, username);
+    if (attempt > MAX_FAILURES) {
+      await this.verifyDummy(password);
       return null;
     }
+    if (!(await this.checkPassword(row.password_hash, password))) return null;
     await this.db.query('DELETE FROM login_attempts WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
     return { id: row.id, tenantId, username: row.username, role: row.role };
   }
 
-  /** Counts a failure atomically; the tenth within a lock period locks the user. */
-  private async recordFailure(tenantId: string, username: string): Promise<void> {
-    await this.db.query(
+  /** The argon2id check (the costly step the attempt counter guards). */
+  checkPassword(passwordHash: string, password: string): Promise<boolean> {
+    return verify(passwordHash, password).catch(() => false);
+  }
+
+  /** Spends the time a real check takes, so that timing does not tell which refusal it was. */
+  private async verifyDummy(password: string): Promise<void> {
+    this.dummyHash ??= hash(randomUUID(), HASH_OPTIONS);
+    await verify(await this.dummyHash, password).catch(() => false);
+  }
+
+  /**
+   * Counts an attempt and returns its number within the current lock period. The tenth attempt sets
+   * the lock (it is still checked: if it is right, the success clears the lock); later ones are refused
+   * unchecked until the lock expires, when counting starts again at 1.
+   */
+  private async countAttempt(tenantId: string, username: string): Promise<number> {
+    const r = await this.db.query<{ failures: number }>(
       `INSERT INTO login_attempts AS a (tenant_id, username, failures, last_failure_at)
             VALUES ($1, $2, 1, now())
        ON CONFLICT (tenant_id, username) DO UPDATE SET
          failures = CASE WHEN a.locked_until IS NOT NULL AND a.locked_until <= now() THEN 1 ELSE a.failures + 1 END,
          locked_until = CASE
            WHEN a.locked_until IS NOT NULL AND a.locked_until <= now() THEN NULL
-           WHEN a.failures + 1 >= $3 THEN now() + make_interval(mins => $4)
+           WHEN a.locked_until IS NULL AND a.failures + 1 >= $3 THEN now() + make_interval(mins => $4)
            ELSE a.locked_until END,
-         last_failure_at = now()`,
+         last_failure_at = now()
+       RETURNING failures`,
       [tenantId, username, MAX_FAILURES, LOCK_MINUTES],
     );
+    return Number(r.rows[0]!.failures);
   }
 }

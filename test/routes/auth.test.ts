@@ -17,7 +17,7 @@ import {
   type JWTPayload,
   type JWTHeaderParameters,
 } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { MockCore } from '../../connectors/mock/index.js';
 import { LIMIT_URL, PASSWORD, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -221,6 +221,24 @@ describe('POST /api/authenticate: lockout (10 failures → 30 minutes)', () => {
     for (let i = 0; i < 9; i++) expect((await authenticate('resetty', 'wrong-password')).statusCode).toBe(401);
     expect(await loginAttempts('resetty')).toEqual({ failures: 9, locked: false });
     expect((await authenticate('resetty', PASSWORD)).statusCode).toBe(200);
+  });
+  it('a burst of concurrent guesses gets at most ten passwords checked, and the right one sent last does not get in', async () => {
+    await t.app.cardline.users.add('demo', 'bursty', 'Operations', PASSWORD);
+    const checks = vi.spyOn(t.app.cardline.users, 'checkPassword');
+    try {
+      const guesses = Array.from({ length: 30 }, (_, i) => authenticate('bursty', `wrong-${i}`));
+      // The attempt is counted before argon2 runs: the burst cannot outrun the lock.
+      const results = await Promise.all(guesses);
+      expect(results.map((r) => r.statusCode)).toEqual(Array(30).fill(401));
+      expect(checks.mock.calls.length).toBeLessThanOrEqual(10);
+      expect(await loginAttempts('bursty')).toEqual({ failures: 30, locked: true });
+      const right = await authenticate('bursty', PASSWORD);
+      expect(right.statusCode).toBe(401);
+      expect(right.json()).toEqual(BAD_CREDENTIALS);
+      expect(checks.mock.calls.length).toBeLessThanOrEqual(10);
+    } finally {
+      checks.mockRestore();
+    }
   });
 });
 
