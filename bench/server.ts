@@ -8,7 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
+import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { MasterKey } from '../src/crypto/master-key.js';
@@ -24,11 +26,19 @@ async function main(): Promise<void> {
 
   const store = process.env.BENCH_STORE || 'disk';
   let dataDir: string | undefined;
+  let benchDb: string | undefined;
   let db;
   if (store === 'postgres') {
     if (!process.env.DATABASE_URL) throw new Error('BENCH_STORE=postgres needs DATABASE_URL');
-    db = await openDb({ databaseUrl: process.env.DATABASE_URL });
-    await db.exec('DROP TABLE IF EXISTS audit_log, audit_heads, jwe_replay, keys, login_attempts, users, tenants, cardline_migrations CASCADE');
+    // A database of its own on that server, dropped at exit: the bench never touches existing data.
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    benchDb = `cardline_bench_${randomBytes(6).toString('hex')}`;
+    await admin.query(`CREATE DATABASE ${benchDb}`);
+    await admin.end();
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = `/${benchDb}`;
+    db = await openDb({ databaseUrl: url.toString() });
   } else if (store === 'memory') {
     db = await openDb({ dataDir: 'memory://' });
   } else if (store === 'disk') {
@@ -64,8 +74,14 @@ async function main(): Promise<void> {
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    Promise.allSettled([bare.close(), full.close()]).then(() => {
+    Promise.allSettled([bare.close(), full.close()]).then(async () => {
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (benchDb) {
+        const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+        await admin.connect();
+        await admin.query(`DROP DATABASE IF EXISTS ${benchDb} WITH (FORCE)`);
+        await admin.end();
+      }
       process.exit(0);
     });
     setTimeout(() => process.exit(1), 5_000).unref();
