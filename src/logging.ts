@@ -1,5 +1,6 @@
 // Logger options: pino JSON with secrets redacted by path and, as a safety net, by shape.
 import type { LoggerOptions } from 'pino';
+import { maskCardNumbers } from '../connectors/shared/pan.js';
 
 const REDACT_PATHS = [
   'req.headers.authorization',
@@ -22,16 +23,11 @@ const JWT_OR_JWE = /eyJ[\w-]*\.[\w.-]+/g;
  * body or a connector input logged by mistake.
  */
 export const SENSITIVE_LOG_KEYS = new Set(['address1', 'address2', 'pan', 'cvv', 'expiry', 'pinBlock', 'password']);
-// A run of 13-19 digits, optionally grouped by single spaces or dashes (4111 1111 1111 1111), is treated
-// as a card number and masked.
-const PAN_LIKE = /\b\d(?:[ -]?\d){12,18}\b/g;
 
 /** Masks token/JWE strings and card-number-shaped digit runs anywhere in a logged string. */
 export function scrub(value: string): string {
-  return value.replace(JWT_OR_JWE, '[REDACTED-JOSE]').replace(PAN_LIKE, (m) => {
-    const digits = m.replace(/\D/g, '');
-    return digits.length >= 13 && digits.length <= 19 ? `${digits.slice(0, 6)}******${digits.slice(-4)}` : m;
-  });
+  // Every 13-19 digit run is masked in logs, Luhn-valid or not: a log line has no ids worth the risk.
+  return maskCardNumbers(value.replace(JWT_OR_JWE, '[REDACTED-JOSE]'), { luhnOnly: false });
 }
 
 function scrubDeep(value: unknown, depth = 0): unknown {

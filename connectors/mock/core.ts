@@ -19,6 +19,9 @@ import {
 import type { Preferences } from '../../schemas/cards.js';
 import { transition, type CardAction, type CardStatus } from '../../schemas/card-lifecycle.js';
 import { fromMinor, toMinor } from '../shared/money.js';
+import { maskPan } from '../shared/pan.js';
+
+export { maskPan };
 import type { MockCard, MockCoreState } from './fixtures.js';
 
 /** The writes CoreBank applies; each name prefixes its idempotency keys and names its journal entries. */
@@ -45,7 +48,6 @@ const OPERATION_OF: Record<RefAction, CoreOperation> = { activate: 'activateCard
 export type PinChange = Pick<SetPinInput, 'cardId' | 'format' | 'keyId'>;
 
 /** First six and last four digits, the rest masked. */
-export const maskPan = (pan: string): string => `${pan.slice(0, 6)}${'*'.repeat(Math.max(pan.length - 10, 1))}${pan.slice(-4)}`;
 
 const statusOf = (card: MockCard): CardStatus => ({ form: card.form, state: card.state, fulfilment: card.fulfilment });
 

@@ -2,6 +2,7 @@
 // a successful write's event of record (route config audit.event) commits with its record.
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { maskCardNumbers } from '../../connectors/shared/pan.js';
 import { Errors, renderEnvelope, renderProblem } from '../errors.js';
 import { domainEvent, type DomainEvent } from '../events/outbox.js';
 
@@ -27,27 +28,14 @@ function outcomeOf(status: number, errorCode: string | null): string {
   return 'failed';
 }
 
-const luhn = (digits: string): boolean => {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1 && (d *= 2) > 9) d -= 9;
-    sum += d;
-  }
-  return sum % 10 === 0;
-};
 const JOSE = /eyJ[\w-]{8,}(?:\.[\w-]*)*/g;
-const DIGIT_RUN = /(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)/g;
 
 /**
  * Ids come from the caller's body, valid or not, so a card number or a token sent in an id field must
  * not reach the record: Luhn-valid 13-19 digit runs are masked (first six, last four), JOSE strings dropped.
  */
 export function scrubId(value: string): string {
-  return value.replace(JOSE, '[redacted]').replace(DIGIT_RUN, (m) => {
-    const digits = m.replace(/\D/g, '');
-    return luhn(digits) ? `${digits.slice(0, 6)}${'*'.repeat(digits.length - 10)}${digits.slice(-4)}` : m;
-  });
+  return maskCardNumbers(value.replace(JOSE, '[redacted]'), { luhnOnly: true });
 }
 
 /** Only short string ids reach the record; anything else in a body is ignored. */

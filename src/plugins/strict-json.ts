@@ -184,6 +184,8 @@ export function checkJsonText(text: string): void {
   }
 }
 
+const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
+
 /** Parses a JSON text strictly; every refusal is a 400 CardlineError with a detail the caller can act on. */
 export function parseStrictJson(text: string): unknown {
   if (text.length === 0) throw refuse('The request body is empty; send a JSON object.');
@@ -198,8 +200,8 @@ export function parseStrictJson(text: string): unknown {
   }
   checkJsonText(text);
   // PostgreSQL cannot store U+0000 in text: refused here rather than failing (500) where it is stored.
-  // A literal backslash before "u0000" is refused too; no field of this API needs that text.
-  if (text.includes('\\u0000')) throw refuse('The request body contains a NUL character (\\u0000), which is not accepted.');
+  // The escape counts only when its backslash is not itself escaped (an even run of backslashes before).
+  if (text.includes('\\u0000') && NUL_ESCAPE.test(text)) throw refuse('The request body contains a NUL character (\\u0000), which is not accepted.');
   return value;
 }
 

@@ -2,6 +2,7 @@
 // preferences. Each hands its operation to the tenant's connector; the transitions are the core's.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { CardDetails, CardSummary } from '../../connectors/contract.js';
+import { maskPan } from '../../connectors/shared/pan.js';
 import type { FieldError, Role } from '../../schemas/common.js';
 import { Preferences } from '../../schemas/cards.js';
 import {
@@ -27,14 +28,6 @@ export const CARD_READ_ROLES: readonly Role[] = ['Admin', 'Operations', 'API Int
 const CHANNELS = ['atm', 'pos', 'ecom', 'contactless'] as const;
 
 
-/**
- * Keeps the first six and last four characters and masks every digit between them. The connector
- * already sends a masked PAN; masking again means a connector that got it wrong cannot leak a number.
- */
-export function maskPan(value: string): string {
-  if (value.length <= 10) return value.slice(0, -4).replace(/\d/g, '*') + value.slice(-4);
-  return value.slice(0, 6) + value.slice(6, -4).replace(/\d/g, '*') + value.slice(-4);
-}
 
 /**
  * The card as the gateway shows it, built field by field so that nothing else the connector returns
@@ -46,6 +39,7 @@ export function toCardView(card: CardSummary): CardView {
     entityId: card.entityId,
     form: card.form,
     state: card.state,
+    // The connector already masks; masking again means one that got it wrong cannot leak a number.
     panMasked: maskPan(card.panMasked),
   };
   if (card.fulfilment !== undefined) view.fulfilment = card.fulfilment;

@@ -7,7 +7,7 @@ import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
 import { PASSWORD, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 import { findPans } from '../helpers/log-scan.js';
-import { maskPan } from '../../src/routes/card-lifecycle.js';
+import { maskPan } from '../../connectors/shared/pan.js';
 
 let t: TestApp;
 beforeAll(async () => {

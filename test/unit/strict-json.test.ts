@@ -171,6 +171,7 @@ function breaksARule(node: Node, depth = 0): boolean {
       return (
         depth + 1 > JSON_LIMITS.maxDepth ||
         new Set(keys).size !== keys.length ||
+        keys.some((k) => k.includes('\u0000')) ||
         keys.length > JSON_LIMITS.maxKeys ||
         node.entries.some(([, v]) => breaksARule(v, depth + 1))
       );

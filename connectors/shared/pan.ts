@@ -1,0 +1,40 @@
+// Card numbers: the Luhn check, masking (first six, last four) and finding card-number-shaped digit runs
+// in free text. One place, used by the gateway's logs, audit records and responses, and by the cores.
+
+/** The Luhn check every real card number passes (12-19 digits). */
+export function luhnValid(digits: string): boolean {
+  if (!/^\d{12,19}$/.test(digits)) return false;
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1 && (d *= 2) > 9) d -= 9;
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+/**
+ * Keeps the first six and last four characters and masks every digit between them
+ * (`4000000000030017` → `400000******0017`). Idempotent: an already masked value is unchanged.
+ */
+export function maskPan(value: string): string {
+  if (value.length <= 10) return value.slice(0, -4).replace(/\d/g, '*') + value.slice(-4);
+  return value.slice(0, 6) + value.slice(6, -4).replace(/\d/g, '*') + value.slice(-4);
+}
+
+/**
+ * 13-19 digits, optionally grouped by single spaces or dashes (`4111 1111 1111 1111`), not inside a
+ * longer digit run; letters around it do not hide it (`card_4111111111111111`).
+ */
+const DIGIT_RUN = /(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)/g;
+
+/**
+ * Masks card-number-shaped digit runs in free text. `luhnOnly`: mask only runs that pass the Luhn check
+ * (ids that merely contain long numbers stay readable); otherwise mask every run (logs).
+ */
+export function maskCardNumbers(text: string, { luhnOnly }: { luhnOnly: boolean }): string {
+  return text.replace(DIGIT_RUN, (run) => {
+    const digits = run.replace(/\D/g, '');
+    return !luhnOnly || luhnValid(digits) ? maskPan(digits) : run;
+  });
+}
