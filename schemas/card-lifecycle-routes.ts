@@ -1,9 +1,9 @@
 // Schemas of the card lifecycle routes: activate, lock, unlock, block, card reads, preferences and the
 // sandbox fulfilment helper (DESIGN §3). The states and transitions themselves live in card-lifecycle.ts.
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.js';
 import { PlasticCode, Preferences } from './cards.js';
-import { Identifier } from './common.js';
+import { Identifier, cardEnvelopeOf } from './common.js';
 import { SensitiveCardFields } from './keys.js';
 
 /**
@@ -68,7 +68,7 @@ export const CardDetailsView = Type.Composite([
 export type CardDetailsView = Static<typeof CardDetailsView>;
 
 /** The card operation's envelope (spec 2.7): `result` holds the message, `pagination` is null. */
-const cardEnvelope = <T extends TSchema>(result: T) => Type.Object({ result, pagination: Type.Null() });
+const cardEnvelope = cardEnvelopeOf;
 
 export const CardOperationResponse = cardEnvelope(Type.Object({ message: Type.String(), card: CardView }));
 export const CardListResponse = cardEnvelope(Type.Array(CardView));

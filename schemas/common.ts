@@ -38,6 +38,10 @@ export const envelopeOf = <T extends import('@sinclair/typebox').TSchema>(result
     pagination: Type.Null(),
   });
 
+/** Envelope of spec 2.7 (card operations): the result and a null pagination. */
+export const cardEnvelopeOf = <T extends import('@sinclair/typebox').TSchema>(result: T) =>
+  Type.Object({ result, pagination: Type.Null() });
+
 /** Problem record of spec 2.8. */
 export const FieldError = Type.Object({ field: Type.String(), message: Type.String(), objectName: Type.String() });
 export type FieldError = Static<typeof FieldError>;

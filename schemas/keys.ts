@@ -1,6 +1,8 @@
 // Schemas of key management (DESIGN §4): the tenant's client key for response fields, the gateway's key
 // lifecycle (Admin routes) and the encrypted card fields of a card read.
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import { PublicJwk } from './auth.js';
+import { cardEnvelopeOf } from './common.js';
 
 /** A P-256 coordinate: 32 bytes, base64url without padding. */
 const Coordinate = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
@@ -39,11 +41,9 @@ export type RegisteredClientJwk = Static<typeof RegisteredClientJwk>;
 export const ClientKeyBody = Type.Object({ jwk: ClientJwk }, { additionalProperties: false });
 export type ClientKeyBody = Static<typeof ClientKeyBody>;
 
-const envelope = <T extends TSchema>(result: T) => Type.Object({ result, pagination: Type.Null() });
-
 export const ClientKeyView = Type.Object({ jwk: RegisteredClientJwk, registeredAt: Type.String() });
 export type ClientKeyView = Static<typeof ClientKeyView>;
-export const ClientKeyResponse = envelope(ClientKeyView);
+export const ClientKeyResponse = cardEnvelopeOf(ClientKeyView);
 
 /** A gateway public key as the Admin listing shows it (never the private half). */
 export const GatewayKeyView = Type.Object({
@@ -53,17 +53,9 @@ export const GatewayKeyView = Type.Object({
   status: Type.Union([Type.Literal('active'), Type.Literal('retiring'), Type.Literal('retired')]),
   createdAt: Type.String(),
   retireAt: Type.Union([Type.String(), Type.Null()]),
-  publicJwk: Type.Object({
-    kty: Type.String(),
-    crv: Type.String(),
-    x: Type.String(),
-    y: Type.String(),
-    kid: Type.String(),
-    use: Type.String(),
-    alg: Type.String(),
-  }),
+  publicJwk: PublicJwk,
 });
-export const GatewayKeyList = envelope(Type.Array(GatewayKeyView));
+export const GatewayKeyList = cardEnvelopeOf(Type.Array(GatewayKeyView));
 
 /** POST /v1/admin/keys/rotate. Without graceSeconds: 24 h for enc, token lifetime + 300 s for sig. */
 export const RotateKeysBody = Type.Object(
@@ -75,7 +67,7 @@ export const RotateKeysBody = Type.Object(
 );
 export type RotateKeysBody = Static<typeof RotateKeysBody>;
 
-export const RotateKeysResponse = envelope(
+export const RotateKeysResponse = cardEnvelopeOf(
   Type.Object({
     message: Type.String(),
     active: GatewayKeyView.properties.publicJwk,

@@ -1,7 +1,7 @@
 // Verifies a tenant's audit chain as stored: walks it in seq order, page by page, recomputing each hash,
 // checking each link and the head. Used by `cardline audit verify` and by tests.
 import type { Db, Queryable } from '../store/db.js';
-import { GENESIS_HASH, recordHash, type AuditRecord } from './chain.js';
+import { AUDIT_COLUMNS, GENESIS_HASH, fromRow, recordHash, type AuditRecord, type AuditRow } from './chain.js';
 
 /** Why the chain does not verify, at the first seq where it breaks. */
 export type BreakReason =
@@ -24,43 +24,6 @@ export const BREAK_LABELS: Record<BreakReason, string> = {
   reordered: 'reordered records',
   'head-mismatch': 'head mismatch',
 };
-
-interface Row {
-  seq: string | number;
-  id: string;
-  at: Date | string;
-  actor: string | null;
-  role: string | null;
-  action: string;
-  method: string;
-  route: string;
-  target: Record<string, string>;
-  outcome: string;
-  status: number;
-  request_id: string;
-  origin: string | null;
-  prev_hash: string;
-  hash: string;
-}
-
-const toRecord = (tenantId: string, r: Row): AuditRecord => ({
-  tenantId,
-  seq: Number(r.seq),
-  id: r.id,
-  at: new Date(r.at),
-  actor: r.actor,
-  role: r.role,
-  action: r.action,
-  method: r.method,
-  route: r.route,
-  target: r.target,
-  outcome: r.outcome,
-  status: Number(r.status),
-  requestId: r.request_id,
-  origin: r.origin,
-  prevHash: r.prev_hash,
-  hash: r.hash,
-});
 
 export interface VerifyOptions {
   /** Records read per query; memory stays bounded by one page whatever the chain's length. */
@@ -86,13 +49,13 @@ async function walk(tx: Queryable, tenantId: string, pageSize: number): Promise<
   });
 
   for (;;) {
-    const page = await tx.query<Row>(
-      `SELECT seq, id, at, actor, role, action, method, route, target, outcome, status, request_id, origin, prev_hash, hash
+    const page = await tx.query<AuditRow>(
+      `SELECT ${AUDIT_COLUMNS}
          FROM audit_log WHERE tenant_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`,
       [tenantId, expected, pageSize],
     );
     for (const row of page.rows) {
-      const r = toRecord(tenantId, row);
+      const r = fromRow(tenantId, row);
       if (r.seq !== expected) {
         const missing = r.seq - 1 === expected ? `seq ${expected} is missing` : `seqs ${expected} to ${r.seq - 1} are missing`;
         return broken(expected, 'deleted', `${missing}; the next record is seq ${r.seq}`);
@@ -146,13 +109,13 @@ async function writtenAt(tx: Queryable, tenantId: string, r: AuditRecord, depth 
   let candidate: number;
   if (r.prevHash === GENESIS_HASH) candidate = 1;
   else {
-    const p = await tx.query<Row>(
-      `SELECT seq, id, at, actor, role, action, method, route, target, outcome, status, request_id, origin, prev_hash, hash
+    const p = await tx.query<AuditRow>(
+      `SELECT ${AUDIT_COLUMNS}
          FROM audit_log WHERE tenant_id = $1 AND hash = $2 LIMIT 1`,
       [tenantId, r.prevHash],
     );
     if (!p.rows[0]) return null;
-    const before = await writtenAt(tx, tenantId, toRecord(tenantId, p.rows[0]), depth - 1);
+    const before = await writtenAt(tx, tenantId, fromRow(tenantId, p.rows[0]), depth - 1);
     if (before === null) return null;
     candidate = before + 1;
   }

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, AuditPage, AuditQuery, type AuditRecordView } from '../../schemas/audit.js';
 import type { FieldError } from '../../schemas/common.js';
+import { AUDIT_COLUMNS, fromRow, type AuditRow } from '../audit/chain.js';
 
 const OBJECT_NAME = 'auditQuery';
 
@@ -46,41 +47,10 @@ function storableInstant(value: string): boolean {
   return year >= 1 && Number.isFinite(Date.parse(value));
 }
 
-interface Row {
-  seq: string | number;
-  id: string;
-  at: Date | string;
-  actor: string | null;
-  role: string | null;
-  action: string;
-  method: string;
-  route: string;
-  target: Record<string, string>;
-  outcome: string;
-  status: number;
-  request_id: string;
-  origin: string | null;
-  hash: string;
-  prev_hash: string;
-}
-
-const view = (r: Row): AuditRecordView => ({
-  seq: Number(r.seq),
-  id: r.id,
-  at: new Date(r.at).toISOString(),
-  actor: r.actor,
-  role: r.role,
-  action: r.action,
-  method: r.method,
-  route: r.route,
-  target: r.target,
-  outcome: r.outcome,
-  status: r.status,
-  requestId: r.request_id,
-  origin: r.origin,
-  hash: r.hash,
-  prevHash: r.prev_hash,
-});
+const view = (row: AuditRow): AuditRecordView => {
+  const { tenantId: _tenant, at, ...rest } = fromRow('', row);
+  return { ...rest, at: at.toISOString() };
+};
 
 const auditRoutes: FastifyPluginAsync = async (app) => {
   const { db } = app.cardline;
@@ -114,8 +84,8 @@ const auditRoutes: FastifyPluginAsync = async (app) => {
       if (q.requestId !== undefined) add((p) => `request_id = ${p}`, q.requestId);
       if (q.targetId !== undefined) add((p) => `EXISTS (SELECT 1 FROM jsonb_each_text(target) AS t WHERE t.value = ${p})`, q.targetId);
       params.push(limit + 1);
-      const r = await db.query<Row>(
-        `SELECT seq, id, at, actor, role, action, method, route, target, outcome, status, request_id, origin, hash, prev_hash
+      const r = await db.query<AuditRow>(
+        `SELECT ${AUDIT_COLUMNS}
            FROM audit_log WHERE ${where.join(' AND ')}
           ORDER BY seq DESC LIMIT $${params.length}`,
         params,
