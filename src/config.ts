@@ -1,7 +1,25 @@
 // Process configuration from the environment, validated at boot with messages that name the variable.
 import { resolve } from 'node:path';
 
+export type HsmSettings =
+  | { kind: 'software' }
+  | { kind: 'pkcs11'; library: string; tokenLabel: string; pin: string };
+
+/**
+ * CARDLINE_HSM: `software` (default: keys sealed in the store under the master key) or `pkcs11`, which
+ * needs CARDLINE_PKCS11_LIBRARY, CARDLINE_PKCS11_TOKEN_LABEL and CARDLINE_PKCS11_PIN. Errors name the variable.
+ */
+export function hsmSettingsFromEnv(env: NodeJS.ProcessEnv): HsmSettings {
+  const kind = env.CARDLINE_HSM || 'software';
+  if (kind === 'software') return { kind };
+  if (kind !== 'pkcs11') throw new ConfigError('CARDLINE_HSM', `must be 'software' or 'pkcs11', not '${kind}'`);
+  const missing = ['CARDLINE_PKCS11_LIBRARY', 'CARDLINE_PKCS11_TOKEN_LABEL', 'CARDLINE_PKCS11_PIN'].filter((v) => !env[v]);
+  if (missing.length) throw new ConfigError('CARDLINE_HSM=pkcs11', `needs ${missing.join(', ')}`);
+  return { kind, library: env.CARDLINE_PKCS11_LIBRARY!, tokenLabel: env.CARDLINE_PKCS11_TOKEN_LABEL!, pin: env.CARDLINE_PKCS11_PIN! };
+}
+
 export interface Config {
+  hsm: HsmSettings;
   port: number;
   host: string;
   logLevel: string;
@@ -72,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const problemBaseUrl = (env.CARDLINE_PROBLEM_BASE_URL || 'https://www.jhipster.tech/problem').replace(/\/$/, '');
   return {
+    hsm: hsmSettingsFromEnv(env),
     port: int(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '0.0.0.0',
     logLevel,

@@ -4,7 +4,7 @@ import { HsmError, type Hsm } from '../../src/crypto/hsm/index.js';
 import { SoftwareHsmProvider } from '../../src/crypto/hsm/software.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { PinBlockError, decryptPinBlock, encryptPinBlock, softwareCipher, toHex, type RandomSource } from '../../src/crypto/pin-block.js';
-import { hsmSettingsFromEnv } from '../../src/plugins/hsm.js';
+import { hsmSettingsFromEnv } from '../../src/config.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTestDb, type TestDb } from '../helpers/app.js';
 
