@@ -20,8 +20,6 @@ import type { Preferences } from '../../schemas/cards.js';
 import { transition, type CardAction, type CardStatus } from '../../schemas/card-lifecycle.js';
 import { fromMinor, toMinor } from '../shared/money.js';
 import { maskPan } from '../shared/pan.js';
-
-export { maskPan };
 import type { MockCard, MockCoreState } from './fixtures.js';
 
 /** The writes CoreBank applies; each name prefixes its idempotency keys and names its journal entries. */
