@@ -49,9 +49,10 @@ export class UserService {
    * Checks a password. Unknown user, wrong password, disabled and locked account all resolve null:
    * the caller answers them alike.
    *
-   * Every attempt is counted BEFORE the password is checked, atomically, so that a burst of concurrent
-   * guesses cannot all slip past the lock while argon2 runs: attempts beyond the tenth within a lock
-   * period are refused without being checked. A success clears the count.
+   * An attempt is registered as "in flight" atomically BEFORE argon2 runs, and refused unchecked when
+   * the user's confirmed failures plus the attempts already in flight reach ten: a burst of concurrent
+   * guesses cannot all slip past the lock while the hashes are computed. Only checked, wrong passwords
+   * count as failures (the tenth locks the user for 30 minutes); a success clears them.
    */
   async authenticate(tenantId: string, username: string, password: string): Promise<User | null> {
     const r = await this.db.query<UserRow>(
@@ -63,14 +64,67 @@ export class UserService {
       await this.verifyDummy(password);
       return null;
     }
-    const attempt = await this.countAttempt(tenantId, username);
-    if (attempt > MAX_FAILURES) {
+    const admitted = await this.beginAttempt(tenantId, username);
+    if (!admitted) {
       await this.verifyDummy(password);
       return null;
     }
-    if (!(await this.checkPassword(row.password_hash, password))) return null;
-    await this.db.query('DELETE FROM login_attempts WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
-    return { id: row.id, tenantId, username: row.username, role: row.role };
+    const ok = await this.checkPassword(row.password_hash, password);
+    await this.endAttempt(tenantId, username, ok);
+    return ok ? { id: row.id, tenantId, username: row.username, role: row.role } : null;
+  }
+
+  /**
+   * Registers an attempt in flight; false (and nothing registered) when the user is locked or the
+   * failures plus attempts in flight already reach the limit. An expired lock starts afresh; attempts
+   * left in flight by a process that died are forgotten after 30 seconds.
+   */
+  private async beginAttempt(tenantId: string, username: string): Promise<boolean> {
+    const r = await this.db.query<{ admitted: boolean }>(
+      `INSERT INTO login_attempts AS a (tenant_id, username, failures, in_flight, in_flight_at)
+            VALUES ($1, $2, 0, 1, now())
+       ON CONFLICT (tenant_id, username) DO UPDATE SET
+         failures = CASE WHEN a.locked_until <= now() THEN 0 ELSE a.failures END,
+         locked_until = CASE WHEN a.locked_until <= now() THEN NULL ELSE a.locked_until END,
+         in_flight = (CASE WHEN a.in_flight_at < now() - interval '30 seconds' THEN 0 ELSE a.in_flight END) + 1,
+         in_flight_at = now()
+       RETURNING locked_until IS NULL AND failures + in_flight <= $3 AS admitted`,
+      [tenantId, username, MAX_FAILURES],
+    );
+    if (r.rows[0]!.admitted) return true;
+    await this.db.query(
+      'UPDATE login_attempts SET in_flight = greatest(in_flight - 1, 0) WHERE tenant_id = $1 AND username = $2',
+      [tenantId, username],
+    );
+    return false;
+  }
+
+  /** Settles an attempt: a failure is counted (the tenth locks), a success clears the record. */
+  private async endAttempt(tenantId: string, username: string, ok: boolean): Promise<void> {
+    if (ok) {
+      const r = await this.db.query<{ in_flight: number }>(
+        `UPDATE login_attempts SET failures = 0, in_flight = greatest(in_flight - 1, 0), locked_until = NULL
+          WHERE tenant_id = $1 AND username = $2 RETURNING in_flight`,
+        [tenantId, username],
+      );
+      if (r.rows[0]?.in_flight === 0) {
+        await this.db.query(
+          'DELETE FROM login_attempts WHERE tenant_id = $1 AND username = $2 AND in_flight = 0 AND failures = 0',
+          [tenantId, username],
+        );
+      }
+      return;
+    }
+    await this.db.query(
+      `UPDATE login_attempts SET
+         failures = failures + 1,
+         in_flight = greatest(in_flight - 1, 0),
+         last_failure_at = now(),
+         locked_until = CASE WHEN locked_until IS NULL AND failures + 1 >= $3 THEN now() + make_interval(mins => $4)
+                             ELSE locked_until END
+       WHERE tenant_id = $1 AND username = $2`,
+      [tenantId, username, MAX_FAILURES, LOCK_MINUTES],
+    );
   }
 
   /** The argon2id check (the costly step the attempt counter guards). */
@@ -82,27 +136,5 @@ export class UserService {
   private async verifyDummy(password: string): Promise<void> {
     this.dummyHash ??= hash(randomUUID(), HASH_OPTIONS);
     await verify(await this.dummyHash, password).catch(() => false);
-  }
-
-  /**
-   * Counts an attempt and returns its number within the current lock period. The tenth attempt sets
-   * the lock (it is still checked: if it is right, the success clears the lock); later ones are refused
-   * unchecked until the lock expires, when counting starts again at 1.
-   */
-  private async countAttempt(tenantId: string, username: string): Promise<number> {
-    const r = await this.db.query<{ failures: number }>(
-      `INSERT INTO login_attempts AS a (tenant_id, username, failures, last_failure_at)
-            VALUES ($1, $2, 1, now())
-       ON CONFLICT (tenant_id, username) DO UPDATE SET
-         failures = CASE WHEN a.locked_until IS NOT NULL AND a.locked_until <= now() THEN 1 ELSE a.failures + 1 END,
-         locked_until = CASE
-           WHEN a.locked_until IS NOT NULL AND a.locked_until <= now() THEN NULL
-           WHEN a.locked_until IS NULL AND a.failures + 1 >= $3 THEN now() + make_interval(mins => $4)
-           ELSE a.locked_until END,
-         last_failure_at = now()
-       RETURNING failures`,
-      [tenantId, username, MAX_FAILURES, LOCK_MINUTES],
-    );
-    return Number(r.rows[0]!.failures);
   }
 }

@@ -118,16 +118,14 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   await seedDemo(app.cardline, PASSWORD, core.choice);
   for (const t of opts.tenants ?? []) await createTenant(app.cardline, t);
 
-  const tokens = new Map<string, string>();
+  // One login per tenant and role, shared by concurrent callers (as a real channel reuses its token).
+  const tokens = new Map<string, Promise<string>>();
   const encrypt = async (value: string, tenant = 'demo', encOpts = {}) => {
     const res = await app.inject({ method: 'GET', url: '/api/keys', headers: { TENANT: tenant } });
     const key = res.json().keys[0];
     return encryptCompact(value, key, encOpts);
   };
-  const token = async (role: Role = 'Admin', tenant = 'demo') => {
-    const cacheKey = `${tenant}/${role}`;
-    const hit = tokens.get(cacheKey);
-    if (hit) return hit;
+  const login = async (role: Role, tenant: string) => {
     const res = await app.inject({
       method: 'POST',
       url: '/api/authenticate',
@@ -135,9 +133,17 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       payload: { username: USERS[role], password: await encrypt(PASSWORD, tenant) },
     });
     if (res.statusCode !== 200) throw new Error(`login failed: ${res.statusCode} ${res.body}`);
-    const t = res.json().id_token as string;
-    tokens.set(cacheKey, t);
-    return t;
+    return res.json().id_token as string;
+  };
+  const token = (role: Role = 'Admin', tenant = 'demo') => {
+    const cacheKey = `${tenant}/${role}`;
+    let pending = tokens.get(cacheKey);
+    if (!pending) {
+      pending = login(role, tenant);
+      tokens.set(cacheKey, pending);
+      pending.catch(() => tokens.delete(cacheKey));
+    }
+    return pending;
   };
   return {
     app,

@@ -231,7 +231,8 @@ describe('POST /api/authenticate: lockout (10 failures → 30 minutes)', () => {
       const results = await Promise.all(guesses);
       expect(results.map((r) => r.statusCode)).toEqual(Array(30).fill(401));
       expect(checks.mock.calls.length).toBeLessThanOrEqual(10);
-      expect(await loginAttempts('bursty')).toEqual({ failures: 30, locked: true });
+      // Only checked passwords count as failures: the ten admitted ones, which lock the user.
+      expect(await loginAttempts('bursty')).toEqual({ failures: 10, locked: true });
       const right = await authenticate('bursty', PASSWORD);
       expect(right.statusCode).toBe(401);
       expect(right.json()).toEqual(BAD_CREDENTIALS);
@@ -239,6 +240,21 @@ describe('POST /api/authenticate: lockout (10 failures → 30 minutes)', () => {
     } finally {
       checks.mockRestore();
     }
+  });
+});
+
+describe('POST /api/authenticate: concurrent logins of one user', () => {
+  it('at most ten are checked at once; the others get the same 401 but are not failures, and never lock the user', async () => {
+    await t.app.cardline.users.add('demo', 'busy', 'API Integration', PASSWORD);
+    const results = await Promise.all(Array.from({ length: 25 }, () => authenticate('busy', PASSWORD)));
+    const ok = results.filter((r) => r.statusCode === 200).length;
+    expect(ok).toBeGreaterThanOrEqual(1);
+    expect(ok).toBeLessThanOrEqual(25);
+    for (const r of results.filter((x) => x.statusCode !== 200)) expect(r.json()).toEqual(BAD_CREDENTIALS);
+    // Nothing was a failure: the user is not locked and logs in at once.
+    const after = await loginAttempts('busy');
+    expect(after === null || (after.failures === 0 && !after.locked)).toBe(true);
+    expect((await authenticate('busy', PASSWORD)).statusCode).toBe(200);
   });
 });
 

@@ -173,4 +173,12 @@ CREATE TABLE client_keys (
 );
 `,
   },
+  {
+    // Login attempts under way are counted, so that a burst of concurrent guesses cannot outrun the lock.
+    name: '0007-login-attempts-in-flight',
+    sql: `
+ALTER TABLE login_attempts ADD COLUMN in_flight integer NOT NULL DEFAULT 0;
+ALTER TABLE login_attempts ADD COLUMN in_flight_at timestamptz;
+`,
+  },
 ];
