@@ -384,15 +384,56 @@ describe('every route declares its roles or auth: false', () => {
         .map((r) => `${String(r.method)} ${r.url}`)
         .sort(),
     ).toEqual(['GET /.well-known/jwks.json', 'GET /api/keys', 'GET /health/live', 'GET /health/ready', 'POST /api/authenticate']);
-    // The business routes name exactly the roles of DESIGN §3.
-    const rolesOf = (url: string) => routes.find((r) => r.url === url)?.config?.roles;
-    expect(rolesOf(LIMIT_URL)).toEqual(['Admin', 'API Integration']);
-    expect(rolesOf(UPGRADE_URL)).toEqual(['Admin', 'Operations', 'API Integration']);
-    const rolesOfRoute = (method: string, url: string) => routes.find((r) => r.method === method && r.url === url)?.config?.roles;
-    for (const url of lifecycle) expect(rolesOfRoute('POST', url)).toEqual(CARD_WRITERS);
-    expect(rolesOfRoute('PUT', '/v1/cards/:cardId/preferences')).toEqual(CARD_WRITERS);
-    for (const url of cardReads) expect(rolesOfRoute('GET', url)).toEqual(EVERYONE);
-    expect(rolesOfRoute('POST', FETCH_LIMIT_URL)).toEqual(EVERYONE);
-    expect(rolesOfRoute('POST', SANDBOX_ADVANCE_URL)).toEqual(['Admin', 'Operations']);
+    // Every business route, with exactly the roles of DESIGN §3 (and the issue's table for the audit read).
+    // A route added without a line here fails: the matrix covers every route, not a chosen few.
+    const ADMIN: readonly Role[] = ['Admin'];
+    const expected: Record<string, readonly Role[]> = {
+      [`POST ${LIMIT_URL}`]: ['Admin', 'API Integration'],
+      [`POST ${FETCH_LIMIT_URL}`]: EVERYONE,
+      [`PUT ${UPGRADE_URL}`]: CARD_WRITERS,
+      ...Object.fromEntries(lifecycle.map((url) => [`POST ${url}`, CARD_WRITERS])),
+      'PUT /v1/cards/:cardId/preferences': CARD_WRITERS,
+      'PUT /v1/cards/:cardId/pin': CARD_WRITERS,
+      ...Object.fromEntries(cardReads.map((url) => [`GET ${url}`, EVERYONE])),
+      [`POST ${SANDBOX_ADVANCE_URL}`]: ['Admin', 'Operations'],
+      'GET /v1/audit': ['Admin', 'Operations', 'Read-Only'],
+      'GET /v1/admin/keys': ADMIN,
+      'POST /v1/admin/keys/rotate': ADMIN,
+      'GET /v1/admin/client-key': ADMIN,
+      'PUT /v1/admin/client-key': ADMIN,
+    };
+    const actual = Object.fromEntries(
+      routes.filter((r) => r.config?.roles && r.method !== 'HEAD').map((r) => [`${String(r.method)} ${r.url}`, r.config!.roles!]),
+    );
+    expect(actual).toEqual(expected);
+  });
+});
+
+describe('the remaining routes refuse every role outside their table (403 in the problem dialect)', () => {
+  const FORBIDDEN = (role: Role) => ({
+    type: `${PROBLEM_BASE}/problem-with-message`,
+    title: 'Forbidden',
+    status: 403,
+    message: 'error.http.403',
+    detail: `The role '${role}' may not call this operation.`,
+  });
+  const cases: { route: string; method: 'GET' | 'POST' | 'PUT'; url: string; allowed: readonly Role[]; payload?: object }[] = [
+    { route: 'PUT /v1/cards/:cardId/pin', method: 'PUT', url: '/v1/cards/CARD-3001/pin', allowed: CARD_WRITERS, payload: { pinBlock: '00', format: 4 } },
+    { route: 'GET /v1/audit', method: 'GET', url: '/v1/audit', allowed: ['Admin', 'Operations', 'Read-Only'] },
+    { route: 'GET /v1/admin/keys', method: 'GET', url: '/v1/admin/keys', allowed: ['Admin'] },
+    { route: 'POST /v1/admin/keys/rotate', method: 'POST', url: '/v1/admin/keys/rotate', allowed: ['Admin'], payload: { use: 'enc' } },
+    { route: 'GET /v1/admin/client-key', method: 'GET', url: '/v1/admin/client-key', allowed: ['Admin'] },
+    { route: 'PUT /v1/admin/client-key', method: 'PUT', url: '/v1/admin/client-key', allowed: ['Admin'], payload: { jwk: {} } },
+  ];
+  const denied = cases.flatMap((c) => EVERYONE.filter((role) => !c.allowed.includes(role)).map((role) => [c.route, role, c] as const));
+  it.each(denied)('%s refuses %s', async (_route, role, c) => {
+    const res = await t.inject({
+      method: c.method,
+      url: c.url,
+      headers: { TENANT: 'demo', authorization: `Bearer ${await t.token(role)}` },
+      ...(c.payload ? { payload: c.payload } : {}),
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toEqual(FORBIDDEN(role));
   });
 });
