@@ -21,7 +21,10 @@ const authRoutes: FastifyPluginAsync = async (app) => {
       const tenant = request.tenant!;
       const user = await users.authenticate(tenant.id, request.body.username, request.body.password);
       if (!user) throw Errors.badCredentials();
-      return { id_token: await tokens.issue(tenant, user) };
+      const { token, principal } = await tokens.issue(tenant, user);
+      // The request is now the user's: the audit record of a successful login names its role too.
+      request.principal = principal;
+      return { id_token: token };
     },
   });
 

@@ -35,19 +35,28 @@ export class TokenService {
     private readonly audience: string,
   ) {}
 
-  async issue(tenant: Tenant, user: User): Promise<string> {
+  /** Signs a token for the user; the principal it names comes back with it (the audit records it). */
+  async issue(tenant: Tenant, user: User): Promise<{ token: string; principal: Principal }> {
     const key = (await this.keys.forTenant(tenant.id)).sig.find((k) => k.status === 'active');
     if (!key) throw new Error(`Tenant '${tenant.id}' has no active signing key`);
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ tenant: tenant.id, role: user.role })
+    const principal: Principal = {
+      sub: user.username,
+      tenant: tenant.id,
+      role: user.role,
+      jti: randomUUID(),
+      exp: now + tenant.config.tokenLifetimeSeconds,
+    };
+    const token = await new SignJWT({ tenant: tenant.id, role: user.role })
       .setProtectedHeader({ alg: SIG_ALG, kid: key.kid, typ: 'JWT' })
-      .setSubject(user.username)
+      .setSubject(principal.sub)
       .setIssuedAt(now)
-      .setExpirationTime(now + tenant.config.tokenLifetimeSeconds)
-      .setJti(randomUUID())
+      .setExpirationTime(principal.exp)
+      .setJti(principal.jti)
       .setIssuer(this.issuer)
       .setAudience(this.audience)
       .sign(key.privateKey);
+    return { token, principal };
   }
 
   /** Verifies a token for the tenant named by the request's header; throws TokenError otherwise. */

@@ -83,7 +83,7 @@ describe('what a record holds', () => {
 
     const common = { action: 'authenticate', method: 'POST', route: '/api/authenticate', target: {}, actor: 'viewer', role: null, origin: '127.0.0.1' };
     expect(await byRequest(ok)).toEqual([
-      { ...common, seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), outcome: 'succeeded', status: 200, requestId: ok, hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64) },
+      { ...common, role: 'Read-Only', seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), outcome: 'succeeded', status: 200, requestId: ok, hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64) },
     ]);
     expect(await byRequest(bad)).toEqual([
       { ...common, seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), outcome: 'unauthenticated', status: 401, requestId: bad, hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64) },
