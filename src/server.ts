@@ -1,9 +1,10 @@
-// The process: configuration, store, listen, demo seeding and graceful shutdown on SIGTERM.
+// The process: configuration, store, demo seeding, listen, and graceful shutdown on SIGTERM.
 import { randomBytes } from 'node:crypto';
 import { buildApp } from './app.js';
 import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { seedDemo } from './services/onboarding.js';
+import { closeOnSignals } from './shutdown.js';
 
 async function main(): Promise<void> {
   const demoFlag = process.argv.includes('--demo');
@@ -27,31 +28,7 @@ async function main(): Promise<void> {
     }
   }
 
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => {
-      app.log.error('graceful shutdown timed out; exiting');
-      process.exit(1);
-    }, config.shutdownGraceMs);
-    force.unref();
-    // A keep-alive connection outlives its last response: close each one as soon as it is idle, or
-    // shutdown would wait for the client's keep-alive timeout (in-flight requests still finish).
-    const closeIdle = setInterval(() => app.server.closeIdleConnections(), 100);
-    closeIdle.unref();
-    app.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        app.log.error({ err }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-
+  closeOnSignals(app, config.shutdownGraceMs);
   await app.listen({ port: config.port, host: config.host });
 }
 

@@ -2,6 +2,7 @@
 import { coreProtocolOpenApiText } from '../../schemas/core-protocol.js';
 import { MockCoreConfigError, USAGE, parseMockCoreArgs } from './config.js';
 import { buildMockCore } from './server.js';
+import { closeOnSignals } from '../shutdown.js';
 
 async function main(): Promise<void> {
   const config = parseMockCoreArgs(process.argv.slice(2), process.env);
@@ -24,23 +25,7 @@ async function main(): Promise<void> {
     logger: { level: config.logLevel, redact: ['req.headers.authorization'] },
   });
 
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal }, 'mock core shutting down');
-    const force = setTimeout(() => process.exit(1), 10_000);
-    force.unref();
-    app.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        app.log.error({ err }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  closeOnSignals(app, 10_000);
 
   const address = await app.listen({ host: config.host, port: config.port });
   app.log.info(

@@ -27,8 +27,6 @@ export const CARD_READ_ROLES: readonly Role[] = ['Admin', 'Operations', 'API Int
 
 const CHANNELS = ['atm', 'pos', 'ecom', 'contactless'] as const;
 
-
-
 /**
  * The card as the gateway shows it, built field by field so that nothing else the connector returns
  * (the `sensitive` block, the expiry) can reach a response: those only leave encrypted (DESIGN §4).
