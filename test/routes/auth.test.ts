@@ -19,7 +19,8 @@ import {
 } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { MockCore } from '../../connectors/mock/index.js';
-import { LIMIT_URL, PASSWORD, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
+import { TOKEN_TARGETS, UNAUTHORIZED_ENVELOPE, UNAUTHORIZED_PROBLEM, type TokenTarget } from '../helpers/token-targets.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -56,20 +57,6 @@ const PLAINTEXT_PASSWORD = {
   status: 400,
   message: 'error.http.400',
   detail: "The password must be a compact JWE encrypted to the tenant's key (GET /api/keys).",
-};
-
-const UNAUTHORIZED_DETAIL = 'A valid bearer token for this tenant is required; obtain one from POST /api/authenticate.';
-const UNAUTHORIZED_ENVELOPE = {
-  result: null,
-  exception: { errorCode: 'ERR_401', shortMessage: 'Unauthorized', detailMessage: UNAUTHORIZED_DETAIL },
-  pagination: null,
-};
-const UNAUTHORIZED_PROBLEM = {
-  type: PROBLEM_WITH_MESSAGE,
-  title: 'Unauthorized',
-  status: 401,
-  message: 'error.http.401',
-  detail: UNAUTHORIZED_DETAIL,
 };
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -358,33 +345,8 @@ describe('POST /api/authenticate: password encryption', () => {
 // ---------------------------------------------------------------------------------------------------
 // Token attacks on the business routes.
 
-interface Target {
-  name: string;
-  method: 'POST' | 'PUT';
-  url: string;
-  tenantHeader: string;
-  payload: Record<string, unknown>;
-  unauthorized: unknown;
-}
-
-const TARGETS: Target[] = [
-  {
-    name: 'credit line (envelope)',
-    method: 'POST',
-    url: LIMIT_URL,
-    tenantHeader: 'TENANT',
-    payload: { entityId: 'ENT-1002', amount: '60000.00' },
-    unauthorized: UNAUTHORIZED_ENVELOPE,
-  },
-  {
-    name: 'card upgrade (problem)',
-    method: 'PUT',
-    url: UPGRADE_URL,
-    tenantHeader: 'X-TENANT-ID',
-    payload: { kitNo: 'KIT-2002', entityId: 'ENT-1002', communicationAddress: { usePrimaryAddress: true } },
-    unauthorized: UNAUTHORIZED_PROBLEM,
-  },
-];
+type Target = TokenTarget;
+const TARGETS = TOKEN_TARGETS;
 
 const call = (target: Target, authorization: string | undefined, tenant = 'demo', payload = target.payload) =>
   t.inject({

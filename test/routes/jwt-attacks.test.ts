@@ -6,7 +6,8 @@ import { createVerify, randomUUID, type webcrypto } from 'node:crypto';
 import { exportSPKI, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockCore } from '../../connectors/mock/index.js';
-import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { TOKEN_TARGETS, type TokenTarget } from '../helpers/token-targets.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -14,42 +15,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const UNAUTHORIZED_DETAIL = 'A valid bearer token for this tenant is required; obtain one from POST /api/authenticate.';
-
-interface Target {
-  name: string;
-  method: 'POST' | 'PUT';
-  url: string;
-  payload: Record<string, unknown>;
-  unauthorized: unknown;
-}
-
-const TARGETS: Target[] = [
-  {
-    name: 'credit line (envelope)',
-    method: 'POST',
-    url: LIMIT_URL,
-    payload: { entityId: 'ENT-1002', amount: '60000.00' },
-    unauthorized: {
-      result: null,
-      exception: { errorCode: 'ERR_401', shortMessage: 'Unauthorized', detailMessage: UNAUTHORIZED_DETAIL },
-      pagination: null,
-    },
-  },
-  {
-    name: 'card upgrade (problem)',
-    method: 'PUT',
-    url: UPGRADE_URL,
-    payload: { kitNo: 'KIT-2002', entityId: 'ENT-1002', communicationAddress: { usePrimaryAddress: true } },
-    unauthorized: {
-      type: `${PROBLEM_BASE}/problem-with-message`,
-      title: 'Unauthorized',
-      status: 401,
-      message: 'error.http.401',
-      detail: UNAUTHORIZED_DETAIL,
-    },
-  },
-];
+type Target = TokenTarget;
+const TARGETS = TOKEN_TARGETS;
 
 const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -81,7 +48,7 @@ const call = (target: Target, authorization: string | undefined, payload = targe
   t.inject({
     method: target.method,
     url: target.url,
-    headers: { TENANT: 'demo', ...(authorization === undefined ? {} : { authorization }) },
+    headers: { [target.tenantHeader]: 'demo', ...(authorization === undefined ? {} : { authorization }) },
     payload,
   });
 
