@@ -1,4 +1,5 @@
-// The root plugin: the request pipeline (tenant → auth → decrypt → validate → idempotency → connector → audit) and routes.
+// The root plugin: the request pipeline (tenant → auth → rate limit → decrypt → validate → idempotency →
+// operation → audit) and the routes: the operation table's, and the few that need no tenant.
 import type { Server } from 'node:http';
 import type { FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from 'fastify';
 import Fastify, { LogController } from 'fastify';
@@ -18,18 +19,13 @@ import validate from './plugins/validate.js';
 import audit from './plugins/audit.js';
 import hsm from './plugins/hsm.js';
 import idempotency from './plugins/idempotency.js';
-import core from './plugins/core.js';
+import operation from './plugins/operation.js';
 import strictJson from './plugins/strict-json.js';
 import rateLimit from './plugins/rate-limit.js';
-import authRoutes from './routes/auth.js';
-import creditLineRoutes from './routes/credit-line.js';
-import cardRoutes from './routes/cards.js';
-import pinRoutes from './routes/pin.js';
 import healthRoutes from './routes/health.js';
-import auditRoutes from './routes/audit.js';
-import cardLifecycleRoutes from './routes/card-lifecycle.js';
-import sandboxRoutes from './routes/sandbox.js';
-import adminKeyRoutes from './routes/admin-keys.js';
+import wellKnownRoutes from './routes/well-known.js';
+import registrar from './operations/register.js';
+import { operations } from './operations/index.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -72,10 +68,11 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(rateLimit);
   await fastify.register(decrypt);
   await fastify.register(validate);
-  await fastify.register(audit);
-  // After validate (it fingerprints the validated body) and after audit (its onSend must see the final status).
+  // After validate: it fingerprints the validated body.
   await fastify.register(idempotency);
-  await fastify.register(core);
+  // Settles the key the idempotency step claimed, in the statement of the request's record.
+  await fastify.register(audit);
+  await fastify.register(operation);
 
   // One line per request, on completion, with nothing from headers or bodies.
   fastify.addHook('onResponse', async (request, reply) => {
@@ -86,14 +83,8 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   });
 
   await fastify.register(healthRoutes);
-  await fastify.register(authRoutes);
-  await fastify.register(creditLineRoutes);
-  await fastify.register(cardRoutes);
-  await fastify.register(pinRoutes);
-  await fastify.register(auditRoutes);
-  await fastify.register(cardLifecycleRoutes);
-  await fastify.register(sandboxRoutes);
-  await fastify.register(adminKeyRoutes);
+  await fastify.register(wellKnownRoutes);
+  await fastify.register(registrar, { operations });
 };
 
 const cardlineApp = fp(app, { name: 'cardline' });

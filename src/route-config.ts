@@ -1,8 +1,9 @@
-// What a route declares about itself; the pipeline's hooks read these and routes never re-do a step.
+// What a route declares about itself in its config; the pipeline's hooks read these and routes never re-do
+// a step. Business routes get theirs from their operation declaration (src/operations/register.ts).
 import type { FastifyRequest } from 'fastify';
 import type { FieldError, Role } from '../schemas/common.js';
-import type { EventPayload, EventType } from '../schemas/events.js';
 import type { Dialect } from './errors.js';
+import type { Operation, TargetSpec } from './operations/define.js';
 import type { Principal } from './services/tokens.js';
 import type { Tenant } from './services/tenants.js';
 
@@ -17,31 +18,22 @@ export interface EncryptedField {
   required?: (tenant: Tenant) => boolean;
 }
 
+/** How a request is recorded in the audit trail (src/plugins/audit.ts). */
 export interface AuditSpec {
   action: string;
-  /** Ids of what the request acts on, taken from the (validated) body. */
-  target?: (request: FastifyRequest) => Record<string, unknown>;
-  /** Who acts when there is no token yet (the authentication route names the username). */
-  actor?: (request: FastifyRequest) => unknown;
-  /** The event of record a successful call adds to the outbox, in the audit record's transaction. */
-  event?: EventSpec;
+  /** Ids of what the request acts on, from the request as it arrived (valid or not). */
+  target?: TargetSpec;
+  /** Who acts when there is no token yet: a body field (the login's username). */
+  actorField?: string;
+  /** Who the request turned out to be, from the operation's result (a successful login). */
+  principal?: (result: unknown) => Principal;
 }
-
-/**
- * An event of record (schemas/events.ts). It is written only for a 2xx other than 202, and only when the
- * handler carried the operation out in this request (`request.callCore` keeps the result in `request.operationResult`)
- * (an idempotent replay does not): `payload` builds the event from that result and the validated request.
- * The payload is checked against the type's schema; anything else in it (a PAN, an address) fails the call.
- */
-export type EventSpec = {
-  [T in EventType]: { type: T; payload: (request: FastifyRequest, result: unknown) => EventPayload<T> };
-}[EventType];
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Error format: 'envelope' (credit-line routes, spec 2.6) or 'problem' (spec 2.8). Default problem. */
     dialect?: Dialect;
-    /** false: no tenant header needed (health, public key sets). */
+    /** false: no tenant header needed (health, public key sets, the API's documentation). */
     tenant?: false;
     /** false: no bearer token needed. Every other route must list its roles. */
     auth?: false;
@@ -57,9 +49,7 @@ declare module 'fastify' {
      * token honours the header (src/plugins/idempotency.ts); routes without a caller (auth: false) never do.
      */
     idempotency?: false;
-  }
-  interface FastifyRequest {
-    tenant: Tenant | null;
-    principal: Principal | null;
+    /** The operation a business route was registered from (its OpenAPI description reads it). */
+    operation?: Operation;
   }
 }

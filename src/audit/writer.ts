@@ -13,21 +13,48 @@ import { GENESIS_HASH, recordHash, type AuditEntry } from './chain.js';
 const MAX_BATCH = 500;
 const MAX_CONFLICT_RETRIES = 20;
 
+/**
+ * The Idempotency-Key a request holds, settled with its record: the response stored for duplicates to
+ * replay (`response`), or, for an outcome that is not final (5xx, pending), the key released (null).
+ */
+export interface Settlement {
+  scope: string;
+  /** The holder's lock token: a key taken over by another request since is left alone. */
+  token: string;
+  response: { status: number; contentType: string | null; body: string } | null;
+}
+
 /** A record to append; a successful write also carries its event of record, committed with it. */
 export interface WriterEntry extends AuditEntry {
   event?: DomainEvent | undefined;
+  settlement?: Settlement | undefined;
 }
 
 /**
  * The transactional outbox: the events of record are inserted by the same statement that appends their
  * audit records, so both commit or neither does (and neither when the head moved under us).
  */
-const OUTBOX_CTE = `,
+const outboxCte = (param: string) => `,
          evented AS (
            INSERT INTO outbox (tenant_id, id, audit_seq, type, aggregate_id, payload, request_id, created_at)
            SELECT tenant_id, id, audit_seq, type, aggregate_id, payload, request_id, created_at
-             FROM jsonb_populate_recordset(NULL::outbox, $7::jsonb)
+             FROM jsonb_populate_recordset(NULL::outbox, ${param}::jsonb)
             WHERE EXISTS (SELECT 1 FROM moved)
+         )`;
+
+/**
+ * Idempotency keys settle in the same statement (issue: an acknowledged write ran again on retry when the
+ * key was settled separately and the process died in between): a retry then finds the stored answer, or —
+ * when nothing committed — a key still in flight whose lease it may take over.
+ */
+const settleCte = (param: string) => `,
+         settled AS (
+           UPDATE idempotency_keys k
+              SET state = CASE WHEN s.status IS NULL THEN 'released' ELSE 'completed' END,
+                  status = s.status, content_type = s.content_type, body = s.body, lock_token = NULL, locked_at = NULL
+             FROM jsonb_to_recordset(${param}::jsonb) AS s(scope_hash text, lock_token uuid, status integer, content_type text, body text)
+            WHERE k.tenant_id = $1 AND k.scope_hash = s.scope_hash AND k.lock_token = s.lock_token
+              AND EXISTS (SELECT 1 FROM moved)
          )`;
 
 interface Pending {
@@ -95,6 +122,7 @@ export class AuditWriter {
       let seq = head.seq;
       let prev = head.hash;
       const events: Record<string, unknown>[] = [];
+      const settlements: Record<string, unknown>[] = [];
       const rows = entries.map((e) => {
         seq += 1;
         const id = uuidv7();
@@ -105,6 +133,10 @@ export class AuditWriter {
           request_id: e.requestId, origin: e.origin, prev_hash: prev, hash,
         };
         prev = hash;
+        if (e.settlement) {
+          const { scope, token, response } = e.settlement;
+          settlements.push({ scope_hash: scope, lock_token: token, status: response?.status ?? null, content_type: response?.contentType ?? null, body: response?.body ?? null });
+        }
         if (e.event) {
           events.push({
             tenant_id: e.tenantId, id: uuidv7(), audit_seq: seq, type: e.event.type, aggregate_id: e.event.aggregateId,
@@ -113,17 +145,20 @@ export class AuditWriter {
         }
         return row;
       });
+      const params: unknown[] = [tenantId, seq, prev, head.seq, head.hash, JSON.stringify(rows)];
+      const param = (value: unknown) => `$${params.push(value)}`;
+      const ctes = (events.length ? outboxCte(param(JSON.stringify(events))) : '') + (settlements.length ? settleCte(param(JSON.stringify(settlements))) : '');
       const r = await this.db.query(
         `WITH moved AS (
            UPDATE audit_heads SET seq = $2, hash = $3 WHERE tenant_id = $1 AND seq = $4 AND hash = $5 RETURNING 1
-         )${events.length ? OUTBOX_CTE : ''}
+         )${ctes}
          INSERT INTO audit_log (tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status,
                                 request_id, origin, prev_hash, hash)
          SELECT tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status,
                 request_id, origin, prev_hash, hash
            FROM jsonb_populate_recordset(NULL::audit_log, $6::jsonb)
           WHERE EXISTS (SELECT 1 FROM moved)`,
-        [tenantId, seq, prev, head.seq, head.hash, JSON.stringify(rows), ...(events.length ? [JSON.stringify(events)] : [])],
+        params,
       );
       if (r.rowCount === rows.length) {
         this.heads.set(tenantId, { seq, hash: prev });

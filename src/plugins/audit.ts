@@ -1,18 +1,18 @@
-// Records every authentication attempt and every write, and holds the reply until the record commits;
-// a successful write's event of record (route config audit.event) commits with its record.
+// Records every authentication attempt and every write before it is answered: the record, the write's event
+// of record and the settlement of its Idempotency-Key commit in one statement (src/audit/writer.ts), so that
+// after any crash a retry either replays the answer or finds that nothing was recorded.
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { maskCardNumbers } from '../../connectors/shared/pan.js';
-import { Errors, renderEnvelope, renderProblem } from '../errors.js';
-import { domainEvent, type DomainEvent } from '../events/outbox.js';
+import type { Settlement } from '../audit/writer.js';
+import { Errors } from '../errors.js';
+import type { TargetSpec } from '../operations/define.js';
+import type { Principal } from '../services/tokens.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /**
-     * What the operation produced (the connector's result), set by the handler once it has carried the
-     * operation out; the route's event of record is built from it. Null when nothing ran (a replay).
-     */
-    operationResult: unknown;
+    /** The request's record was attempted: an error answered after a failed write is not recorded twice. */
+    audited: boolean;
   }
 }
 
@@ -38,88 +38,94 @@ export function scrubId(value: string): string {
   return maskCardNumbers(value.replace(JOSE, '[redacted]'), { luhnOnly: true });
 }
 
-/** Only short string ids reach the record; anything else in a body is ignored. */
-function cleanTarget(raw: Record<string, unknown> | undefined): Record<string, string> {
+const clip = (value: string): string => scrubId(value.slice(0, 4096)).slice(0, 128);
+
+/** The value at a dotted path of the request as it arrived; anything but a non-empty string is ignored. */
+function stringAt(request: FastifyRequest, path: string): string | undefined {
+  let value: unknown = { params: request.params, query: request.query, body: request.body };
+  for (const segment of path.split('.')) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, segment)) return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+function targetOf(request: FastifyRequest, spec: TargetSpec | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(raw ?? {})) {
-    if (typeof v === 'string' && v.length > 0) out[k] = scrubId(v.slice(0, 4096)).slice(0, 128);
+  for (const [name, source] of Object.entries(spec ?? {})) {
+    const value = stringAt(request, source.includes('.') ? source : `${source}.${name}`);
+    if (value !== undefined) out[name] = clip(value);
   }
   return out;
 }
 
-const safely = <T>(fn: () => T): T | undefined => {
-  try {
-    return fn();
-  } catch {
-    return undefined;
-  }
-};
-
 /** Events are of record only for a write that completed now: 2xx, not 202 (pending is not done). */
 const isDone = (status: number): boolean => status >= 200 && status < 300 && status !== 202;
+/** Only outcomes that are final are kept for an Idempotency-Key: a 5xx or a pending 202 leaves the client free to retry. */
+const isFinal = (status: number): boolean => status < 500 && status !== 202;
+
+function bodyText(payload: unknown): string | null {
+  if (typeof payload === 'string') return payload;
+  if (Buffer.isBuffer(payload)) return payload.toString('utf8');
+  return null;
+}
 
 const auditPlugin: FastifyPluginAsync = async (app) => {
-  app.decorateRequest('operationResult', null);
+  app.decorateRequest('audited', false);
 
-  /** The reply becomes a 500 in the route's dialect. */
-  const internalError = (request: FastifyRequest, reply: FastifyReply): string => {
-    const error = Errors.internal();
-    if (request.routeOptions.config.dialect === 'envelope') {
-      const r = renderEnvelope(error);
-      reply.code(r.status).type('application/json; charset=utf-8');
-      return JSON.stringify(r.body);
-    }
-    const r = renderProblem(error, app.cardline.config.problemBaseUrl);
-    reply.code(r.status).type('application/problem+json');
-    return JSON.stringify(r.body);
-  };
-
-  app.addHook('onSend', async (request: FastifyRequest, reply, payload) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     const spec = request.routeOptions.config.audit;
     const tenant = request.tenant;
-    if (!spec || !tenant) return payload;
-    const actor = request.principal?.sub ?? safely(() => spec.actor?.(request));
-    let status = reply.statusCode;
-    let event: DomainEvent | undefined;
-    let eventError: unknown;
-    if (spec.event && isDone(status) && request.operationResult != null) {
-      try {
-        event = domainEvent(spec.event.type, spec.event.payload(request, request.operationResult));
-      } catch (err) {
-        // A route that cannot say what it did answers 500, and the record says so (a bug, not the caller's).
-        eventError = err;
-        status = 500;
-      }
+    if (!spec || !tenant || request.audited) return payload;
+    request.audited = true;
+    const status = reply.statusCode;
+    const outcome = request.outcome;
+    let principal: Principal | null = request.principal;
+    if (!principal && outcome && spec.principal) principal = spec.principal(outcome.result);
+    const actor = principal?.sub ?? (spec.actorField ? stringAt(request, `body.${spec.actorField}`) : undefined);
+
+    // The Idempotency-Key this request holds is settled by the same statement as its record.
+    const held = request.idempotency?.token ? request.idempotency : null;
+    let settlement: Settlement | undefined;
+    if (held) {
+      const body = bodyText(payload);
+      const contentType = reply.getHeader('content-type');
+      settlement =
+        isFinal(status) && body !== null
+          ? { scope: held.scope, token: held.token!, response: { status, contentType: typeof contentType === 'string' ? contentType : null, body } }
+          : { scope: held.scope, token: held.token!, response: null };
     }
     try {
       await app.cardline.audit.record({
         tenantId: tenant.id,
         at: new Date(),
-        actor: typeof actor === 'string' ? scrubId(actor.slice(0, 4096)).slice(0, 128) : null,
-        role: request.principal?.role ?? null,
+        actor: actor === undefined ? null : clip(actor),
+        role: principal?.role ?? null,
         action: spec.action,
         method: request.method,
         route: request.routeOptions.url ?? request.url,
-        target: cleanTarget(safely(() => spec.target?.(request))),
+        target: targetOf(request, spec.target),
         // A stored response answered again (Idempotency-Key) changed nothing: it is not a second success.
         outcome: request.idempotency?.replayed ? 'replayed' : outcomeOf(status, request.errorCode),
         status,
         // X-Request-Id is the caller's to choose: it gets the same treatment as an id from the body.
-        requestId: scrubId(String(request.id).slice(0, 4096)).slice(0, 128),
+        requestId: clip(String(request.id)),
         origin: request.ip ?? null,
-        event,
+        event: isDone(status) ? outcome?.event : undefined,
+        settlement,
       });
     } catch (err) {
-      // An unrecorded write must not be acknowledged as done.
+      // An unrecorded write must not be acknowledged as done: the answer becomes a 500 in the route's dialect
+      // (whatever it was: an error's handler has already run), and the key is given back so that a retry
+      // (with the same connector key) can run.
       request.log.error({ err }, 'audit record could not be committed');
-      return internalError(request, reply);
-    }
-    if (eventError) {
-      request.log.error({ err: eventError }, 'event of record could not be built; the write is not acknowledged');
-      return internalError(request, reply);
+      if (held) await app.idempotency.release(tenant.id, held.scope, held.token!).catch(() => undefined);
+      return app.renderError(Errors.internal(), request, reply);
+    } finally {
+      if (held) held.token = null;
     }
     return payload;
   });
 };
 
-export default fp(auditPlugin, { name: 'audit', dependencies: ['services'] });
+export default fp(auditPlugin, { name: 'audit', dependencies: ['services', 'errors', 'idempotency'] });

@@ -2,7 +2,14 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
-import { TokenError } from '../services/tokens.js';
+import { TokenError, type Principal } from '../services/tokens.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the bearer token names; null on public routes. */
+    principal: Principal | null;
+  }
+}
 
 const BEARER = /^Bearer ([\w-]+\.[\w-]+\.[\w-]*)$/i;
 

@@ -110,37 +110,45 @@ export function toCardlineError(err: unknown, request: FastifyRequest): Cardline
 }
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Renders a catalogue error onto the reply in the route's dialect (status, headers, content type) and
+     * returns the body: the one renderer, also for a hook that must turn a finished reply into an error.
+     */
+    renderError(err: CardlineError, request: FastifyRequest, reply: FastifyReply): string;
+  }
   interface FastifyRequest {
     /** The catalogue code of the error this request was answered with (the audit's outcome reads it). */
     errorCode: string | null;
   }
 }
 
-export function sendError(err: CardlineError, request: FastifyRequest, reply: FastifyReply, problemBaseUrl: string) {
+export function renderError(err: CardlineError, request: FastifyRequest, reply: FastifyReply, problemBaseUrl: string): string {
   const dialect: Dialect = request.routeOptions.config?.dialect ?? 'problem';
   request.errorCode = err.code;
   if (err.init.headers) reply.headers(err.init.headers);
   if (dialect === 'envelope') {
     const rendered = renderEnvelope(err);
     if (err.init.fieldErrors) rendered.body.exception!.detailMessage = describeFieldErrors(err.init.fieldErrors);
-    return reply.code(rendered.status).type('application/json; charset=utf-8').send(rendered.body);
+    reply.code(rendered.status).type('application/json; charset=utf-8');
+    return JSON.stringify(rendered.body);
   }
   const rendered = renderProblem(err, problemBaseUrl);
-  return reply.code(rendered.status).type('application/problem+json').send(rendered.body);
+  reply.code(rendered.status).type('application/problem+json');
+  return JSON.stringify(rendered.body);
 }
 
 const errorsPlugin: FastifyPluginAsync<{ problemBaseUrl: string }> = async (app, opts) => {
   app.decorateRequest('errorCode', null);
+  app.decorate('renderError', (err: CardlineError, request: FastifyRequest, reply: FastifyReply) => renderError(err, request, reply, opts.problemBaseUrl));
   app.setErrorHandler((err, request, reply) => {
     const error = toCardlineError(err, request);
     if (error.init.status >= 500 && !(err instanceof CardlineError)) {
       request.log.error({ err }, 'unhandled error');
     }
-    return sendError(error, request, reply, opts.problemBaseUrl);
+    return reply.send(renderError(error, request, reply, opts.problemBaseUrl));
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(Errors.notFound(request.method, request.url), request, reply, opts.problemBaseUrl),
-  );
+  app.setNotFoundHandler((request, reply) => reply.send(renderError(Errors.notFound(request.method, request.url), request, reply, opts.problemBaseUrl)));
 };
 
 export default fp(errorsPlugin, { name: 'errors' });

@@ -1,5 +1,6 @@
 // Idempotency-Key on every mutating route: a duplicate gets the first response back instead of a second
-// application. Runs after validation (the fingerprint is of the validated body) and before the handler.
+// application. Runs after validation (the fingerprint is of the validated body) and before the handler; the
+// key is settled (response stored, or released) by the audit step, in the statement of the request's record.
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
@@ -14,9 +15,14 @@ export interface IdempotencyState {
   /** The key the client sent. */
   key: string;
   scope: string;
-  /** Forwarded to the connector: unique per tenant, caller, route and key (see idempotencyKeyOf). */
+  /**
+   * The idempotency key handed to the connector (`ctx.idempotencyKey`): not the client's key but one the gateway
+   * derives per tenant, caller, route and key (and renews when the key expires), so that two callers choosing
+   * the same key never share an outcome in the core, while a retry after a 5xx reaches the core with the key
+   * of the attempt it repeats.
+   */
   connectorKey: string | null;
-  /** Set while this request holds the key; its response is stored (or the key released) on send. */
+  /** Set while this request holds the key; the audit step settles it with the request's record. */
   token: string | null;
   /** The response is a stored one, answered again. */
   replayed: boolean;
@@ -35,25 +41,6 @@ declare module 'fastify' {
 function applies(request: FastifyRequest): boolean {
   const config = request.routeOptions.config;
   return MUTATING.has(request.method) && config.auth !== false && config.idempotency !== false && !request.is404 && request.tenant !== null;
-}
-
-/**
- * The idempotency key to hand the connector (`ctx.idempotencyKey`): the one source for every route.
- * It is not the client's key but one the gateway derives per tenant, caller, route and key (and renews when
- * the key expires), so that two callers choosing the same key never share an outcome in the core, while a
- * retry after a 5xx reaches the core with the key of the attempt it repeats.
- */
-export function idempotencyKeyOf(request: { idempotency: IdempotencyState | null }): string | undefined {
-  return request.idempotency?.connectorKey ?? undefined;
-}
-
-/** Only outcomes that are final are kept: a 5xx or a pending 202 leaves the client free to retry. */
-const isFinal = (status: number): boolean => status < 500 && status !== 202;
-
-function bodyText(payload: unknown): string | null {
-  if (typeof payload === 'string') return payload;
-  if (Buffer.isBuffer(payload)) return payload.toString('utf8');
-  return null;
 }
 
 async function replay(reply: FastifyReply, status: number, contentType: string | null, body: string): Promise<FastifyReply> {
@@ -101,32 +88,6 @@ const idempotencyPlugin: FastifyPluginAsync = async (app) => {
         throw Errors.idempotencyInFlight();
     }
   });
-
-  // Registered after the audit plugin, so this sees the final status (an audit failure turns a reply into 500).
-  app.addHook('onSend', async (request, reply, payload) => {
-    const state = request.idempotency;
-    if (!state?.token) return payload;
-    const tenantId = request.tenant!.id;
-    const body = bodyText(payload);
-    try {
-      if (isFinal(reply.statusCode) && body !== null) {
-        const contentType = reply.getHeader('content-type');
-        await store.complete(tenantId, state.scope, state.token, {
-          status: reply.statusCode,
-          contentType: typeof contentType === 'string' ? contentType : null,
-          body,
-        });
-      } else {
-        await store.release(tenantId, state.scope, state.token);
-      }
-    } catch (err) {
-      // The reply itself is true; the key stays in flight until its lease ends, then a retry takes it over
-      // (with the same connector key, so the core does not apply it twice).
-      request.log.error({ err }, 'idempotency key could not be settled');
-    }
-    state.token = null;
-    return payload;
-  });
 };
 
-export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['services', 'validate', 'audit'] });
+export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['services', 'validate'] });

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ConnectorDefinition } from '../../connectors/contract.js';
 import { builtInConnectors } from '../../connectors/index.js';
+import { AuditLog } from '../audit/log.js';
 import { AuditWriter } from '../audit/writer.js';
 import type { Config } from '../config.js';
 import { ClientKeyStore } from '../crypto/client-keys.js';
@@ -12,6 +13,7 @@ import { ConnectorService } from '../services/connectors.js';
 import type { Redis } from 'ioredis';
 import { closeRedis, openRedis } from '../services/redis.js';
 import { createReplayCache, type ReplayCache } from '../services/replay.js';
+import { PinService } from '../services/pins.js';
 import { TenantService } from '../services/tenants.js';
 import { TokenService } from '../services/tokens.js';
 import { UserService } from '../services/users.js';
@@ -28,6 +30,10 @@ export interface Services {
   users: UserService;
   tokens: TokenService;
   audit: AuditWriter;
+  /** Reads of the audit trail (GET /v1/audit). */
+  auditLog: AuditLog;
+  /** PIN changes through the tenant's HSM (the hsm plugin provides it). */
+  pins: PinService;
   connectors: ConnectorService;
   replay: ReplayCache;
   /** The shared-counter connection when REDIS_URL is set (rate limits, replay cache), else null. */
@@ -63,6 +69,8 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     users: new UserService(db),
     tokens: new TokenService(keys, config.issuer, config.audience),
     audit: new AuditWriter(db),
+    auditLog: new AuditLog(db),
+    pins: new PinService(() => services.hsm),
     connectors: new ConnectorService(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs),
     replay: createReplayCache(db, redis, config.redisPrefix),
     redis,

@@ -2,7 +2,14 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
-import { TenantConfigError } from '../services/tenants.js';
+import { TenantConfigError, type Tenant } from '../services/tenants.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The tenant the request's header names; null on routes that take no tenant (health, documents). */
+    tenant: Tenant | null;
+  }
+}
 
 const headerValue = (v: string | string[] | undefined): string | undefined => {
   if (Array.isArray(v)) return v.length === 1 ? v[0] : '';

@@ -1,0 +1,23 @@
+// The role table (DESIGN §3, spec §5.4): which roles each kind of operation admits. Operations name a row;
+// no route lists roles of its own.
+import { ROLES, type Role } from '../../schemas/common.js';
+
+export const ACCESS = {
+  /** Credit-limit changes: the bank's administrators and its systems, not its operations staff. */
+  'credit-limit-write': ['Admin', 'API Integration'],
+  /** Card lifecycle and customer writes (upgrade, activate, lock/unlock/block, PIN, preferences). */
+  'card-write': ['Admin', 'Operations', 'API Integration'],
+  /** Reads of cards, entities, limits, preferences, transactions and reports. */
+  read: ROLES,
+  /** The audit trail: people who answer for the bank; system-to-system traffic does not read it. */
+  'audit-read': ['Admin', 'Operations', 'Read-Only'],
+  /** Tenant configuration, users, keys and notification channels. */
+  admin: ['Admin'],
+  /** Sandbox simulation helpers (what only the real world moves, such as a card's delivery). */
+  sandbox: ['Admin', 'Operations'],
+} as const satisfies Record<string, readonly Role[]>;
+
+/** A row of the role table, or `public`: no token (login, the tenant's public keys). */
+export type Access = keyof typeof ACCESS | 'public';
+
+export const rolesOf = (access: Access): readonly Role[] | null => (access === 'public' ? null : ACCESS[access]);

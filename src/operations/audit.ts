@@ -1,0 +1,63 @@
+// GET /v1/audit: the tenant's own audit trail, newest first, filtered and paged by an opaque cursor.
+import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, AuditPage, AuditQuery } from '../../schemas/audit.js';
+import type { FieldError } from '../../schemas/common.js';
+import { decodeCursor } from '../audit/log.js';
+import { defineOperation } from './define.js';
+
+const OBJECT_NAME = 'auditQuery';
+
+const fieldError = (field: string, message: string): FieldError => ({ field, message, objectName: OBJECT_NAME });
+
+/**
+ * RFC 3339 allows instants PostgreSQL refuses (year 0000, offsets beyond ±15:59): those are field errors
+ * here, not a 500 from the store.
+ */
+function storableInstant(value: string): boolean {
+  const offset = /(Z|[+-](\d{2}):(\d{2}))$/i.exec(value);
+  if (!offset || (offset[2] !== undefined && Number(offset[2]) > 15)) return false;
+  const year = Number(value.slice(0, 4));
+  return year >= 1 && Number.isFinite(Date.parse(value));
+}
+
+/** What the schema cannot say: the page size's range, the cursor's content, a non-empty time window. */
+function checkQuery(q: AuditQuery): FieldError[] {
+  const errors: FieldError[] = [];
+  if (q.limit !== undefined) {
+    const n = Number(q.limit);
+    if (n < 1) errors.push(fieldError('limit', 'Min'));
+    else if (n > AUDIT_PAGE_MAX) errors.push(fieldError('limit', 'Max'));
+  }
+  if (q.cursor !== undefined && decodeCursor(q.cursor) === null) errors.push(fieldError('cursor', 'Invalid'));
+  for (const field of ['from', 'to'] as const) {
+    const value = q[field];
+    if (value !== undefined && !storableInstant(value)) errors.push(fieldError(field, 'Invalid'));
+  }
+  if (q.from !== undefined && q.to !== undefined && Date.parse(q.to) <= Date.parse(q.from)) errors.push(fieldError('to', 'Invalid'));
+  return errors;
+}
+
+export const auditOperations = [
+  defineOperation({
+    id: 'audit.read',
+    method: 'GET',
+    url: '/v1/audit',
+    summary: "The tenant's audit trail, newest first",
+    description:
+      'Filters: `from`/`to` (date-times with an offset), `actor`, `action`, `outcome`, `route`, `requestId`, `targetId` (any ' +
+      'target value). Pages: `limit` (1..500, default 50) and `cursor` (`pagination.next` of the previous page).',
+    tag: 'Audit',
+    dialect: 'problem',
+    access: 'audit-read',
+    objectName: OBJECT_NAME,
+    query: AuditQuery,
+    response: AuditPage,
+    check: ({ query }) => checkQuery(query),
+    execute: ({ tenant, query, services }) =>
+      services.auditLog.page(tenant.id, { ...query, limit: query.limit === undefined ? AUDIT_PAGE_DEFAULT : Number(query.limit) }),
+    view: ({ records, next }, { query }) => ({
+      result: records,
+      pagination: { next, limit: query.limit === undefined ? AUDIT_PAGE_DEFAULT : Number(query.limit) },
+    }),
+    audit: false,
+  }),
+];

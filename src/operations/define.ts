@@ -1,0 +1,143 @@
+// What an operation declares about itself. One entry drives its route, roles, validation, core call, view,
+// encrypted fields, audit record, event of record and OpenAPI description (decision 0031).
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { FastifyBaseLogger } from 'fastify';
+import type { BusinessCodeId } from '../../schemas/business-codes.js';
+import type { FieldError } from '../../schemas/common.js';
+import type { EventPayload, EventType } from '../../schemas/events.js';
+import type { Dialect } from '../errors.js';
+import type { Services } from '../plugins/services.js';
+import type { EncryptedField } from '../route-config.js';
+import type { ConnectorOperation, InputOf, ValueOf } from '../services/connectors.js';
+import type { Principal } from '../services/tokens.js';
+import type { Tenant } from '../services/tenants.js';
+import type { Access } from './access.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** The static type of an optional schema: `undefined` when the operation declares none. */
+export type StaticOf<T extends TSchema | undefined> = T extends TSchema ? Static<T> : undefined;
+
+/** What an operation's functions see: the validated (and decrypted) request and who is asking. */
+export interface OperationInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  tenant: Tenant;
+  /** The caller; null on public operations (login). */
+  principal: Principal | null;
+}
+
+/** Calls the tenant's connector through the pipeline: deadline, idempotency key and outcome mapping included. */
+export type CoreCall = <O extends ConnectorOperation>(operation: O, input: InputOf<O>) => Promise<ValueOf<O>>;
+
+/** What `execute` may use besides the request: the tenant's core and the gateway's services. */
+export interface ExecuteContext<P, Q, B> extends OperationInput<P, Q, B> {
+  core: CoreCall;
+  services: Services;
+  log: FastifyBaseLogger;
+}
+
+/** Values that leave only as JWEs to the tenant's registered client key (decision 0020); undefined ones are left out. */
+export type SensitiveValues = Record<string, string | undefined>;
+/** The same values, each sealed; the whole is undefined when the tenant registered no client key. */
+export type Sealed<S extends SensitiveValues> = { [K in keyof S]: undefined extends S[K] ? string | undefined : string };
+
+/**
+ * The event of record a completed call adds to the outbox, in its audit record's transaction. Built from
+ * the operation's result and input, checked against the type's closed schema (schemas/events.ts).
+ */
+export type EventDecl<V, I> = {
+  [T in EventType]: { type: T; payload: (result: V, input: I) => EventPayload<T> };
+}[EventType];
+
+type Source = 'params' | 'query' | 'body';
+/**
+ * Where each audit target id comes from: `'params'`, `'query'` or `'body'` for the field of the target's own
+ * name there (`{ cardId: 'params' }`), or a dotted path (`{ kid: 'body.jwk.kid' }`). Read from the request as
+ * it arrived, valid or not; only short strings are kept.
+ */
+export type TargetSpec = Readonly<Record<string, Source | `${Source}.${string}`>>;
+
+export interface AuditDecl<V> {
+  /** The audit action; defaults to the operation id. */
+  action?: string;
+  target?: TargetSpec;
+  /** Who acts when there is no token yet: a body field (login names its username). */
+  actorField?: string;
+  /** Who the request turned out to be (a successful login): its role joins the record. */
+  principal?: (result: V) => Principal;
+}
+
+export interface OperationSpec<
+  P extends TSchema | undefined,
+  Q extends TSchema | undefined,
+  B extends TSchema | undefined,
+  R extends TSchema,
+  V,
+  S extends SensitiveValues,
+> {
+  /** Stable id, also the audit action unless `audit.action` says otherwise: `card.lock`. */
+  id: string;
+  method: HttpMethod;
+  /** Fastify path syntax: `/v1/cards/:cardId/lock`. */
+  url: string;
+  summary: string;
+  description?: string;
+  /** OpenAPI tag: the section of the API the operation belongs to. */
+  tag: string;
+  /** Error format: the envelope of spec 2.6 (credit-line routes) or the problem record of spec 2.8. */
+  dialect: Dialect;
+  access: Access;
+  /** `objectName` of field errors. */
+  objectName: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** The success body's schema; it also serialises the answer (nothing outside it can leave). */
+  response: R;
+  /** Success status; default 200. */
+  status?: 200 | 201;
+  /** Checks the schema cannot express, after it; field errors in the route's dialect. */
+  check?: (input: OperationInput<StaticOf<P>, StaticOf<Q>, StaticOf<B>>) => FieldError[];
+  /** Body fields that may arrive as JWEs (besides schema fields marked `sensitive()`), and when plain text is refused. */
+  encryptedFields?: readonly EncryptedField[];
+  /** Sandbox tenants only: for any other tenant the route answers as a route that does not exist (decision 0012). */
+  sandbox?: true;
+  /** false: no Idempotency-Key handling (reads sent as POST, routes whose replay record would keep a secret). */
+  idempotent?: false;
+  /** Whether `execute` calls the core (documents 202/502/503/504); a call without it is refused as a bug. */
+  callsCore?: true;
+  /** Business refusals the operation can answer, for its documentation. */
+  refusals?: readonly BusinessCodeId[];
+  /** Carries the operation out; the result goes to `view`, `sensitive` and `event`. */
+  execute: (ctx: ExecuteContext<StaticOf<P>, StaticOf<Q>, StaticOf<B>>) => Promise<V>;
+  /** Values of the result that leave only encrypted to the tenant's client key; `view` places them. */
+  sensitive?: (result: V) => S;
+  /** The answer, built field by field from the result: nothing else the core returned can reach it. */
+  view: (result: V, input: OperationInput<StaticOf<P>, StaticOf<Q>, StaticOf<B>>, sealed: Sealed<S> | undefined) => Static<R>;
+  /** false: not audited (reads of the audit trail itself, public key sets). */
+  audit: AuditDecl<V> | false;
+  event?: EventDecl<V, OperationInput<StaticOf<P>, StaticOf<Q>, StaticOf<B>>>;
+  /** Documentation examples, from the demo data. */
+  examples?: { body?: StaticOf<B>; response?: Static<R> };
+}
+
+/** An operation as the registrar and the pipeline hold it: the types were checked where it was declared. */
+export type Operation = OperationSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, TSchema, unknown, SensitiveValues>;
+
+/**
+ * Declares one operation. The generic parameters are inferred from the schemas and `execute`, so every
+ * function of the entry sees typed input and result.
+ */
+export function defineOperation<
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+  R extends TSchema = TSchema,
+  V = unknown,
+  S extends SensitiveValues = SensitiveValues,
+>(spec: OperationSpec<P, Q, B, R, V, S>): Operation {
+  // The table holds entries of many types; each was checked against its own schemas above.
+  return spec as unknown as Operation;
+}

@@ -1,0 +1,20 @@
+// The gateway's API at a glance: every business operation, one declaration each (decision 0031). The
+// registrar (register.ts) turns this table into routes; the OpenAPI document and the role table come from it.
+import { adminKeyOperations } from './admin-keys.js';
+import { auditOperations } from './audit.js';
+import { authOperations } from './auth.js';
+import { cardOperations } from './cards.js';
+import { creditLineOperations } from './credit-line.js';
+import type { Operation } from './define.js';
+import { pinOperations } from './pin.js';
+import { sandboxOperations } from './sandbox.js';
+
+export const operations: readonly Operation[] = [
+  ...authOperations,
+  ...creditLineOperations,
+  ...cardOperations,
+  ...pinOperations,
+  ...sandboxOperations,
+  ...auditOperations,
+  ...adminKeyOperations,
+];

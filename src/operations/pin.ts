@@ -1,0 +1,51 @@
+// PUT /v1/cards/{cardId}/pin (DESIGN §4): the tenant's PIN block is translated to the core's PIN key by the
+// HSM service and handed to the connector. Nothing of it is kept: no idempotency record, no event payload.
+import { Type, type Static } from '@sinclair/typebox';
+import { Identifier, type FieldError } from '../../schemas/common.js';
+import { SetPinBody, SetPinResponse } from '../../schemas/pin.js';
+import { blockSizeOf } from '../crypto/pin-block.js';
+import { defineOperation } from './define.js';
+
+const OBJECT_NAME = 'setPinRequest';
+
+const SetPinParams = Type.Object({ cardId: Identifier }, { additionalProperties: false });
+
+/** The block's length is public: a 32-digit block with format 0 is a plain input mistake, named as such. */
+function checkLength(body: Static<typeof SetPinBody>): FieldError[] {
+  return body.pinBlock.length === blockSizeOf(body.format) * 2 ? [] : [{ field: 'pinBlock', message: 'Size', objectName: OBJECT_NAME }];
+}
+
+export const pinOperations = [
+  defineOperation({
+    id: 'card.set-pin',
+    method: 'PUT',
+    url: '/v1/cards/:cardId/pin',
+    summary: "Set a card's PIN from an ISO 9564-1 PIN block",
+    description:
+      "The block (format 0, 3 or 4, hex) is enciphered under the tenant's PIN key, or under `keyId`, and may additionally be " +
+      "sent as a compact JWE. It is translated to the core's PIN key inside the HSM and never stored or logged.",
+    tag: 'PIN',
+    dialect: 'problem',
+    access: 'card-write',
+    objectName: OBJECT_NAME,
+    params: SetPinParams,
+    body: SetPinBody,
+    response: SetPinResponse,
+    encryptedFields: [{ field: 'pinBlock' }],
+    check: ({ body }) => checkLength(body),
+    // Setting the same PIN twice is harmless, and an idempotency record would keep a digest of the block.
+    idempotent: false,
+    callsCore: true,
+    refusals: ['PIN_NOT_CONFIGURED', 'CARD_NOT_FOUND', 'CARD_STATE_INVALID'],
+    execute: async ({ params, body, tenant, core, services, log }) => {
+      const route = services.pins.route(tenant, body.keyId);
+      const card = await core('getCard', { cardId: params.cardId });
+      const block = await services.pins.translate(route, body, card.sensitive.pan, log);
+      return core('setPin', { cardId: params.cardId, ...block });
+    },
+    view: () => ({ result: { message: 'PIN set' }, pagination: null }),
+    // The card only: never the block, the format or the key.
+    audit: { target: { cardId: 'params' } },
+    event: { type: 'card.pin-set', payload: (r) => ({ cardId: r.cardId }) },
+  }),
+];

@@ -1,0 +1,69 @@
+// The pipeline's operation step: runs a route's operation and owns what follows the core call — the view,
+// the sensitive fields sealed to the tenant's client key, and the event of record handed to the audit step.
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { sealFields } from '../crypto/response-fields.js';
+import { Errors } from '../errors.js';
+import { domainEvent, type DomainEvent } from '../events/outbox.js';
+import type { CoreCall, Operation } from '../operations/define.js';
+import { inputOf } from '../operations/register.js';
+
+/** What a request's operation did; the audit step records it. */
+export interface Outcome {
+  /** The operation's result (a successful login's principal comes from it). */
+  result: unknown;
+  /** The event of record the write produced; committed with its audit record. */
+  event: DomainEvent | undefined;
+}
+
+export interface OperationStep {
+  run(op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    operation: OperationStep;
+  }
+  interface FastifyRequest {
+    /** Set once the operation has run in this request; null before, and for an idempotent replay. */
+    outcome: Outcome | null;
+  }
+}
+
+const operationPlugin: FastifyPluginAsync = async (app) => {
+  const services = app.cardline;
+  app.decorateRequest('outcome', null);
+
+  const run = async (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const input = inputOf(request);
+    const { tenant } = input;
+    const core: CoreCall = (operation, coreInput) => {
+      // The documentation promises 202/502/504 only where they can happen.
+      if (!op.callsCore) throw new Error(`Operation ${op.id} calls the core but does not declare callsCore`);
+      return services.connectors.invoke(tenant, operation, coreInput, {
+        requestId: request.id,
+        logger: request.log,
+        idempotencyKey: request.idempotency?.connectorKey ?? undefined,
+      });
+    };
+    const result = await op.execute({ ...input, core, services, log: request.log });
+    let event: DomainEvent | undefined;
+    if (op.event) {
+      try {
+        event = domainEvent(op.event.type, op.event.payload(result, input));
+      } catch (err) {
+        // An operation that cannot say what it did answers 500, and its record says so (a bug, not the caller's).
+        request.log.error({ err }, 'event of record could not be built; the write is not acknowledged');
+        throw Errors.internal();
+      }
+    }
+    const sealed = op.sensitive ? await sealFields(services.clientKeys, tenant.id, op.sensitive(result)) : undefined;
+    request.outcome = { result, event };
+    reply.code(op.status ?? 200);
+    return op.view(result, input, sealed);
+  };
+
+  app.decorate('operation', { run });
+};
+
+export default fp(operationPlugin, { name: 'operation', dependencies: ['services', 'idempotency'] });
