@@ -25,6 +25,7 @@ import rateLimit from './plugins/rate-limit.js';
 import healthRoutes from './routes/health.js';
 import wellKnownRoutes from './routes/well-known.js';
 import registrar from './operations/register.js';
+import { docsRoutes, openapiCollector } from './plugins/docs.js';
 import { operations } from './operations/index.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -61,6 +62,8 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(services, opts);
   await fastify.register(hsm, { masterKey: opts.masterKey });
   await fastify.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
+  // Before the first route: it describes every route in the OpenAPI document.
+  await fastify.register(openapiCollector, { operations });
   await fastify.register(strictJson);
   await fastify.register(tenant);
   await fastify.register(auth);
@@ -85,6 +88,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(healthRoutes);
   await fastify.register(wellKnownRoutes);
   await fastify.register(registrar, { operations });
+  await fastify.register(docsRoutes);
 };
 
 const cardlineApp = fp(app, { name: 'cardline' });

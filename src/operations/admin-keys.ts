@@ -88,6 +88,7 @@ export const adminKeyOperations = [
     access: 'admin',
     objectName: 'clientKeyRequest',
     response: ClientKeyResponse,
+    errors: [Errors.clientKeyMissing()],
     execute: async ({ tenant, services }) => {
       const key = await services.clientKeys.get(tenant.id);
       if (!key) throw Errors.clientKeyMissing();

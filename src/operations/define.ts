@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { BusinessCodeId } from '../../schemas/business-codes.js';
 import type { FieldError } from '../../schemas/common.js';
 import type { EventPayload, EventType } from '../../schemas/events.js';
-import type { Dialect } from '../errors.js';
+import type { CardlineError, Dialect } from '../errors.js';
 import type { Services } from '../plugins/services.js';
 import type { EncryptedField } from '../route-config.js';
 import type { ConnectorOperation, InputOf, ValueOf } from '../services/connectors.js';
@@ -110,6 +110,8 @@ export interface OperationSpec<
   callsCore?: true;
   /** Business refusals the operation can answer, for its documentation. */
   refusals?: readonly BusinessCodeId[];
+  /** Other catalogue errors only this operation answers, for its documentation. */
+  errors?: readonly CardlineError[];
   /** Carries the operation out; the result goes to `view`, `sensitive` and `event`. */
   execute: (ctx: ExecuteContext<StaticOf<P>, StaticOf<Q>, StaticOf<B>>) => Promise<V>;
   /** Values of the result that leave only encrypted to the tenant's client key; `view` places them. */

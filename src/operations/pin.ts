@@ -4,6 +4,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Identifier, type FieldError } from '../../schemas/common.js';
 import { SetPinBody, SetPinResponse } from '../../schemas/pin.js';
 import { blockSizeOf } from '../crypto/pin-block.js';
+import { Errors } from '../errors.js';
+import { INVALID_PIN_BLOCK } from '../services/pins.js';
 import { defineOperation } from './define.js';
 
 const OBJECT_NAME = 'setPinRequest';
@@ -37,6 +39,10 @@ export const pinOperations = [
     idempotent: false,
     callsCore: true,
     refusals: ['PIN_NOT_CONFIGURED', 'CARD_NOT_FOUND', 'CARD_STATE_INVALID'],
+    errors: [
+      Errors.badRequest(INVALID_PIN_BLOCK),
+      Errors.unavailable("PIN translation for tenant 'demo' is not available: its PIN key configuration or HSM needs attention from the gateway operator."),
+    ],
     execute: async ({ params, body, tenant, core, services, log }) => {
       const route = services.pins.route(tenant, body.keyId);
       const card = await core('getCard', { cardId: params.cardId });

@@ -13,6 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDb, type Db } from '../../src/store/db.js';
+import { checkAgainstDocument } from './openapi.js';
 import type { Role } from '../../schemas/common.js';
 
 export const PASSWORD = 'correct-horse-battery';
@@ -151,7 +152,12 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     db: testDb.db,
     token,
     encrypt,
-    inject: (o) => app.inject(o),
+    // Every answer is checked against the committed OpenAPI document (its route's schema for the status).
+    inject: async (o) => {
+      const res = await app.inject(o);
+      checkAgainstDocument(String(o.method ?? 'GET'), String(o.url ?? (o as { path?: string }).path ?? '/'), res);
+      return res;
+    },
     close: async () => {
       await app.close();
       await core.stop();

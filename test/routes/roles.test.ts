@@ -377,13 +377,19 @@ describe('every route declares its roles or auth: false', () => {
     for (const url of [LIMIT_URL, UPGRADE_URL, '/api/authenticate', '/api/keys', '/.well-known/jwks.json', '/health/live', '/health/ready']) {
       expect(urls).toContain(url);
     }
-    // Only these may be reached without a token.
-    expect(
-      routes
-        .filter((r) => r.config?.auth === false && r.method !== 'HEAD')
-        .map((r) => `${String(r.method)} ${r.url}`)
-        .sort(),
-    ).toEqual(['GET /.well-known/jwks.json', 'GET /api/keys', 'GET /health/live', 'GET /health/ready', 'POST /api/authenticate']);
+    // Only these may be reached without a token: besides them, the API's documentation (GET under /docs).
+    const open = routes.filter((r) => r.config?.auth === false && r.method !== 'HEAD').map((r) => `${String(r.method)} ${r.url}`);
+    const isDocs = (r: string) => / \/docs(\/|$)/.test(r);
+    expect(open.filter((r) => !isDocs(r)).sort()).toEqual([
+      'GET /.well-known/jwks.json',
+      'GET /api/keys',
+      'GET /health/live',
+      'GET /health/ready',
+      'GET /openapi.json',
+      'POST /api/authenticate',
+    ]);
+    expect(open.filter(isDocs).length).toBeGreaterThan(0);
+    for (const r of open.filter(isDocs)) expect(r).toMatch(/^(HEAD,)?GET \/docs/);
     // Every business route, with exactly the roles of DESIGN §3 (and the issue's table for the audit read).
     // A route added without a line here fails: the matrix covers every route, not a chosen few.
     const ADMIN: readonly Role[] = ['Admin'];

@@ -1,0 +1,34 @@
+// The API's own description: @fastify/swagger collects every route (it must be registered before them),
+// then GET /openapi.json serves the OpenAPI 3.1 document and GET /docs a browsable UI. No tenant, no token.
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { swaggerOptions } from '../openapi/document.js';
+import type { Operation } from '../operations/define.js';
+
+export const DOCS_PREFIX = '/docs';
+
+/** Registered before any route: collects routes for the document and marks the UI's routes public. */
+export const openapiCollector = fp<{ operations: readonly Operation[] }>(
+  async (app, opts) => {
+    // The UI plugin registers routes without a config of ours; they need neither tenant nor token, and the
+    // auth step refuses any route that does not say so. This runs before that check.
+    app.addHook('onRoute', (route) => {
+      if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) route.config = { ...route.config, auth: false, tenant: false };
+    });
+    await app.register(swagger, swaggerOptions(opts.operations));
+  },
+  { name: 'openapi' },
+);
+
+/** GET /openapi.json and the UI at /docs. */
+export const docsRoutes: FastifyPluginAsync = async (app) => {
+  app.get('/openapi.json', { config: { auth: false, tenant: false } }, async () => app.swagger());
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    // The UI's own assets, served from the package (nothing from a CDN), under a CSP that admits only them.
+    staticCSP: true,
+    uiConfig: { url: '/openapi.json', docExpansion: 'list', deepLinking: true },
+  });
+};
