@@ -21,7 +21,7 @@ const corePlugin: FastifyPluginAsync = async (app) => {
     operation: O,
     input: InputOf<O>,
   ): Promise<ValueOf<O>> {
-    const value = await app.cardline.connectors.invoke(this.tenant!, operation, input, {
+    const value = await app.cardline.core.invoke(this.tenant!, operation, input, {
       requestId: this.id,
       logger: this.log,
       idempotencyKey: idempotencyKeyOf(this),
