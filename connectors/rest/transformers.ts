@@ -17,11 +17,16 @@ import {
   type UpgradeLimitInput,
   type UpgradeLimitResult,
 } from '../contract.js';
+import type { CoreRequest } from '../http/client.js';
 import type { Classified, CoreAnswer } from '../http/failures.js';
 import { toMinor } from '../shared/money.js';
 import type { Preferences } from '../../schemas/cards.js';
 import {
   BUSINESS_CODE_PATTERN,
+  type CARD_RESOLUTION_ACTIONS,
+  type CoreOperation,
+  type CoreRule,
+  type RuleInput,
   CoreAccepted,
   CoreCardApplied,
   CoreCardDetails,
@@ -44,35 +49,35 @@ import {
 
 // ── Requests ────────────────────────────────────────────────────────────────────────────────────────
 
-export const creditLimitPath = (entityId: string) => `/v1/entities/${encodeURIComponent(entityId)}/credit-limit`;
-export const PHYSICAL_UPGRADE_PATH = '/v1/cards/physical-upgrades';
-export const HEALTH_PATH = '/v1/health';
-export const cardPath = (cardId: string, suffix = '') => `/v1/cards/${encodeURIComponent(cardId)}${suffix}`;
-export const entityCardsPath = (entityId: string) => `/v1/entities/${encodeURIComponent(entityId)}/cards`;
+/**
+ * The request target of one protocol entry: each `{name}` of its path filled (encoded) from the input's
+ * field of that name, then its query parameters that the input sets, in the order the entry declares them.
+ */
+export function corePath<R extends CoreRule>(entry: Pick<CoreOperation<R>, 'path' | 'query'>, input: RuleInput<R>): string {
+  const fields = input as Record<string, unknown>;
+  const path = entry.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = fields[name];
+    if (value === undefined) throw new Error(`core protocol path ${entry.path}: the input has no ${name}`);
+    return encodeURIComponent(String(value));
+  });
+  const query = new URLSearchParams();
+  for (const name of Object.keys(entry.query?.properties ?? {})) {
+    if (fields[name] !== undefined) query.set(name, String(fields[name]));
+  }
+  return query.size ? `${path}?${query.toString()}` : path;
+}
 
-/** The lifecycle changes a CardRef may name a card for, and the path suffix of each. */
-export type CardChange = 'activate' | 'lock' | 'unlock' | 'block';
-export const CARD_CHANGE_SUFFIX: Record<CardChange | 'advanceFulfilment', string> = {
-  activate: '/activation',
-  lock: '/lock',
-  unlock: '/unlock',
-  block: '/block',
-  advanceFulfilment: '/fulfilment/advance',
-};
+/** One protocol request: the entry's method, its target from the input and, when it has one, the body from its transformer. */
+export function coreRequest<R extends CoreRule>(entry: CoreOperation<R>, input: RuleInput<R>, body?: (input: RuleInput<R>) => unknown): CoreRequest {
+  return { method: entry.method, path: corePath(entry, input), ...(body ? { body: body(input) } : {}) };
+}
+
+/** The lifecycle changes a CardRef may name a card for (resolved first when it is not a bare cardId). */
+export type CardChange = (typeof CARD_RESOLUTION_ACTIONS)[number];
 
 /** True when the reference is a bare cardId, so no resolution call is needed. */
 export const isBareCardId = (ref: CardRef): ref is CardRef & { cardId: string } =>
   ref.cardId !== undefined && ref.entityId === undefined && ref.kitNo === undefined;
-
-/** GET /v1/card-resolution for a reference by entity or kit; only the identifiers given are sent. */
-export function cardResolutionPath(ref: CardRef, action: CardChange): string {
-  const query = new URLSearchParams({ action });
-  for (const name of ['cardId', 'entityId', 'kitNo'] as const) {
-    const value = ref[name];
-    if (value !== undefined) query.set(name, value);
-  }
-  return `/v1/card-resolution?${query.toString()}`;
-}
 
 export const toCoreBlock = (input: BlockCardInput): CoreBlockRequest => ({ reasonCode: input.reasonCode });
 export const toCorePreferences = (input: PreferencesInput): CorePreferencesRequest => ({ preferences: input.preferences });

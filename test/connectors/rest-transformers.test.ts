@@ -9,11 +9,8 @@ import { UNREADABLE, classifyTransportError } from '../../connectors/http/failur
 import { CoreBreaker, fullJitter } from '../../connectors/http/policies.js';
 import { RestOptions, RestOptionsError, resolveRestOptions } from '../../connectors/rest/options.js';
 import {
-  cardPath,
-  cardResolutionPath,
   cleanMessage,
-  creditLimitPath,
-  entityCardsPath,
+  corePath,
   fromCoreCard,
   fromCoreCardChange,
   fromCoreCardList,
@@ -32,6 +29,7 @@ import {
   toCorePreferences,
 } from '../../connectors/rest/transformers.js';
 import {
+  CORE_PROTOCOL,
   CoreBlockRequest,
   CoreCreditLimitRequest,
   CorePhysicalUpgradeRequest,
@@ -53,7 +51,7 @@ describe('requests', () => {
   });
 
   it('entity ids are path-encoded', () => {
-    expect(creditLimitPath('ENT 1/2')).toBe('/v1/entities/ENT%201%2F2/credit-limit');
+    expect(corePath(CORE_PROTOCOL.setCreditLimit, { ...limit, entityId: 'ENT 1/2' })).toBe('/v1/entities/ENT%201%2F2/credit-limit');
   });
 
   it('physical upgrade: fields left out stay out; the rest maps one to one', () => {
@@ -171,17 +169,20 @@ const pin: SetPinInput = { cardId: 'CARD-3001', pinBlock: '0412AC89ABCDEF67', fo
 
 describe('lifecycle requests', () => {
   it('paths encode their identifiers', () => {
-    expect(cardPath('CARD 1/2', '/lock')).toBe('/v1/cards/CARD%201%2F2/lock');
-    expect(cardPath('CARD-1')).toBe('/v1/cards/CARD-1');
-    expect(entityCardsPath('ENT/1')).toBe('/v1/entities/ENT%2F1/cards');
+    expect(corePath(CORE_PROTOCOL.lockCard, { cardId: 'CARD 1/2' })).toBe('/v1/cards/CARD%201%2F2/lock');
+    expect(corePath(CORE_PROTOCOL.getCard, { cardId: 'CARD-1' })).toBe('/v1/cards/CARD-1');
+    expect(corePath(CORE_PROTOCOL.listCards, { entityId: 'ENT/1' })).toBe('/v1/entities/ENT%2F1/cards');
+    expect(() => corePath(CORE_PROTOCOL.getCard, {} as { cardId: string })).toThrow('/v1/cards/{cardId}: the input has no cardId');
   });
 
   it('a reference other than a bare cardId is resolved first, with only the identifiers given', () => {
     expect(isBareCardId({ cardId: 'C' })).toBe(true);
     expect(isBareCardId({ cardId: 'C', entityId: 'E' })).toBe(false);
     expect(isBareCardId({ kitNo: 'K' })).toBe(false);
-    expect(cardResolutionPath({ entityId: 'ENT 1' }, 'activate')).toBe('/v1/card-resolution?action=activate&entityId=ENT+1');
-    expect(cardResolutionPath({ cardId: 'C', entityId: 'E', kitNo: 'K&1' }, 'block')).toBe('/v1/card-resolution?action=block&cardId=C&entityId=E&kitNo=K%261');
+    expect(corePath(CORE_PROTOCOL.resolveCard, { action: 'activate', entityId: 'ENT 1' })).toBe('/v1/card-resolution?action=activate&entityId=ENT+1');
+    expect(corePath(CORE_PROTOCOL.resolveCard, { kitNo: 'K&1', entityId: 'E', cardId: 'C', action: 'block' })).toBe(
+      '/v1/card-resolution?action=block&cardId=C&entityId=E&kitNo=K%261',
+    );
   });
 
   it('bodies follow the protocol schemas', () => {
