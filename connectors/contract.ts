@@ -200,6 +200,13 @@ export interface Connector {
   close?(): Promise<void>;
 }
 
+/** The operations the gateway routes: every method of `Connector` except the lifecycle hooks. */
+export type ContractOperation = Exclude<keyof Connector, 'health' | 'close'>;
+/** What an operation takes. */
+export type OperationInput<O extends ContractOperation> = Parameters<Connector[O]>[0];
+/** What an operation's `succeeded` result carries. */
+export type OperationValue<O extends ContractOperation> = Awaited<ReturnType<Connector[O]>> extends OperationResult<infer T> ? T : never;
+
 export interface ConnectorDeps {
   tenantId: string;
   logger: FastifyBaseLogger;

@@ -1,6 +1,8 @@
-// The Cardline core REST protocol v1: the bodies a core-banking system exchanges with the REST connector,
-// the single source of the mock core's validation and of schemas/core-protocol.openapi.json.
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+// The Cardline core REST protocol v1, written once: its bodies and the table of its operations, from which
+// the REST connector builds its requests, the mock core registers its routes and the OpenAPI document
+// (schemas/core-protocol.openapi.json) is generated.
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import type { CardSummary, ContractOperation, OperationInput, OperationValue } from '../connectors/contract.js';
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.js';
 import { CommunicationAddress, PlasticCode, Preferences } from './cards.js';
 import { AMOUNT_PATTERN, Identifier } from './common.js';
@@ -232,7 +234,272 @@ export const OperationHeaders = Type.Object({
   'x-mock-fault': Type.Optional(Type.String({ pattern: MOCK_FAULT_PATTERN })),
 });
 
-// ── OpenAPI 3.1 document ───────────────────────────────────────────────────────────────────────────
+// ── The operations, once ──────────────────────────────────────────────────────────────────────────
+
+/** What an operation carries out in the core: a contract operation, or the card lookup that precedes a change. */
+export type CoreRule = ContractOperation | 'resolveCard';
+export type RuleInput<R extends CoreRule> = R extends ContractOperation ? OperationInput<R> : CardResolutionQuery;
+export type RuleValue<R extends CoreRule> = R extends ContractOperation ? OperationValue<R> : CoreCardResolution;
+
+/** One answer of an operation: its body schema, what it means, and whether it echoes X-Request-Id. */
+export interface CoreAnswerSpec {
+  schema: TSchema;
+  description: string;
+  echoesRequestId?: true;
+}
+
+interface CoreEndpoint {
+  /** The OpenAPI operationId: the entry's key in CORE_PROTOCOL. */
+  operationId: string;
+  method: 'GET' | 'POST' | 'PUT';
+  /** Relative to the connector's baseUrl; each `{name}` is filled from the input's field of that name. */
+  path: `/v1/${string}`;
+  /** The schema of each `{name}` of the path. */
+  params: Record<string, TSchema>;
+  /** The query string, validated as a whole (unknown parameters refused). */
+  query?: TObject;
+  body?: TSchema;
+  /** Every answer the protocol defines, by HTTP status. */
+  answers: Record<number, CoreAnswerSpec>;
+  summary: string;
+  description?: string;
+}
+
+/**
+ * An operation of the protocol.
+ * - `write` changes state: it takes an Idempotency-Key, answers 200 APPLIED, 202 when only taken, 422 for a
+ *   business refusal; the configured faults and latency apply.
+ * - `read` changes nothing: 200 with the value or 422; a client retries it freely.
+ */
+export interface CoreOperation<R extends CoreRule = CoreRule> extends CoreEndpoint {
+  kind: 'write' | 'read';
+  /** The rule it applies, by the contract operation's name (the mock core calls CoreBank's method of that name). */
+  serves: R;
+  /** Whether the caller's Idempotency-Key is part of the request (every write; the card resolution). */
+  keyed: boolean;
+  /** How a core answers the rule's value (the 200 body), in the protocol's words. */
+  answer(value: RuleValue<R>, input: RuleInput<R>): unknown;
+}
+
+/** A path of the protocol that is not an operation (bank health, entity inspection): no faults drawn, no key. */
+export interface CoreProbe extends CoreEndpoint {
+  kind: 'probe';
+}
+
+export type CoreEndpointSpec = CoreOperation | CoreProbe;
+
+const LIFECYCLE_RULE =
+  'The change obeys the card transition table (schemas/card-lifecycle.ts); an illegal one is refused with 422 ' +
+  'CARD_STATE_INVALID, an unknown card with 422 CARD_NOT_FOUND.';
+
+const echoed = (schema: TSchema, description: string): CoreAnswerSpec => ({ schema, description, echoesRequestId: true });
+
+const writeAnswers = (applied: TSchema): Record<number, CoreAnswerSpec> => ({
+  200: echoed(applied, 'Applied (or, with status ACCEPTED/PENDING, taken but not yet applied).'),
+  202: echoed(CoreAccepted, 'Taken but not applied yet; the outcome is confirmed later.'),
+  400: { schema: CoreError, description: 'The request does not follow the protocol; nothing was applied.' },
+  401: { schema: CoreError, description: 'Missing or wrong credentials; nothing was applied.' },
+  422: { schema: CoreError, description: 'Business refusal; nothing was applied. error.code is a business code (PPCUST_018, ENTITY_NOT_FOUND, ...).' },
+  503: { schema: CoreError, description: 'The core is unavailable (CORE_UNAVAILABLE); nothing was applied.' },
+});
+
+/** Reads answer 200 with the value or 422 with a business code; no 202: there is no pending read. */
+const readAnswers = (value: TSchema): Record<number, CoreAnswerSpec> => ({
+  200: echoed(value, 'The value.'),
+  400: { schema: CoreError, description: 'The request does not follow the protocol.' },
+  401: { schema: CoreError, description: 'Missing or wrong credentials.' },
+  422: { schema: CoreError, description: 'Business refusal: error.code is CARD_NOT_FOUND, ENTITY_NOT_FOUND, CARD_AMBIGUOUS, ...' },
+  503: { schema: CoreError, description: 'The core is unavailable (CORE_UNAVAILABLE).' },
+});
+
+type Spec<R extends CoreRule, A extends TSchema> = Omit<CoreOperation<R>, 'operationId' | 'kind' | 'serves' | 'keyed' | 'answers' | 'params' | 'answer'> & {
+  params?: Record<string, TSchema>;
+  /** The 200 body. */
+  value: A;
+  answer(value: RuleValue<R>, input: RuleInput<R>): Static<A>;
+};
+
+const write = <R extends CoreRule, A extends TSchema>(serves: R, { value, ...spec }: Spec<R, A>): Omit<CoreOperation<R>, 'operationId'> => ({
+  kind: 'write',
+  serves,
+  keyed: true,
+  params: {},
+  ...spec,
+  answers: writeAnswers(value),
+});
+
+const read = <R extends CoreRule, A extends TSchema>(serves: R, { value, keyed = false, ...spec }: Spec<R, A> & { keyed?: boolean }): Omit<CoreOperation<R>, 'operationId'> => ({
+  kind: 'read',
+  serves,
+  keyed,
+  params: {},
+  ...spec,
+  answers: readAnswers(value),
+});
+
+const probe = (spec: Omit<CoreProbe, 'operationId' | 'kind' | 'params'> & { params?: Record<string, TSchema> }): Omit<CoreProbe, 'operationId'> => ({
+  kind: 'probe',
+  params: {},
+  ...spec,
+});
+
+/** A contract card (summary or details) in the protocol's words: `maskedPan` for `panMasked`. */
+export function coreCardSummary<C extends CardSummary>(card: C): Omit<C, 'panMasked'> & { maskedPan: string } {
+  const { panMasked, ...rest } = card;
+  return { ...rest, maskedPan: panMasked };
+}
+
+const cardId = { cardId: Identifier };
+const entityId = { entityId: Identifier };
+
+/** POST /v1/cards/{cardId}/<suffix>: a lifecycle change answered with the card as it is now. */
+const cardChange = <R extends 'activateCard' | 'lockCard' | 'unlockCard' | 'blockCard' | 'advanceFulfilment'>(
+  serves: R,
+  suffix: string,
+  summary: string,
+  body?: TSchema,
+) =>
+  write(serves, {
+    method: 'POST',
+    path: `/v1/cards/{cardId}/${suffix}`,
+    params: cardId,
+    ...(body ? { body } : {}),
+    value: CoreCardApplied,
+    summary,
+    description: LIFECYCLE_RULE,
+    answer: (card) => ({ status: 'APPLIED' as const, ...coreCardSummary(card) }),
+  });
+
+const operations = {
+  getCreditLimit: read('getCreditLimit', {
+    method: 'GET',
+    path: '/v1/entities/{entityId}/credit-limit',
+    params: entityId,
+    value: CoreCreditLimit,
+    summary: "Read an entity's credit limit",
+    answer: (limit) => limit,
+  }),
+  setCreditLimit: write('upgradeLimit', {
+    method: 'POST',
+    path: '/v1/entities/{entityId}/credit-limit',
+    params: entityId,
+    body: CoreCreditLimitRequest,
+    value: CoreCreditLimitApplied,
+    summary: "Set an entity's credit limit",
+    answer: (applied) => ({ status: 'APPLIED' as const, ...applied }),
+  }),
+  upgradeToPhysical: write('upgradeToPhysical', {
+    method: 'POST',
+    path: '/v1/cards/physical-upgrades',
+    body: CorePhysicalUpgradeRequest,
+    value: CorePhysicalUpgradeApplied,
+    summary: 'Map a virtual card to a physical kit',
+    description:
+      'Card identification: cardId names the card; else entityId names the entity whose single virtual card is ' +
+      'upgraded; else the kit must already be allocated to an entity. An unknown, mapped or foreign kit is PPCUST_018.',
+    answer: (v) => ({ status: 'APPLIED' as const, cardId: v.cardId, entityId: v.entityId, kitNo: v.kitNo, cardState: v.state }),
+  }),
+  resolveCard: read('resolveCard', {
+    method: 'GET',
+    path: '/v1/card-resolution',
+    query: CardResolutionQuery,
+    keyed: true,
+    value: CoreCardResolution,
+    summary: 'Which card a lifecycle action names, from an entity or a kit',
+    description:
+      'For callers that name a card by entityId or kitNo instead of cardId (the lifecycle paths take a cardId). ' +
+      'Every identifier given must name the same card. cardId names it; else entityId names the entity\'s single ' +
+      'card the action applies to (for activate the PENDING_ACTIVATION one; an entity with one card resolves to it ' +
+      'whatever its state, so that the change itself explains a refusal); else kitNo names the card mapped to the kit. ' +
+      'Refusals: ENTITY_NOT_FOUND, CARD_NOT_FOUND, CARD_AMBIGUOUS (several cards qualify: send cardId). With the ' +
+      'Idempotency-Key of a change that already succeeded, it answers the card that change applied to, so that a ' +
+      'retry resolves as the first attempt did.',
+    answer: (resolved) => resolved,
+  }),
+  getCard: read('getCard', {
+    method: 'GET',
+    path: '/v1/cards/{cardId}',
+    params: cardId,
+    value: CoreCardDetails,
+    summary: 'Read a card in full, with its PAN and CVV under sensitive',
+    answer: (card) => coreCardSummary(card),
+  }),
+  activateCard: cardChange('activateCard', 'activation', 'Activate a card issued PENDING_ACTIVATION'),
+  lockCard: cardChange('lockCard', 'lock', 'Lock an ACTIVE card (temporary)'),
+  unlockCard: cardChange('unlockCard', 'unlock', 'Unlock a LOCKED card'),
+  blockCard: cardChange('blockCard', 'block', 'Block a card permanently, recording the reason', CoreBlockRequest),
+  advanceFulfilment: cardChange(
+    'advanceFulfilment',
+    'fulfilment/advance',
+    'Sandbox: move a physical card to its next fulfilment step (ORDERED → EMBOSSED → DISPATCHED → DELIVERED)',
+  ),
+  getPreferences: read('getPreferences', {
+    method: 'GET',
+    path: '/v1/cards/{cardId}/preferences',
+    params: cardId,
+    value: CorePreferences,
+    summary: "Read a card's transaction preferences ({} when none were set)",
+    answer: (preferences, input) => ({ cardId: input.cardId, preferences }),
+  }),
+  updatePreferences: write('updatePreferences', {
+    method: 'PUT',
+    path: '/v1/cards/{cardId}/preferences',
+    params: cardId,
+    body: CorePreferencesRequest,
+    value: CorePreferencesApplied,
+    summary: "Replace a card's transaction preferences; refused on a BLOCKED card",
+    answer: (preferences, input) => ({ status: 'APPLIED' as const, cardId: input.cardId, preferences }),
+  }),
+  setPin: write('setPin', {
+    method: 'PUT',
+    path: '/v1/cards/{cardId}/pin',
+    params: cardId,
+    body: CorePinRequest,
+    value: CorePinApplied,
+    summary: "Set the PIN of a physical card from a PIN block under the core's key",
+    description: 'The block is never echoed, logged or kept by the core; the answer names the card only.',
+    // Only the card: the block stays out of every answer.
+    answer: (v) => ({ status: 'APPLIED' as const, cardId: v.cardId }),
+  }),
+  listCards: read('listCards', {
+    method: 'GET',
+    path: '/v1/entities/{entityId}/cards',
+    params: entityId,
+    value: CoreCardList,
+    summary: "An entity's cards, with masked numbers only",
+    answer: (cards, input) => ({ entityId: input.entityId, cards: cards.map(coreCardSummary) }),
+  }),
+  getEntity: probe({
+    method: 'GET',
+    path: '/v1/entities/{entityId}',
+    params: entityId,
+    summary: 'Read an entity (credit limit, cards with masked numbers)',
+    answers: {
+      200: { schema: CoreEntity, description: 'The entity.' },
+      404: { schema: CoreError, description: 'No such entity (ENTITY_NOT_FOUND).' },
+    },
+  }),
+  bankHealth: probe({
+    method: 'GET',
+    path: '/v1/health',
+    summary: 'The bank can take calls',
+    answers: { 200: { schema: CoreHealth, description: 'Up.' } },
+  }),
+};
+
+type Operations = typeof operations;
+/** The protocol's paths that are not operations. */
+export type CoreProbeId = { [K in keyof Operations]: Operations[K] extends Omit<CoreProbe, 'operationId'> ? K : never }[keyof Operations];
+
+/**
+ * The core REST protocol v1, one entry per operation, keyed by operationId and in the order of the
+ * document. Adding an operation: the contract method, an entry here, and one line in each built-in connector.
+ */
+export const CORE_PROTOCOL = Object.fromEntries(Object.entries(operations).map(([operationId, spec]) => [operationId, { operationId, ...spec }])) as {
+  [K in keyof Operations]: Operations[K] & { operationId: K };
+};
+
+// ── OpenAPI 3.1 document, generated from the table ────────────────────────────────────────────────
 
 /** Schemas published under components.schemas, by name. */
 export const coreProtocolComponents: Record<string, TSchema> = {
@@ -262,12 +529,16 @@ export const coreProtocolComponents: Record<string, TSchema> = {
   ResetResult,
 };
 
-const ref = (name: keyof typeof coreProtocolComponents & string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (name: string, description: string) => ({ description, content: { 'application/json': { schema: ref(name) } } });
+const componentNames = new Map(Object.entries(coreProtocolComponents).map(([name, schema]) => [schema, name]));
+function ref(schema: TSchema) {
+  const name = componentNames.get(schema);
+  if (!name) throw new Error('a schema of the core protocol table is not listed in coreProtocolComponents');
+  return { $ref: `#/components/schemas/${name}` };
+}
 /** TypeBox marks schemas with symbol keys; JSON keeps only the standard keywords. */
 const plain = (schema: TSchema): unknown => JSON.parse(JSON.stringify(schema));
 
-const headerParams = [
+const HEADER_PARAMS = [
   {
     name: 'Idempotency-Key',
     in: 'header',
@@ -292,45 +563,38 @@ const headerParams = [
 ];
 const requestIdHeader = { 'X-Request-Id': { description: 'Echo of the request id.', schema: { type: 'string' } } };
 
-const operationAnswers = (applied: string) => ({
-  '200': { ...json(applied, 'Applied (or, with status ACCEPTED/PENDING, taken but not yet applied).'), headers: requestIdHeader },
-  '202': { ...json('Accepted', 'Taken but not applied yet; the outcome is confirmed later.'), headers: requestIdHeader },
-  '400': json('Error', 'The request does not follow the protocol; nothing was applied.'),
-  '401': json('Error', 'Missing or wrong credentials; nothing was applied.'),
-  '422': json('Error', 'Business refusal; nothing was applied. error.code is a business code (PPCUST_018, ENTITY_NOT_FOUND, ...).'),
-  '503': json('Error', 'The core is unavailable (CORE_UNAVAILABLE); nothing was applied.'),
-});
-
-/** Reads answer 200 with the value or 422 with a business code; no 202: there is no pending read. */
-const readAnswers = (value: string) => ({
-  '200': { ...json(value, 'The value.'), headers: requestIdHeader },
-  '400': json('Error', 'The request does not follow the protocol.'),
-  '401': json('Error', 'Missing or wrong credentials.'),
-  '422': json('Error', 'Business refusal: error.code is CARD_NOT_FOUND, ENTITY_NOT_FOUND, CARD_AMBIGUOUS, ...'),
-  '503': json('Error', 'The core is unavailable (CORE_UNAVAILABLE).'),
-});
-
-const readHeaderParams = headerParams.filter((p) => p.name !== 'Idempotency-Key');
-const cardIdParam = { name: 'cardId', in: 'path', required: true, schema: plain(Identifier) };
-const entityIdParam = { name: 'entityId', in: 'path', required: true, schema: plain(Identifier) };
-const LIFECYCLE_RULE =
-  'The change obeys the card transition table (schemas/card-lifecycle.ts); an illegal one is refused with 422 ' +
-  'CARD_STATE_INVALID, an unknown card with 422 CARD_NOT_FOUND.';
-
-/** POST /v1/cards/{cardId}/<suffix>: a lifecycle change answered with the card as it is now. */
-const cardChange = (operationId: string, summary: string, body?: string) => ({
-  post: {
-    operationId,
-    summary,
-    description: LIFECYCLE_RULE,
-    parameters: [cardIdParam, ...headerParams],
-    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(body) } } } } : {}),
-    responses: operationAnswers('CardApplied'),
-  },
-});
+function openApiOperation(entry: CoreEndpointSpec): Record<string, unknown> {
+  const headers = entry.kind === 'probe' ? [] : HEADER_PARAMS.filter((h) => entry.keyed || h.name !== 'Idempotency-Key');
+  const query = entry.query
+    ? Object.entries(entry.query.properties).map(([name, schema]) => ({ name, in: 'query', required: entry.query!.required?.includes(name) ?? false, schema: plain(schema) }))
+    : [];
+  const parameters = [
+    ...Object.entries(entry.params).map(([name, schema]) => ({ name, in: 'path', required: true, schema: plain(schema) })),
+    ...query,
+    ...headers,
+  ];
+  const responses = Object.fromEntries(
+    Object.entries(entry.answers).map(([status, a]) => [
+      status,
+      { description: a.description, content: { 'application/json': { schema: ref(a.schema) } }, ...(a.echoesRequestId ? { headers: requestIdHeader } : {}) },
+    ]),
+  );
+  return {
+    operationId: entry.operationId,
+    summary: entry.summary,
+    ...(entry.description ? { description: entry.description } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(entry.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(entry.body) } } } } : {}),
+    responses,
+  };
+}
 
 /** The protocol as an OpenAPI 3.1 document; the committed JSON file is this, pretty-printed. */
 export function coreProtocolOpenApi(): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const entry of Object.values(CORE_PROTOCOL) as CoreEndpointSpec[]) {
+    (paths[entry.path] ??= {})[entry.method.toLowerCase()] = openApiOperation(entry);
+  }
   return {
     openapi: '3.1.0',
     info: {
@@ -348,117 +612,7 @@ export function coreProtocolOpenApi(): Record<string, unknown> {
     },
     servers: [{ url: 'http://127.0.0.1:9090/banks/{bankId}', variables: { bankId: { default: 'demo' } } }],
     security: [{}, { bearer: [] }, { basic: [] }, { mtls: [] }],
-    paths: {
-      '/v1/entities/{entityId}/credit-limit': {
-        get: {
-          operationId: 'getCreditLimit',
-          summary: "Read an entity's credit limit",
-          parameters: [entityIdParam, ...readHeaderParams],
-          responses: readAnswers('CreditLimit'),
-        },
-        post: {
-          operationId: 'setCreditLimit',
-          summary: "Set an entity's credit limit",
-          parameters: [{ name: 'entityId', in: 'path', required: true, schema: plain(Identifier) }, ...headerParams],
-          requestBody: { required: true, content: { 'application/json': { schema: ref('CreditLimitRequest') } } },
-          responses: operationAnswers('CreditLimitApplied'),
-        },
-      },
-      '/v1/cards/physical-upgrades': {
-        post: {
-          operationId: 'upgradeToPhysical',
-          summary: 'Map a virtual card to a physical kit',
-          description:
-            'Card identification: cardId names the card; else entityId names the entity whose single virtual card is ' +
-            'upgraded; else the kit must already be allocated to an entity. An unknown, mapped or foreign kit is PPCUST_018.',
-          parameters: headerParams,
-          requestBody: { required: true, content: { 'application/json': { schema: ref('PhysicalUpgradeRequest') } } },
-          responses: operationAnswers('PhysicalUpgradeApplied'),
-        },
-      },
-      '/v1/card-resolution': {
-        get: {
-          operationId: 'resolveCard',
-          summary: 'Which card a lifecycle action names, from an entity or a kit',
-          description:
-            'For callers that name a card by entityId or kitNo instead of cardId (the lifecycle paths take a cardId). ' +
-            'Every identifier given must name the same card. cardId names it; else entityId names the entity\'s single ' +
-            'card the action applies to (for activate the PENDING_ACTIVATION one; an entity with one card resolves to it ' +
-            'whatever its state, so that the change itself explains a refusal); else kitNo names the card mapped to the kit. ' +
-            'Refusals: ENTITY_NOT_FOUND, CARD_NOT_FOUND, CARD_AMBIGUOUS (several cards qualify: send cardId). With the ' +
-            'Idempotency-Key of a change that already succeeded, it answers the card that change applied to, so that a ' +
-            'retry resolves as the first attempt did.',
-          parameters: [
-            { name: 'action', in: 'query', required: true, schema: plain(CardResolutionQuery.properties.action) },
-            { name: 'cardId', in: 'query', required: false, schema: plain(Identifier) },
-            { name: 'entityId', in: 'query', required: false, schema: plain(Identifier) },
-            { name: 'kitNo', in: 'query', required: false, schema: plain(CardResolutionQuery.properties.kitNo) },
-            ...headerParams,
-          ],
-          responses: readAnswers('CardResolution'),
-        },
-      },
-      '/v1/cards/{cardId}': {
-        get: {
-          operationId: 'getCard',
-          summary: 'Read a card in full, with its PAN and CVV under sensitive',
-          parameters: [cardIdParam, ...readHeaderParams],
-          responses: readAnswers('CardDetails'),
-        },
-      },
-      '/v1/cards/{cardId}/activation': cardChange('activateCard', 'Activate a card issued PENDING_ACTIVATION'),
-      '/v1/cards/{cardId}/lock': cardChange('lockCard', 'Lock an ACTIVE card (temporary)'),
-      '/v1/cards/{cardId}/unlock': cardChange('unlockCard', 'Unlock a LOCKED card'),
-      '/v1/cards/{cardId}/block': cardChange('blockCard', 'Block a card permanently, recording the reason', 'BlockRequest'),
-      '/v1/cards/{cardId}/fulfilment/advance': cardChange(
-        'advanceFulfilment',
-        'Sandbox: move a physical card to its next fulfilment step (ORDERED → EMBOSSED → DISPATCHED → DELIVERED)',
-      ),
-      '/v1/cards/{cardId}/preferences': {
-        get: {
-          operationId: 'getPreferences',
-          summary: "Read a card's transaction preferences ({} when none were set)",
-          parameters: [cardIdParam, ...readHeaderParams],
-          responses: readAnswers('Preferences'),
-        },
-        put: {
-          operationId: 'updatePreferences',
-          summary: "Replace a card's transaction preferences; refused on a BLOCKED card",
-          parameters: [cardIdParam, ...headerParams],
-          requestBody: { required: true, content: { 'application/json': { schema: ref('PreferencesRequest') } } },
-          responses: operationAnswers('PreferencesApplied'),
-        },
-      },
-      '/v1/cards/{cardId}/pin': {
-        put: {
-          operationId: 'setPin',
-          summary: 'Set the PIN of a physical card from a PIN block under the core\'s key',
-          description: 'The block is never echoed, logged or kept by the core; the answer names the card only.',
-          parameters: [cardIdParam, ...headerParams],
-          requestBody: { required: true, content: { 'application/json': { schema: ref('PinRequest') } } },
-          responses: operationAnswers('PinApplied'),
-        },
-      },
-      '/v1/entities/{entityId}/cards': {
-        get: {
-          operationId: 'listCards',
-          summary: "An entity's cards, with masked numbers only",
-          parameters: [entityIdParam, ...readHeaderParams],
-          responses: readAnswers('CardList'),
-        },
-      },
-      '/v1/entities/{entityId}': {
-        get: {
-          operationId: 'getEntity',
-          summary: 'Read an entity (credit limit, cards with masked numbers)',
-          parameters: [{ name: 'entityId', in: 'path', required: true, schema: plain(Identifier) }],
-          responses: { '200': json('Entity', 'The entity.'), '404': json('Error', 'No such entity (ENTITY_NOT_FOUND).') },
-        },
-      },
-      '/v1/health': {
-        get: { operationId: 'bankHealth', summary: 'The bank can take calls', responses: { '200': json('Health', 'Up.') } },
-      },
-    },
+    paths,
     'x-mock-core': {
       description: 'Paths of the mock core server itself, relative to its root (not part of what a real core implements).',
       paths: {

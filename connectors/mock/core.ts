@@ -174,6 +174,12 @@ export class CoreBank {
     return 'refusal' in found ? found.refusal : succeeded({ cardId: found.card.cardId });
   }
 
+  /** `resolveCardId` as GET /v1/card-resolution asks it: the action among the identifiers. */
+  resolveCard(query: CardRef & { action: RefAction }, idempotencyKey?: string): OperationResult<{ cardId: string }> {
+    const { action, ...ref } = query;
+    return this.resolveCardId(ref, action, idempotencyKey);
+  }
+
   // ── Internals ───────────────────────────────────────────────────────────────────────────────────
 
   private once<T>(op: CoreOperation, key: string | undefined, apply: () => OperationResult<T>): OperationResult<T> {

@@ -1,115 +1,24 @@
-// Options of the REST connector, validated at boot against this schema (errors name the field).
-import { FormatRegistry, Type, type Static } from '@sinclair/typebox';
+// Options of the REST connector, validated at boot against this schema (errors name the field): the core's
+// baseUrl plus the shared HTTP transport's options (auth, connections, timeoutMs, retries, breaker).
+import { Type, type Static } from '@sinclair/typebox';
+import { BaseUrl, HttpAuth, HttpOptionsError, HttpTransportOptions, resolveHttpOptions, type ResolvedHttpOptions } from '../http/options.js';
 
-// TypeBox's checker knows no formats by itself; without this, every baseUrl would fail as "unknown format".
-if (!FormatRegistry.Has('uri')) {
-  FormatRegistry.Set('uri', (value) => URL.canParse(value));
-}
-
-const FilePath = Type.String({ minLength: 1, maxLength: 4096, description: 'path of a PEM file, read when the connector starts' });
-
-export const RestAuth = Type.Union(
-  [
-    Type.Object({ type: Type.Literal('none') }, { additionalProperties: false }),
-    Type.Object({ type: Type.Literal('bearer'), token: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
-    Type.Object(
-      {
-        type: Type.Literal('basic'),
-        username: Type.String({ minLength: 1, pattern: '^[^:]*$', description: 'RFC 7617: a user-id cannot contain a colon' }),
-        password: Type.String(),
-      },
-      { additionalProperties: false },
-    ),
-    // File paths rather than PEM text: a private key belongs in a mounted secret, not in the tenant row.
-    Type.Object(
-      { type: Type.Literal('mtls'), cert: FilePath, key: FilePath, ca: Type.Optional(FilePath) },
-      { additionalProperties: false },
-    ),
-  ],
-  { default: { type: 'none' }, description: 'how the connector authenticates to the core' },
-);
-export type RestAuth = Static<typeof RestAuth>;
+export const RestAuth = HttpAuth;
+export type RestAuth = HttpAuth;
 
 export const RestOptions = Type.Object(
   {
-    baseUrl: Type.String({
-      format: 'uri',
-      // http(s), no credentials in the authority (they would end up in logs), no query or fragment.
-      pattern: '^https?://[^/@\\s?#]+(/[^\\s?#]*)?$',
-      description: "the bank's root on the core, e.g. http://127.0.0.1:9090/banks/demo; operations are under <baseUrl>/v1",
-    }),
-    auth: Type.Optional(RestAuth),
-    connections: Type.Optional(Type.Integer({ minimum: 1, maximum: 256, default: 10, description: 'sockets per core' })),
-    timeoutMs: Type.Optional(
-      Type.Integer({
-        minimum: 10,
-        maximum: 600_000,
-        default: 10_000,
-        description: "cap on one operation (all attempts); the request's own deadline applies when it is sooner",
-      }),
-    ),
-    retries: Type.Optional(
-      Type.Object(
-        {
-          max: Type.Integer({ minimum: 0, maximum: 10, default: 2, description: 'retries after the first attempt' }),
-          baseDelayMs: Type.Integer({ minimum: 1, maximum: 60_000, default: 50 }),
-          maxDelayMs: Type.Integer({ minimum: 1, maximum: 60_000, default: 1_000 }),
-        },
-        { additionalProperties: false, default: {} },
-      ),
-    ),
-    breaker: Type.Optional(
-      Type.Object(
-        {
-          failureThreshold: Type.Integer({ minimum: 1, maximum: 1_000, default: 5, description: 'consecutive transport failures that open it' }),
-          openMs: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 30_000, description: 'how long it stays open' }),
-          halfOpenProbes: Type.Integer({ minimum: 1, maximum: 100, default: 1, description: 'calls let through when half-open' }),
-        },
-        { additionalProperties: false, default: {} },
-      ),
-    ),
+    baseUrl: BaseUrl("the bank's root on the core, e.g. http://127.0.0.1:9090/banks/demo; operations are under <baseUrl>/v1"),
+    ...HttpTransportOptions,
   },
   { additionalProperties: false },
 );
 export type RestOptions = Static<typeof RestOptions>;
 
-/** The options with every default filled in, as the connector uses them. */
-export interface ResolvedRestOptions {
-  baseUrl: URL;
-  auth: RestAuth;
-  connections: number;
-  timeoutMs: number;
-  retries: { max: number; baseDelayMs: number; maxDelayMs: number };
-  breaker: { failureThreshold: number; openMs: number; halfOpenProbes: number };
-}
+export type ResolvedRestOptions = ResolvedHttpOptions;
 
-export class RestOptionsError extends Error {
-  constructor(message: string) {
-    super(`connector 'rest': ${message}`);
-    this.name = 'RestOptionsError';
-  }
-}
+/** Options the REST connector cannot use (`connector 'rest': /field: ...`). */
+export const RestOptionsError = HttpOptionsError;
 
 /** Fills defaults (for callers that skipped the gateway's validation) and checks what the schema cannot. */
-export function resolveRestOptions(options: RestOptions): ResolvedRestOptions {
-  let baseUrl: URL;
-  try {
-    baseUrl = new URL(options.baseUrl);
-  } catch {
-    throw new RestOptionsError(`/baseUrl: '${options.baseUrl}' is not a URL`);
-  }
-  if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') throw new RestOptionsError('/baseUrl: must be http:// or https://');
-  if (baseUrl.username || baseUrl.password) throw new RestOptionsError('/baseUrl: put credentials in /auth, not in the URL');
-  const auth = options.auth ?? { type: 'none' };
-  if (auth.type === 'mtls' && baseUrl.protocol !== 'https:') throw new RestOptionsError('/auth: mtls needs an https:// baseUrl');
-  const retries = { max: 2, baseDelayMs: 50, maxDelayMs: 1_000, ...options.retries };
-  if (retries.maxDelayMs < retries.baseDelayMs) throw new RestOptionsError('/retries/maxDelayMs: must not be below baseDelayMs');
-  return {
-    baseUrl,
-    auth,
-    connections: options.connections ?? 10,
-    timeoutMs: options.timeoutMs ?? 10_000,
-    retries,
-    breaker: { failureThreshold: 5, openMs: 30_000, halfOpenProbes: 1, ...options.breaker },
-  };
-}
+export const resolveRestOptions = (options: RestOptions): ResolvedRestOptions => resolveHttpOptions('rest', options);

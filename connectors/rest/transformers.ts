@@ -1,5 +1,5 @@
 // Pure mappings between the canonical operations and the core REST protocol v1: requests out, answers
-// and transport failures in. No I/O here; every rule is a row in test/connectors/rest-transformers.test.ts.
+// in. No I/O here; every rule is a row in test/connectors/rest-transformers.test.ts.
 import { Value } from '@sinclair/typebox/value';
 import {
   pending,
@@ -10,7 +10,6 @@ import {
   type CardRef,
   type CardSummary,
   type CreditLimitResult,
-  type OperationResult,
   type PhysicalUpgradeInput,
   type PhysicalUpgradeResult,
   type PreferencesInput,
@@ -18,10 +17,16 @@ import {
   type UpgradeLimitInput,
   type UpgradeLimitResult,
 } from '../contract.js';
+import type { CoreRequest } from '../http/client.js';
+import type { Classified, CoreAnswer } from '../http/failures.js';
 import { toMinor } from '../shared/money.js';
 import type { Preferences } from '../../schemas/cards.js';
 import {
   BUSINESS_CODE_PATTERN,
+  type CARD_RESOLUTION_ACTIONS,
+  type CoreOperation,
+  type CoreRule,
+  type RuleInput,
   CoreAccepted,
   CoreCardApplied,
   CoreCardDetails,
@@ -42,54 +47,37 @@ import {
   type CorePreferencesRequest,
 } from '../../schemas/core-protocol.js';
 
-/** What the client hands back: the status and the body parsed as JSON, or UNREADABLE. */
-export const UNREADABLE = Symbol('unreadable body');
-export interface CoreAnswer {
-  status: number;
-  body: unknown;
-}
-
-/**
- * How an answer ends:
- * - `result`: an OperationResult for the gateway (succeeded, rejected, or pending for anything uncertain);
- * - `unavailable`: the core did not apply it (or said it failed); `retryable` when a retry under the same
- *   idempotency key is safe and may succeed.
- */
-export type Classified<T> =
-  | { kind: 'result'; result: OperationResult<T> }
-  | { kind: 'unavailable'; retryable: boolean; reason: string };
-
 // ── Requests ────────────────────────────────────────────────────────────────────────────────────────
 
-export const creditLimitPath = (entityId: string) => `/v1/entities/${encodeURIComponent(entityId)}/credit-limit`;
-export const PHYSICAL_UPGRADE_PATH = '/v1/cards/physical-upgrades';
-export const HEALTH_PATH = '/v1/health';
-export const cardPath = (cardId: string, suffix = '') => `/v1/cards/${encodeURIComponent(cardId)}${suffix}`;
-export const entityCardsPath = (entityId: string) => `/v1/entities/${encodeURIComponent(entityId)}/cards`;
+/**
+ * The request target of one protocol entry: each `{name}` of its path filled (encoded) from the input's
+ * field of that name, then its query parameters that the input sets, in the order the entry declares them.
+ */
+export function corePath<R extends CoreRule>(entry: Pick<CoreOperation<R>, 'path' | 'query'>, input: RuleInput<R>): string {
+  const fields = input as Record<string, unknown>;
+  const path = entry.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = fields[name];
+    if (value === undefined) throw new Error(`core protocol path ${entry.path}: the input has no ${name}`);
+    return encodeURIComponent(String(value));
+  });
+  const query = new URLSearchParams();
+  for (const name of Object.keys(entry.query?.properties ?? {})) {
+    if (fields[name] !== undefined) query.set(name, String(fields[name]));
+  }
+  return query.size ? `${path}?${query.toString()}` : path;
+}
 
-/** The lifecycle changes a CardRef may name a card for, and the path suffix of each. */
-export type CardChange = 'activate' | 'lock' | 'unlock' | 'block';
-export const CARD_CHANGE_SUFFIX: Record<CardChange | 'advanceFulfilment', string> = {
-  activate: '/activation',
-  lock: '/lock',
-  unlock: '/unlock',
-  block: '/block',
-  advanceFulfilment: '/fulfilment/advance',
-};
+/** One protocol request: the entry's method, its target from the input and, when it has one, the body from its transformer. */
+export function coreRequest<R extends CoreRule>(entry: CoreOperation<R>, input: RuleInput<R>, body?: (input: RuleInput<R>) => unknown): CoreRequest {
+  return { method: entry.method, path: corePath(entry, input), ...(body ? { body: body(input) } : {}) };
+}
+
+/** The lifecycle changes a CardRef may name a card for (resolved first when it is not a bare cardId). */
+export type CardChange = (typeof CARD_RESOLUTION_ACTIONS)[number];
 
 /** True when the reference is a bare cardId, so no resolution call is needed. */
 export const isBareCardId = (ref: CardRef): ref is CardRef & { cardId: string } =>
   ref.cardId !== undefined && ref.entityId === undefined && ref.kitNo === undefined;
-
-/** GET /v1/card-resolution for a reference by entity or kit; only the identifiers given are sent. */
-export function cardResolutionPath(ref: CardRef, action: CardChange): string {
-  const query = new URLSearchParams({ action });
-  for (const name of ['cardId', 'entityId', 'kitNo'] as const) {
-    const value = ref[name];
-    if (value !== undefined) query.set(name, value);
-  }
-  return `/v1/card-resolution?${query.toString()}`;
-}
 
 export const toCoreBlock = (input: BlockCardInput): CoreBlockRequest => ({ reasonCode: input.reasonCode });
 export const toCorePreferences = (input: PreferencesInput): CorePreferencesRequest => ({ preferences: input.preferences });
@@ -291,43 +279,4 @@ export function fromCoreCreditLimitRead(answer: CoreAnswer, entityId: string): C
   return classifyRead(answer, (body) =>
     Value.Check(CoreCreditLimit, body) && body.entityId === entityId ? { entityId: body.entityId, creditLimit: body.creditLimit } : undefined,
   );
-}
-
-// ── Transport failures ──────────────────────────────────────────────────────────────────────────────
-
-/**
- * - `timeout`: no answer in time; the outcome is unknown (→ ConnectorTimeoutError, never retried).
- * - `not-sent`: the connection was never made, so the core certainly did not see the request.
- * - `maybe-sent`: the connection failed after the request may have reached the core.
- */
-export type TransportFailure = { kind: 'timeout'; code: string } | { kind: 'not-sent'; code: string } | { kind: 'maybe-sent'; code: string };
-
-const NOT_SENT = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
-const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_ABORTED', 'ABORT_ERR']);
-
-function codesOf(err: unknown, depth = 0): string[] {
-  if (depth > 3 || typeof err !== 'object' || err === null) return [];
-  const e = err as { code?: unknown; name?: unknown; cause?: unknown; errors?: unknown };
-  const own = typeof e.code === 'string' ? [e.code] : [];
-  if (e.name === 'AbortError' || e.name === 'TimeoutError') own.push('ABORT_ERR');
-  const nested = Array.isArray(e.errors) ? e.errors.flatMap((x) => codesOf(x, depth + 1)) : [];
-  return [...own, ...codesOf(e.cause, depth + 1), ...nested];
-}
-
-/** Classifies an error thrown by the HTTP client; `aborted` is whether the call's own signal fired. */
-export function classifyTransportError(err: unknown, aborted: boolean): TransportFailure {
-  const codes = codesOf(err);
-  const first = codes[0] ?? 'UNKNOWN';
-  if (aborted) return { kind: 'timeout', code: first === 'UNKNOWN' ? 'ABORT_ERR' : first };
-  const timeout = codes.find((c) => TIMEOUTS.has(c));
-  if (timeout) return { kind: 'timeout', code: timeout };
-  // Happy-eyeballs connects fail with an AggregateError: not sent only if every attempt was refused.
-  if (codes.length > 0 && codes.every((c) => NOT_SENT.has(c))) return { kind: 'not-sent', code: first };
-  return { kind: 'maybe-sent', code: first };
-}
-
-/** Full-jitter exponential backoff (AWS architecture blog): uniform in [0, min(max, base·2^attempt)]. */
-export function backoffDelay(attempt: number, baseDelayMs: number, maxDelayMs: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
-  return Math.floor(random() * ceiling);
 }

@@ -9,7 +9,7 @@ import { openStore, resolveMasterKey } from '../bootstrap.js';
 import { loadConfig, type Config } from '../config.js';
 import { KeyRing, type TenantKeys } from '../crypto/keys.js';
 import { MasterKey } from '../crypto/master-key.js';
-import { ConnectorService } from '../services/connectors.js';
+import { ConnectorRegistry } from '../services/connectors.js';
 import { TenantService } from '../services/tenants.js';
 import { UserService } from '../services/users.js';
 import { StoreInUseError, type Db } from '../store/db.js';
@@ -21,7 +21,7 @@ export interface CliStore {
   db: Db;
   tenants: TenantService;
   users: UserService;
-  connectors: ConnectorService;
+  connectorRegistry: ConnectorRegistry;
   /** Only when the command asked for the master key. */
   keys: KeyRing;
 }
@@ -58,7 +58,7 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
       db,
       tenants: new TenantService(db, 0),
       users: new UserService(db),
-      connectors: new ConnectorService(builtInConnectors, logger, config.connectorTimeoutMs),
+      connectorRegistry: new ConnectorRegistry(builtInConnectors, logger),
       get keys(): KeyRing {
         if (!keyRing) throw new Error('internal: this command did not load the master key');
         return keyRing;

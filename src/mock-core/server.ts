@@ -1,46 +1,31 @@
-// The mock core server: several simulated banks speaking the Cardline core REST protocol v1, with
-// persistence and fault injection. A plugin-free Fastify instance that tests use in-process.
+// The mock core server: several simulated banks speaking the Cardline core REST protocol v1 (its routes
+// registered from the protocol table), with persistence and fault injection. Tests use it in-process.
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { CardSummary, OperationResult } from '../../connectors/contract.js';
+import type { OperationResult } from '../../connectors/contract.js';
 import type { CoreBank } from '../../connectors/mock/core.js';
 import { maskPan } from '../../connectors/shared/pan.js';
 import type { MockCard, MockEntity } from '../../connectors/mock/fixtures.js';
 import { fromMinor } from '../../connectors/shared/money.js';
-import { Identifier } from '../../schemas/common.js';
 import {
   BankId,
-  CardResolutionQuery,
-  CoreAccepted,
-  CoreBlockRequest,
-  CoreCardApplied,
-  CoreCardDetails,
-  CoreCardList,
-  CoreCardResolution,
-  CoreCreditLimit,
-  CorePinApplied,
-  CorePinRequest,
-  CorePreferences,
-  CorePreferencesApplied,
-  CorePreferencesRequest,
-  type CoreCardSummary,
-  CoreCreditLimitApplied,
-  CoreCreditLimitRequest,
-  CoreEntity,
+  CORE_PROTOCOL,
   CoreError,
-  CoreHealth,
-  CorePhysicalUpgradeApplied,
-  CorePhysicalUpgradeRequest,
   FaultConfig,
   FaultConfigUpdate,
   OperationHeaders,
   ResetRequest,
   ResetResult,
+  CoreHealth,
   coreProtocolOpenApi,
+  type CoreEndpointSpec,
+  type CoreEntity,
+  type CoreOperation,
+  type CoreProbeId,
 } from '../../schemas/core-protocol.js';
 import { BankStore, BankStoreError } from './banks.js';
 import { FaultInjector, MAX_HOLD_MS, parseFaultHeader, type Fault } from './faults.js';
@@ -63,12 +48,6 @@ export interface MockCoreOptions {
 }
 
 const coreError = (code: string, message: string) => ({ error: { code, message } });
-
-/** The contract's card summary in the protocol's words (maskedPan). */
-function cardView(card: CardSummary): CoreCardSummary {
-  const { panMasked, ...rest } = card;
-  return { ...rest, maskedPan: panMasked };
-}
 
 function entityView(entity: MockEntity, cards: Iterable<MockCard>): CoreEntity {
   return {
@@ -189,217 +168,78 @@ export function buildMockCore(opts: MockCoreOptions = {}): FastifyInstance {
     }
   };
 
-  /** 200 APPLIED, 422 business refusal, or 202 when the core only took the request. */
-  const answer = <T>(reply: FastifyReply, result: OperationResult<T>, applied: (value: T) => unknown) => {
+  /** 200 with the protocol's answer, 422 business refusal, or (a write) 202 when the core only took the request. */
+  const reply = <T>(res: FastifyReply, result: OperationResult<T>, answer: (value: T) => unknown) => {
     switch (result.status) {
       case 'succeeded':
-        return reply.code(200).send(applied(result.value));
+        return res.code(200).send(answer(result.value));
       case 'rejected':
-        return reply.code(422).send(coreError(result.code, result.message));
+        return res.code(422).send(coreError(result.code, result.message));
       case 'pending':
-        return reply.code(202).send({ status: 'ACCEPTED', ...(result.reference ? { reference: result.reference } : {}) });
+        return res.code(202).send({ status: 'ACCEPTED', ...(result.reference ? { reference: result.reference } : {}) });
     }
   };
 
-  const operationAnswers = { 202: CoreAccepted, 400: CoreError, 401: CoreError, 422: CoreError, 500: CoreError, 503: CoreError };
+  /**
+   * An operation of the table: the input is the path's identifiers over the query and the body, and the
+   * CoreBank rule of the same name applies it, one at a time per bank. A write is saved when it changed
+   * state or carries a key (its outcome is then kept); a read is never saved and never pending.
+   */
+  const operation = (entry: CoreOperation) => async (request: FastifyRequest, res: FastifyReply) => {
+    if (await injectFault(request, res, true)) return res;
+    const { bankId, ...ids } = request.params as { bankId: string } & Record<string, string>;
+    const input = { ...(entry.query ? (request.query as object) : {}), ...((request.body as object | undefined) ?? {}), ...ids };
+    const key = request.headers['idempotency-key'] as string | undefined;
+    const rule = (core: CoreBank) => (core[entry.serves] as (input: unknown, key?: string) => OperationResult<unknown>).call(core, input, key);
+    const answer = (value: unknown) => (entry.answer as (value: unknown, input: unknown) => unknown)(value, input);
+    if (entry.kind === 'write') {
+      return reply(res, await banks.exclusive(bankId, rule, (r) => r.status === 'succeeded' || key !== undefined), answer);
+    }
+    const result = await banks.exclusive(bankId, rule);
+    if (result.status === 'pending') throw new Error('a read cannot be pending');
+    return reply(res, result, answer);
+  };
+
+  /** The protocol's paths that are not operations: only a requested fault applies to them. */
+  const probes: Record<CoreProbeId, (request: FastifyRequest, res: FastifyReply) => Promise<unknown>> = {
+    getEntity: async (request, res) => {
+      if (await injectFault(request, res, false)) return res;
+      const { bankId, entityId } = request.params as { bankId: string; entityId: string };
+      const view = await banks.exclusive(bankId, (core) => {
+        const entity = core.state.entities.get(entityId);
+        return entity ? entityView(entity, core.state.cards.values()) : undefined;
+      });
+      if (!view) return res.code(404).send(coreError('ENTITY_NOT_FOUND', `Entity ${entityId} does not exist.`));
+      return view;
+    },
+    bankHealth: async (request, res) => {
+      if (await injectFault(request, res, false)) return res;
+      await banks.exclusive((request.params as { bankId: string }).bankId, () => undefined);
+      return { status: 'UP' as const };
+    },
+  };
 
   app.register(
     async (plugin) => {
-      const bank = plugin.withTypeProvider<TypeBoxTypeProvider>();
-      bank.addHook('onRequest', async (request, reply) => {
+      plugin.addHook('onRequest', async (request, res) => {
         if (!authorized(auth, request.headers.authorization)) {
-          return reply.code(401).header('www-authenticate', auth.type === 'basic' ? 'Basic' : 'Bearer').send(coreError('UNAUTHENTICATED', 'Missing or wrong credentials.'));
+          return res.code(401).header('www-authenticate', auth.type === 'basic' ? 'Basic' : 'Bearer').send(coreError('UNAUTHENTICATED', 'Missing or wrong credentials.'));
         }
       });
-
-      bank.post(
-        '/v1/entities/:entityId/credit-limit',
-        {
+      for (const entry of Object.values(CORE_PROTOCOL) as CoreEndpointSpec[]) {
+        plugin.route({
+          method: entry.method,
+          url: entry.path.replace(/\{(\w+)\}/g, ':$1'),
           schema: {
-            params: Type.Object({ bankId: BankId, entityId: Identifier }),
+            params: Type.Object({ bankId: BankId, ...entry.params }),
             headers: OperationHeaders,
-            body: CoreCreditLimitRequest,
-            response: { 200: CoreCreditLimitApplied, ...operationAnswers },
+            ...(entry.query ? { querystring: entry.query } : {}),
+            ...(entry.body ? { body: entry.body } : {}),
+            response: { ...Object.fromEntries(Object.entries(entry.answers).map(([status, a]) => [status, a.schema])), 500: CoreError },
           },
-        },
-        async (request, reply) => {
-          if (await injectFault(request, reply, true)) return reply;
-          const { bankId, entityId } = request.params;
-          const key = request.headers['idempotency-key'];
-          const result = await banks.exclusive(
-            bankId,
-            (core) => core.upgradeLimit({ entityId, amount: request.body.amount, allowDecrease: request.body.allowDecrease }, key),
-            (r) => r.status === 'succeeded' || key !== undefined,
-          );
-          return answer(reply, result, (v) => ({ status: 'APPLIED', ...v }));
-        },
-      );
-
-      bank.post(
-        '/v1/cards/physical-upgrades',
-        {
-          schema: {
-            params: Type.Object({ bankId: BankId }),
-            headers: OperationHeaders,
-            body: CorePhysicalUpgradeRequest,
-            response: { 200: CorePhysicalUpgradeApplied, ...operationAnswers },
-          },
-        },
-        async (request, reply) => {
-          if (await injectFault(request, reply, true)) return reply;
-          const key = request.headers['idempotency-key'];
-          const result = await banks.exclusive(
-            request.params.bankId,
-            (core) => core.upgradeToPhysical(request.body, key),
-            (r) => r.status === 'succeeded' || key !== undefined,
-          );
-          return answer(reply, result, (v) => ({ status: 'APPLIED', cardId: v.cardId, entityId: v.entityId, kitNo: v.kitNo, cardState: v.state }));
-        },
-      );
-
-      // ── Card lifecycle: every change goes through CoreBank (the transition table), persisted like the rest ──
-
-      const CardParams = Type.Object({ bankId: BankId, cardId: Identifier });
-      const EntityParams = Type.Object({ bankId: BankId, entityId: Identifier });
-      const readAnswers = { 400: CoreError, 401: CoreError, 422: CoreError, 500: CoreError, 503: CoreError };
-
-      /** A write: one at a time per bank, saved when it changed state or carries a key (its outcome is then kept). */
-      const write = <T>(bankId: string, key: string | undefined, apply: (core: CoreBank) => OperationResult<T>) =>
-        banks.exclusive(bankId, apply, (r) => r.status === 'succeeded' || key !== undefined);
-
-      /** A read answers 200 with the value or 422 with the refusal; it is never saved. */
-      const read = async <T>(reply: FastifyReply, bankId: string, get: (core: CoreBank) => OperationResult<T>, view: (value: T) => unknown) => {
-        const result = await banks.exclusive(bankId, get);
-        if (result.status === 'succeeded') return reply.code(200).send(view(result.value));
-        if (result.status === 'rejected') return reply.code(422).send(coreError(result.code, result.message));
-        throw new Error('a read cannot be pending');
-      };
-
-      const cardChange = (suffix: string, apply: (core: CoreBank, cardId: string, key: string | undefined, body: unknown) => OperationResult<CardSummary>, body?: typeof CoreBlockRequest) =>
-        bank.post(
-          `/v1/cards/:cardId/${suffix}`,
-          { schema: { params: CardParams, headers: OperationHeaders, ...(body ? { body } : {}), response: { 200: CoreCardApplied, ...operationAnswers } } },
-          async (request, reply) => {
-            if (await injectFault(request, reply, true)) return reply;
-            const key = request.headers['idempotency-key'];
-            const result = await write(request.params.bankId, key, (core) => apply(core, request.params.cardId, key, request.body));
-            return answer(reply, result, (v) => ({ status: 'APPLIED', ...cardView(v) }));
-          },
-        );
-
-      cardChange('activation', (core, cardId, key) => core.activateCard({ cardId }, key));
-      cardChange('lock', (core, cardId, key) => core.lockCard({ cardId }, key));
-      cardChange('unlock', (core, cardId, key) => core.unlockCard({ cardId }, key));
-      cardChange('block', (core, cardId, key, body) => core.blockCard({ cardId, reasonCode: (body as CoreBlockRequest).reasonCode }, key), CoreBlockRequest);
-      cardChange('fulfilment/advance', (core, cardId, key) => core.advanceFulfilment({ cardId }, key));
-
-      bank.put(
-        '/v1/cards/:cardId/preferences',
-        { schema: { params: CardParams, headers: OperationHeaders, body: CorePreferencesRequest, response: { 200: CorePreferencesApplied, ...operationAnswers } } },
-        async (request, reply) => {
-          if (await injectFault(request, reply, true)) return reply;
-          const { bankId, cardId } = request.params;
-          const key = request.headers['idempotency-key'];
-          const result = await write(bankId, key, (core) => core.updatePreferences({ cardId, preferences: request.body.preferences }, key));
-          return answer(reply, result, (preferences) => ({ status: 'APPLIED', cardId, preferences }));
-        },
-      );
-
-      bank.put(
-        '/v1/cards/:cardId/pin',
-        { schema: { params: CardParams, headers: OperationHeaders, body: CorePinRequest, response: { 200: CorePinApplied, ...operationAnswers } } },
-        async (request, reply) => {
-          if (await injectFault(request, reply, true)) return reply;
-          const { bankId, cardId } = request.params;
-          const key = request.headers['idempotency-key'];
-          // The core keeps the record of the change; the block is not stored and never answered.
-          const result = await write(bankId, key, (core) => core.setPin({ cardId, format: request.body.format, keyId: request.body.keyId }, key));
-          return answer(reply, result, (v) => ({ status: 'APPLIED', cardId: v.cardId }));
-        },
-      );
-
-      bank.get(
-        '/v1/card-resolution',
-        { schema: { params: Type.Object({ bankId: BankId }), querystring: CardResolutionQuery, headers: OperationHeaders, response: { 200: CoreCardResolution, ...readAnswers } } },
-        async (request, reply) => {
-          if (await injectFault(request, reply, true)) return reply;
-          const { action, ...ref } = request.query;
-          const key = request.headers['idempotency-key'];
-          return read(reply, request.params.bankId, (core) => core.resolveCardId(ref, action, key), (v) => v);
-        },
-      );
-
-      bank.get(
-        '/v1/cards/:cardId',
-        { schema: { params: CardParams, headers: OperationHeaders, response: { 200: CoreCardDetails, ...readAnswers } } },
-        async (request, reply) => {
-          if (await injectFault(request, reply, true)) return reply;
-          return read(reply, request.params.bankId, (core) => core.getCard({ cardId: request.params.cardId }), (v) => {
-            const { panMasked, ...rest } = v;
-            return { ...rest, maskedPan: panMasked };
-          });
-        },
-      );
-
-      bank.get(
-        '/v1/cards/:cardId/preferences',
-        { schema: { params: CardParams, headers: OperationHeaders, response: { 200: CorePreferences, ...readAnswers } } },
-        async (request, reply) => {
-          if (await injectFault(request, reply, true)) return reply;
-          const { cardId } = request.params;
-          return read(reply, request.params.bankId, (core) => core.getPreferences({ cardId }), (preferences) => ({ cardId, preferences }));
-        },
-      );
-
-      bank.get(
-        '/v1/entities/:entityId/cards',
-        { schema: { params: EntityParams, headers: OperationHeaders, response: { 200: CoreCardList, ...readAnswers } } },
-        async (request, reply) => {
-          if (await injectFault(request, reply, true)) return reply;
-          const { entityId } = request.params;
-          return read(reply, request.params.bankId, (core) => core.listCards({ entityId }), (cards) => ({ entityId, cards: cards.map(cardView) }));
-        },
-      );
-
-      bank.get(
-        '/v1/entities/:entityId/credit-limit',
-        { schema: { params: EntityParams, headers: OperationHeaders, response: { 200: CoreCreditLimit, ...readAnswers } } },
-        async (request, reply) => {
-          if (await injectFault(request, reply, true)) return reply;
-          return read(reply, request.params.bankId, (core) => core.getCreditLimit({ entityId: request.params.entityId }), (v) => v);
-        },
-      );
-
-      bank.get(
-        '/v1/entities/:entityId',
-        {
-          schema: {
-            params: Type.Object({ bankId: BankId, entityId: Identifier }),
-            headers: OperationHeaders,
-            response: { 200: CoreEntity, 404: CoreError },
-          },
-        },
-        async (request, reply) => {
-          if (await injectFault(request, reply, false)) return reply;
-          const { bankId, entityId } = request.params;
-          const view = await banks.exclusive(bankId, (core) => {
-            const entity = core.state.entities.get(entityId);
-            return entity ? entityView(entity, core.state.cards.values()) : undefined;
-          });
-          if (!view) return reply.code(404).send(coreError('ENTITY_NOT_FOUND', `Entity ${entityId} does not exist.`));
-          return view;
-        },
-      );
-
-      bank.get(
-        '/v1/health',
-        { schema: { params: Type.Object({ bankId: BankId }), headers: OperationHeaders, response: { 200: CoreHealth } } },
-        async (request, reply) => {
-          if (await injectFault(request, reply, false)) return reply;
-          await banks.exclusive(request.params.bankId, () => undefined);
-          return { status: 'UP' as const };
-        },
-      );
+          handler: entry.kind === 'probe' ? probes[entry.operationId as CoreProbeId] : operation(entry),
+        });
+      }
     },
     { prefix: '/banks/:bankId' },
   );

@@ -40,7 +40,7 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
     const core: CoreCall = (operation, coreInput) => {
       // The documentation promises 202/502/504 only where they can happen.
       if (!op.callsCore) throw new Error(`Operation ${op.id} calls the core but does not declare callsCore`);
-      return services.connectors.invoke(tenant, operation, coreInput, {
+      return services.core.invoke(tenant, operation, coreInput, {
         requestId: request.id,
         logger: request.log,
         idempotencyKey: request.idempotency?.connectorKey ?? undefined,

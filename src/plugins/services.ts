@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import { ClientKeyStore } from '../crypto/client-keys.js';
 import { KeyRing } from '../crypto/keys.js';
 import { MasterKey } from '../crypto/master-key.js';
-import { ConnectorService } from '../services/connectors.js';
+import { createConnectorServices, type ConnectorInstances, type ConnectorRegistry, type CoreCaller } from '../services/connectors.js';
 import type { Redis } from 'ioredis';
 import { closeRedis, openRedis } from '../services/redis.js';
 import { createReplayCache, type ReplayCache } from '../services/replay.js';
@@ -34,7 +34,11 @@ export interface Services {
   auditLog: AuditLog;
   /** PIN changes through the tenant's HSM (the hsm plugin provides it). */
   pins: PinService;
-  connectors: ConnectorService;
+  connectorRegistry: ConnectorRegistry;
+  /** Each tenant's connector instance: forTenant, start, readiness, close. */
+  connectors: ConnectorInstances;
+  /** Calls a tenant's core with a deadline and counts the outcomes. */
+  core: CoreCaller;
   replay: ReplayCache;
   /** The shared-counter connection when REDIS_URL is set (rate limits, replay cache), else null. */
   redis: Redis | null;
@@ -71,7 +75,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     audit: new AuditWriter(db),
     auditLog: new AuditLog(db),
     pins: new PinService(() => services.hsm),
-    connectors: new ConnectorService(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs),
+    ...createConnectorServices(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs),
     replay: createReplayCache(db, redis, config.redisPrefix),
     redis,
   };

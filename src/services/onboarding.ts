@@ -4,7 +4,7 @@ import { DEMO_PIN_CONFIG, seedDemoPinKeys } from '../crypto/hsm/demo.js';
 import type { HsmProvider } from '../crypto/hsm/index.js';
 import type { KeyRing } from '../crypto/keys.js';
 import type { Db } from '../store/db.js';
-import type { ConnectorService } from './connectors.js';
+import type { ConnectorRegistry } from './connectors.js';
 import type { Tenant, TenantService } from './tenants.js';
 import type { UserService } from './users.js';
 
@@ -13,7 +13,7 @@ export interface OnboardingDeps {
   tenants: TenantService;
   keys: KeyRing;
   users: UserService;
-  connectors?: ConnectorService;
+  connectorRegistry?: ConnectorRegistry;
   /** When given, the demo tenants get PIN keys (src/crypto/hsm/demo.ts) and a pin configuration. */
   hsm?: HsmProvider | undefined;
 }
@@ -22,7 +22,7 @@ export async function createTenant(deps: OnboardingDeps, input: { id: string; na
   const tenant = await deps.db.transaction(async (tx) => {
     const t = await deps.tenants.create(input, tx);
     // Loads the connector's module when it names one, and checks the options (errors name the field).
-    await deps.connectors?.prepare(t.id, t.config.connector);
+    await deps.connectorRegistry?.prepare(t.id, t.config.connector);
     await deps.keys.create(t.id, 'enc', tx);
     await deps.keys.create(t.id, 'sig', tx);
     return t;

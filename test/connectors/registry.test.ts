@@ -151,7 +151,7 @@ describe('a store with tenants whose connectors cannot start', () => {
   });
 
   it('counts calls per tenant, connector and operation', () => {
-    const stats = app.cardline.connectors.stats();
+    const stats = app.cardline.core.stats();
     const acmeLimit = stats.find((s) => s.tenant === 'acme' && s.operation === 'upgradeLimit');
     expect(acmeLimit).toMatchObject({ connector: 'acme-core', count: 2, succeeded: 1, errors: { business: 1 } });
     expect(stats.some((s) => s.tenant === 'bad-opts')).toBe(false);

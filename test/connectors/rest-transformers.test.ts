@@ -1,20 +1,16 @@
 // The REST connector's pure mappings, as tables: canonical → core requests, core answers → outcomes,
-// transport errors → failure kinds, backoff, options.
+// transport errors → failure kinds, backoff, options; and the shared transport's breaker.
 import { Value } from '@sinclair/typebox/value';
-import { describe, expect, it } from 'vitest';
+import { BrokenCircuitError, ExponentialBackoff } from 'cockatiel';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { PhysicalUpgradeInput, SetPinInput, UpgradeLimitInput } from '../../connectors/contract.js';
-import { CircuitBreaker } from '../../connectors/rest/breaker.js';
-import { authorizationHeader } from '../../connectors/rest/client.js';
+import { authorizationHeader } from '../../connectors/http/client.js';
+import { UNREADABLE, classifyTransportError } from '../../connectors/http/failures.js';
+import { CoreBreaker, fullJitter } from '../../connectors/http/policies.js';
 import { RestOptions, RestOptionsError, resolveRestOptions } from '../../connectors/rest/options.js';
 import {
-  UNREADABLE,
-  backoffDelay,
-  cardPath,
-  cardResolutionPath,
-  classifyTransportError,
   cleanMessage,
-  creditLimitPath,
-  entityCardsPath,
+  corePath,
   fromCoreCard,
   fromCoreCardChange,
   fromCoreCardList,
@@ -33,6 +29,7 @@ import {
   toCorePreferences,
 } from '../../connectors/rest/transformers.js';
 import {
+  CORE_PROTOCOL,
   CoreBlockRequest,
   CoreCreditLimitRequest,
   CorePhysicalUpgradeRequest,
@@ -54,7 +51,7 @@ describe('requests', () => {
   });
 
   it('entity ids are path-encoded', () => {
-    expect(creditLimitPath('ENT 1/2')).toBe('/v1/entities/ENT%201%2F2/credit-limit');
+    expect(corePath(CORE_PROTOCOL.setCreditLimit, { ...limit, entityId: 'ENT 1/2' })).toBe('/v1/entities/ENT%201%2F2/credit-limit');
   });
 
   it('physical upgrade: fields left out stay out; the rest maps one to one', () => {
@@ -172,17 +169,20 @@ const pin: SetPinInput = { cardId: 'CARD-3001', pinBlock: '0412AC89ABCDEF67', fo
 
 describe('lifecycle requests', () => {
   it('paths encode their identifiers', () => {
-    expect(cardPath('CARD 1/2', '/lock')).toBe('/v1/cards/CARD%201%2F2/lock');
-    expect(cardPath('CARD-1')).toBe('/v1/cards/CARD-1');
-    expect(entityCardsPath('ENT/1')).toBe('/v1/entities/ENT%2F1/cards');
+    expect(corePath(CORE_PROTOCOL.lockCard, { cardId: 'CARD 1/2' })).toBe('/v1/cards/CARD%201%2F2/lock');
+    expect(corePath(CORE_PROTOCOL.getCard, { cardId: 'CARD-1' })).toBe('/v1/cards/CARD-1');
+    expect(corePath(CORE_PROTOCOL.listCards, { entityId: 'ENT/1' })).toBe('/v1/entities/ENT%2F1/cards');
+    expect(() => corePath(CORE_PROTOCOL.getCard, {} as { cardId: string })).toThrow('/v1/cards/{cardId}: the input has no cardId');
   });
 
   it('a reference other than a bare cardId is resolved first, with only the identifiers given', () => {
     expect(isBareCardId({ cardId: 'C' })).toBe(true);
     expect(isBareCardId({ cardId: 'C', entityId: 'E' })).toBe(false);
     expect(isBareCardId({ kitNo: 'K' })).toBe(false);
-    expect(cardResolutionPath({ entityId: 'ENT 1' }, 'activate')).toBe('/v1/card-resolution?action=activate&entityId=ENT+1');
-    expect(cardResolutionPath({ cardId: 'C', entityId: 'E', kitNo: 'K&1' }, 'block')).toBe('/v1/card-resolution?action=block&cardId=C&entityId=E&kitNo=K%261');
+    expect(corePath(CORE_PROTOCOL.resolveCard, { action: 'activate', entityId: 'ENT 1' })).toBe('/v1/card-resolution?action=activate&entityId=ENT+1');
+    expect(corePath(CORE_PROTOCOL.resolveCard, { kitNo: 'K&1', entityId: 'E', cardId: 'C', action: 'block' })).toBe(
+      '/v1/card-resolution?action=block&cardId=C&entityId=E&kitNo=K%261',
+    );
   });
 
   it('bodies follow the protocol schemas', () => {
@@ -378,11 +378,17 @@ describe('transport errors', () => {
 });
 
 describe('backoff', () => {
+  /** The delay before retry `n` (0-based) of cockatiel's exponential backoff with full jitter. */
+  const delay = (n: number, random: () => number) => {
+    let backoff = new ExponentialBackoff({ generator: fullJitter(random), initialDelay: 50, maxDelay: 1000 }).next();
+    for (let i = 0; i < n; i++) backoff = backoff.next(undefined);
+    return backoff.duration;
+  };
   it('is full jitter under an exponential ceiling, capped', () => {
-    expect(backoffDelay(0, 50, 1000, () => 0.999)).toBe(49);
-    expect(backoffDelay(3, 50, 1000, () => 0.5)).toBe(200);
-    expect(backoffDelay(10, 50, 1000, () => 0.999)).toBe(999);
-    expect(backoffDelay(2, 50, 1000, () => 0)).toBe(0);
+    expect(delay(0, () => 0.999)).toBe(49);
+    expect(delay(3, () => 0.5)).toBe(200);
+    expect(delay(10, () => 0.999)).toBe(999);
+    expect(delay(2, () => 0)).toBe(0);
   });
 });
 
@@ -442,46 +448,81 @@ describe('options', () => {
 });
 
 describe('circuit breaker', () => {
-  it('closed → open after N consecutive failures → half-open after openMs → closed on a probe success', () => {
-    let now = 0;
+  /** The breaker counts thrown errors and answers equal to 'fail'. */
+  const FAILS = { error: () => true, answer: (v: unknown) => v === 'fail' };
+  const fail = (b: CoreBreaker) => b.policy.execute(async () => 'fail');
+  const succeed = (b: CoreBreaker) => b.policy.execute(async () => 'ok');
+  const gate = () => {
+    let open!: (answer: string) => void;
+    return { answer: new Promise<string>((r) => (open = r)), open: (answer: string) => open(answer) };
+  };
+  const tick = () => new Promise((r) => setImmediate(r));
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('closed → open after N consecutive failures → half-open after openMs → closed on a probe success', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: 0 });
     const states: string[] = [];
-    const b = new CircuitBreaker({ failureThreshold: 3, openMs: 100, halfOpenProbes: 1 }, () => now, (s) => states.push(s));
-    b.acquire()!.failure();
-    b.acquire()!.success(); // a success in between resets the count
-    for (let i = 0; i < 3; i++) b.acquire()!.failure();
+    const b = new CoreBreaker({ failureThreshold: 3, openMs: 100, halfOpenProbes: 1 }, FAILS);
+    b.onChange((s) => states.push(s));
+    await fail(b);
+    await succeed(b); // a success in between resets the count
+    for (let i = 0; i < 3; i++) await fail(b);
     expect(b.snapshot()).toEqual({ state: 'open', consecutiveFailures: 3, opens: 1 });
-    expect(b.acquire()).toBeNull();
-    now = 100;
+    await expect(succeed(b)).rejects.toBeInstanceOf(BrokenCircuitError);
+    vi.setSystemTime(100);
     expect(b.snapshot().state).toBe('half-open');
-    const probe = b.acquire()!;
-    expect(b.acquire()).toBeNull(); // one probe at a time
-    probe.success();
+    const probe = gate();
+    const probing = b.policy.execute(() => probe.answer);
+    // One probe at a time: a second call waits for the probe's outcome instead of reaching the core.
+    let reached = false;
+    const second = b.policy.execute(async () => {
+      reached = true;
+      return 'ok';
+    });
+    await tick();
+    expect(reached).toBe(false);
+    probe.open('ok');
+    await probing;
+    await second;
+    expect(reached).toBe(true);
     expect(b.snapshot()).toEqual({ state: 'closed', consecutiveFailures: 0, opens: 1 });
     expect(states).toEqual(['open', 'half-open', 'closed']);
   });
 
-  it('a failed probe re-opens it for another openMs', () => {
-    let now = 0;
-    const b = new CircuitBreaker({ failureThreshold: 1, openMs: 50, halfOpenProbes: 2 }, () => now);
-    b.acquire()!.failure();
-    now = 50;
-    const [p1, p2] = [b.acquire()!, b.acquire()!];
-    expect(b.acquire()).toBeNull();
-    p1.failure();
-    expect(b.snapshot().state).toBe('open');
-    p2.success(); // a late probe outcome after it re-opened does not close it
-    expect(b.snapshot().state).toBe('open');
-    now = 99;
-    expect(b.acquire()).toBeNull();
-    now = 100;
-    expect(b.acquire()).not.toBeNull();
+  it('a failed probe re-opens it for another openMs; the calls held behind it fail fast', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: 0 });
+    const b = new CoreBreaker({ failureThreshold: 1, openMs: 50, halfOpenProbes: 2 }, FAILS);
+    await fail(b);
+    vi.setSystemTime(50);
+    const p1 = gate();
+    const probe = b.policy.execute(() => p1.answer);
+    let reached = false;
+    // One probe at a time: a second call waits for the probe's outcome instead of reaching the core.
+    const second = b.policy.execute(async () => {
+      reached = true;
+      return 'ok';
+    });
+    await tick();
+    expect(reached).toBe(false);
+    p1.open('fail');
+    await probe;
+    expect(b.snapshot()).toMatchObject({ state: 'open', opens: 2 });
+    await expect(second).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect(reached).toBe(false);
+    vi.setSystemTime(99);
+    await expect(succeed(b)).rejects.toBeInstanceOf(BrokenCircuitError);
+    vi.setSystemTime(100);
+    await expect(succeed(b)).resolves.toBe('ok');
   });
 
-  it('an outcome reported twice counts once', () => {
-    const b = new CircuitBreaker({ failureThreshold: 2, openMs: 50, halfOpenProbes: 1 });
-    const p = b.acquire()!;
-    p.failure();
-    p.failure();
-    expect(b.snapshot().state).toBe('closed');
+  it('counts only the failures its filter names; an error it does not name neither counts nor resets', async () => {
+    const b = new CoreBreaker({ failureThreshold: 2, openMs: 50, halfOpenProbes: 1 }, { error: (e) => e === 'transport', answer: (v) => v === 'fail' });
+    await fail(b);
+    await expect(b.policy.execute(() => Promise.reject(new Error('a bug, not the core')))).rejects.toThrow('a bug');
+    expect(b.snapshot()).toEqual({ state: 'closed', consecutiveFailures: 1, opens: 0 });
+    await succeed(b);
+    expect(b.snapshot().consecutiveFailures).toBe(0);
   });
 });

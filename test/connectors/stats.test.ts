@@ -1,4 +1,4 @@
-// ConnectorService.invoke counts calls, outcomes by kind and latency per tenant, connector and operation.
+// CoreCaller.invoke counts calls, outcomes by kind and latency per tenant, connector and operation.
 import { Type } from '@sinclair/typebox';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import {
   type OperationResult,
   type UpgradeLimitResult,
 } from '../../connectors/contract.js';
-import { ConnectorService, LATENCY_BUCKETS_MS } from '../../src/services/connectors.js';
+import { createConnectorServices, LATENCY_BUCKETS_MS } from '../../src/services/connectors.js';
 import type { Tenant } from '../../src/services/tenants.js';
 import { withUnimplemented } from './fixtures/unimplemented.js';
 import { DEFAULT_TENANT_CONFIG } from '../../schemas/tenant.js';
@@ -40,7 +40,7 @@ function setup() {
       }),
   });
   const logger = pino({ level: 'silent' });
-  const service = new ConnectorService([scripted], logger, 10_000, { now: () => clock });
+  const { core: service } = createConnectorServices([scripted], logger, 10_000, { now: () => clock });
   const tenant = (id: string): Tenant => ({
     id,
     name: id,

@@ -1,18 +1,23 @@
-// HTTP client of the REST connector: one undici Pool per core (shared by the tenants that use it), JSON in
-// and out, bounded bodies, the call's AbortSignal honoured at every step, and close().
+// HTTP client of the shared transport: one undici Pool per core (shared by the tenants that use it), JSON
+// in and out, bounded bodies, the call's AbortSignal honoured at every step, and close().
 import { readFile } from 'node:fs/promises';
 import { Pool, type Dispatcher } from 'undici';
-import type { ResolvedRestOptions, RestAuth } from './options.js';
-import { UNREADABLE, type CoreAnswer } from './transformers.js';
+import { UNREADABLE, type CoreAnswer } from './failures.js';
+import type { HttpAuth, ResolvedHttpOptions } from './options.js';
 
 /** A core answer larger than this is not a protocol answer; it is read as unreadable (→ pending). */
 const MAX_BODY_BYTES = 1024 * 1024;
 
+/** One request as a connector describes it. */
 export interface CoreRequest {
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Relative to the baseUrl, e.g. /v1/cards/physical-upgrades. */
   path: string;
   body?: unknown;
+}
+
+/** One attempt of it on the wire. */
+export interface CoreAttempt extends CoreRequest {
   /** Per-call headers (request id, idempotency key). */
   headers: Record<string, string>;
   signal: AbortSignal;
@@ -20,10 +25,8 @@ export interface CoreRequest {
   timeoutMs: number;
 }
 
-export const USER_AGENT = 'cardline-rest-connector/1.0.0';
-
 /** The Authorization header for bearer and basic; built once, never logged. */
-export function authorizationHeader(auth: RestAuth): string | undefined {
+export function authorizationHeader(auth: HttpAuth): string | undefined {
   if (auth.type === 'bearer') return `Bearer ${auth.token}`;
   if (auth.type === 'basic') return `Basic ${Buffer.from(`${auth.username}:${auth.password}`, 'utf8').toString('base64')}`;
   return undefined;
@@ -32,7 +35,7 @@ export function authorizationHeader(auth: RestAuth): string | undefined {
 const pools = new Map<string, { pool: Promise<Pool>; refs: number }>();
 
 /** The shared Pool for this core and TLS identity: the same origin with another client certificate gets its own. */
-function acquirePool(opts: ResolvedRestOptions): { pool: Promise<Pool>; release: () => Promise<void> } {
+function acquirePool(opts: ResolvedHttpOptions): { pool: Promise<Pool>; release: () => Promise<void> } {
   const tls = opts.auth.type === 'mtls' ? [opts.auth.cert, opts.auth.key, opts.auth.ca ?? ''] : [];
   const key = JSON.stringify([opts.baseUrl.origin, opts.connections, opts.timeoutMs, ...tls]);
   let entry = pools.get(key);
@@ -129,7 +132,7 @@ async function readJson(body: Dispatcher.ResponseData['body'], signal: AbortSign
   }
 }
 
-export class CoreClient {
+export class HttpClient {
   readonly origin: string;
   private readonly prefix: string;
   private readonly fixedHeaders: Record<string, string>;
@@ -137,13 +140,13 @@ export class CoreClient {
   private readonly releasePool: () => Promise<void>;
 
   /** `dispatcher` replaces the shared Pool (tests pass an undici MockAgent). */
-  constructor(opts: ResolvedRestOptions, dispatcher?: Dispatcher) {
+  constructor(opts: ResolvedHttpOptions, userAgent: string, dispatcher?: Dispatcher) {
     this.origin = opts.baseUrl.origin;
     this.prefix = opts.baseUrl.pathname.replace(/\/+$/, '');
     const authorization = authorizationHeader(opts.auth);
     this.fixedHeaders = {
       accept: 'application/json',
-      'user-agent': USER_AGENT,
+      'user-agent': userAgent,
       ...(authorization ? { authorization } : {}),
     };
     if (dispatcher) {
@@ -164,7 +167,7 @@ export class CoreClient {
   }
 
   /** Sends one request; throws undici's (or the signal's) error when no answer arrives. */
-  async send(req: CoreRequest): Promise<CoreAnswer> {
+  async send(req: CoreAttempt): Promise<CoreAnswer> {
     const dispatcher = await this.dispatcher;
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     const response = await raceAbort(
