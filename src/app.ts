@@ -26,7 +26,8 @@ import healthRoutes from './routes/health.js';
 import wellKnownRoutes from './routes/well-known.js';
 import registrar from './operations/register.js';
 import { docsRoutes, openapiCollector } from './plugins/docs.js';
-import { operations } from './operations/index.js';
+import { operations as gatewayOperations } from './operations/index.js';
+import type { Operation } from './operations/define.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -35,10 +36,13 @@ export interface AppOptions {
   db: Db;
   masterKey: string;
   connectors?: ConnectorDefinition[];
+  /** The operation table; defaults to the gateway's (src/operations/index.ts). */
+  operations?: readonly Operation[];
   ownsDb?: boolean;
 }
 
 const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
+  const operations = opts.operations ?? gatewayOperations;
   // Bodies are JSON only: Fastify's built-in text/plain parser would hand a string to the validator
   // (400) where an unaccepted media type must answer 415.
   fastify.removeContentTypeParser('text/plain');

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDb, type Db } from '../../src/store/db.js';
 import { checkAgainstDocument } from './openapi.js';
+import type { Operation } from '../../src/operations/define.js';
 import type { Role } from '../../schemas/common.js';
 
 export const PASSWORD = 'correct-horse-battery';
@@ -83,6 +84,8 @@ export interface TestAppOptions {
   logger?: FastifyServerOptions['loggerInstance'];
   /** Extra tenants created besides demo and demo-b. */
   tenants?: { id: string; config?: unknown }[];
+  /** Another operation table than the gateway's. */
+  operations?: readonly Operation[];
 }
 
 /** Starts what the chosen connector talks to: a mock core server on loopback, or a directory. */
@@ -114,6 +117,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     masterKey: MasterKey.generate(),
     ownsDb: false,
     ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(opts.operations ? { operations: opts.operations } : {}),
   });
   const core = await startCore(opts.connector ?? 'mock');
   await seedDemo(app.cardline, PASSWORD, core.choice);
