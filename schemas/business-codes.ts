@@ -21,6 +21,10 @@ export const BUSINESS_CODES = {
   LIMIT_DECREASE_NOT_ALLOWED: { title: 'Limit Decrease Not Allowed', status: 409, envelopeStatus: 400, description: "The tenant product does not allow lowering a credit limit." },
   LIMIT_NOT_POSITIVE: { title: 'Illegal Amount', status: 409, envelopeStatus: 400, description: 'The amount must be greater than zero.' },
   PIN_NOT_CONFIGURED: { title: 'PIN Not Configured', status: 409, envelopeStatus: 409, description: "The tenant has no PIN keys configured (its configuration's pin section); the gateway operator must set them up before PINs can be set." },
+  TENANT_EXISTS: { title: 'Tenant Exists', status: 409, envelopeStatus: 409, description: 'A tenant with that id exists already.' },
+  OPERATOR_KEY_EXISTS: { title: 'Operator Key Exists', status: 409, envelopeStatus: 409, description: 'An operator key of that name exists; revoke it first or choose another name.' },
+  USER_EXISTS: { title: 'User Exists', status: 409, envelopeStatus: 409, description: 'The tenant already has a user of that name.' },
+  LAST_ADMIN: { title: 'Last Admin', status: 409, envelopeStatus: 409, description: "The change would leave the tenant without an enabled Admin; make another user Admin first." },
 } as const satisfies Record<string, BusinessCode>;
 
 export type BusinessCodeId = keyof typeof BUSINESS_CODES;

@@ -46,23 +46,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   // Bodies are JSON only: Fastify's built-in text/plain parser would hand a string to the validator
   // (400) where an unaccepted media type must answer 415.
   fastify.removeContentTypeParser('text/plain');
-  // Security headers for a JSON API: the browser-document policies (COOP, origin-agent-cluster, DNS
-  // prefetch, download options, cross-domain policies) are left out; CSP forbids everything.
-  await fastify.register(helmet, {
-    global: true,
-    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-    crossOriginOpenerPolicy: false,
-    originAgentCluster: false,
-    xDnsPrefetchControl: false,
-    xDownloadOptions: false,
-    xPermittedCrossDomainPolicies: false,
-    frameguard: { action: 'deny' },
-    referrerPolicy: { policy: 'no-referrer' },
-  });
-  // Card and credit data must not sit in shared caches; public key sets override this.
-  fastify.addHook('onRequest', async (_request, reply) => {
-    reply.header('cache-control', 'no-store');
-  });
+  await fastify.register(securityHeaders);
   await fastify.register(services, opts);
   await fastify.register(hsm, { masterKey: opts.masterKey });
   await fastify.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
@@ -94,6 +78,31 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(registrar, { operations });
   await fastify.register(docsRoutes);
 };
+
+/**
+ * Security headers for a JSON API, on both listeners: the browser-document policies (COOP,
+ * origin-agent-cluster, DNS prefetch, download options, cross-domain policies) are left out; CSP forbids
+ * everything; nothing may sit in a shared cache (public key sets override this).
+ */
+export const securityHeaders = fp(
+  async (fastify) => {
+    await fastify.register(helmet, {
+      global: true,
+      contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+      crossOriginOpenerPolicy: false,
+      originAgentCluster: false,
+      xDnsPrefetchControl: false,
+      xDownloadOptions: false,
+      xPermittedCrossDomainPolicies: false,
+      frameguard: { action: 'deny' },
+      referrerPolicy: { policy: 'no-referrer' },
+    });
+    fastify.addHook('onRequest', async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+    });
+  },
+  { name: 'security-headers' },
+);
 
 const cardlineApp = fp(app, { name: 'cardline' });
 export default cardlineApp;

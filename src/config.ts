@@ -22,6 +22,11 @@ export interface Config {
   hsm: HsmSettings;
   port: number;
   host: string;
+  /** The management listener (operators' API), loopback by default. */
+  adminHost: string;
+  adminPort: number;
+  /** The demo's operator key; without it the demo creates a random one and prints it once. */
+  demoOperatorKey: string | undefined;
   logLevel: string;
   dataDir: string;
   databaseUrl: string | undefined;
@@ -69,6 +74,15 @@ function bool(env: NodeJS.ProcessEnv, name: string): boolean {
   throw new ConfigError(name, `must be 1/true or 0/false, got '${raw}'`);
 }
 
+/** CARDLINE_DEMO_OPERATOR_KEY: a key the demo's operator chooses; long enough not to be guessed. */
+function demoOperatorKey(env: NodeJS.ProcessEnv): string | undefined {
+  const key = env.CARDLINE_DEMO_OPERATOR_KEY || undefined;
+  if (key !== undefined && (key.length < 24 || key.length > 512 || /\s/.test(key))) {
+    throw new ConfigError('CARDLINE_DEMO_OPERATOR_KEY', 'must be 24 to 512 characters without spaces');
+  }
+  return key;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -93,6 +107,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     hsm: hsmSettingsFromEnv(env),
     port: int(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '0.0.0.0',
+    adminHost: env.CARDLINE_ADMIN_HOST || '127.0.0.1',
+    adminPort: int(env, 'CARDLINE_ADMIN_PORT', 8081, 0, 65535),
+    demoOperatorKey: demoOperatorKey(env),
     logLevel,
     dataDir: resolve(env.CARDLINE_DATA_DIR || './data'),
     databaseUrl,

@@ -84,6 +84,19 @@ export const Errors = {
       status: 400,
       detail: `The field ${field} must be a compact JWE encrypted to the tenant's key (GET /api/keys).`,
     }),
+  /** The management listener: no operator key, or one that is unknown or revoked. */
+  operatorUnauthorized: () =>
+    new CardlineError('CL_OPERATOR_UNAUTHORIZED', {
+      status: 401,
+      detail: 'A valid operator key is required: Authorization: Bearer <key> (create one with `npx cardline operator-key create --name <name>`).',
+      headers: { 'www-authenticate': 'Bearer' },
+    }),
+  tenantNotFound: (tenantId: string) => new CardlineError('CL_TENANT_NOT_FOUND', { status: 404, detail: `There is no tenant '${tenantId}'.` }),
+  /** A configuration that cannot be used, with the reason (the field, the module, the option). */
+  invalidConfiguration: (reason: string) => new CardlineError('CL_INVALID_CONFIGURATION', { status: 400, detail: reason }),
+  operatorKeyNotFound: (name: string) => new CardlineError('CL_OPERATOR_KEY_NOT_FOUND', { status: 404, detail: `There is no operator key named '${name}'.` }),
+  userNotFound: (username: string) =>
+    new CardlineError('CL_USER_NOT_FOUND', { status: 404, detail: `This tenant has no user '${username}'.` }),
   clientKeyMissing: () =>
     new CardlineError('CL_CLIENT_KEY_MISSING', {
       status: 404,

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { buildApp } from './app.js';
 import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
-import { seedDemo } from './services/onboarding.js';
+import { buildManagementApp } from './management/app.js';
+import { seedDemo, seedDemoOperatorKey } from './services/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
 
 async function main(): Promise<void> {
@@ -28,8 +29,18 @@ async function main(): Promise<void> {
     }
   }
 
-  closeOnSignals(app, config.shutdownGraceMs);
+  const management = await buildManagementApp({ services: app.cardline, config, logger: app.log });
+  if (config.demo) {
+    const operatorKey = await seedDemoOperatorKey(app.cardline.operatorKeys, config.demoOperatorKey);
+    // Printed once, to the terminal, never to the log.
+    if (operatorKey) process.stdout.write(`Demo operator key 'demo' (shown only now): ${operatorKey}\n\n`);
+    else if (config.demoOperatorKey) process.stdout.write(`Demo operator key 'demo' is CARDLINE_DEMO_OPERATOR_KEY.\n\n`);
+  }
+
+  // The management listener closes first: it runs on the gateway's services.
+  closeOnSignals([management, app], config.shutdownGraceMs);
   await app.listen({ port: config.port, host: config.host });
+  await management.listen({ port: config.adminPort, host: config.adminHost });
 }
 
 main().catch((err: unknown) => {

@@ -2,7 +2,10 @@
 // finish, close plugins (stores, pools), exit 0; exit 1 if that takes longer than the grace period.
 import type { FastifyInstance } from 'fastify';
 
-export function closeOnSignals(app: FastifyInstance, graceMs: number): void {
+/** `apps` close in order: a listener that uses another's services (the management listener) comes first. */
+export function closeOnSignals(apps: FastifyInstance | FastifyInstance[], graceMs: number): void {
+  const all = Array.isArray(apps) ? apps : [apps];
+  const app = all[all.length - 1]!;
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -15,9 +18,11 @@ export function closeOnSignals(app: FastifyInstance, graceMs: number): void {
     force.unref();
     // A keep-alive connection outlives its last response: close each one as soon as it is idle, or
     // shutdown would wait for the client's keep-alive timeout (in-flight requests still finish).
-    const closeIdle = setInterval(() => app.server.closeIdleConnections(), 100);
+    const closeIdle = setInterval(() => all.forEach((a) => a.server.closeIdleConnections()), 100);
     closeIdle.unref();
-    app.close().then(
+    all
+      .reduce((previous, a) => previous.then(() => a.close()), Promise.resolve())
+      .then(
       () => process.exit(0),
       (err: unknown) => {
         app.log.error({ err }, 'error during shutdown');

@@ -1,6 +1,7 @@
 // Options of the shared HTTP transport (auth, sockets, timeout, retries, breaker) as TypeBox schemas an
 // HTTP connector composes into its own options schema, and their resolution with defaults filled in.
 import { FormatRegistry, Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { sensitive } from '../../schemas/common.js';
 
 // TypeBox's checker knows no formats by itself; without this, every baseUrl would fail as "unknown format".
 if (!FormatRegistry.Has('uri')) {
@@ -12,12 +13,12 @@ const FilePath = Type.String({ minLength: 1, maxLength: 4096, description: 'path
 export const HttpAuth = Type.Union(
   [
     Type.Object({ type: Type.Literal('none') }, { additionalProperties: false }),
-    Type.Object({ type: Type.Literal('bearer'), token: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+    Type.Object({ type: Type.Literal('bearer'), token: sensitive(Type.String({ minLength: 1 })) }, { additionalProperties: false }),
     Type.Object(
       {
         type: Type.Literal('basic'),
         username: Type.String({ minLength: 1, pattern: '^[^:]*$', description: 'RFC 7617: a user-id cannot contain a colon' }),
-        password: Type.String(),
+        password: sensitive(Type.String()),
       },
       { additionalProperties: false },
     ),

@@ -4,6 +4,7 @@ import { Value } from '@sinclair/typebox/value';
 import { LRUCache } from 'lru-cache';
 import { ClientJwk, type RegisteredClientJwk } from '../../schemas/keys.js';
 import type { Db } from '../store/db.js';
+import type { ChangeFeed } from '../services/changes.js';
 import { ENC_ALG } from './keys.js';
 
 export interface RegisteredClientKey {
@@ -65,8 +66,9 @@ export class ClientKeyStore {
   constructor(
     private readonly db: Db,
     cacheTtlMs = 5_000,
+    private readonly changes?: ChangeFeed,
   ) {
-    this.cache = new LRUCache({ max: 10_000, ttl: Math.max(cacheTtlMs, 1) });
+    this.cache = new LRUCache({ max: 100_000, ttl: Math.max(cacheTtlMs, 1) });
   }
 
   /** The tenant's client key, or null when none is registered (response fields are then omitted). */
@@ -97,10 +99,15 @@ export class ClientKeyStore {
       [tenantId, jwk.kid, JSON.stringify(jwk)],
     );
     this.cache.delete(tenantId);
+    await this.changes?.changed({ kind: 'client-key', tenantId });
     return { jwk, registeredAt: new Date(r.rows[0]!.updated_at).toISOString() };
   }
 
   invalidate(tenantId: string): void {
     this.cache.delete(tenantId);
+  }
+
+  clear(): void {
+    this.cache.clear();
   }
 }

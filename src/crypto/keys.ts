@@ -8,6 +8,7 @@ type CryptoKey = webcrypto.CryptoKey;
 import { LRUCache } from 'lru-cache';
 import type { Db, Queryable } from '../store/db.js';
 import type { MasterKey } from './master-key.js';
+import type { ChangeFeed } from '../services/changes.js';
 
 export type KeyUse = 'enc' | 'sig';
 export type KeyStatus = 'active' | 'retiring' | 'retired';
@@ -118,8 +119,9 @@ export class KeyRing {
     private readonly db: Db,
     private readonly masterKey: MasterKey,
     cacheTtlMs = 60_000,
+    private readonly changes?: ChangeFeed,
   ) {
-    this.cache = new LRUCache({ max: 10_000, ttl: Math.max(cacheTtlMs, 1) });
+    this.cache = new LRUCache({ max: 100_000, ttl: Math.max(cacheTtlMs, 1) });
   }
 
   /** Generates a key pair, seals its private half and stores it as the tenant's newest active key. */
@@ -217,13 +219,14 @@ export class KeyRing {
         [tenantId, use, status, retireAt.toISOString()],
       );
       const active = await this.create(tenantId, use, tx);
+      await this.changes?.publish({ kind: 'keys', tenantId }, tx);
       return {
         active,
         replaced: replaced.rows.map((row) => ({ kid: row.kid, status, retireAt: retireAt.toISOString() }) as const),
       };
     });
-    // This process sees the rotation now; other replicas within their cache TTL.
-    this.invalidate(tenantId);
+    // This process sees the rotation now; every other process when it hears of it (decision 0034).
+    this.told(tenantId);
     return result;
   }
 
@@ -246,8 +249,9 @@ export class KeyRing {
         "UPDATE keys SET status = 'retired', retire_at = LEAST(COALESCE(retire_at, $3::timestamptz), $3::timestamptz) WHERE tenant_id = $1 AND kid = $2",
         [tenantId, kid, new Date().toISOString()],
       );
+      await this.changes?.publish({ kind: 'keys', tenantId }, tx);
     });
-    this.invalidate(tenantId);
+    this.told(tenantId);
     const info = (await this.list(tenantId)).find((k) => k.kid === kid);
     return info!;
   }
@@ -276,5 +280,14 @@ export class KeyRing {
 
   invalidate(tenantId: string): void {
     this.cache.delete(tenantId);
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+
+  private told(tenantId: string): void {
+    this.invalidate(tenantId);
+    this.changes?.told({ kind: 'keys', tenantId });
   }
 }

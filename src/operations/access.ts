@@ -15,6 +15,8 @@ export const ACCESS = {
   admin: ['Admin'],
   /** Sandbox simulation helpers (what only the real world moves, such as a card's delivery). */
   sandbox: ['Admin', 'Operations'],
+  /** A user's own account (its password): every role. */
+  self: ROLES,
 } as const satisfies Record<string, readonly Role[]>;
 
 /** A row of the role table, or `public`: no token (login, the tenant's public keys). */

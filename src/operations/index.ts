@@ -1,6 +1,7 @@
 // The gateway's API at a glance: every business operation, one declaration each (decision 0031). The
 // registrar (register.ts) turns this table into routes; the OpenAPI document and the role table come from it.
 import { adminKeyOperations } from './admin-keys.js';
+import { adminUserOperations } from './admin-users.js';
 import { auditOperations } from './audit.js';
 import { authOperations } from './auth.js';
 import { cardOperations } from './cards.js';
@@ -17,4 +18,5 @@ export const operations: readonly Operation[] = [
   ...sandboxOperations,
   ...auditOperations,
   ...adminKeyOperations,
+  ...adminUserOperations,
 ];

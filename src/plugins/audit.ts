@@ -7,7 +7,20 @@ import { maskCardNumbers } from '../../connectors/shared/pan.js';
 import type { Settlement } from '../audit/writer.js';
 import { Errors } from '../errors.js';
 import type { TargetSpec } from '../operations/define.js';
+import type { AuditSpec } from '../route-config.js';
 import type { Principal } from '../services/tokens.js';
+
+/** Whose trail a record joins and who acted: the listener decides (public API: the tenant and its user). */
+export interface AuditSubject {
+  tenantId: string;
+  actor: string | null;
+  role: string | null;
+}
+
+export interface AuditOptions {
+  /** Null: the request is not recorded (no tenant resolved). Defaults to the public API's subject. */
+  subject?: (request: FastifyRequest, spec: AuditSpec) => AuditSubject | null | Promise<AuditSubject | null>;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -41,7 +54,7 @@ export function scrubId(value: string): string {
 const clip = (value: string): string => scrubId(value.slice(0, 4096)).slice(0, 128);
 
 /** The value at a dotted path of the request as it arrived; anything but a non-empty string is ignored. */
-function stringAt(request: FastifyRequest, path: string): string | undefined {
+export function stringAt(request: FastifyRequest, path: string): string | undefined {
   let value: unknown = { params: request.params, query: request.query, body: request.body };
   for (const segment of path.split('.')) {
     if (value === null || typeof value !== 'object' || !Object.hasOwn(value, segment)) return undefined;
@@ -70,19 +83,29 @@ function bodyText(payload: unknown): string | null {
   return null;
 }
 
-const auditPlugin: FastifyPluginAsync = async (app) => {
+/** The public API's subject: the request's tenant, its user (or, for a login, who tried and what it got). */
+function tenantSubject(request: FastifyRequest, spec: AuditSpec): AuditSubject | null {
+  const tenant = request.tenant;
+  if (!tenant) return null;
+  let principal: Principal | null = request.principal;
+  const outcome = request.outcome;
+  if (!principal && outcome && spec.principal) principal = spec.principal(outcome.result);
+  const actor = principal?.sub ?? (spec.actorField ? stringAt(request, `body.${spec.actorField}`) : undefined);
+  return { tenantId: tenant.id, actor: actor ?? null, role: principal?.role ?? null };
+}
+
+const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
+  const subjectOf = opts.subject ?? tenantSubject;
   app.decorateRequest('audited', false);
 
   app.addHook('onSend', async (request, reply, payload) => {
     const spec = request.routeOptions.config.audit;
-    const tenant = request.tenant;
-    if (!spec || !tenant || request.audited) return payload;
+    if (!spec || request.audited) return payload;
     request.audited = true;
+    const subject = await subjectOf(request, spec);
+    if (!subject) return payload;
     const status = reply.statusCode;
     const outcome = request.outcome;
-    let principal: Principal | null = request.principal;
-    if (!principal && outcome && spec.principal) principal = spec.principal(outcome.result);
-    const actor = principal?.sub ?? (spec.actorField ? stringAt(request, `body.${spec.actorField}`) : undefined);
 
     // The Idempotency-Key this request holds is settled by the same statement as its record.
     const held = request.idempotency?.token ? request.idempotency : null;
@@ -97,10 +120,10 @@ const auditPlugin: FastifyPluginAsync = async (app) => {
     }
     try {
       await app.cardline.audit.record({
-        tenantId: tenant.id,
+        tenantId: subject.tenantId,
         at: new Date(),
-        actor: actor === undefined ? null : clip(actor),
-        role: principal?.role ?? null,
+        actor: subject.actor === null ? null : clip(subject.actor),
+        role: subject.role,
         action: spec.action,
         method: request.method,
         route: request.routeOptions.url ?? request.url,
@@ -119,7 +142,7 @@ const auditPlugin: FastifyPluginAsync = async (app) => {
       // (whatever it was: an error's handler has already run), and the key is given back so that a retry
       // (with the same connector key) can run.
       request.log.error({ err }, 'audit record could not be committed');
-      if (held) await app.idempotency.release(tenant.id, held.scope, held.token!).catch(() => undefined);
+      if (held) await app.idempotency.release(subject.tenantId, held.scope, held.token!).catch(() => undefined);
       return app.renderError(Errors.internal(), request, reply);
     } finally {
       if (held) held.token = null;
@@ -128,4 +151,4 @@ const auditPlugin: FastifyPluginAsync = async (app) => {
   });
 };
 
-export default fp(auditPlugin, { name: 'audit', dependencies: ['services', 'errors', 'idempotency'] });
+export default fp(auditPlugin, { name: 'audit', dependencies: ['errors'] });

@@ -4,7 +4,8 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify';
 import { isSensitive } from '../../schemas/common.js';
 import { CardlineError, Errors } from '../errors.js';
-import { JweError, decryptCompact, looksLikeCompactJwe } from '../crypto/jwe.js';
+import { looksLikeCompactJwe } from '../crypto/jwe.js';
+import { openTenantJwe } from '../crypto/tenant-jwe.js';
 import type { EncryptedField } from '../route-config.js';
 import type { Tenant } from '../services/tenants.js';
 import { parseStrictJson } from './strict-json.js';
@@ -16,7 +17,6 @@ export class EncryptedBody {
   constructor(readonly compact: string) {}
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
 const MAX_SCHEMA_DEPTH = 16;
 
 /** Dotted paths of the string fields a body schema marks sensitive (through objects, arrays and unions). */
@@ -95,23 +95,8 @@ const decryptPlugin: FastifyPluginAsync = async (app) => {
     if (fromSchema.length) route.config = { ...route.config, encryptedFields: [...declared, ...fromSchema] };
   });
 
-  /** Decrypts one compact JWE to the tenant's keys; every failure is the one generic 400 (decision 0008). */
-  const open = async (request: FastifyRequest, tenant: Tenant, compact: string, what: string): Promise<string> => {
-    const { enc } = await app.cardline.keys.forTenant(tenant.id);
-    try {
-      const plain = await decryptCompact(compact, {
-        keys: enc,
-        replayGuard: (jti, expiresAt) => app.cardline.replay.firstUse(tenant.id, jti, expiresAt),
-      });
-      return UTF8.decode(plain);
-    } catch (err) {
-      if (err instanceof JweError || err instanceof TypeError) {
-        request.log.info({ reason: err instanceof JweError ? err.reason : 'not utf-8', field: what }, 'encrypted value refused');
-        throw Errors.encryptedPayload();
-      }
-      throw err;
-    }
-  };
+    const open = (request: FastifyRequest, tenant: Tenant, compact: string, what: string): Promise<string> =>
+    openTenantJwe(app.cardline, tenant.id, compact, request.log, what);
 
   app.addHook('preValidation', async (request) => {
     const tenant = request.tenant;

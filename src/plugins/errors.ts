@@ -86,6 +86,10 @@ export const describeFieldErrors = (errors: FieldError[]): string =>
 /** Turns whatever was thrown into a catalogue error; unknown errors become a bare 500. */
 export function toCardlineError(err: unknown, request: FastifyRequest): CardlineError {
   if (err instanceof CardlineError) return err;
+  // A configuration an operator or an Admin sent that cannot be used: the reason names the field or module.
+  if (err instanceof Error && (err.name === 'TenantConfigError' || err.name === 'ConnectorConfigError')) {
+    return Errors.invalidConfiguration(err.message);
+  }
   const e = err as FastifyError & { validation?: AjvError[] };
   if (e.validation) {
     const fieldErrors = toFieldErrors(e.validation, request.routeOptions.config.objectName ?? 'request');

@@ -18,6 +18,10 @@ import { TenantService } from '../services/tenants.js';
 import { TokenService } from '../services/tokens.js';
 import { UserService } from '../services/users.js';
 import type { Db } from '../store/db.js';
+import { ChangeFeed } from '../services/changes.js';
+import { ConfigSecrets } from '../crypto/config-secrets.js';
+import { OperatorKeys } from '../services/operator-keys.js';
+import { sealLegacySecrets } from '../services/tenant-admin.js';
 import { migrate } from '../store/migrate.js';
 
 export interface Services {
@@ -42,6 +46,12 @@ export interface Services {
   replay: ReplayCache;
   /** The shared-counter connection when REDIS_URL is set (rate limits, replay cache), else null. */
   redis: Redis | null;
+  /** Configuration changes told to every process; caches refresh on them (decision 0034). */
+  changes: ChangeFeed;
+  /** Seals and opens the secrets of tenants' connector options (decision 0035). */
+  secrets: ConfigSecrets;
+  /** The platform operators' API keys (the management listener). */
+  operatorKeys: OperatorKeys;
 }
 
 declare module 'fastify' {
@@ -63,22 +73,56 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   const { config, db } = opts;
   await migrate(db);
   const redis = config.redisUrl ? await openRedis(config, app.log) : null;
-  const keys = new KeyRing(db, new MasterKey(opts.masterKey), config.tenantCacheTtlMs);
+  const masterKey = new MasterKey(opts.masterKey);
+  const changes = new ChangeFeed(db, app.log);
+  const keys = new KeyRing(db, masterKey, config.tenantCacheTtlMs, changes);
+  const secrets = new ConfigSecrets(masterKey);
+  const users = new UserService(db, changes);
   const services: Services = {
     config,
     db,
     keys,
-    clientKeys: new ClientKeyStore(db, config.tenantCacheTtlMs),
-    tenants: new TenantService(db, config.tenantCacheTtlMs),
-    users: new UserService(db),
-    tokens: new TokenService(keys, config.issuer, config.audience),
+    clientKeys: new ClientKeyStore(db, config.tenantCacheTtlMs, changes),
+    tenants: new TenantService(db, config.tenantCacheTtlMs, secrets),
+    users,
+    tokens: new TokenService(keys, config.issuer, config.audience, users),
     audit: new AuditWriter(db),
     auditLog: new AuditLog(db),
     pins: new PinService(() => services.hsm),
     ...createConnectorServices(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs),
     replay: createReplayCache(db, redis, config.redisPrefix),
     redis,
+    changes,
+    secrets,
+    operatorKeys: new OperatorKeys(db, changes),
   };
+  // Caches refresh on change, whichever process made it.
+  changes.subscribe((change) => {
+    switch (change.kind) {
+      case 'tenant':
+        // A tenant created elsewhere may have been looked up here before it existed: nothing of it is kept.
+        services.tenants.invalidate(change.tenantId);
+        services.keys.invalidate(change.tenantId);
+        return services.clientKeys.invalidate(change.tenantId);
+      case 'keys':
+        return services.keys.invalidate(change.tenantId);
+      case 'client-key':
+        return services.clientKeys.invalidate(change.tenantId);
+      case 'user':
+        return services.users.forget(change.tenantId, change.username);
+      case 'operator-keys':
+        return services.operatorKeys.clear();
+      case 'all':
+        services.tenants.clear();
+        services.keys.clear();
+        services.clientKeys.clear();
+        services.users.clear();
+        services.operatorKeys.clear();
+    }
+  });
+  await changes.start();
+  // Secrets stored in clear by an older version are sealed now (decision 0035).
+  await sealLegacySecrets(services, app.log);
   // Before the server listens, every active tenant's connector is loaded (external modules by dynamic
   // import), its options validated and an instance started. One tenant's broken connector is logged
   // with the reason and leaves that tenant degraded (503, listed by /health/ready), not the gateway down.
@@ -89,6 +133,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   await services.connectors.start(tenants);
   app.decorate('cardline', services);
   app.addHook('onClose', async () => {
+    await changes.close();
     services.replay.stop();
     await services.audit.close();
     await services.connectors.close();

@@ -31,6 +31,8 @@ interface Instance {
   tenantId: string;
   /** The configuration it was built from; another key means another instance. */
   key: string;
+  /** The tenant version it was built for: an older request never replaces it. */
+  version: number;
   connector: Promise<Connector>;
   /** Calls holding a lease on it. */
   inFlight: number;
@@ -102,8 +104,12 @@ export class ConnectorInstances {
   private instanceFor(tenant: Tenant): Instance {
     const config = tenant.config.connector;
     const key = JSON.stringify([config.id, config.module ?? null, config.options ?? {}]);
+    const version = tenant.version ?? 0;
     const existing = this.instances.get(tenant.id);
     if (existing && existing.key === key) return existing;
+    // A request that started on an older configuration uses the instance of the newer one rather than
+    // bringing its own back: requests already holding the old instance finish on it (leases).
+    if (existing && version < existing.version) return existing;
     if (existing) this.retire(existing);
     const connector = (async () => {
       const { definition, options } = await this.registry.prepare(tenant.id, config);
@@ -114,7 +120,7 @@ export class ConnectorInstances {
         throw new ConnectorConfigError(tenant.id, definition.id, `failed to start: ${firstLine(err)}`);
       }
     })();
-    const instance: Instance = { tenantId: tenant.id, key, connector, inFlight: 0, retired: false };
+    const instance: Instance = { tenantId: tenant.id, key, version, connector, inFlight: 0, retired: false };
     this.instances.set(tenant.id, instance);
     // A connector that fails to start is retried on the next request rather than cached broken.
     connector.catch(() => {

@@ -1,35 +1,16 @@
-// Onboarding: a tenant row with its first encryption and signing key pairs, in one transaction.
+// Onboarding the demo: its tenants, users and PIN keys (a tenant itself is created by tenant-admin.ts).
 import type { Role } from '../../schemas/common.js';
 import { DEMO_PIN_CONFIG, seedDemoPinKeys } from '../crypto/hsm/demo.js';
 import type { HsmProvider } from '../crypto/hsm/index.js';
-import type { KeyRing } from '../crypto/keys.js';
-import type { Db } from '../store/db.js';
-import type { ConnectorRegistry } from './connectors.js';
-import type { Tenant, TenantService } from './tenants.js';
-import type { UserService } from './users.js';
+import type { OperatorKeys } from './operator-keys.js';
+import { createTenant, type TenantAdminDeps } from './tenant-admin.js';
 
-export interface OnboardingDeps {
-  db: Db;
-  tenants: TenantService;
-  keys: KeyRing;
-  users: UserService;
-  connectorRegistry?: ConnectorRegistry;
+export interface OnboardingDeps extends TenantAdminDeps {
   /** When given, the demo tenants get PIN keys (src/crypto/hsm/demo.ts) and a pin configuration. */
   hsm?: HsmProvider | undefined;
 }
 
-export async function createTenant(deps: OnboardingDeps, input: { id: string; name?: string; config?: unknown }): Promise<Tenant> {
-  const tenant = await deps.db.transaction(async (tx) => {
-    const t = await deps.tenants.create(input, tx);
-    // Loads the connector's module when it names one, and checks the options (errors name the field).
-    await deps.connectorRegistry?.prepare(t.id, t.config.connector);
-    await deps.keys.create(t.id, 'enc', tx);
-    await deps.keys.create(t.id, 'sig', tx);
-    return t;
-  });
-  deps.keys.invalidate(tenant.id);
-  return tenant;
-}
+export { createTenant };
 
 export const DEMO_USERS: { username: string; role: Role }[] = [
   { username: 'admin', role: 'Admin' },
@@ -71,3 +52,21 @@ export async function seedDemo(deps: OnboardingDeps, password: string, connector
   }
   return true;
 }
+
+/**
+ * The demo's operator key, named `demo`: the key chosen in CARDLINE_DEMO_OPERATOR_KEY replaces it; without
+ * one a random key is created the first time. Returns a key only when it was generated (to print it once).
+ */
+export async function seedDemoOperatorKey(keys: OperatorKeys, chosen: string | undefined): Promise<string | null> {
+  const existing = await keys.get(DEMO_OPERATOR);
+  if (chosen !== undefined) {
+    if ((await keys.verify(chosen))?.name === DEMO_OPERATOR) return null;
+    if (existing) await keys.revoke(DEMO_OPERATOR);
+    await keys.create(DEMO_OPERATOR, chosen);
+    return null;
+  }
+  if (existing) return null;
+  return (await keys.create(DEMO_OPERATOR)).key;
+}
+
+export const DEMO_OPERATOR = 'demo';

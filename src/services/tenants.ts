@@ -1,7 +1,9 @@
-// Tenants: onboarding records and their configuration, read through a short-lived cache.
+// Tenants: onboarding records and their configuration, read through a cache that a change refreshes
+// (src/services/changes.ts). Secrets in a connector's options are stored sealed and opened here, in memory.
 import { Value } from '@sinclair/typebox/value';
 import { LRUCache } from 'lru-cache';
 import { DEFAULT_TENANT_CONFIG, TENANT_ID_PATTERN, TenantConfig } from '../../schemas/tenant.js';
+import type { ConfigSecrets } from '../crypto/config-secrets.js';
 import type { Db, Queryable } from '../store/db.js';
 
 export interface Tenant {
@@ -9,20 +11,50 @@ export interface Tenant {
   name: string;
   status: 'active' | 'disabled';
   config: TenantConfig;
+  /**
+   * Grows with every change: a request keeps the configuration it started with (decision 0034). Absent on
+   * a tenant built outside the store (a test's literal), which counts as the oldest.
+   */
+  version?: number;
+}
+
+/** A tenant row as stored: its configuration with secrets still sealed. */
+export interface StoredTenant {
+  id: string;
+  name: string;
+  status: 'active' | 'disabled';
+  config: Record<string, unknown>;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
 }
 
 interface TenantRow {
   tenant_id: string;
   name: string;
   status: 'active' | 'disabled';
-  config: TenantConfig | string;
+  config: Record<string, unknown> | string;
+  version: string | number;
+  created_at: Date | string;
+  updated_at: Date | string;
 }
+
+const COLUMNS = 'tenant_id, name, status, config, version, created_at, updated_at';
+
+/**
+ * The platform's own pseudo-tenant: operator keys and the audit chain of operator actions that concern no
+ * tenant live under it. It cannot collide with a tenant: ids start with a letter or digit.
+ */
+export const PLATFORM_TENANT = '_platform';
 
 const TENANT_ID = new RegExp(TENANT_ID_PATTERN);
 export const isTenantId = (value: string): boolean => TENANT_ID.test(value);
 
 export class TenantConfigError extends Error {
-  constructor(tenantId: string, problems: string[]) {
+  constructor(
+    tenantId: string,
+    readonly problems: string[],
+  ) {
     super(`Tenant '${tenantId}' has an invalid configuration: ${problems.join('; ')}`);
     this.name = 'TenantConfigError';
   }
@@ -39,14 +71,30 @@ export function parseTenantConfig(tenantId: string, raw: unknown): TenantConfig 
   return merged as TenantConfig;
 }
 
+const asJson = (v: Record<string, unknown> | string): Record<string, unknown> => (typeof v === 'string' ? (JSON.parse(v) as Record<string, unknown>) : v);
+
+function storedOf(row: TenantRow): StoredTenant {
+  return {
+    id: row.tenant_id,
+    name: row.name,
+    status: row.status,
+    config: asJson(row.config),
+    version: Number(row.version),
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
 export class TenantService {
   private readonly cache: LRUCache<string, { tenant: Tenant | null }>;
 
+  /** Without `secrets` (tools that only list), sealed options stay sealed: such a tenant cannot call its core. */
   constructor(
     private readonly db: Db,
     cacheTtlMs: number,
+    private readonly secrets?: ConfigSecrets,
   ) {
-    this.cache = new LRUCache({ max: 10_000, ttl: Math.max(cacheTtlMs, 1) });
+    this.cache = new LRUCache({ max: 100_000, ttl: Math.max(cacheTtlMs, 1) });
   }
 
   /** The tenant, or null when unknown. Unknown ids are cached too, so a flood of them costs no queries. */
@@ -54,11 +102,23 @@ export class TenantService {
     if (!isTenantId(tenantId)) return null;
     const hit = this.cache.get(tenantId);
     if (hit) return hit.tenant;
-    const r = await this.db.query<TenantRow>('SELECT tenant_id, name, status, config FROM tenants WHERE tenant_id = $1', [tenantId]);
+    const r = await this.db.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE tenant_id = $1`, [tenantId]);
     const row = r.rows[0];
-    const tenant = row ? fromRow(row) : null;
+    const tenant = row ? this.fromStored(storedOf(row)) : null;
     this.cache.set(tenantId, { tenant });
     return tenant;
+  }
+
+  /** The row as stored (secrets sealed); `lock` takes it FOR UPDATE in the transaction `db`. */
+  async stored(tenantId: string, db: Queryable = this.db, lock = false): Promise<StoredTenant | null> {
+    if (!isTenantId(tenantId)) return null;
+    const r = await db.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE tenant_id = $1${lock ? ' FOR UPDATE' : ''}`, [tenantId]);
+    return r.rows[0] ? storedOf(r.rows[0]) : null;
+  }
+
+  async listStored(): Promise<StoredTenant[]> {
+    const r = await this.db.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants ORDER BY tenant_id`);
+    return r.rows.map(storedOf);
   }
 
   async list(): Promise<Tenant[]> {
@@ -67,48 +127,63 @@ export class TenantService {
 
   /** Every tenant whose stored configuration is valid, and the ones whose is not (with the reason). */
   async listChecked(): Promise<{ tenants: Tenant[]; invalid: { tenant: string; reason: string }[] }> {
-    const r = await this.db.query<TenantRow>('SELECT tenant_id, name, status, config FROM tenants ORDER BY tenant_id');
     const tenants: Tenant[] = [];
     const invalid: { tenant: string; reason: string }[] = [];
-    for (const row of r.rows) {
+    for (const stored of await this.listStored()) {
       try {
-        tenants.push(fromRow(row));
+        tenants.push(this.fromStored(stored));
       } catch (err) {
         if (!(err instanceof TenantConfigError)) throw err;
-        if (row.status === 'active') invalid.push({ tenant: row.tenant_id, reason: err.message });
+        if (stored.status === 'active') invalid.push({ tenant: stored.id, reason: err.message });
       }
     }
     return { tenants, invalid };
   }
 
-  async create(input: { id: string; name?: string; config?: unknown }, db: Queryable = this.db): Promise<Tenant> {
-    if (!isTenantId(input.id)) {
-      throw new TenantConfigError(input.id, [`id must match ${TENANT_ID_PATTERN} (lower-case letters, digits, dashes)`]);
-    }
-    const config = parseTenantConfig(input.id, input.config);
-    const tenant: Tenant = { id: input.id, name: input.name ?? input.id, status: 'active', config };
+  /** Inserts a tenant whose configuration was validated (and its secrets sealed) by the caller. */
+  async insert(input: { id: string; name: string; config: Record<string, unknown> }, db: Queryable = this.db): Promise<void> {
     await db.query('INSERT INTO tenants (tenant_id, name, status, config) VALUES ($1, $2, $3, $4)', [
-      tenant.id,
-      tenant.name,
-      tenant.status,
-      JSON.stringify(config),
+      input.id,
+      input.name,
+      'active',
+      JSON.stringify(input.config),
     ]);
-    this.cache.delete(tenant.id);
-    return tenant;
   }
 
-  async setStatus(tenantId: string, status: Tenant['status']): Promise<void> {
-    await this.db.query('UPDATE tenants SET status = $2, updated_at = now() WHERE tenant_id = $1', [tenantId, status]);
-    this.cache.delete(tenantId);
+  /** Replaces name and configuration; the version grows. */
+  async update(tenantId: string, input: { name: string; config: Record<string, unknown> }, db: Queryable = this.db): Promise<void> {
+    await db.query('UPDATE tenants SET name = $2, config = $3, version = version + 1, updated_at = now() WHERE tenant_id = $1', [
+      tenantId,
+      input.name,
+      JSON.stringify(input.config),
+    ]);
+    this.invalidate(tenantId);
+  }
+
+  /** Enables or disables; the version grows. The caller tells other processes (src/services/tenant-admin.ts). */
+  async setStatus(tenantId: string, status: Tenant['status'], db: Queryable = this.db): Promise<void> {
+    await db.query('UPDATE tenants SET status = $2, version = version + 1, updated_at = now() WHERE tenant_id = $1', [tenantId, status]);
+    this.invalidate(tenantId);
   }
 
   async count(): Promise<number> {
     const r = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM tenants');
     return r.rows[0]?.n ?? 0;
   }
-}
 
-function fromRow(row: TenantRow): Tenant {
-  const raw = typeof row.config === 'string' ? JSON.parse(row.config) : row.config;
-  return { id: row.tenant_id, name: row.name, status: row.status, config: parseTenantConfig(row.tenant_id, raw) };
+  /** The tenant as the gateway uses it: secrets opened, defaults filled, validated. */
+  fromStored(stored: StoredTenant): Tenant {
+    const raw = structuredClone(stored.config);
+    const connector = raw.connector as { options?: unknown } | undefined;
+    if (this.secrets && connector?.options !== undefined) connector.options = this.secrets.open(stored.id, connector.options);
+    return { id: stored.id, name: stored.name, status: stored.status, config: parseTenantConfig(stored.id, raw), version: stored.version };
+  }
+
+  invalidate(tenantId: string): void {
+    this.cache.delete(tenantId);
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
 }

@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { SIG_ALG, type KeyRing } from '../crypto/keys.js';
 import type { Tenant } from './tenants.js';
-import type { User } from './users.js';
+import type { User, UserState } from './users.js';
 
 export interface Principal {
   sub: string;
@@ -13,6 +13,13 @@ export interface Principal {
   role: Role;
   jti: string;
   exp: number;
+  /** The user's token generation when it was issued (claim `gen`; 0 for tokens issued before it existed). */
+  gen: number;
+}
+
+/** Where verification learns whether a token's user still exists, is enabled and has not had its tokens revoked. */
+export interface UserStates {
+  state(tenantId: string, username: string): Promise<UserState | null>;
 }
 
 export class TokenError extends Error {
@@ -33,6 +40,7 @@ export class TokenService {
     private readonly keys: KeyRing,
     private readonly issuer: string,
     private readonly audience: string,
+    private readonly users?: UserStates,
   ) {}
 
   /** Signs a token for the user; the principal it names comes back with it (the audit records it). */
@@ -46,8 +54,9 @@ export class TokenService {
       role: user.role,
       jti: randomUUID(),
       exp: now + tenant.config.tokenLifetimeSeconds,
+      gen: user.generation,
     };
-    const token = await new SignJWT({ tenant: tenant.id, role: user.role })
+    const token = await new SignJWT({ tenant: tenant.id, role: user.role, gen: user.generation })
       .setProtectedHeader({ alg: SIG_ALG, kid: key.kid, typ: 'JWT' })
       .setSubject(principal.sub)
       .setIssuedAt(now)
@@ -69,7 +78,7 @@ export class TokenService {
       if (cached.tenant !== tenantId) throw new TokenError('tenant mismatch');
       // A retired signing key stops verifying at once, not when this cache entry expires (decision 0021).
       if (!(await this.keys.forTenant(tenantId)).sig.some((k) => k.kid === hit.kid)) throw new TokenError('unknown key');
-      return cached;
+      return this.current(cached);
     }
     let kid: string | undefined;
     try {
@@ -96,11 +105,22 @@ export class TokenService {
     } catch {
       throw new TokenError('signature or claims invalid');
     }
-    const { sub, tenant, role, jti, exp } = payload as Record<string, unknown>;
+    const { sub, tenant, role, jti, exp, gen } = payload as Record<string, unknown>;
     if (tenant !== tenantId) throw new TokenError('tenant mismatch');
     if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) throw new TokenError('unknown role');
-    const principal: Principal = { sub: String(sub), tenant, role: role as Role, jti: String(jti), exp: Number(exp) };
+    if (gen !== undefined && (typeof gen !== 'number' || !Number.isSafeInteger(gen) || gen < 0)) throw new TokenError('malformed');
+    const principal: Principal = { sub: String(sub), tenant, role: role as Role, jti: String(jti), exp: Number(exp), gen: typeof gen === 'number' ? gen : 0 };
     this.verified.set(token, { principal, kid: key.kid });
+    return this.current(principal);
+  }
+
+  /** Refuses a token whose user was removed or disabled, or whose tokens were revoked since it was issued. */
+  private async current(principal: Principal): Promise<Principal> {
+    if (!this.users) return principal;
+    const state = await this.users.state(principal.tenant, principal.sub);
+    if (!state) throw new TokenError('user removed');
+    if (state.disabled) throw new TokenError('user disabled');
+    if (state.generation !== principal.gen) throw new TokenError('revoked');
     return principal;
   }
 }

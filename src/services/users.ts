@@ -1,17 +1,44 @@
-// API users: argon2id password hashes and the lockout rule (10 failures lock a user for 30 minutes).
+// API users: argon2id password hashes, the lockout rule (10 failures lock a user for 30 minutes), the
+// administration a tenant's Admin does (the last Admin cannot go), and token generations: a change that
+// must end a user's sessions (disabled, removed, role or password changed) bumps the generation its tokens
+// carry, and every process refuses older ones once it hears of the change (decision 0034).
 import { randomUUID } from 'node:crypto';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { LRUCache } from 'lru-cache';
 import { ROLES, type Role } from '../../schemas/common.js';
+import { Errors } from '../errors.js';
 import type { Db, Queryable } from '../store/db.js';
+import type { ChangeFeed } from './changes.js';
 
 export const MAX_FAILURES = 10;
 export const LOCK_MINUTES = 30;
+
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 1024;
 
 export interface User {
   id: string;
   tenantId: string;
   username: string;
   role: Role;
+  /** Tokens carry it; a token of an older generation is refused. */
+  generation: number;
+}
+
+/** A user as a tenant's Admin sees it: never a hash. */
+export interface UserView {
+  username: string;
+  role: Role;
+  disabled: boolean;
+  /** Locked by ten failed logins, until the lock expires or an Admin unlocks it. */
+  locked: boolean;
+  lastLoginAt: string | null;
+}
+
+/** What verifying a token needs to know of its user, cached per process until the user changes. */
+export interface UserState {
+  generation: number;
+  disabled: boolean;
 }
 
 interface UserRow {
@@ -20,6 +47,34 @@ interface UserRow {
   role: Role;
   password_hash: string;
   disabled: boolean;
+  token_generation: number;
+}
+
+interface ViewRow {
+  username: string;
+  role: Role;
+  disabled: boolean;
+  locked: boolean;
+  last_login_at: Date | string | null;
+}
+
+const toView = (r: ViewRow): UserView => ({
+  username: r.username,
+  role: r.role,
+  disabled: r.disabled,
+  locked: r.locked,
+  lastLoginAt: r.last_login_at === null ? null : new Date(r.last_login_at).toISOString(),
+});
+
+const VIEW_SELECT = `SELECT u.username, u.role, u.disabled, u.last_login_at,
+         COALESCE(a.locked_until > now(), false) AS locked
+    FROM users u LEFT JOIN login_attempts a ON a.tenant_id = u.tenant_id AND a.username = u.username`;
+
+/** A password rule the API and the CLI share; the message says what to send. */
+export function passwordProblem(password: string): string | null {
+  if (password.length < PASSWORD_MIN) return `A password needs at least ${PASSWORD_MIN} characters.`;
+  if (password.length > PASSWORD_MAX) return `A password has at most ${PASSWORD_MAX} characters.`;
+  return null;
 }
 
 const HASH_OPTIONS = { algorithm: Algorithm.Argon2id } as const;
@@ -27,22 +82,182 @@ const HASH_OPTIONS = { algorithm: Algorithm.Argon2id } as const;
 export class UserService {
   /** Verified against when the user is unknown, so that timing does not reveal which usernames exist. */
   private dummyHash: Promise<string> | undefined;
+  private readonly states = new LRUCache<string, { state: UserState | null }>({ max: 200_000 });
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly changes?: ChangeFeed,
+  ) {}
 
+  /** Tells every process that the user changed (in `tx`, delivered at commit), then this one at once. */
+  private async changed(tenantId: string, username: string, tx?: Queryable): Promise<void> {
+    const change = { kind: 'user', tenantId, username } as const;
+    await this.changes?.publish(change, tx);
+    if (!tx) this.told(change.tenantId, change.username);
+  }
+
+  private told(tenantId: string, username: string): void {
+    this.forget(tenantId, username);
+    this.changes?.told({ kind: 'user', tenantId, username });
+  }
+
+  /**
+   * Adds a user, or resets an existing one (new role and password, enabled, unlocked; its id is kept, its
+   * tokens revoked): the CLI's and the demo's `user add`.
+   */
   async add(tenantId: string, username: string, role: Role, password: string, db: Queryable = this.db): Promise<User> {
     if (!ROLES.includes(role)) throw new Error(`Unknown role '${role}'; one of ${ROLES.join(', ')}`);
-    if (password.length < 8) throw new Error('A password needs at least 8 characters');
-    // Adding an existing user resets it: new role and password, enabled, unlocked; its id is kept.
-    const r = await db.query<{ id: string }>(
+    const problem = passwordProblem(password);
+    if (problem) throw new Error(problem);
+    const r = await db.query<{ id: string; token_generation: number }>(
       `INSERT INTO users (tenant_id, username, id, role, password_hash) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (tenant_id, username) DO UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled = false
-       RETURNING id`,
+       ON CONFLICT (tenant_id, username) DO UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled = false,
+         token_generation = users.token_generation + 1, updated_at = now()
+       RETURNING id, token_generation`,
       [tenantId, username, randomUUID(), role, await hash(password, HASH_OPTIONS)],
     );
-    const id = r.rows[0]!.id;
+    const row = r.rows[0]!;
     await db.query('DELETE FROM login_attempts WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
-    return { id, tenantId, username, role };
+    await this.changed(tenantId, username, db === this.db ? undefined : db);
+    return { id: row.id, tenantId, username, role, generation: Number(row.token_generation) };
+  }
+
+  /** Creates a user; refused (409 USER_EXISTS) when the name is taken. */
+  async create(tenantId: string, username: string, role: Role, password: string): Promise<UserView> {
+    const problem = passwordProblem(password);
+    if (problem) throw Errors.badRequest(problem);
+    const r = await this.db.query(
+      `INSERT INTO users (tenant_id, username, id, role, password_hash) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (tenant_id, username) DO NOTHING`,
+      [tenantId, username, randomUUID(), role, await hash(password, HASH_OPTIONS)],
+    );
+    if (r.rowCount !== 1) throw Errors.business('USER_EXISTS', `Tenant '${tenantId}' already has a user '${username}'.`);
+    await this.changed(tenantId, username);
+    return (await this.view(tenantId, username))!;
+  }
+
+  async list(tenantId: string): Promise<UserView[]> {
+    const r = await this.db.query<ViewRow>(`${VIEW_SELECT} WHERE u.tenant_id = $1 ORDER BY u.username`, [tenantId]);
+    return r.rows.map(toView);
+  }
+
+  async view(tenantId: string, username: string): Promise<UserView | null> {
+    const r = await this.db.query<ViewRow>(`${VIEW_SELECT} WHERE u.tenant_id = $1 AND u.username = $2`, [tenantId, username]);
+    return r.rows[0] ? toView(r.rows[0]) : null;
+  }
+
+  /**
+   * Changes a user's role or disables it (both revoke its tokens). The tenant's last enabled Admin cannot be
+   * demoted or disabled (409 LAST_ADMIN); the Admins are locked while this is decided, so two Admins cannot
+   * demote each other at once.
+   */
+  async update(tenantId: string, username: string, change: { role?: Role | undefined; disabled?: boolean | undefined }): Promise<UserView> {
+    await this.db.transaction(async (tx) => {
+      const user = await this.lockForChange(tx, tenantId, username);
+      const role = change.role ?? user.role;
+      const disabled = change.disabled ?? user.disabled;
+      if (user.role === 'Admin' && !user.disabled && (role !== 'Admin' || disabled)) await this.keepAnAdmin(tx, tenantId, username);
+      const revokes = role !== user.role || (disabled && !user.disabled);
+      await tx.query(
+        `UPDATE users SET role = $3, disabled = $4, token_generation = token_generation + $5, updated_at = now()
+          WHERE tenant_id = $1 AND username = $2`,
+        [tenantId, username, role, disabled, revokes ? 1 : 0],
+      );
+      await this.changes?.publish({ kind: 'user', tenantId, username }, tx);
+    });
+    this.told(tenantId, username);
+    return (await this.view(tenantId, username))!;
+  }
+
+  /** Removes a user (its tokens stop working); never the tenant's last enabled Admin. */
+  async remove(tenantId: string, username: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const user = await this.lockForChange(tx, tenantId, username);
+      if (user.role === 'Admin' && !user.disabled) await this.keepAnAdmin(tx, tenantId, username);
+      await tx.query('DELETE FROM users WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
+      await this.changes?.publish({ kind: 'user', tenantId, username }, tx);
+    });
+    this.told(tenantId, username);
+  }
+
+  /** Lifts a lockout (and forgets the failures that led to it). */
+  async unlock(tenantId: string, username: string): Promise<UserView> {
+    if (!(await this.view(tenantId, username))) throw Errors.userNotFound(username);
+    await this.db.query('DELETE FROM login_attempts WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
+    return (await this.view(tenantId, username))!;
+  }
+
+  /** Sets a new password (an Admin's reset): the user's tokens are revoked and any lockout lifted. */
+  async setPassword(tenantId: string, username: string, password: string): Promise<void> {
+    const problem = passwordProblem(password);
+    if (problem) throw Errors.badRequest(problem);
+    const passwordHash = await hash(password, HASH_OPTIONS);
+    const r = await this.db.query(
+      `UPDATE users SET password_hash = $3, token_generation = token_generation + 1, updated_at = now()
+        WHERE tenant_id = $1 AND username = $2`,
+      [tenantId, username, passwordHash],
+    );
+    if (r.rowCount !== 1) throw Errors.userNotFound(username);
+    await this.db.query('DELETE FROM login_attempts WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
+    await this.changed(tenantId, username);
+  }
+
+  /**
+   * A user changes its own password. The current one is checked like a login (a wrong one counts towards
+   * the lockout); every token of the user, this one included, is revoked: log in again with the new one.
+   */
+  async changeOwnPassword(tenantId: string, username: string, current: string, next: string): Promise<void> {
+    const problem = passwordProblem(next);
+    if (problem) throw Errors.badRequest(problem);
+    if (!(await this.authenticate(tenantId, username, current))) {
+      throw Errors.badRequest('currentPassword is not the current password of this user.');
+    }
+    await this.setPassword(tenantId, username, next);
+  }
+
+  /** The token-relevant state of a user, cached until it changes; null when the user does not exist. */
+  async state(tenantId: string, username: string): Promise<UserState | null> {
+    const key = `${tenantId}\u0000${username}`;
+    const hit = this.states.get(key);
+    if (hit) return hit.state;
+    const r = await this.db.query<{ token_generation: number; disabled: boolean }>(
+      'SELECT token_generation, disabled FROM users WHERE tenant_id = $1 AND username = $2',
+      [tenantId, username],
+    );
+    const row = r.rows[0];
+    const state = row ? { generation: Number(row.token_generation), disabled: row.disabled } : null;
+    this.states.set(key, { state });
+    return state;
+  }
+
+  forget(tenantId: string, username: string): void {
+    this.states.delete(`${tenantId}\u0000${username}`);
+  }
+
+  clear(): void {
+    this.states.clear();
+  }
+
+  private async lockForChange(tx: Queryable, tenantId: string, username: string): Promise<{ role: Role; disabled: boolean }> {
+    // Every enabled Admin of the tenant is locked first (in a fixed order), then the user itself: concurrent
+    // changes that could remove the last Admin take turns.
+    await tx.query("SELECT username FROM users WHERE tenant_id = $1 AND role = 'Admin' AND NOT disabled ORDER BY username FOR UPDATE", [tenantId]);
+    const r = await tx.query<{ role: Role; disabled: boolean }>('SELECT role, disabled FROM users WHERE tenant_id = $1 AND username = $2 FOR UPDATE', [
+      tenantId,
+      username,
+    ]);
+    if (!r.rows[0]) throw Errors.userNotFound(username);
+    return r.rows[0];
+  }
+
+  private async keepAnAdmin(tx: Queryable, tenantId: string, username: string): Promise<void> {
+    const r = await tx.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM users WHERE tenant_id = $1 AND role = 'Admin' AND NOT disabled AND username <> $2",
+      [tenantId, username],
+    );
+    if ((r.rows[0]?.n ?? 0) === 0) {
+      throw Errors.business('LAST_ADMIN', `'${username}' is the tenant's last Admin; make another user Admin first.`);
+    }
   }
 
   /**
@@ -56,7 +271,7 @@ export class UserService {
    */
   async authenticate(tenantId: string, username: string, password: string): Promise<User | null> {
     const r = await this.db.query<UserRow>(
-      'SELECT id, username, role, password_hash, disabled FROM users WHERE tenant_id = $1 AND username = $2',
+      'SELECT id, username, role, password_hash, disabled, token_generation FROM users WHERE tenant_id = $1 AND username = $2',
       [tenantId, username],
     );
     const row = r.rows[0];
@@ -71,7 +286,7 @@ export class UserService {
     }
     const ok = await this.checkPassword(row.password_hash, password);
     await this.endAttempt(tenantId, username, ok);
-    return ok ? { id: row.id, tenantId, username: row.username, role: row.role } : null;
+    return ok ? { id: row.id, tenantId, username: row.username, role: row.role, generation: Number(row.token_generation) } : null;
   }
 
   /**
@@ -113,6 +328,7 @@ export class UserService {
           [tenantId, username],
         );
       }
+      await this.db.query('UPDATE users SET last_login_at = now() WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
       return;
     }
     await this.db.query(

@@ -16,8 +16,25 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
+/** A LISTEN held open on its own connection; `close` ends it. */
+export interface Listener {
+  close(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  onMessage(payload: string): void;
+  /** The connection was lost and is back: messages sent meanwhile were missed. */
+  onReconnect(): void;
+  onError(err: unknown): void;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * PostgreSQL only: LISTENs on `channel` over a dedicated connection that reconnects by itself. The embedded
+   * store has one process, which is told of its own changes directly.
+   */
+  listen?(channel: string, handlers: ListenHandlers): Promise<Listener>;
   /** Runs fn in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs fn holding a cluster-wide advisory lock (migrations, seeding), so replicas take turns. */
@@ -77,7 +94,51 @@ class PgliteDb implements Db {
 
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly connectionString: string,
+  ) {}
+
+  async listen(channel: string, handlers: ListenHandlers): Promise<Listener> {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+    let closed = false;
+    let client: pg.Client | null = null;
+    let delayMs = 100;
+    const connect = async (): Promise<void> => {
+      const c = new pg.Client({ connectionString: this.connectionString });
+      c.on('notification', (msg) => handlers.onMessage(msg.payload ?? ''));
+      // A dropped connection is re-established with backoff; what was sent meanwhile is told as missed.
+      c.on('error', (err) => handlers.onError(err));
+      c.on('end', () => {
+        if (closed) return;
+        client = null;
+        setTimeout(() => void reconnect(), delayMs).unref();
+        delayMs = Math.min(delayMs * 2, 5_000);
+      });
+      await c.connect();
+      await c.query(`LISTEN ${channel}`);
+      client = c;
+      delayMs = 100;
+    };
+    const reconnect = async (): Promise<void> => {
+      if (closed) return;
+      try {
+        await connect();
+        handlers.onReconnect();
+      } catch (err) {
+        handlers.onError(err);
+        setTimeout(() => void reconnect(), delayMs).unref();
+        delayMs = Math.min(delayMs * 2, 5_000);
+      }
+    };
+    await connect();
+    return {
+      close: async () => {
+        closed = true;
+        await client?.end().catch(() => undefined);
+      },
+    };
+  }
 
   async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
     const r = await this.pool.query(sql, params);
@@ -143,7 +204,7 @@ export async function openDb(opts: OpenOptions): Promise<Db> {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     pool.on('error', () => undefined);
-    return new PostgresDb(pool);
+    return new PostgresDb(pool, opts.databaseUrl);
   }
   const { PGlite } = await import('@electric-sql/pglite');
   const dataDir = opts.dataDir ?? 'memory://';

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
+import { buildManagementApp } from '../../src/management/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { encryptCompact } from '../../src/crypto/jwe.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
@@ -70,6 +71,10 @@ export interface TestApp {
   /** Encrypts a value to the tenant's gateway key, as a client would. */
   encrypt(value: string, tenant?: string, opts?: Parameters<typeof encryptCompact>[2]): Promise<string>;
   inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
+  /** The management listener over this gateway's services, built on first use. */
+  management(): Promise<FastifyInstance>;
+  /** A fresh operator key (named `name`, or a unique one) for the management listener. */
+  operatorKey(name?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -150,12 +155,16 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     }
     return pending;
   };
+  let management: Promise<FastifyInstance> | undefined;
+  let operators = 0;
   return {
     app,
     config,
     db: testDb.db,
     token,
     encrypt,
+    management: () => (management ??= buildManagementApp({ services: app.cardline, config, ...(opts.logger ? { logger: opts.logger } : {}) })),
+    operatorKey: async (name = `operator-${++operators}`) => (await app.cardline.operatorKeys.create(name)).key,
     // Every answer is checked against the committed OpenAPI document (its route's schema for the status).
     inject: async (o) => {
       const res = await app.inject(o);
@@ -163,6 +172,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       return res;
     },
     close: async () => {
+      if (management) await (await management).close();
       await app.close();
       await core.stop();
       await testDb.drop();

@@ -92,7 +92,7 @@ describe('POST /api/authenticate: success', () => {
     expect(res.json()).toEqual({ id_token: expect.any(String) });
   });
 
-  it('issues an ES256 JWT with kid and the claims sub, tenant, role, iat, exp, jti, iss, aud; lifetime 3600 s', async () => {
+  it('issues an ES256 JWT with kid and the claims sub, tenant, role, iat, exp, jti, iss, aud, gen; lifetime 3600 s', async () => {
     const before = nowSeconds();
     const token = (await authenticate('ops', PASSWORD)).json().id_token as string;
     expect(decodeProtectedHeader(token)).toEqual({ alg: 'ES256', kid: expect.any(String), typ: 'JWT' });
@@ -106,6 +106,8 @@ describe('POST /api/authenticate: success', () => {
       jti: expect.any(String),
       iss: 'cardline',
       aud: 'cardline-api',
+      // The user's token generation: a revocation (disabled, removed, role or password changed) bumps it.
+      gen: 0,
     });
     expect(claims.iat).toBeGreaterThanOrEqual(before);
     expect(claims.iat).toBeLessThanOrEqual(nowSeconds());

@@ -407,6 +407,15 @@ describe('every route declares its roles or auth: false', () => {
       'POST /v1/admin/keys/rotate': ADMIN,
       'GET /v1/admin/client-key': ADMIN,
       'PUT /v1/admin/client-key': ADMIN,
+      'GET /v1/admin/users': ADMIN,
+      'POST /v1/admin/users': ADMIN,
+      'PATCH /v1/admin/users/:username': ADMIN,
+      'POST /v1/admin/users/:username/unlock': ADMIN,
+      'PUT /v1/admin/users/:username/password': ADMIN,
+      'DELETE /v1/admin/users/:username': ADMIN,
+      'GET /v1/admin/config': ADMIN,
+      'PATCH /v1/admin/config': ADMIN,
+      'PUT /v1/me/password': EVERYONE,
     };
     const actual = Object.fromEntries(
       routes.filter((r) => r.config?.roles && r.method !== 'HEAD').map((r) => [`${String(r.method)} ${r.url}`, r.config!.roles!]),
@@ -423,13 +432,21 @@ describe('the remaining routes refuse every role outside their table (403 in the
     message: 'error.http.403',
     detail: `The role '${role}' may not call this operation.`,
   });
-  const cases: { route: string; method: 'GET' | 'POST' | 'PUT'; url: string; allowed: readonly Role[]; payload?: object }[] = [
+  const cases: { route: string; method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'; url: string; allowed: readonly Role[]; payload?: object }[] = [
     { route: 'PUT /v1/cards/:cardId/pin', method: 'PUT', url: '/v1/cards/CARD-3001/pin', allowed: CARD_WRITERS, payload: { pinBlock: '00', format: 4 } },
     { route: 'GET /v1/audit', method: 'GET', url: '/v1/audit', allowed: ['Admin', 'Operations', 'Read-Only'] },
     { route: 'GET /v1/admin/keys', method: 'GET', url: '/v1/admin/keys', allowed: ['Admin'] },
     { route: 'POST /v1/admin/keys/rotate', method: 'POST', url: '/v1/admin/keys/rotate', allowed: ['Admin'], payload: { use: 'enc' } },
     { route: 'GET /v1/admin/client-key', method: 'GET', url: '/v1/admin/client-key', allowed: ['Admin'] },
     { route: 'PUT /v1/admin/client-key', method: 'PUT', url: '/v1/admin/client-key', allowed: ['Admin'], payload: { jwk: {} } },
+    { route: 'GET /v1/admin/users', method: 'GET', url: '/v1/admin/users', allowed: ['Admin'] },
+    { route: 'POST /v1/admin/users', method: 'POST', url: '/v1/admin/users', allowed: ['Admin'], payload: { username: 'x', role: 'Admin', password: 'x' } },
+    { route: 'PATCH /v1/admin/users/:username', method: 'PATCH', url: '/v1/admin/users/ops', allowed: ['Admin'], payload: { role: 'Admin' } },
+    { route: 'POST /v1/admin/users/:username/unlock', method: 'POST', url: '/v1/admin/users/ops/unlock', allowed: ['Admin'] },
+    { route: 'PUT /v1/admin/users/:username/password', method: 'PUT', url: '/v1/admin/users/ops/password', allowed: ['Admin'], payload: { password: 'x' } },
+    { route: 'DELETE /v1/admin/users/:username', method: 'DELETE', url: '/v1/admin/users/admin', allowed: ['Admin'] },
+    { route: 'GET /v1/admin/config', method: 'GET', url: '/v1/admin/config', allowed: ['Admin'] },
+    { route: 'PATCH /v1/admin/config', method: 'PATCH', url: '/v1/admin/config', allowed: ['Admin'], payload: { tokenLifetimeSeconds: 60 } },
   ];
   const denied = cases.flatMap((c) => EVERYONE.filter((role) => !c.allowed.includes(role)).map((role) => [c.route, role, c] as const));
   it.each(denied)('%s refuses %s', async (_route, role, c) => {

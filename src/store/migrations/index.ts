@@ -181,4 +181,31 @@ ALTER TABLE login_attempts ADD COLUMN in_flight integer NOT NULL DEFAULT 0;
 ALTER TABLE login_attempts ADD COLUMN in_flight_at timestamptz;
 `,
   },
+  {
+    // Live administration (decision 0034): operator API keys (only a hash is stored), a version per tenant so
+    // that a request keeps the configuration it started with, and per-user token generations (revocation).
+    name: '0008-live-administration',
+    sql: `
+-- The platform's own rows live under the pseudo-tenant '_platform' (as its audit chain does), so that this
+-- table too is keyed by tenant_id first (DESIGN §5).
+CREATE TABLE operator_keys (
+  tenant_id    text NOT NULL DEFAULT '_platform' CHECK (tenant_id = '_platform'),
+  name         text NOT NULL,
+  id           uuid NOT NULL,
+  key_hash     text NOT NULL,
+  prefix       text NOT NULL,
+  created_at   timestamptz NOT NULL DEFAULT now(),
+  last_used_at timestamptz,
+  revoked_at   timestamptz,
+  PRIMARY KEY (tenant_id, name),
+  UNIQUE (tenant_id, key_hash)
+);
+
+ALTER TABLE tenants ADD COLUMN version bigint NOT NULL DEFAULT 1;
+
+ALTER TABLE users ADD COLUMN token_generation integer NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN last_login_at timestamptz;
+ALTER TABLE users ADD COLUMN updated_at timestamptz NOT NULL DEFAULT now();
+`,
+  },
 ];

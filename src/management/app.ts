@@ -1,0 +1,92 @@
+// The management listener (CARDLINE_ADMIN_HOST:CARDLINE_ADMIN_PORT, loopback by default): the platform
+// operator's API — tenants, their first users, operator keys — authenticated by operator keys, never by a
+// tenant's token. Its own Fastify instance over the gateway's services; problem dialect; every call audited.
+import type { Server } from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { securityHeaders, serverOptions } from '../app.js';
+import type { Config } from '../config.js';
+import { Errors } from '../errors.js';
+import audit, { stringAt, type AuditSubject } from '../plugins/audit.js';
+import errors from '../plugins/errors.js';
+import type { Services } from '../plugins/services.js';
+import strictJson from '../plugins/strict-json.js';
+import type { AuditSpec } from '../route-config.js';
+import type { Operator } from '../services/operator-keys.js';
+import { PLATFORM_TENANT, isTenantId } from '../services/tenants.js';
+import managementRoutes from './routes.js';
+
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The operator whose key authenticated the request (management listener). */
+    operator: Operator | null;
+  }
+  interface FastifyContextConfig {
+    /** false: no operator key needed (the management listener's liveness probe). */
+    operator?: false;
+  }
+}
+
+const BEARER = /^Bearer (\S{1,512})$/;
+
+/** Operator keys, checked before anything else; a tenant's token is never one. */
+const operatorAuth = fp(
+  async (app) => {
+    app.decorateRequest('operator', null);
+    app.addHook('onRequest', async (request) => {
+      if (request.is404 || request.routeOptions.config.operator === false) return;
+      const match = BEARER.exec(request.headers.authorization ?? '');
+      const operator = match ? await app.cardline.operatorKeys.verify(match[1]!) : null;
+      if (!operator) {
+        request.log.info('operator key refused');
+        throw Errors.operatorUnauthorized();
+      }
+      request.operator = operator;
+    });
+  },
+  { name: 'operator-auth', dependencies: ['errors'] },
+);
+
+export interface ManagementOptions {
+  services: Services;
+  config: Config;
+}
+
+const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
+  app.decorate('cardline', opts.services);
+  app.removeContentTypeParser('text/plain');
+  await app.register(securityHeaders);
+  await app.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
+  await app.register(strictJson);
+  await app.register(operatorAuth);
+  // An operator's action joins the trail of the tenant it concerns (its Admins read it in GET /v1/audit);
+  // anything else, the platform's own chain.
+  const subject = async (request: FastifyRequest, _spec: AuditSpec): Promise<AuditSubject> => {
+    const named = stringAt(request, 'params.tenantId') ?? stringAt(request, 'body.id');
+    const tenant = named && isTenantId(named) ? await opts.services.tenants.get(named) : null;
+    return { tenantId: tenant?.id ?? PLATFORM_TENANT, actor: request.operator?.name ?? null, role: request.operator ? 'Operator' : null };
+  };
+  await app.register(audit, { subject });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), operator: request.operator?.name },
+      'management request completed',
+    );
+  });
+  await app.register(managementRoutes);
+};
+
+export const managementPlugin = fp(managementApp, { name: 'cardline-management' });
+
+export interface BuildManagementOptions extends ManagementOptions {
+  logger?: FastifyServerOptions['loggerInstance'];
+}
+
+/** A ready management app over a gateway's services: used by server.ts, the tests and the CLI's tests. */
+export async function buildManagementApp(opts: BuildManagementOptions): Promise<FastifyInstance<Server>> {
+  const app = Fastify(serverOptions(opts.config, opts.logger));
+  await app.register(managementPlugin, opts);
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,204 @@
+// The management API's routes: tenants (create, read, change by merge patch, disable, enable), their users,
+// and operator keys. Problem dialect; each route names its audit action.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import {
+  MessageResponse,
+  OperatorKeyCreateBody,
+  OperatorKeyCreatedResponse,
+  OperatorKeyListResponse,
+  OperatorKeyParams,
+  PasswordBody,
+  TenantCreateBody,
+  TenantCreatedResponse,
+  TenantIdParams,
+  TenantListResponse,
+  TenantPatchBody,
+  TenantResponse,
+  TenantUserParams,
+  UserCreateBody,
+  UserListResponse,
+  UserPatchBody,
+  UserResponse,
+} from '../../schemas/management.js';
+import { looksLikeCompactJwe } from '../crypto/jwe.js';
+import { openTenantJwe } from '../crypto/tenant-jwe.js';
+import { Errors } from '../errors.js';
+import { OperatorKeyError } from '../services/operator-keys.js';
+import { createTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant } from '../services/tenant-admin.js';
+import type { Tenant } from '../services/tenants.js';
+
+const envelope = <T>(result: T) => ({ result, pagination: null });
+
+const managementRoutes: FastifyPluginAsync = async (plain) => {
+  const app = plain.withTypeProvider<TypeBoxTypeProvider>();
+  const services = app.cardline;
+
+  const tenantOr404 = async (tenantId: string): Promise<Tenant> => {
+    const tenant = await services.tenants.get(tenantId);
+    if (!tenant) throw Errors.tenantNotFound(tenantId);
+    return tenant;
+  };
+  const viewOf = async (tenantId: string) => tenantView((await services.tenants.stored(tenantId))!);
+
+  /** A password sent for a tenant's user: a JWE to that tenant's key, plain text only where it allows it. */
+  const passwordOf = async (request: FastifyRequest, tenant: Tenant, value: string): Promise<string> => {
+    if (looksLikeCompactJwe(value)) return openTenantJwe(services, tenant.id, value, request.log, 'password');
+    if (!tenant.config.encryption.allowPlaintextPassword) throw Errors.plaintextPassword();
+    return value;
+  };
+
+  app.get('/health/live', { config: { operator: false } }, async () => ({ status: 'ok' }));
+
+  // ── Tenants ──────────────────────────────────────────────────────────────────────────────────────
+
+  app.get('/v1/tenants', {
+    schema: { response: { 200: TenantListResponse } },
+    config: { audit: { action: 'tenant.list' } },
+    handler: async () => envelope((await services.tenants.listStored()).map(tenantView)),
+  });
+
+  app.post('/v1/tenants', {
+    schema: { body: TenantCreateBody, response: { 201: TenantCreatedResponse } },
+    config: { objectName: 'tenantRequest', audit: { action: 'tenant.create', target: { tenantId: 'body.id' } } },
+    handler: async (request, reply) => {
+      const { id, name, config } = request.body;
+      if (await services.tenants.stored(id)) throw Errors.business('TENANT_EXISTS', `A tenant '${id}' exists already.`);
+      try {
+        await createTenant(services, { id, ...(name !== undefined ? { name } : {}), config });
+      } catch (err) {
+        // Two operators creating the same id at once: the second meets the primary key.
+        if ((err as { code?: unknown }).code === '23505') throw Errors.business('TENANT_EXISTS', `A tenant '${id}' exists already.`);
+        throw err;
+      }
+      reply.code(201);
+      return envelope({ tenant: await viewOf(id), encryptionKeys: { keys: await encryptionKeys(services, id) } });
+    },
+  });
+
+  app.get('/v1/tenants/:tenantId', {
+    schema: { params: TenantIdParams, response: { 200: TenantResponse } },
+    config: { audit: { action: 'tenant.read', target: { tenantId: 'params.tenantId' } } },
+    handler: async (request) => {
+      const stored = await services.tenants.stored(request.params.tenantId);
+      if (!stored) throw Errors.tenantNotFound(request.params.tenantId);
+      return envelope(tenantView(stored));
+    },
+  });
+
+  app.patch('/v1/tenants/:tenantId', {
+    schema: { params: TenantIdParams, body: TenantPatchBody, response: { 200: TenantResponse } },
+    config: { objectName: 'tenantPatch', audit: { action: 'tenant.update', target: { tenantId: 'params.tenantId' } } },
+    handler: async (request) => {
+      const { tenantId } = request.params;
+      if (!(await updateTenant(services, tenantId, request.body))) throw Errors.tenantNotFound(tenantId);
+      return envelope(await viewOf(tenantId));
+    },
+  });
+
+  for (const [verb, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {
+    app.post(`/v1/tenants/:tenantId/${verb}`, {
+      schema: { params: TenantIdParams, response: { 200: TenantResponse } },
+      config: { audit: { action: `tenant.${verb}`, target: { tenantId: 'params.tenantId' } } },
+      handler: async (request) => {
+        const { tenantId } = request.params;
+        if (!(await setTenantStatus(services, tenantId, status))) throw Errors.tenantNotFound(tenantId);
+        return envelope(await viewOf(tenantId));
+      },
+    });
+  }
+
+  // ── A tenant's users (its first Admin; recovery when no Admin of its own can act) ─────────────────
+
+  app.get('/v1/tenants/:tenantId/users', {
+    schema: { params: TenantIdParams, response: { 200: UserListResponse } },
+    config: { audit: { action: 'user.list', target: { tenantId: 'params.tenantId' } } },
+    handler: async (request) => envelope(await services.users.list((await tenantOr404(request.params.tenantId)).id)),
+  });
+
+  app.post('/v1/tenants/:tenantId/users', {
+    schema: { params: TenantIdParams, body: UserCreateBody, response: { 201: UserResponse } },
+    config: { objectName: 'userRequest', audit: { action: 'user.create', target: { tenantId: 'params.tenantId', username: 'body.username' } } },
+    handler: async (request, reply) => {
+      const tenant = await tenantOr404(request.params.tenantId);
+      const { username, role } = request.body;
+      const password = await passwordOf(request, tenant, request.body.password);
+      const user = await services.users.create(tenant.id, username, role, password);
+      reply.code(201);
+      return envelope(user);
+    },
+  });
+
+  app.patch('/v1/tenants/:tenantId/users/:username', {
+    schema: { params: TenantUserParams, body: UserPatchBody, response: { 200: UserResponse } },
+    config: { objectName: 'userPatch', audit: { action: 'user.update', target: { tenantId: 'params.tenantId', username: 'params.username' } } },
+    handler: async (request) => {
+      const tenant = await tenantOr404(request.params.tenantId);
+      return envelope(await services.users.update(tenant.id, request.params.username, request.body));
+    },
+  });
+
+  app.post('/v1/tenants/:tenantId/users/:username/unlock', {
+    schema: { params: TenantUserParams, response: { 200: UserResponse } },
+    config: { audit: { action: 'user.unlock', target: { tenantId: 'params.tenantId', username: 'params.username' } } },
+    handler: async (request) => {
+      const tenant = await tenantOr404(request.params.tenantId);
+      return envelope(await services.users.unlock(tenant.id, request.params.username));
+    },
+  });
+
+  app.put('/v1/tenants/:tenantId/users/:username/password', {
+    schema: { params: TenantUserParams, body: PasswordBody, response: { 200: MessageResponse } },
+    config: { objectName: 'passwordRequest', audit: { action: 'user.password-reset', target: { tenantId: 'params.tenantId', username: 'params.username' } } },
+    handler: async (request) => {
+      const tenant = await tenantOr404(request.params.tenantId);
+      const { username } = request.params;
+      await services.users.setPassword(tenant.id, username, await passwordOf(request, tenant, request.body.password));
+      return envelope({ message: `Password of '${username}' set; its tokens are revoked` });
+    },
+  });
+
+  app.delete('/v1/tenants/:tenantId/users/:username', {
+    schema: { params: TenantUserParams, response: { 200: MessageResponse } },
+    config: { audit: { action: 'user.remove', target: { tenantId: 'params.tenantId', username: 'params.username' } } },
+    handler: async (request) => {
+      const tenant = await tenantOr404(request.params.tenantId);
+      await services.users.remove(tenant.id, request.params.username);
+      return envelope({ message: `User '${request.params.username}' removed` });
+    },
+  });
+
+  // ── Operator keys ─────────────────────────────────────────────────────────────────────────────────
+
+  app.get('/v1/operator-keys', {
+    schema: { response: { 200: OperatorKeyListResponse } },
+    config: { audit: { action: 'operator-key.list' } },
+    handler: async () => envelope(await services.operatorKeys.list()),
+  });
+
+  app.post('/v1/operator-keys', {
+    schema: { body: OperatorKeyCreateBody, response: { 201: OperatorKeyCreatedResponse } },
+    config: { objectName: 'operatorKeyRequest', audit: { action: 'operator-key.create', target: { name: 'body.name' } } },
+    handler: async (request, reply) => {
+      try {
+        const { key, view } = await services.operatorKeys.create(request.body.name);
+        reply.code(201);
+        return envelope({ key, operatorKey: view });
+      } catch (err) {
+        if (err instanceof OperatorKeyError) throw Errors.business('OPERATOR_KEY_EXISTS', err.message);
+        throw err;
+      }
+    },
+  });
+
+  app.delete('/v1/operator-keys/:name', {
+    schema: { params: OperatorKeyParams, response: { 200: MessageResponse } },
+    config: { audit: { action: 'operator-key.revoke', target: { name: 'params.name' } } },
+    handler: async (request) => {
+      if (!(await services.operatorKeys.revoke(request.params.name))) throw Errors.operatorKeyNotFound(request.params.name);
+      return envelope({ message: `Operator key '${request.params.name}' revoked` });
+    },
+  });
+};
+
+export default managementRoutes;

@@ -1,0 +1,156 @@
+// Tenant administration for operators (the management API and the CLI): create, change by JSON merge patch,
+// enable and disable — each validated as at creation (structure, connector module, options), with the
+// connector's secrets sealed, and told to every gateway process in the transaction that makes it.
+import jsonMergePatch from 'json-merge-patch';
+import { hasPlainSecrets, keepSealed, redactSecrets, type ConfigSecrets } from '../crypto/config-secrets.js';
+import type { KeyRing, PublicJwk } from '../crypto/keys.js';
+import type { Db } from '../store/db.js';
+import type { ChangeFeed } from './changes.js';
+import type { UserService } from './users.js';
+import type { ConnectorRegistry } from './connectors.js';
+import { TenantConfigError, isTenantId, parseTenantConfig, type StoredTenant, type Tenant, type TenantService } from './tenants.js';
+
+export interface TenantAdminDeps {
+  db: Db;
+  tenants: TenantService;
+  keys: KeyRing;
+  users: UserService;
+  /** Loads and checks the connector a configuration names; without it only the structure is checked. */
+  connectorRegistry?: ConnectorRegistry | undefined;
+  /** Seals the connector's secrets; without it they are stored as given (tests, tools without the master key). */
+  secrets?: ConfigSecrets | undefined;
+  changes?: ChangeFeed | undefined;
+}
+
+/** A tenant as operators see it: configuration with every secret shown as "***". */
+export interface TenantView {
+  id: string;
+  name: string;
+  status: 'active' | 'disabled';
+  version: number;
+  config: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const tenantView = (t: StoredTenant): TenantView => ({
+  id: t.id,
+  name: t.name,
+  status: t.status,
+  version: t.version,
+  config: redactSecrets(t.config),
+  createdAt: t.createdAt,
+  updatedAt: t.updatedAt,
+});
+
+const NAME_MAX = 128;
+
+function checkName(tenantId: string, name: unknown): string {
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > NAME_MAX) {
+    throw new TenantConfigError(tenantId, [`/name: must be 1 to ${NAME_MAX} characters`]);
+  }
+  return name;
+}
+
+/**
+ * A configuration as it is stored: defaults filled, the structure and the connector (module loaded, options
+ * checked against its schema) validated, secrets sealed. Sealed values carried over from the stored
+ * configuration are opened first, so that what is validated is what the connector will get.
+ */
+async function storableConfig(deps: TenantAdminDeps, tenantId: string, raw: unknown): Promise<Record<string, unknown>> {
+  const clear = structuredClone(raw ?? {}) as Record<string, unknown>;
+  const connector = clear.connector as { options?: unknown } | undefined;
+  if (deps.secrets && connector?.options !== undefined) connector.options = deps.secrets.open(tenantId, connector.options);
+  const config = parseTenantConfig(tenantId, clear);
+  if (deps.connectorRegistry) {
+    const { definition } = await deps.connectorRegistry.prepare(tenantId, config.connector);
+    if (deps.secrets && config.connector.options !== undefined) {
+      config.connector.options = deps.secrets.seal(tenantId, config.connector.options, definition.optionsSchema) as Record<string, unknown>;
+    }
+  }
+  return config as unknown as Record<string, unknown>;
+}
+
+/** Creates a tenant with its first encryption and signing key pairs, in one transaction. */
+export async function createTenant(deps: TenantAdminDeps, input: { id: string; name?: string; config?: unknown }): Promise<Tenant> {
+  if (!isTenantId(input.id)) throw new TenantConfigError(input.id, [`id must match ^[a-z0-9][a-z0-9-]{0,62}$ (lower-case letters, digits, dashes)`]);
+  const name = checkName(input.id, input.name ?? input.id);
+  const config = await storableConfig(deps, input.id, input.config);
+  const change = { kind: 'tenant', tenantId: input.id } as const;
+  await deps.db.transaction(async (tx) => {
+    await deps.tenants.insert({ id: input.id, name, config }, tx);
+    await deps.keys.create(input.id, 'enc', tx);
+    await deps.keys.create(input.id, 'sig', tx);
+    await deps.changes?.publish(change, tx);
+  });
+  deps.keys.invalidate(input.id);
+  deps.tenants.invalidate(input.id);
+  deps.changes?.told(change);
+  return (await deps.tenants.get(input.id))!;
+}
+
+/**
+ * Applies a JSON merge patch (RFC 7396) of `{ name, config }` and validates the result as at creation.
+ * A "***" where a secret is stored keeps the secret. Null when the tenant does not exist.
+ */
+export async function updateTenant(deps: TenantAdminDeps, tenantId: string, patch: Record<string, unknown>): Promise<Tenant | null> {
+  const change = { kind: 'tenant', tenantId } as const;
+  const found = await deps.db.transaction(async (tx) => {
+    const stored = await deps.tenants.stored(tenantId, tx, true);
+    if (!stored) return false;
+    const current = { name: stored.name, config: stored.config };
+    const next = jsonMergePatch.apply(structuredClone(current), keepSealed(patch, current)) as { name?: unknown; config?: unknown };
+    const config = await storableConfig(deps, tenantId, next.config);
+    await deps.tenants.update(tenantId, { name: checkName(tenantId, next.name), config }, tx);
+    await deps.changes?.publish(change, tx);
+    return true;
+  });
+  if (!found) return null;
+  deps.tenants.invalidate(tenantId);
+  deps.changes?.told(change);
+  return deps.tenants.get(tenantId);
+}
+
+/** Enables or disables a tenant; null when it does not exist. A disabled tenant answers as an unknown one. */
+export async function setTenantStatus(deps: TenantAdminDeps, tenantId: string, status: Tenant['status']): Promise<Tenant | null> {
+  const change = { kind: 'tenant', tenantId } as const;
+  const found = await deps.db.transaction(async (tx) => {
+    if (!(await deps.tenants.stored(tenantId, tx, true))) return false;
+    await deps.tenants.setStatus(tenantId, status, tx);
+    await deps.changes?.publish(change, tx);
+    return true;
+  });
+  if (!found) return null;
+  deps.tenants.invalidate(tenantId);
+  deps.changes?.told(change);
+  return deps.tenants.get(tenantId);
+}
+
+/** The tenant's public encryption keys: what its bank encrypts passwords, bodies and fields to. */
+export async function encryptionKeys(deps: Pick<TenantAdminDeps, 'keys'>, tenantId: string): Promise<PublicJwk[]> {
+  return (await deps.keys.forTenant(tenantId)).enc.map((k) => k.publicJwk);
+}
+
+/**
+ * Seals the secrets of tenants stored by a version that kept them in clear (decision 0035). A tenant whose
+ * connector cannot be loaded is left as it is: it is reported degraded, and fixing it seals it.
+ */
+export async function sealLegacySecrets(deps: TenantAdminDeps, log: { warn(obj: object, msg: string): void }): Promise<void> {
+  if (!deps.connectorRegistry || !deps.secrets) return;
+  for (const stored of await deps.tenants.listStored()) {
+    const connector = stored.config.connector as { id?: unknown; module?: unknown; options?: unknown } | undefined;
+    if (!connector || connector.options === undefined) continue;
+    let sealed: unknown;
+    try {
+      const config = parseTenantConfig(stored.id, stored.config);
+      const { definition } = await deps.connectorRegistry.prepare(stored.id, config.connector);
+      if (!hasPlainSecrets(connector.options, definition.optionsSchema)) continue;
+      sealed = deps.secrets.seal(stored.id, connector.options, definition.optionsSchema);
+    } catch {
+      continue;
+    }
+    await deps.tenants.update(stored.id, { name: stored.name, config: { ...stored.config, connector: { ...connector, options: sealed } } });
+    await deps.changes?.changed({ kind: 'tenant', tenantId: stored.id });
+    log.warn({ tenant: stored.id }, 'sealed connector secrets that were stored in clear');
+  }
+}
