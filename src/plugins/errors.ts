@@ -41,6 +41,8 @@ export function toFieldErrors(errors: AjvError[], objectName: string): FieldErro
       case 'maxLength':
       case 'minItems':
       case 'maxItems':
+      case 'minProperties':
+      case 'maxProperties':
         message = 'Size';
         break;
       case 'pattern':
