@@ -32,6 +32,8 @@ export const PROBLEM_BASE = 'https://www.jhipster.tech/problem';
 
 export interface TestDb {
   db: Db;
+  /** The database's URL on a PostgreSQL server (null on PGlite): for a gateway process of the test's own. */
+  url: string | null;
   drop(): Promise<void>;
 }
 
@@ -40,7 +42,7 @@ export async function createTestDb(): Promise<TestDb> {
   const url = process.env.DATABASE_URL;
   if (!url) {
     const db = await openDb({ dataDir: 'memory://' });
-    return { db, drop: () => db.close() };
+    return { db, url: null, drop: () => db.close() };
   }
   const name = `cardline_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: url });
@@ -52,6 +54,7 @@ export async function createTestDb(): Promise<TestDb> {
   const db = await openDb({ databaseUrl: u.toString() });
   return {
     db,
+    url: u.toString(),
     drop: async () => {
       await db.close();
       const c = new pg.Client({ connectionString: url });

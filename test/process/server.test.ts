@@ -1,104 +1,38 @@
 // The real process (`node --import tsx src/server.ts --demo`): start-up, security headers, a request
 // served through SIGTERM, refusals to start with bad configuration, and a scan of everything it printed.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptCompact } from '../../src/crypto/jwe.js';
 import { LIMIT_URL, UPGRADE_URL } from '../helpers/app.js';
 import { scanForSecrets } from '../helpers/log-scan.js';
+import { baseEnv, freePort, sleep, start, waitReady, within, type Proc } from '../helpers/process.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PASSWORD = 'Proc3ss-Scan-Passw0rd-9d41';
 const TEST_PAN = '4111111111111111';
 const STACK_FRAME = /\n\s+at .+[:(]/;
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => res(port));
-    });
-  });
-}
-
-/** The parent's environment without anything that would steer the child's store, key or port. */
-function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) {
-    if (k.startsWith('CARDLINE_') || ['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST', 'LOG_LEVEL'].includes(k)) delete env[k];
-  }
-  return { ...env, ...extra };
-}
-
-interface Proc {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function start(args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
-    child.once('exit', (code, signal) => res({ code, signal })),
-  );
-  return { child, output: () => out, exited };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`${what}: not within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function waitReady(base: string, proc: Proc, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exited = false;
-  void proc.exited.then(() => (exited = true));
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`server exited during start-up:\n${proc.output()}`);
-    try {
-      const res = await fetch(`${base}/health/ready`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(200);
-  }
-  throw new Error(`server not ready within ${timeoutMs} ms:\n${proc.output()}`);
-}
 
 describe('the demo process', () => {
   let dataDir: string;
   let proc: Proc;
   let base: string;
   let port: number;
+  let adminPort: number;
   let token: string;
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'cardline-process-'));
     port = await freePort();
+    adminPort = await freePort();
     base = `http://127.0.0.1:${port}`;
     proc = start(['--demo'], baseEnv({
       PORT: String(port),
       HOST: '127.0.0.1',
       CARDLINE_DATA_DIR: dataDir,
       CARDLINE_DEMO_PASSWORD: PASSWORD,
+      CARDLINE_ADMIN_PORT: String(adminPort),
       LOG_LEVEL: 'info',
     }));
     await waitReady(base, proc);
@@ -123,6 +57,18 @@ describe('the demo process', () => {
   it('announces the demo tenants without printing the password', () => {
     expect(proc.output()).toContain("Demo tenants 'demo' and 'demo-b' created");
     expect(proc.output()).toContain('Their password is CARDLINE_DEMO_PASSWORD.');
+  });
+
+  it('prints a random operator key once, which the management listener (loopback) accepts', async () => {
+    const printed = /Demo operator key 'demo' \(shown only now\): (clop_[\w-]{43})/.exec(proc.output());
+    expect(printed).not.toBeNull();
+    const admin = `http://127.0.0.1:${adminPort}`;
+    const ok = await fetch(`${admin}/v1/tenants`, { headers: { authorization: `Bearer ${printed![1]}` } });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { result: { id: string }[] }).result.map((t) => t.id)).toEqual(['demo', 'demo-b']);
+    expect((await fetch(`${admin}/v1/tenants`)).status).toBe(401);
+    // The public listener does not serve the management API.
+    expect((await fetch(`${base}/v1/tenants`, { headers: { authorization: `Bearer ${printed![1]}` } })).status).toBe(404);
   });
 
   it('sends the security headers of a JSON API (helmet), and no-store', async () => {
