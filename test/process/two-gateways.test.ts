@@ -76,8 +76,8 @@ describe.skipIf(!PG)('two gateway processes on PostgreSQL', () => {
     const created = await json(a.admin, 'POST', '/v1/tenants', { id: 'acme', config: { connector: { id: 'mock', options: { fixtures: 'demo' } } } }, operator);
     expect(created.status).toBe(201);
     await eventually('the new tenant on B', async () => (await json(b.base, 'GET', '/api/keys', undefined, { TENANT: 'acme' })).status === 200);
-    const keysOnA = await (await json(a.admin, 'GET', '/v1/tenants/acme', undefined, operator)).json();
-    expect(keysOnA.result.id).toBe('acme');
+    const onA = (await (await json(a.admin, 'GET', '/v1/tenants/acme', undefined, operator)).json()) as { result: { id: string } };
+    expect(onA.result.id).toBe('acme');
   });
 
   it("a configuration change applies on the other process within 2 s", async () => {
