@@ -21,6 +21,7 @@ import {
   UserPatchBody,
   UserResponse,
 } from '../../schemas/management.js';
+import { Jwks } from '../../schemas/auth.js';
 import { looksLikeCompactJwe } from '../crypto/jwe.js';
 import { openTenantJwe } from '../crypto/tenant-jwe.js';
 import { Errors } from '../errors.js';
@@ -94,6 +95,13 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
       if (!(await updateTenant(services, tenantId, request.body))) throw Errors.tenantNotFound(tenantId);
       return envelope(await viewOf(tenantId));
     },
+  });
+
+  app.get('/v1/tenants/:tenantId/keys', {
+    schema: { params: TenantIdParams, response: { 200: Jwks } },
+    config: { audit: { action: 'tenant.keys', target: { tenantId: 'params.tenantId' } } },
+    // What passwords for the tenant's users are encrypted to (the same set as its GET /api/keys).
+    handler: async (request) => ({ keys: await encryptionKeys(services, (await tenantOr404(request.params.tenantId)).id) }),
   });
 
   for (const [verb, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {

@@ -103,9 +103,11 @@ describe('tenants', () => {
       updatedAt: expect.any(String),
     });
     expect(encryptionKeys.keys).toEqual([{ kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String), kid: expect.any(String), use: 'enc', alg: 'ECDH-ES+A256KW' }]);
-    // The same keys the bank's clients fetch from the public listener.
+    // The same keys the bank's clients fetch from the public listener, and operators from this one.
     const keys = await t.inject({ method: 'GET', url: '/api/keys', headers: { TENANT: 'acme' } });
     expect(keys.json()).toEqual(encryptionKeys);
+    expect((await call('GET', '/v1/tenants/acme/keys')).json()).toEqual(encryptionKeys);
+    expect((await call('GET', '/v1/tenants/nobody/keys')).json()).toEqual(problem(404, 'Not Found', "There is no tenant 'nobody'."));
     // The secret is sealed at rest, and open in memory for the connector.
     const stored = await t.db.query<{ config: unknown }>("SELECT config FROM tenants WHERE tenant_id = 'acme'");
     expect(JSON.stringify(stored.rows[0]!.config)).not.toContain('core-token-1');
