@@ -1,8 +1,7 @@
 // Audit chain verification: a clean chain verifies page by page; each kind of tampering is found at the
 // right seq with the right reason; and `cardline audit verify` reports both as an operator sees them.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +15,7 @@ import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTenant } from '../../src/services/onboarding.js';
 import type { Db, Queryable } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { LIMIT_URL, createTestDb, type TestDb } from '../helpers/app.js';
+import { LIMIT_URL, createTestDataDir, createTestDb, type TestDb } from '../helpers/app.js';
 
 const RECORDS = 12;
 
@@ -192,7 +191,7 @@ describe('cardline audit verify', () => {
   }
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'cardline-audit-'));
+    dataDir = await createTestDataDir('cardline-audit-');
     const config = loadConfig({ CARDLINE_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
     const app = await buildApp({ config, db: await openStore(config), masterKey });
     try {

@@ -12,6 +12,7 @@ import { buildApp } from '../../src/app.js';
 import { openStore } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
+import { createTestDataDir } from '../helpers/app.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'cardline.js');
@@ -60,7 +61,7 @@ function expectCleanFailure(run: Run, message: string | RegExp): void {
 }
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'cardline-cli-'));
+  dataDir = await createTestDataDir('cardline-cli-');
   emptyDir = await mkdtemp(join(tmpdir(), 'cardline-cli-empty-'));
 });
 afterAll(async () => {

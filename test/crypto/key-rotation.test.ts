@@ -2,8 +2,7 @@
 // until its grace ends, then retired (refused, unpublished). The end of a grace is simulated by moving the
 // old key's retire_at into the past, which is what the passing of time does.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
@@ -18,7 +17,7 @@ import { TenantService } from '../../src/services/tenants.js';
 import { UserService } from '../../src/services/users.js';
 import { migrate } from '../../src/store/migrate.js';
 import { run } from '../../src/cli/program.js';
-import { PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { PASSWORD, PROBLEM_BASE, createTestApp, createTestDataDir, type TestApp } from '../helpers/app.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GENERIC_400 = {
@@ -210,7 +209,7 @@ async function cliInProcess(args: string[], env: NodeJS.ProcessEnv): Promise<unk
 describe('CLI', () => {
   let dataDir: string;
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'cardline-rotate-'));
+    dataDir = await createTestDataDir('cardline-rotate-');
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 

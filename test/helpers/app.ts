@@ -1,19 +1,21 @@
 // Builds a gateway for a test: its own store (in-memory PGlite, or a fresh PostgreSQL database when
-// DATABASE_URL is set), the demo tenants seeded with a known password, and helpers to call it.
+// DATABASE_URL is set), started from the run's migrated template, the demo tenants seeded with a known
+// password, and helpers to call it.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions, InjectOptions, LightMyRequestResponse } from 'fastify';
-import pg from 'pg';
+import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { encryptCompact } from '../../src/crypto/jwe.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTenant, seedDemo, type ConnectorChoice } from '../../src/services/onboarding.js';
 import { buildMockCore } from '../../src/mock-core/server.js';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDb, type Db } from '../../src/store/db.js';
 import type { Role } from '../../schemas/common.js';
+import { adminQuery, databaseUrl } from './global-setup.js';
 
 export const PASSWORD = 'correct-horse-battery';
 export const USERS: Record<Role, string> = {
@@ -32,29 +34,50 @@ export interface TestDb {
   drop(): Promise<void>;
 }
 
+export interface TestDbOptions {
+  /**
+   * Defaults to true: the store starts from the run's migrated template (test/helpers/global-setup.ts).
+   * False gives an empty store, for tests of the migrations themselves.
+   */
+  migrated?: boolean;
+}
+
+/** The PGlite template, read once per worker process. */
+let pgliteTemplate: Promise<Blob> | undefined;
+function loadPgliteTemplate(): Promise<Blob> {
+  pgliteTemplate ??= readFile(inject('pgliteTemplate')).then((bytes) => new Blob([bytes]));
+  return pgliteTemplate;
+}
+
+/**
+ * A new data directory (CARDLINE_DATA_DIR) whose embedded store already holds the migrated template,
+ * for tests of the CLI and of file-backed stores. (The process tests start from an empty directory.)
+ */
+export async function createTestDataDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const { PGlite } = await import('@electric-sql/pglite');
+  const pglite = await PGlite.create(join(dir, 'pglite'), { loadDataDir: await loadPgliteTemplate() });
+  await pglite.close();
+  return dir;
+}
+
 /** A store of the test's own: PGlite in memory, or a database created (and later dropped) on the server. */
-export async function createTestDb(): Promise<TestDb> {
+export async function createTestDb(opts: TestDbOptions = {}): Promise<TestDb> {
+  const migrated = opts.migrated ?? true;
   const url = process.env.DATABASE_URL;
   if (!url) {
-    const db = await openDb({ dataDir: 'memory://' });
+    const db = await openDb({ dataDir: 'memory://', ...(migrated ? { loadDataDir: await loadPgliteTemplate() } : {}) });
     return { db, drop: () => db.close() };
   }
   const name = `cardline_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  const db = await openDb({ databaseUrl: u.toString() });
+  const template = migrated ? inject('pgTemplate') : null;
+  await adminQuery(url, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
+  const db = await openDb({ databaseUrl: databaseUrl(url, name) });
   return {
     db,
     drop: async () => {
       await db.close();
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      await adminQuery(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
 }

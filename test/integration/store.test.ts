@@ -77,7 +77,7 @@ async function expectConsistentChain(db: Queryable, tenantId: string): Promise<A
 
 describe('migrations', () => {
   it('apply once, and a second run applies nothing', async () => {
-    const { db, drop } = await createTestDb();
+    const { db, drop } = await createTestDb({ migrated: false });
     try {
       const first = await migrate(db);
       expect(first).toEqual(migrations.map((m) => m.name));
@@ -93,7 +93,7 @@ describe('migrations', () => {
   it('replicas starting together take turns (PostgreSQL: advisory lock)', async (ctx) => {
     const url = process.env.DATABASE_URL;
     if (!url) return ctx.skip();
-    const { db, drop } = await createTestDb();
+    const { db, drop } = await createTestDb({ migrated: false });
     // A second, independent pool on the same database, as another replica would have.
     const u = new URL(url);
     const name = (await db.query<{ d: string }>('SELECT current_database() AS d')).rows[0]!.d;
