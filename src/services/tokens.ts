@@ -22,6 +22,30 @@ export class TokenError extends Error {
   }
 }
 
+/**
+ * ECDSA signatures are malleable: (r, s) and (r, n − s) both verify, so every token would have a second
+ * valid spelling (a new cache key, a new string for a block list). Tokens are signed and accepted only
+ * with s ≤ n/2 (the "low-S" rule of BIP 62 and libsecp256k1); n is the order of P-256.
+ */
+const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+const P256_HALF_N = P256_N >> 1n;
+const ES256_SIGNATURE_BYTES = 64;
+
+/** The s of a compact JWS's ES256 signature (raw r‖s), or null when the signature is not 64 bytes. */
+function signatureS(signature: Buffer): bigint | null {
+  return signature.length === ES256_SIGNATURE_BYTES ? BigInt(`0x${signature.subarray(32).toString('hex')}`) : null;
+}
+
+/** The same token with a low-S signature: s replaced by n − s when s > n/2 (still a valid signature). */
+function lowS(token: string): string {
+  const dot = token.lastIndexOf('.');
+  const signature = Buffer.from(token.slice(dot + 1), 'base64url');
+  const s = signatureS(signature);
+  if (s === null || s <= P256_HALF_N) return token;
+  const low = Buffer.from((P256_N - s).toString(16).padStart(64, '0'), 'hex');
+  return `${token.slice(0, dot)}.${Buffer.concat([signature.subarray(0, 32), low]).toString('base64url')}`;
+}
+
 /** How long a verified token may be served from the cache before its signature is checked again. */
 const VERIFIED_CACHE_TTL_MS = 60_000;
 
@@ -47,7 +71,7 @@ export class TokenService {
       jti: randomUUID(),
       exp: now + tenant.config.tokenLifetimeSeconds,
     };
-    const token = await new SignJWT({ tenant: tenant.id, role: user.role })
+    const token = lowS(await new SignJWT({ tenant: tenant.id, role: user.role })
       .setProtectedHeader({ alg: SIG_ALG, kid: key.kid, typ: 'JWT' })
       .setSubject(principal.sub)
       .setIssuedAt(now)
@@ -55,7 +79,7 @@ export class TokenService {
       .setJti(principal.jti)
       .setIssuer(this.issuer)
       .setAudience(this.audience)
-      .sign(key.privateKey);
+      .sign(key.privateKey));
     return { token, principal };
   }
 
@@ -80,6 +104,8 @@ export class TokenService {
     } catch (err) {
       throw err instanceof TokenError ? err : new TokenError('malformed');
     }
+    const s = signatureS(Buffer.from(token.slice(token.lastIndexOf('.') + 1), 'base64url'));
+    if (s !== null && s > P256_HALF_N) throw new TokenError('high-S signature (malleated)');
     // Only the header's tenant's keys are candidates: another tenant's token never finds its key here.
     const key = (await this.keys.forTenant(tenantId)).sig.find((k) => k.kid === kid);
     if (!key) throw new TokenError('unknown key');
