@@ -92,7 +92,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return {
     hsm: hsmSettingsFromEnv(env),
     port: int(env, 'PORT', 8080, 0, 65535),
-    host: env.HOST || '0.0.0.0',
+    // Loopback unless told otherwise: the demo (known password, published PIN keys) must not be reachable
+    // from the network by accident. Containers and hosts behind a load balancer set HOST=0.0.0.0.
+    host: env.HOST || '127.0.0.1',
     logLevel,
     dataDir: resolve(env.CARDLINE_DATA_DIR || './data'),
     databaseUrl,

@@ -28,8 +28,21 @@ async function main(): Promise<void> {
     }
   }
 
+  if (config.demo && !isLoopback(config.host)) {
+    // Said on the terminal, where the person who started the demo looks.
+    process.stderr.write(
+      `\nWarning: the demo listens on ${config.host}, reachable from the network. Its users' password and its PIN keys ` +
+        `are published test values; unset HOST (loopback) unless this machine is isolated.\n\n`,
+    );
+  }
+
   closeOnSignals(app, config.shutdownGraceMs);
   await app.listen({ port: config.port, host: config.host });
+}
+
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine can reach. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 main().catch((err: unknown) => {

@@ -94,9 +94,9 @@ describe('the demo process', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'cardline-process-'));
     port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    // No HOST: the demo must listen on loopback by default (its password and PIN keys are published).
     proc = start(['--demo'], baseEnv({
       PORT: String(port),
-      HOST: '127.0.0.1',
       CARDLINE_DATA_DIR: dataDir,
       CARDLINE_DEMO_PASSWORD: PASSWORD,
       LOG_LEVEL: 'info',
@@ -119,6 +119,11 @@ describe('the demo process', () => {
 
   const post = (url: string, body: unknown, headers: Record<string, string> = {}, method = 'POST') =>
     fetch(`${base}${url}`, { method, headers: { TENANT: 'demo', 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+  it('listens on loopback only when HOST is not set', () => {
+    expect(proc.output()).toContain(`"msg":"Server listening at http://127.0.0.1:${port}"`);
+    expect(proc.output()).not.toContain('0.0.0.0');
+  });
 
   it('announces the demo tenants without printing the password', () => {
     expect(proc.output()).toContain("Demo tenants 'demo' and 'demo-b' created");
