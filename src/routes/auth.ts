@@ -19,7 +19,7 @@ const authRoutes: FastifyPluginAsync = async (app) => {
     },
     handler: async (request) => {
       const tenant = request.tenant!;
-      const user = await users.authenticate(tenant.id, request.body.username, request.body.password);
+      const user = await users.authenticate(tenant.id, request.body.username, request.body.password, request.log);
       if (!user) throw Errors.badCredentials();
       const { token, principal } = await tokens.issue(tenant, user);
       // The request is now the user's: the audit record of a successful login names its role too.

@@ -1,6 +1,6 @@
 // ES256 access tokens: issued per tenant with the tenant's signing key, verified with algorithms pinned.
 import { randomUUID } from 'node:crypto';
-import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose';
+import { SignJWT, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { SIG_ALG, type KeyRing } from '../crypto/keys.js';
@@ -119,8 +119,10 @@ export class TokenService {
         audience: this.audience,
         requiredClaims: ['sub', 'iat', 'exp', 'jti'],
       }));
-    } catch {
-      throw new TokenError('signature or claims invalid');
+    } catch (err) {
+      // jose checks the signature before the claims, so an expired token is a genuine one whose time ran out:
+      // worth telling apart in the log (a client not refreshing its token) from a forgery.
+      throw new TokenError(err instanceof errors.JWTExpired ? 'expired' : 'signature or claims invalid');
     }
     const { sub, tenant, role, jti, exp } = payload as Record<string, unknown>;
     if (tenant !== tenantId) throw new TokenError('tenant mismatch');
