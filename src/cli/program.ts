@@ -9,7 +9,7 @@ import { keysCommand } from './keys.js';
 import { tenantCommand } from './tenant.js';
 import { userCommand } from './user.js';
 
-const EXPECTED_ERRORS = new Set(['CliError', 'ConfigError', 'StartupError', 'TenantConfigError', 'ConnectorConfigError']);
+const EXPECTED_ERRORS = new Set(['CliError', 'ConfigError', 'StartupError', 'TenantConfigError', 'ConnectorConfigError', 'MasterKeyMismatchError']);
 
 function version(): string {
   try {

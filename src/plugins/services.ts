@@ -6,7 +6,7 @@ import { builtInConnectors } from '../../connectors/index.js';
 import { AuditWriter } from '../audit/writer.js';
 import type { Config } from '../config.js';
 import { ClientKeyStore } from '../crypto/client-keys.js';
-import { KeyRing } from '../crypto/keys.js';
+import { KeyRing, checkMasterKey } from '../crypto/keys.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { ConnectorService } from '../services/connectors.js';
 import type { Redis } from 'ioredis';
@@ -52,8 +52,11 @@ export interface ServicesOptions {
 const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) => {
   const { config, db } = opts;
   await migrate(db);
+  const masterKey = new MasterKey(opts.masterKey);
+  // Before anything is served or sealed: a wrong master key fails the boot with a message, not 500s later.
+  await checkMasterKey(db, masterKey);
   const redis = config.redisUrl ? await openRedis(config, app.log) : null;
-  const keys = new KeyRing(db, new MasterKey(opts.masterKey), config.tenantCacheTtlMs);
+  const keys = new KeyRing(db, masterKey, config.tenantCacheTtlMs);
   const services: Services = {
     config,
     db,

@@ -154,4 +154,14 @@ describe('cardline CLI', () => {
     expect(masterKeyRun.stdout).toMatch(/^[A-Za-z0-9_-]{43}\n$/);
     expect(() => new MasterKey(masterKeyRun.stdout.trim())).not.toThrow();
   });
+
+  it('refuses a master key other than the store\'s at every store command, before changing anything', async () => {
+    const wrong = env({ CARDLINE_MASTER_KEY: MasterKey.generate() });
+    const message = /^error: The master key does not open the keys in this store \(tenant 'acme', key [\w-]+\): it is not the key the store was created with\. Set CARDLINE_MASTER_KEY to that key/;
+    expectCleanFailure(await cli(['tenant', 'create', 'other-bank'], { env: wrong }), message);
+    expectCleanFailure(await cli(['tenant', 'list'], { env: wrong }), message);
+    // Nothing was created under the wrong key.
+    const listed = await cli(['tenant', 'list']);
+    expect(listed.stdout).not.toContain('other-bank');
+  });
 });

@@ -86,6 +86,8 @@ export interface TestApp {
   app: FastifyInstance;
   config: Config;
   db: Db;
+  /** The master key the store's keys are sealed under (another app on this store needs the same). */
+  masterKey: string;
   /** A token for the demo user of that role on that tenant. */
   token(role?: Role, tenant?: string): Promise<string>;
   /** Encrypts a value to the tenant's gateway key, as a client would. */
@@ -130,10 +132,11 @@ async function startCore(kind: TestConnector): Promise<{ choice: ConnectorChoice
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const testDb = await createTestDb();
   const config = loadConfig({ LOG_LEVEL: 'silent', CARDLINE_TENANT_CACHE_TTL_MS: '0', ...opts.env });
+  const masterKey = MasterKey.generate();
   const app = await buildApp({
     config,
     db: testDb.db,
-    masterKey: MasterKey.generate(),
+    masterKey,
     ownsDb: false,
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
@@ -172,6 +175,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     app,
     config,
     db: testDb.db,
+    masterKey,
     token,
     encrypt,
     inject: (o) => app.inject(o),
