@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { MasterKey } from '../crypto/master-key.js';
 import { auditCommand } from './audit.js';
 import { encryptCommand } from './encrypt.js';
+import { fileCoreCommand } from './file-core.js';
 import { keysCommand } from './keys.js';
 import { tenantCommand } from './tenant.js';
 import { userCommand } from './user.js';
@@ -36,6 +37,7 @@ CARDLINE_DATA_DIR, as the gateway does; see \`cardline <command> --help\`.`,
   program.addCommand(userCommand());
   program.addCommand(keysCommand());
   program.addCommand(auditCommand());
+  program.addCommand(fileCoreCommand());
   program
     .command('master-key')
     .description('Print a new random master key (32 bytes, base64url) for CARDLINE_MASTER_KEY.')

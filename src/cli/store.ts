@@ -8,6 +8,7 @@ import { builtInConnectors } from '../../connectors/index.js';
 import { openStore, resolveMasterKey } from '../bootstrap.js';
 import { loadConfig, type Config } from '../config.js';
 import { KeyRing, checkMasterKey, type TenantKeys } from '../crypto/keys.js';
+import { connectorSecrets } from '../crypto/connector-secrets.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { ConnectorService } from '../services/connectors.js';
 import { TenantService } from '../services/tenants.js';
@@ -66,7 +67,9 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
       db,
       tenants: new TenantService(db, 0),
       users: new UserService(db),
-      connectors: new ConnectorService(builtInConnectors, logger, config.connectorTimeoutMs),
+      connectors: new ConnectorService(builtInConnectors, logger, config.connectorTimeoutMs, {
+        ...(masterKey ? { secretsFor: (tenantId: string) => connectorSecrets(masterKey, tenantId) } : {}),
+      }),
       get keys(): KeyRing {
         if (!keyRing) throw new Error('internal: this command did not load the master key');
         return keyRing;

@@ -6,6 +6,7 @@ import { builtInConnectors } from '../../connectors/index.js';
 import { AuditWriter } from '../audit/writer.js';
 import type { Config } from '../config.js';
 import { ClientKeyStore } from '../crypto/client-keys.js';
+import { connectorSecrets } from '../crypto/connector-secrets.js';
 import { KeyRing, checkMasterKey } from '../crypto/keys.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { ConnectorService } from '../services/connectors.js';
@@ -66,7 +67,9 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     users: new UserService(db),
     tokens: new TokenService(keys, config.issuer, config.audience),
     audit: new AuditWriter(db),
-    connectors: new ConnectorService(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs),
+    connectors: new ConnectorService(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs, {
+      secretsFor: (tenantId) => connectorSecrets(masterKey, tenantId),
+    }),
     replay: createReplayCache(db, redis, config.redisPrefix),
     redis,
   };

@@ -7,10 +7,12 @@ import {
   type Connector,
   type ConnectorContext,
   type ConnectorDefinition,
+  type ConnectorSecrets,
   type OperationResult,
 } from '../../connectors/contract.js';
 import { checkOptions, loadConnectorModule, moduleSpecifier } from '../../connectors/loader.js';
 import type { TenantConfig } from '../../schemas/tenant.js';
+import { ephemeralSecrets } from '../crypto/connector-secrets.js';
 import { CardlineError, Errors } from '../errors.js';
 import { scrub } from '../logging.js';
 import type { Tenant } from './tenants.js';
@@ -69,6 +71,11 @@ export interface ConnectorServiceOptions {
   cwd?: string;
   /** Monotonic clock in milliseconds (tests replace it). */
   now?: () => number;
+  /**
+   * Each tenant's connector secrets (derived from the master key). Without it, instances get secrets
+   * under a random key: fine for connectors that keep nothing at rest, not for the file core's data.
+   */
+  secretsFor?: (tenantId: string) => ConnectorSecrets;
 }
 
 interface Registered {
@@ -104,6 +111,7 @@ export class ConnectorService {
   private readonly healthCacheMs: number;
   private readonly cwd: string;
   private readonly now: () => number;
+  private readonly secretsFor: (tenantId: string) => ConnectorSecrets;
 
   constructor(
     definitions: ConnectorDefinition[],
@@ -119,6 +127,7 @@ export class ConnectorService {
     this.healthCacheMs = opts.healthCacheMs ?? 5000;
     this.cwd = opts.cwd ?? process.cwd();
     this.now = opts.now ?? (() => performance.now());
+    this.secretsFor = opts.secretsFor ?? ((tenantId) => ephemeralSecrets(tenantId));
   }
 
   /** Every registered connector id: built-ins and external modules loaded so far. */
@@ -197,7 +206,7 @@ export class ConnectorService {
       const { definition, options } = await this.prepare(tenant.id, config);
       const logger = this.logger.child({ tenant: tenant.id, connector: definition.id });
       try {
-        return await definition.create(options as never, { tenantId: tenant.id, logger });
+        return await definition.create(options as never, { tenantId: tenant.id, logger, secrets: this.secretsFor(tenant.id) });
       } catch (err) {
         throw new ConnectorConfigError(tenant.id, definition.id, `failed to start: ${firstLine(err)}`);
       }
