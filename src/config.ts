@@ -77,6 +77,10 @@ function bool(env: NodeJS.ProcessEnv, name: string): boolean {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine can reach. */
+export const isLoopback = (host: string): boolean => LOOPBACK.has(host) || (isIP(host) === 4 && host.startsWith('127.'));
+
 /** TRUST_PROXY: a comma-separated list of IPv4/IPv6 addresses and CIDRs; unset or empty trusts no proxy. */
 function trustProxy(env: NodeJS.ProcessEnv): string[] | false {
   const raw = env.TRUST_PROXY?.trim();

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { buildApp } from './app.js';
 import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, isLoopback, loadConfig } from './config.js';
 import { resetDemoPasswords, seedDemo } from './services/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
 
@@ -42,18 +42,14 @@ async function main(): Promise<void> {
   if (config.demo && !isLoopback(config.host)) {
     // Said on the terminal, where the person who started the demo looks.
     process.stderr.write(
-      `\nWarning: the demo listens on ${config.host}, reachable from the network. Its users' password and its PIN keys ` +
-        `are published test values; unset HOST (loopback) unless this machine is isolated.\n\n`,
+      `\nWarning: the demo listens on ${config.host}, reachable from the network unless something in front restricts it ` +
+        `(a container port published on 127.0.0.1 only). Its users' password and its PIN keys are published test values; ` +
+        `unset HOST (loopback) unless this machine is isolated.\n\n`,
     );
   }
 
   closeOnSignals(app, config.shutdownGraceMs);
   await app.listen({ port: config.port, host: config.host });
-}
-
-/** 127.0.0.0/8, ::1 and localhost: addresses only this machine can reach. */
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 main().catch((err: unknown) => {

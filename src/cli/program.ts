@@ -13,11 +13,15 @@ import { userCommand } from './user.js';
 const EXPECTED_ERRORS = new Set(['CliError', 'ConfigError', 'StartupError', 'TenantConfigError', 'ConnectorConfigError', 'MasterKeyMismatchError']);
 
 function version(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
+  // src/cli/program.ts in a checkout, dist/src/cli/program.js in a build: package.json is two or three up.
+  for (const path of ['../../package.json', '../../../package.json']) {
+    try {
+      return (JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { version: string }).version;
+    } catch {
+      // try the next
+    }
   }
+  return 'unknown';
 }
 
 export function createProgram(): Command {
