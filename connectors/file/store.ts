@@ -122,7 +122,7 @@ export function decodeLine(line: string): JournalEntry | null {
 
 function corrupt(dir: string, problem: string): ConnectorUnavailableError {
   return new ConnectorUnavailableError(
-    `File core directory ${dir}: ${problem}. Restore the directory from a backup or import fixtures into a new one (npm run file-core).`,
+    `File core directory ${dir}: ${problem}. Restore the directory from a backup or import fixtures into a new one (cardline file-core import).`,
   );
 }
 
