@@ -1,7 +1,6 @@
 // A tenant on the file connector as the README onboards it (`cardline tenant create … --connector file`),
 // served by the gateway, then `cardline file-core export|import`: clean JSON on stdout that parses, card
 // numbers opened with the tenant's secrets, sealed again on import; one-line failures.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,24 +14,17 @@ import { loadConfig } from '../../src/config.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTestDataDir } from '../helpers/app.js';
 import { findPans } from '../helpers/log-scan.js';
+import { runProcess, type Run } from '../helpers/spawn.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const masterKey = MasterKey.generate();
 let dataDir: string;
 let cores: string;
 
-function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, CARDLINE_DATA_DIR: dataDir, CARDLINE_MASTER_KEY: masterKey, ...extraEnv };
   delete env.DATABASE_URL;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cardline.js'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProcess(process.execPath, [join(ROOT, 'bin', 'cardline.js'), ...args], { cwd: ROOT, env });
 }
 
 beforeAll(async () => {
@@ -86,7 +78,7 @@ describe('a tenant on the file connector, and its state in and out', () => {
 
   it('fails in one line: another tenant id, another master key, no state, fixtures that are not JSON', async () => {
     const dir = join(cores, 'acme-files');
-    const oneLine = (r: { code: number | null; stdout: string; stderr: string }, message: RegExp) => {
+    const oneLine = (r: Run, message: RegExp) => {
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(message);

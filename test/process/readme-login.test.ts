@@ -1,11 +1,11 @@
 // The README walk-through's `login` shell function, run as a newcomer runs it (bash, npx cardline, curl)
 // against a gateway on loopback: a token on success; on a failed login the gateway's answer on stderr, a
 // non-zero status and nothing on stdout (never "undefined" flowing into $TOKEN).
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
+import { runProcess, type Run } from '../helpers/spawn.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -17,18 +17,10 @@ function readmeLogin(): string {
   return match[0];
 }
 
-function bash(script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env };
-    delete env.DATABASE_URL;
-    const child = spawn('bash', ['-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function bash(script: string): Promise<Run> {
+  const env = { ...process.env };
+  delete env.DATABASE_URL;
+  return runProcess('bash', ['-c', script], { cwd: ROOT, env });
 }
 
 describe("the README's login helper", () => {
