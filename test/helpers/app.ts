@@ -10,12 +10,13 @@ import { encryptCompact } from '../../src/crypto/jwe.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTenant, seedDemo, type ConnectorChoice } from '../../src/services/onboarding.js';
 import { buildMockCore } from '../../src/mock-core/server.js';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDb, type Db } from '../../src/store/db.js';
 import type { Role } from '../../schemas/common.js';
 import { adminQuery, databaseUrl } from './global-setup.js';
+import { pgliteTemplate, returnPglite, takeMigratedPglite } from './pglite-pool.js';
 
 export const PASSWORD = 'correct-horse-battery';
 export const USERS: Record<Role, string> = {
@@ -42,13 +43,6 @@ export interface TestDbOptions {
   migrated?: boolean;
 }
 
-/** The PGlite template, read once per worker process. */
-let pgliteTemplate: Promise<Blob> | undefined;
-function loadPgliteTemplate(): Promise<Blob> {
-  pgliteTemplate ??= readFile(inject('pgliteTemplate')).then((bytes) => new Blob([bytes]));
-  return pgliteTemplate;
-}
-
 /**
  * A new data directory (CARDLINE_DATA_DIR) whose embedded store already holds the migrated template,
  * for tests of the CLI and of file-backed stores. (The process tests start from an empty directory.)
@@ -56,7 +50,7 @@ function loadPgliteTemplate(): Promise<Blob> {
 export async function createTestDataDir(prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const { PGlite } = await import('@electric-sql/pglite');
-  const pglite = await PGlite.create(join(dir, 'pglite'), { loadDataDir: await loadPgliteTemplate() });
+  const pglite = await PGlite.create(join(dir, 'pglite'), { loadDataDir: await pgliteTemplate() });
   await pglite.close();
   return dir;
 }
@@ -66,8 +60,13 @@ export async function createTestDb(opts: TestDbOptions = {}): Promise<TestDb> {
   const migrated = opts.migrated ?? true;
   const url = process.env.DATABASE_URL;
   if (!url) {
-    const db = await openDb({ dataDir: 'memory://', ...(migrated ? { loadDataDir: await loadPgliteTemplate() } : {}) });
-    return { db, drop: () => db.close() };
+    if (!migrated) {
+      const db = await openDb({ dataDir: 'memory://' });
+      return { db, drop: () => db.close() };
+    }
+    // Reused within the worker (test/helpers/pglite-pool.ts): drop() hands it back, emptied before reuse.
+    const db = await takeMigratedPglite();
+    return { db, drop: () => returnPglite(db) };
   }
   const name = `cardline_test_${randomBytes(6).toString('hex')}`;
   const template = migrated ? inject('pgTemplate') : null;
