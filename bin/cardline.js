@@ -3,6 +3,7 @@
 // TypeScript CLI in this process through tsx's ESM loader, so stdin, signals and the exit code need no
 // forwarding; in a build without them (the Docker image) it runs the compiled dist/src/cli/index.js.
 import { existsSync } from 'node:fs';
+import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
 
 const source = new URL('../src/cli/index.ts', import.meta.url);
