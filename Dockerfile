@@ -1,4 +1,5 @@
-# Cardline gateway image: build the TypeScript once, run the compiled JavaScript as a non-root user.
+# Cardline gateway image: compile the TypeScript once, run the compiled JavaScript as a non-root user.
+# No tsx (a dev dependency) and no sources in the final image. Build:  docker build -t cardline .
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -10,13 +11,25 @@ COPY schemas ./schemas
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
+# HOST=0.0.0.0: inside a container the published port reaches the gateway only on all interfaces (the
+# default outside containers is loopback). The embedded store and the demo's master key live in the volume.
 ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 CARDLINE_DATA_DIR=/var/lib/cardline
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-RUN mkdir -p /var/lib/cardline && chown node:node /var/lib/cardline
+COPY bin ./bin
+# `cardline …` on the PATH: bin/cardline.js runs dist/src/cli/index.js when there are no sources.
+RUN ln -s /app/bin/cardline.js /usr/local/bin/cardline \
+ && chmod 0755 /app/bin/cardline.js /app/bin/docker-entrypoint.sh \
+ && mkdir -p /var/lib/cardline && chown node:node /var/lib/cardline
 USER node
+VOLUME ["/var/lib/cardline"]
 EXPOSE 8080
-HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# Readiness (store, migrations, Redis when configured); start-up (migrations, connectors) gets 30 s.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# No arguments: the gateway. `docker run … cardline tenant list` (or `… cardline cardline tenant list`):
+# the CLI. See bin/docker-entrypoint.sh.
+ENTRYPOINT ["/app/bin/docker-entrypoint.sh"]
 CMD ["node", "dist/src/server.js"]

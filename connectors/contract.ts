@@ -207,9 +207,22 @@ export type OperationInput<O extends ContractOperation> = Parameters<Connector[O
 /** What an operation's `succeeded` result carries. */
 export type OperationValue<O extends ContractOperation> = Awaited<ReturnType<Connector[O]>> extends OperationResult<infer T> ? T : never;
 
+/**
+ * Seals what a connector keeps at rest that must not be readable from its files or tables alone (card
+ * numbers, CVVs): AES-256-GCM under a key the gateway derives from its master key for this tenant and
+ * connectors only. `context` binds a sealed value to its place (e.g. `card/CARD-3001/pan`): opened with
+ * another context, another tenant's secrets or another master key, `open` throws.
+ */
+export interface ConnectorSecrets {
+  seal(plaintext: string, context: string): string;
+  open(sealed: string, context: string): string;
+}
+
 export interface ConnectorDeps {
   tenantId: string;
   logger: FastifyBaseLogger;
+  /** For values kept at rest; the same tenant and master key give the same secrets across restarts. */
+  secrets: ConnectorSecrets;
 }
 
 /**

@@ -118,6 +118,9 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     // Fastify's own per-request lines are replaced by one completion line (see app.ts onResponse).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimit,
+    // request.ip (the audit's origin) is the client behind the trusted proxies named by TRUST_PROXY; an
+    // X-Forwarded-For from anyone else is ignored (decision 0047).
+    trustProxy: config.trustProxy,
     // Slow clients (decision 0015): the whole request must arrive within requestTimeout, its headers within
     // 10 s; a socket may sit silent while a handler waits on the core (up to the connector deadline);
     // idle keep-alive connections close after keepAliveTimeout (above a load balancer's usual 60 s).

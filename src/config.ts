@@ -1,4 +1,5 @@
 // Process configuration from the environment, validated at boot with messages that name the variable.
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export type HsmSettings =
@@ -49,6 +50,11 @@ export interface Config {
   redisPrefix: string;
   /** Idle keep-alive connections are closed after this; keep it above the load balancer's idle timeout. */
   keepAliveTimeoutMs: number;
+  /**
+   * Addresses and CIDRs of the proxies (load balancers) whose X-Forwarded-For is believed, or false: the
+   * client's address (audit `origin`) is then the first one in the chain that is not a trusted proxy.
+   */
+  trustProxy: string[] | false;
 }
 
 export class ConfigError extends Error {
@@ -85,6 +91,30 @@ function demoOperatorKey(env: NodeJS.ProcessEnv): string | undefined {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine can reach. */
+export const isLoopback = (host: string): boolean => LOOPBACK.has(host) || (isIP(host) === 4 && host.startsWith('127.'));
+
+/** TRUST_PROXY: a comma-separated list of IPv4/IPv6 addresses and CIDRs; unset or empty trusts no proxy. */
+function trustProxy(env: NodeJS.ProcessEnv): string[] | false {
+  const raw = env.TRUST_PROXY?.trim();
+  if (!raw) return false;
+  const entries = raw.split(',').map((e) => e.trim());
+  for (const entry of entries) {
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (!family || !prefixOk || rest.length) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `must be a comma-separated list of proxy addresses or CIDRs (e.g. 10.0.0.0/8,192.168.1.10), got '${entry}'`,
+      );
+    }
+  }
+  return entries;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
@@ -106,7 +136,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return {
     hsm: hsmSettingsFromEnv(env),
     port: int(env, 'PORT', 8080, 0, 65535),
-    host: env.HOST || '0.0.0.0',
+    // Loopback unless told otherwise: the demo (known password, published PIN keys) must not be reachable
+    // from the network by accident. Containers and hosts behind a load balancer set HOST=0.0.0.0.
+    host: env.HOST || '127.0.0.1',
     adminHost: env.CARDLINE_ADMIN_HOST || '127.0.0.1',
     adminPort: int(env, 'CARDLINE_ADMIN_PORT', 8081, 0, 65535),
     demoOperatorKey: demoOperatorKey(env),
@@ -128,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     redisUrl,
     redisPrefix,
     keepAliveTimeoutMs: int(env, 'CARDLINE_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 600_000),
+    trustProxy: trustProxy(env),
     ...overrides,
   };
 }

@@ -109,7 +109,8 @@ export const Errors = {
     }),
   unsupportedMediaType: (type: string) =>
     new CardlineError('CL_MEDIA_TYPE', { status: 415, detail: `Content-Type '${type}' is not accepted; send application/json.` }),
-  payloadTooLarge: () => new CardlineError('CL_PAYLOAD_TOO_LARGE', { status: 413, detail: 'The request body is too large.' }),
+  payloadTooLarge: (limitBytes: number) =>
+    new CardlineError('CL_PAYLOAD_TOO_LARGE', { status: 413, detail: `The request body is larger than ${limitBytes} bytes (CARDLINE_BODY_LIMIT).` }),
   business: (code: BusinessCodeId | string, detail: string) => {
     const entry = (BUSINESS_CODES as Record<string, (typeof BUSINESS_CODES)[BusinessCodeId]>)[code];
     return new CardlineError('CL_BUSINESS', {

@@ -2,9 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import { buildApp } from './app.js';
 import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, isLoopback, loadConfig } from './config.js';
 import { buildManagementApp } from './management/app.js';
-import { seedDemo, seedDemoOperatorKey } from './services/onboarding.js';
+import { resetDemoPasswords, seedDemo, seedDemoOperatorKey } from './services/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
 
 async function main(): Promise<void> {
@@ -24,9 +24,29 @@ async function main(): Promise<void> {
         `\nDemo tenants 'demo' and 'demo-b' created with users admin, ops, integration, viewer.\n` +
           (generated ? `Their password (shown only now): ${password}\n\n` : `Their password is CARDLINE_DEMO_PASSWORD.\n\n`),
       );
+    } else if (!generated) {
+      // A restart with CARDLINE_DEMO_PASSWORD must log in with it, whatever the store was seeded with.
+      const reset = await resetDemoPasswords(app.cardline, password);
+      process.stdout.write(
+        reset.length
+          ? `\nDemo tenants already exist (${reset.join(', ')}): the password of users admin, ops, integration, viewer is now CARDLINE_DEMO_PASSWORD.\n\n`
+          : `\nThe store already has tenants but no demo tenant: nothing seeded, no password changed.\n\n`,
+      );
     } else {
-      app.log.info('store already has tenants; demo data not re-seeded');
+      process.stdout.write(
+        `\nDemo tenants already exist: their users keep the password they were given when the store was seeded ` +
+          `(printed then). To choose it, start again with CARDLINE_DEMO_PASSWORD='…' npm run demo.\n\n`,
+      );
     }
+  }
+
+  if (config.demo && !isLoopback(config.host)) {
+    // Said on the terminal, where the person who started the demo looks.
+    process.stderr.write(
+      `\nWarning: the demo listens on ${config.host}, reachable from the network unless something in front restricts it ` +
+        `(a container port published on 127.0.0.1 only). Its users' password and its PIN keys are published test values; ` +
+        `unset HOST (loopback) unless this machine is isolated.\n\n`,
+    );
   }
 
   const management = await buildManagementApp({ services: app.cardline, config, logger: app.log });

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ConnectorContext, ConnectorDefinition } from '../contract.js';
 import { checkOptions } from '../loader.js';
+import { ephemeralSecrets } from '../../src/crypto/connector-secrets.js';
 import { scenarios as allScenarios } from './scenarios.js';
 import type { ConformanceTarget, Report, Scenario, ScenarioResult } from './types.js';
 
@@ -130,12 +131,14 @@ export function targetFromDefinition(
       ? async () => (options as () => FreshOptions | Promise<FreshOptions>)()
       : ((fixed) => async () => ({ options: structuredClone(fixed) }))(validate(options));
   const logger = extra.logger ?? silentLogger();
+  // One random key per target: an instance sees what an earlier one of the same target sealed.
+  const secrets = ephemeralSecrets('conformance');
   return {
     name: extra.name ?? `${definition.id}@${definition.version}`,
     async create() {
       const f = await fresh();
       try {
-        const connector = await definition.create(validate(f.options) as never, { tenantId: 'conformance', logger });
+        const connector = await definition.create(validate(f.options) as never, { tenantId: 'conformance', logger, secrets });
         return {
           connector,
           cleanup: async () => {

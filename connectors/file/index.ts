@@ -35,8 +35,11 @@ export class FileCore implements Connector {
   private constructor(readonly store: FileStore) {}
 
   /** `snapshotEvery` (journal entries between snapshots) is for tests; tenants keep the default. */
-  static async open(options: FileOptions & { snapshotEvery?: number }, logger?: ConnectorDeps['logger']): Promise<FileCore> {
-    return new FileCore(await FileStore.open({ ...options, logger }));
+  static async open(
+    options: FileOptions & { snapshotEvery?: number },
+    deps: Pick<ConnectorDeps, 'secrets'> & Partial<Pick<ConnectorDeps, 'logger'>>,
+  ): Promise<FileCore> {
+    return new FileCore(await FileStore.open({ ...options, logger: deps.logger, secrets: deps.secrets }));
   }
 
   // Writes: applied in memory, journaled and acknowledged once durable (store.ts).
@@ -109,5 +112,5 @@ export default defineConnector({
   id: 'file',
   version: '1.0.0',
   optionsSchema: FileOptions,
-  create: (options, deps) => FileCore.open(options, deps.logger),
+  create: (options, deps) => FileCore.open(options, deps),
 });

@@ -1,12 +1,13 @@
 // The file core's durable state: a snapshot plus an append-only, checksummed journal, written by one
-// process at a time, with CoreBank (the mock's rules) applying every operation.
+// process at a time, with CoreBank (the mock's rules) applying every operation. Card numbers and CVVs are
+// sealed in the snapshot under the tenant's connector secrets (decision 0048).
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { ConnectorTimeoutError, ConnectorUnavailableError, type OperationResult } from '../contract.js';
+import { ConnectorTimeoutError, ConnectorUnavailableError, type ConnectorSecrets, type OperationResult } from '../contract.js';
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from '../../schemas/card-lifecycle.js';
 import { CORE_OPERATIONS, CoreBank, type CoreOperation } from '../mock/core.js';
 import { demoFixtures, emptyFixtures, fromSnapshot, toSnapshot, type MockCoreSnapshot, type MockCoreState } from '../mock/fixtures.js';
@@ -19,13 +20,55 @@ export const TMP_MARK = '.tmp-';
 const FORMAT = 'cardline-file-core';
 const DEFAULT_SNAPSHOT_EVERY = 1000;
 
-/** The snapshot file: the whole state as of journal sequence `seq`. */
+/**
+ * The snapshot file: the whole state as of journal sequence `seq`. Version 2 holds each card's `pan` and
+ * `cvv` sealed (`card/<cardId>/pan`, `card/<cardId>/cvv`); version 1 (written before sealing) holds them
+ * in clear, is still read, and is rewritten as version 2 when the store opens it.
+ */
 export interface SnapshotFile {
   format: typeof FORMAT;
-  version: 1;
+  version: 1 | 2;
   seq: number;
   writtenAt: string;
   state: MockCoreSnapshot;
+}
+
+const SNAPSHOT_VERSION = 2;
+const SEALED_CARD_FIELDS = ['pan', 'cvv'] as const;
+const sealContext = (cardId: string, field: string) => `card/${cardId}/${field}`;
+
+/** The state as written to disk: every card's PAN and CVV sealed. */
+function sealState(state: MockCoreSnapshot, secrets: ConnectorSecrets): MockCoreSnapshot {
+  return {
+    ...state,
+    cards: state.cards.map((c) => {
+      const sealed = { ...c };
+      for (const f of SEALED_CARD_FIELDS) if (sealed[f] !== undefined) sealed[f] = secrets.seal(sealed[f], sealContext(c.cardId, f));
+      return sealed;
+    }),
+  };
+}
+
+/** The state of a version 2 snapshot with its PANs and CVVs opened; a wrong key is named as such. */
+function openState(dir: string, state: MockCoreSnapshot, secrets: ConnectorSecrets): MockCoreSnapshot {
+  return {
+    ...state,
+    cards: state.cards.map((c) => {
+      const opened = { ...c };
+      for (const f of SEALED_CARD_FIELDS) {
+        if (opened[f] === undefined) continue;
+        try {
+          opened[f] = secrets.open(opened[f], sealContext(c.cardId, f));
+        } catch {
+          throw new ConnectorUnavailableError(
+            `File core directory ${dir}: the card data in ${SNAPSHOT_FILE} was sealed under another key. The gateway's master key ` +
+              '(CARDLINE_MASTER_KEY) or the tenant id is not the one that wrote this directory.',
+          );
+        }
+      }
+      return opened;
+    }),
+  };
 }
 
 /** One journal line: an operation CoreBank applied and its outcome, replayed on open. */
@@ -69,7 +112,7 @@ export function decodeLine(line: string): JournalEntry | null {
 
 function corrupt(dir: string, problem: string): ConnectorUnavailableError {
   return new ConnectorUnavailableError(
-    `File core directory ${dir}: ${problem}. Restore the directory from a backup or import fixtures into a new one (npm run file-core).`,
+    `File core directory ${dir}: ${problem}. Restore the directory from a backup or import fixtures into a new one (cardline file-core import).`,
   );
 }
 
@@ -98,8 +141,8 @@ function parseSnapshot(dir: string, text: string): SnapshotFile {
   } catch {
     throw corrupt(dir, `${SNAPSHOT_FILE} is not valid JSON`);
   }
-  if (snap.format !== FORMAT || snap.version !== 1 || !Number.isSafeInteger(snap.seq) || typeof snap.state !== 'object') {
-    throw corrupt(dir, `${SNAPSHOT_FILE} is not a version 1 ${FORMAT} snapshot`);
+  if (snap.format !== FORMAT || (snap.version !== 1 && snap.version !== 2) || !Number.isSafeInteger(snap.seq) || typeof snap.state !== 'object') {
+    throw corrupt(dir, `${SNAPSHOT_FILE} is not a version 1 or 2 ${FORMAT} snapshot`);
   }
   return snap;
 }
@@ -134,10 +177,12 @@ export interface LoadedState {
   journalBytes: number;
   /** A torn or damaged final part of the journal was ignored (an unacknowledged write cut by a crash). */
   ignoredTail: boolean;
+  /** The snapshot holds card data in clear (version 1): the next snapshot seals it. */
+  unsealed: boolean;
 }
 
 /** Reads the snapshot and replays the journal after it. Null when the directory holds no state yet. */
-export async function loadState(dir: string): Promise<LoadedState | null> {
+export async function loadState(dir: string, secrets: ConnectorSecrets): Promise<LoadedState | null> {
   const snapFile = await readOptional(join(dir, SNAPSHOT_FILE));
   const journal = (await readOptional(join(dir, JOURNAL_FILE)))?.text ?? '';
   const lines = journal.split('\n');
@@ -148,7 +193,7 @@ export async function loadState(dir: string): Promise<LoadedState | null> {
     return null;
   }
   const snap = parseSnapshot(dir, snapFile.text);
-  const state = fromSnapshot(snap.state);
+  const state = fromSnapshot(snap.version === 1 ? snap.state : openState(dir, snap.state, secrets));
   const bank = new CoreBank(state);
   let seq = snap.seq;
   let replayed = 0;
@@ -176,11 +221,18 @@ export async function loadState(dir: string): Promise<LoadedState | null> {
     replayed,
     journalBytes: Buffer.byteLength(journal),
     ignoredTail: tail !== '' || damaged >= 0,
+    unsealed: snap.version === 1,
   };
 }
 
-function serializeSnapshot(seq: number, state: MockCoreState): string {
-  const file: SnapshotFile = { format: FORMAT, version: 1, seq, writtenAt: new Date().toISOString(), state: toSnapshot(state) };
+function serializeSnapshot(seq: number, state: MockCoreState, secrets: ConnectorSecrets): string {
+  const file: SnapshotFile = {
+    format: FORMAT,
+    version: SNAPSHOT_VERSION,
+    seq,
+    writtenAt: new Date().toISOString(),
+    state: sealState(toSnapshot(state), secrets),
+  };
   return JSON.stringify(file);
 }
 
@@ -249,6 +301,8 @@ export interface FileStoreOptions {
   /** Journal entries between snapshots (the journal is truncated after each). */
   snapshotEvery?: number | undefined;
   logger?: Logger | undefined;
+  /** Seals the card data in snapshots; the same tenant and master key must open the directory again. */
+  secrets: ConnectorSecrets;
 }
 
 interface Waiter {
@@ -280,6 +334,7 @@ export class FileStore {
     private readonly journal: FileHandle,
     private readonly lock: DirLock,
     private readonly snapshotEvery: number,
+    private readonly secrets: ConnectorSecrets,
   ) {
     this.bank = new CoreBank(state);
     this.appendedSeq = seq;
@@ -307,21 +362,21 @@ export class FileStore {
       await removeTempFiles(dir);
       let loaded: LoadedState | null;
       try {
-        loaded = await loadState(dir);
+        loaded = await loadState(dir, opts.secrets);
       } catch (err) {
         throw err instanceof JournalGapError ? corrupt(dir, err.message) : err;
       }
       const state = loaded?.state ?? (opts.fixtures === 'empty' ? emptyFixtures() : demoFixtures());
       const seq = loaded?.seq ?? 0;
-      if (!loaded || loaded.journalBytes > 0) {
-        await writeFileAtomic(dir, SNAPSHOT_FILE, serializeSnapshot(seq, state));
+      if (!loaded || loaded.journalBytes > 0 || loaded.unsealed) {
+        await writeFileAtomic(dir, SNAPSHOT_FILE, serializeSnapshot(seq, state, opts.secrets));
         await truncateJournal(dir);
       }
       const journal = await open(join(dir, JOURNAL_FILE), 'a', 0o600);
       await fsyncDir(dir);
       if (loaded?.ignoredTail) opts.logger?.warn({ dir }, 'file core: ignored a torn journal tail (a write cut short by a crash, never acknowledged)');
       opts.logger?.info({ dir, seq, replayed: loaded?.replayed ?? 0, created: !loaded }, 'file core opened');
-      return new FileStore(dir, state, seq, journal, lock, opts.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY);
+      return new FileStore(dir, state, seq, journal, lock, opts.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY, opts.secrets);
     } catch (err) {
       await lock.release();
       throw unavailable(err);
@@ -442,7 +497,7 @@ export class FileStore {
    */
   private async snapshot(): Promise<void> {
     const seq = this.appendedSeq;
-    const text = serializeSnapshot(seq, this.bank.state);
+    const text = serializeSnapshot(seq, this.bank.state, this.secrets);
     this.pending = [];
     await writeFileAtomic(this.dir, SNAPSHOT_FILE, text);
     await this.journal.truncate(0);
@@ -526,14 +581,15 @@ function checkFixtures(snapshot: unknown): MockCoreSnapshot {
 }
 
 /**
- * The directory's current state as fixtures JSON. Takes no lock, so it works beside a running gateway:
- * it reads a snapshot and the journal after it, and reads again if a compaction replaced the snapshot meanwhile.
+ * The directory's current state as fixtures JSON, card numbers and CVVs opened (fixtures hold them in
+ * clear). Takes no lock, so it works beside a running gateway: it reads a snapshot and the journal after
+ * it, and reads again if a compaction replaced the snapshot meanwhile.
  */
-export async function exportFixtures(dir: string): Promise<MockCoreSnapshot> {
+export async function exportFixtures(dir: string, secrets: ConnectorSecrets): Promise<MockCoreSnapshot> {
   const abs = resolve(dir);
   for (let attempt = 1; ; attempt++) {
     try {
-      const loaded = await loadState(abs);
+      const loaded = await loadState(abs, secrets);
       if (!loaded) throw new Error(`${abs} holds no file-core state (no ${SNAPSHOT_FILE})`);
       const now = await stat(join(abs, SNAPSHOT_FILE)).catch(() => null);
       if (now?.ino === loaded.snapshotIno) return toSnapshot(loaded.state);
@@ -563,14 +619,19 @@ async function highestSeq(dir: string): Promise<number> {
  * fails while a gateway has the directory open. The new snapshot gets a sequence above every journal
  * entry, so a crash before the journal is emptied cannot replay old entries over it.
  */
-export async function importFixtures(dir: string, snapshot: unknown, opts: { lockTimeoutMs?: number } = {}): Promise<void> {
+export async function importFixtures(
+  dir: string,
+  snapshot: unknown,
+  secrets: ConnectorSecrets,
+  opts: { lockTimeoutMs?: number } = {},
+): Promise<void> {
   const abs = resolve(dir);
   const state = fromSnapshot(checkFixtures(snapshot));
   await mkdir(abs, { recursive: true, mode: 0o700 });
   const lock = await DirLock.acquire(abs, opts.lockTimeoutMs ?? 0);
   try {
     await removeTempFiles(abs);
-    await writeFileAtomic(abs, SNAPSHOT_FILE, serializeSnapshot((await highestSeq(abs)) + 1, state));
+    await writeFileAtomic(abs, SNAPSHOT_FILE, serializeSnapshot((await highestSeq(abs)) + 1, state, secrets));
     await truncateJournal(abs);
   } finally {
     await lock.release();

@@ -5,18 +5,23 @@ import { Command } from 'commander';
 import { MasterKey } from '../crypto/master-key.js';
 import { auditCommand } from './audit.js';
 import { encryptCommand } from './encrypt.js';
+import { fileCoreCommand } from './file-core.js';
 import { keysCommand } from './keys.js';
 import { tenantCommand } from './tenant.js';
 import { userCommand } from './user.js';
 
-const EXPECTED_ERRORS = new Set(['CliError', 'ConfigError', 'StartupError', 'TenantConfigError', 'ConnectorConfigError']);
+const EXPECTED_ERRORS = new Set(['CliError', 'ConfigError', 'StartupError', 'TenantConfigError', 'ConnectorConfigError', 'MasterKeyMismatchError']);
 
 function version(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
+  // src/cli/program.ts in a checkout, dist/src/cli/program.js in a build: package.json is two or three up.
+  for (const path of ['../../package.json', '../../../package.json']) {
+    try {
+      return (JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { version: string }).version;
+    } catch {
+      // try the next
+    }
   }
+  return 'unknown';
 }
 
 export function createProgram(): Command {
@@ -36,6 +41,7 @@ CARDLINE_DATA_DIR, as the gateway does; see \`cardline <command> --help\`.`,
   program.addCommand(userCommand());
   program.addCommand(keysCommand());
   program.addCommand(auditCommand());
+  program.addCommand(fileCoreCommand());
   program
     .command('master-key')
     .description('Print a new random master key (32 bytes, base64url) for CARDLINE_MASTER_KEY.')

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { builtInConnectors } from '../../connectors/index.js';
 import { openStore, resolveMasterKey } from '../bootstrap.js';
 import { loadConfig, type Config } from '../config.js';
-import { KeyRing, type TenantKeys } from '../crypto/keys.js';
+import { KeyRing, checkMasterKey, type TenantKeys } from '../crypto/keys.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { ConnectorRegistry } from '../services/connectors.js';
 import { TenantService } from '../services/tenants.js';
@@ -35,7 +35,14 @@ export interface StoreOptions {
 
 export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env, { logLevel: 'silent' });
-  const masterKey = opts.masterKey ? new MasterKey(resolveMasterKey(config, { allowGenerate: false, allowFile: true })) : undefined;
+  // Commands that do not need the master key still check one that is configured: a wrong key in the
+  // operator's environment is named at the first command, not when a tenant answers 500.
+  let masterKey: MasterKey | undefined;
+  try {
+    masterKey = new MasterKey(resolveMasterKey(config, { allowGenerate: false, allowFile: true }));
+  } catch (err) {
+    if (opts.masterKey) throw err;
+  }
   if (!config.databaseUrl) {
     const dir = join(config.dataDir, 'pglite');
     if (!opts.create && !existsSync(dir)) {
@@ -51,8 +58,9 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
   }
   try {
     await migrate(db);
+    if (masterKey) await checkMasterKey(db, masterKey);
     const logger = pino({ enabled: false }) as FastifyBaseLogger;
-    const keyRing = masterKey ? new KeyRing(db, masterKey, 0) : undefined;
+    const keyRing = opts.masterKey && masterKey ? new KeyRing(db, masterKey, 0) : undefined;
     const store: CliStore = {
       config,
       db,

@@ -112,6 +112,36 @@ const live = (k: { status: KeyStatus; retireAt?: Date | null }, now: number): bo
 
 const aad = (tenantId: string, kid: string) => `cardline-key:${tenantId}:${kid}`;
 
+/** The master key given is not the one the store's keys were sealed with. */
+export class MasterKeyMismatchError extends Error {
+  constructor(tenantId: string, kid: string) {
+    super(
+      `The master key does not open the keys in this store (tenant '${tenantId}', key ${kid}): it is not the key the ` +
+        'store was created with. Set CARDLINE_MASTER_KEY to that key (for the demo store, leave it unset: the demo ' +
+        "keeps its key in <data dir>/master.key). Nothing was changed.",
+    );
+    this.name = 'MasterKeyMismatchError';
+  }
+}
+
+/**
+ * Checks the master key against the store before anything is written with it: a store whose keys were
+ * sealed under another master key would otherwise take new tenants under the wrong key and answer 500 for
+ * the old ones. One sealed key is opened (the newest); an empty store accepts any master key.
+ */
+export async function checkMasterKey(db: Queryable, masterKey: MasterKey): Promise<void> {
+  const r = await db.query<{ tenant_id: string; kid: string; private_jwk_enc: string }>(
+    'SELECT tenant_id, kid, private_jwk_enc FROM keys ORDER BY created_at DESC LIMIT 1',
+  );
+  const row = r.rows[0];
+  if (!row) return;
+  try {
+    masterKey.open(row.private_jwk_enc, aad(row.tenant_id, row.kid));
+  } catch {
+    throw new MasterKeyMismatchError(row.tenant_id, row.kid);
+  }
+}
+
 export class KeyRing {
   private readonly cache: LRUCache<string, TenantKeys>;
 

@@ -1,5 +1,5 @@
 // Encrypts private keys at rest under the master key (AES-256-GCM), so a copy of the store alone is useless.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
 
@@ -9,6 +9,14 @@ export class MasterKey {
     const key = Buffer.from(encoded, 'base64url');
     if (key.length !== 32) throw new Error('The master key must be 32 bytes, base64url-encoded');
     this.key = key;
+  }
+
+  /**
+   * A key of its own for one purpose (HKDF-SHA256, RFC 5869): what is sealed under it cannot be opened
+   * with the master key or another purpose's key, so handing it out (to a connector) hands out nothing else.
+   */
+  derive(purpose: string): MasterKey {
+    return new MasterKey(Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `cardline:${purpose}`, 32)).toString('base64url'));
   }
 
   static generate(): string {

@@ -1,8 +1,8 @@
 // The mock core process's configuration: command-line flags over MOCK_CORE_* variables over defaults.
-import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FaultConfigUpdate } from '../../schemas/core-protocol.js';
+import { isLoopback } from '../config.js';
 import type { MockCoreAuth } from './server.js';
 
 export interface MockCoreConfig {
@@ -51,8 +51,6 @@ Options (environment variable in brackets):
 `;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-export const isLoopback = (host: string) => LOOPBACK.has(host) || (isIP(host) === 4 && host.startsWith('127.'));
 
 function integer(value: string, name: string, min: number, max: number): number {
   if (!/^\d+$/.test(value)) throw new MockCoreConfigError(`${name} must be a whole number, got '${value}'`);

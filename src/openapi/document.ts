@@ -61,7 +61,7 @@ export function errorCases(op: Operation): ErrorCase[] {
   if (hasBody) {
     add('malformed-body', 'The body is not (strict) JSON', Errors.badRequest('The request body is not valid JSON.'));
     add('encrypted-payload', 'An encrypted body or field could not be processed', Errors.encryptedPayload());
-    add('too-large', 'The body is larger than the configured limit', Errors.payloadTooLarge());
+    add('too-large', 'The body is larger than the configured limit', Errors.payloadTooLarge(65_536));
     add('media-type', 'The body is neither JSON nor a JWE', Errors.unsupportedMediaType('text/plain'));
   }
   if (op.access === 'public') {

@@ -20,8 +20,8 @@ export const authOperations = [
     body: AuthenticateBody,
     response: TokenResponse,
     encryptedFields: [{ field: 'password', required: (t) => !t.config.encryption.allowPlaintextPassword }],
-    execute: async ({ tenant, body, services }) => {
-      const user = await services.users.authenticate(tenant.id, body.username, body.password);
+    execute: async ({ tenant, body, services, log }) => {
+      const user = await services.users.authenticate(tenant.id, body.username, body.password, log);
       if (!user) throw Errors.badCredentials();
       return services.tokens.issue(tenant, user);
     },

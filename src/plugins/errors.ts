@@ -82,8 +82,14 @@ const DESCRIPTIONS: Record<string, string> = {
 };
 
 /** The envelope's detailMessage for a validation failure: one sentence a developer can act on. */
-export const describeFieldErrors = (errors: FieldError[]): string =>
-  errors.map((e) => `${e.field} ${DESCRIPTIONS[e.message] ?? 'is invalid'}`).join('; ');
+/** Money travels as a decimal string: a client that sent a number is told what to send instead. */
+const DECIMAL_FIELDS = new Set(['amount']);
+const describe = (e: FieldError): string =>
+  e.message === 'TypeMismatch' && DECIMAL_FIELDS.has(e.field)
+    ? 'has the wrong type: send a decimal string such as "75000.00", not a number'
+    : (DESCRIPTIONS[e.message] ?? 'is invalid');
+
+export const describeFieldErrors = (errors: FieldError[]): string => errors.map((e) => `${e.field} ${describe(e)}`).join('; ');
 
 /** Turns whatever was thrown into a catalogue error; unknown errors become a bare 500. */
 export function toCardlineError(err: unknown, request: FastifyRequest): CardlineError {
@@ -101,7 +107,7 @@ export function toCardlineError(err: unknown, request: FastifyRequest): Cardline
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return Errors.unsupportedMediaType(String(request.headers['content-type'] ?? ''));
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return Errors.payloadTooLarge();
+      return Errors.payloadTooLarge(request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit ?? 0);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return Errors.badRequest('The request body is empty; send a JSON object.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

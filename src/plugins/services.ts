@@ -7,7 +7,8 @@ import { AuditLog } from '../audit/log.js';
 import { AuditWriter } from '../audit/writer.js';
 import type { Config } from '../config.js';
 import { ClientKeyStore } from '../crypto/client-keys.js';
-import { KeyRing } from '../crypto/keys.js';
+import { connectorSecrets } from '../crypto/connector-secrets.js';
+import { KeyRing, checkMasterKey } from '../crypto/keys.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { createConnectorServices, type ConnectorInstances, type ConnectorRegistry, type CoreCaller } from '../services/connectors.js';
 import type { Redis } from 'ioredis';
@@ -72,8 +73,10 @@ export interface ServicesOptions {
 const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) => {
   const { config, db } = opts;
   await migrate(db);
-  const redis = config.redisUrl ? await openRedis(config, app.log) : null;
   const masterKey = new MasterKey(opts.masterKey);
+  // Before anything is served or sealed: a wrong master key fails the boot with a message, not 500s later.
+  await checkMasterKey(db, masterKey);
+  const redis = config.redisUrl ? await openRedis(config, app.log) : null;
   const changes = new ChangeFeed(db, app.log);
   const keys = new KeyRing(db, masterKey, config.tenantCacheTtlMs, changes);
   const secrets = new ConfigSecrets(masterKey);
@@ -89,7 +92,9 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     audit: new AuditWriter(db),
     auditLog: new AuditLog(db),
     pins: new PinService(() => services.hsm),
-    ...createConnectorServices(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs),
+    ...createConnectorServices(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs, {
+      secretsFor: (tenantId) => connectorSecrets(masterKey, tenantId),
+    }),
     replay: createReplayCache(db, redis, config.redisPrefix),
     redis,
     changes,

@@ -1,6 +1,7 @@
 // Liveness and readiness probes (readiness lists degraded tenants): no tenant, no token.
 import type { FastifyPluginAsync } from 'fastify';
 import type { DegradedTenant } from '../services/connectors.js';
+import { redisAnswers } from '../services/redis.js';
 import { migrationsApplied } from '../store/migrate.js';
 
 const healthRoutes: FastifyPluginAsync = async (app) => {
@@ -18,7 +19,9 @@ const healthRoutes: FastifyPluginAsync = async (app) => {
       store = 'unreachable';
       migrations = 'unknown';
     }
-    const ready = store === 'ok' && migrations === 'ok';
+    // With REDIS_URL, rate limits and the replay cache live in Redis: without it, logins answer 503.
+    const redis = app.cardline.redis ? ((await redisAnswers(app.cardline.redis)) ? 'ok' : 'unreachable') : undefined;
+    const ready = store === 'ok' && migrations === 'ok' && redis !== 'unreachable';
     // Degraded tenants leave the gateway ready: it still serves every other tenant (decision 0009).
     let degraded: DegradedTenant[] = [];
     if (ready) {
@@ -26,7 +29,7 @@ const healthRoutes: FastifyPluginAsync = async (app) => {
       degraded = [...invalid, ...(await app.cardline.connectors.readiness(tenants))].sort((a, b) => a.tenant.localeCompare(b.tenant));
     }
     reply.code(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'not ready', checks: { store, migrations }, degraded };
+    return { status: ready ? 'ready' : 'not ready', checks: { store, migrations, ...(redis ? { redis } : {}) }, degraded };
   });
 };
 

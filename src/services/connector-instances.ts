@@ -1,7 +1,8 @@
 // Connector instances and their health: one instance per tenant, created on first use and rebuilt when
 // the tenant's connector configuration changes, started before listen, probed for readiness.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Connector } from '../../connectors/contract.js';
+import type { Connector, ConnectorSecrets } from '../../connectors/contract.js';
+import { ephemeralSecrets } from '../crypto/connector-secrets.js';
 import { ConnectorConfigError, firstLine, reasonOf, type ConnectorRegistry } from './connector-registry.js';
 import type { Tenant } from './tenants.js';
 
@@ -19,6 +20,11 @@ export interface ConnectorInstancesOptions {
   healthCacheMs?: number;
   /** Monotonic clock in milliseconds (tests replace it). */
   now?: () => number;
+  /**
+   * Each tenant's connector secrets (derived from the master key). Without it, instances get secrets
+   * under a random key: fine for connectors that keep nothing at rest, not for the file core's data.
+   */
+  secretsFor?: (tenantId: string) => ConnectorSecrets;
 }
 
 /** A tenant's connector held for one call: `release()` once the call has returned (calling it twice is harmless). */
@@ -58,6 +64,7 @@ export class ConnectorInstances {
   private readonly healthTimeoutMs: number;
   private readonly healthCacheMs: number;
   private readonly now: () => number;
+  private readonly secretsFor: (tenantId: string) => ConnectorSecrets;
 
   constructor(
     private readonly registry: ConnectorRegistry,
@@ -68,6 +75,7 @@ export class ConnectorInstances {
     this.healthTimeoutMs = opts.healthTimeoutMs ?? Math.min(2000, opts.startTimeoutMs);
     this.healthCacheMs = opts.healthCacheMs ?? 5000;
     this.now = opts.now ?? (() => performance.now());
+    this.secretsFor = opts.secretsFor ?? ((tenantId) => ephemeralSecrets(tenantId));
   }
 
   /** The tenant's connector, created on first use and rebuilt when its configuration changes. */
@@ -115,7 +123,7 @@ export class ConnectorInstances {
       const { definition, options } = await this.registry.prepare(tenant.id, config);
       const logger = this.logger.child({ tenant: tenant.id, connector: definition.id });
       try {
-        return await definition.create(options as never, { tenantId: tenant.id, logger });
+        return await definition.create(options as never, { tenantId: tenant.id, logger, secrets: this.secretsFor(tenant.id) });
       } catch (err) {
         throw new ConnectorConfigError(tenant.id, definition.id, `failed to start: ${firstLine(err)}`);
       }

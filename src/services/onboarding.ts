@@ -70,3 +70,17 @@ export async function seedDemoOperatorKey(keys: OperatorKeys, chosen: string | u
 }
 
 export const DEMO_OPERATOR = 'demo';
+
+/**
+ * Sets every demo user's password (role reset, unlocked) on the demo tenants that exist: the demo's
+ * CARDLINE_DEMO_PASSWORD wins over the password the store was first seeded with. Returns those tenants.
+ */
+export async function resetDemoPasswords(deps: Pick<OnboardingDeps, 'tenants' | 'users'>, password: string): Promise<string[]> {
+  const reset: string[] = [];
+  for (const t of DEMO_TENANTS) {
+    if (!(await deps.tenants.get(t.id))) continue;
+    for (const u of DEMO_USERS) await deps.users.add(t.id, u.username, u.role, password);
+    reset.push(t.id);
+  }
+  return reset;
+}

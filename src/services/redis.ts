@@ -55,3 +55,16 @@ export async function closeRedis(redis: Redis): Promise<void> {
     redis.disconnect();
   }
 }
+
+/** Readiness: true when Redis answers PING within the command timeout (never throws, never waits longer). */
+export async function redisAnswers(redis: Pick<Redis, 'ping'>, timeoutMs = REDIS_COMMAND_TIMEOUT_MS): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), timeoutMs)));
+    return (await Promise.race([redis.ping(), timeout])) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}

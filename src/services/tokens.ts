@@ -1,6 +1,6 @@
 // ES256 access tokens: issued per tenant with the tenant's signing key, verified with algorithms pinned.
 import { randomUUID } from 'node:crypto';
-import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose';
+import { SignJWT, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { SIG_ALG, type KeyRing } from '../crypto/keys.js';
@@ -27,6 +27,30 @@ export class TokenError extends Error {
     super(`Token refused: ${reason}`);
     this.name = 'TokenError';
   }
+}
+
+/**
+ * ECDSA signatures are malleable: (r, s) and (r, n − s) both verify, so every token would have a second
+ * valid spelling (a new cache key, a new string for a block list). Tokens are signed and accepted only
+ * with s ≤ n/2 (the "low-S" rule of BIP 62 and libsecp256k1); n is the order of P-256.
+ */
+const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+const P256_HALF_N = P256_N >> 1n;
+const ES256_SIGNATURE_BYTES = 64;
+
+/** The s of a compact JWS's ES256 signature (raw r‖s), or null when the signature is not 64 bytes. */
+function signatureS(signature: Buffer): bigint | null {
+  return signature.length === ES256_SIGNATURE_BYTES ? BigInt(`0x${signature.subarray(32).toString('hex')}`) : null;
+}
+
+/** The same token with a low-S signature: s replaced by n − s when s > n/2 (still a valid signature). */
+function lowS(token: string): string {
+  const dot = token.lastIndexOf('.');
+  const signature = Buffer.from(token.slice(dot + 1), 'base64url');
+  const s = signatureS(signature);
+  if (s === null || s <= P256_HALF_N) return token;
+  const low = Buffer.from((P256_N - s).toString(16).padStart(64, '0'), 'hex');
+  return `${token.slice(0, dot)}.${Buffer.concat([signature.subarray(0, 32), low]).toString('base64url')}`;
 }
 
 /** How long a verified token may be served from the cache before its signature is checked again. */
@@ -56,7 +80,7 @@ export class TokenService {
       exp: now + tenant.config.tokenLifetimeSeconds,
       gen: user.generation,
     };
-    const token = await new SignJWT({ tenant: tenant.id, role: user.role, gen: user.generation })
+    const token = lowS(await new SignJWT({ tenant: tenant.id, role: user.role, gen: user.generation })
       .setProtectedHeader({ alg: SIG_ALG, kid: key.kid, typ: 'JWT' })
       .setSubject(principal.sub)
       .setIssuedAt(now)
@@ -64,7 +88,7 @@ export class TokenService {
       .setJti(principal.jti)
       .setIssuer(this.issuer)
       .setAudience(this.audience)
-      .sign(key.privateKey);
+      .sign(key.privateKey));
     return { token, principal };
   }
 
@@ -89,6 +113,8 @@ export class TokenService {
     } catch (err) {
       throw err instanceof TokenError ? err : new TokenError('malformed');
     }
+    const s = signatureS(Buffer.from(token.slice(token.lastIndexOf('.') + 1), 'base64url'));
+    if (s !== null && s > P256_HALF_N) throw new TokenError('high-S signature (malleated)');
     // Only the header's tenant's keys are candidates: another tenant's token never finds its key here.
     const key = (await this.keys.forTenant(tenantId)).sig.find((k) => k.kid === kid);
     if (!key) throw new TokenError('unknown key');
@@ -102,8 +128,10 @@ export class TokenService {
         audience: this.audience,
         requiredClaims: ['sub', 'iat', 'exp', 'jti'],
       }));
-    } catch {
-      throw new TokenError('signature or claims invalid');
+    } catch (err) {
+      // jose checks the signature before the claims, so an expired token is a genuine one whose time ran out:
+      // worth telling apart in the log (a client not refreshing its token) from a forgery.
+      throw new TokenError(err instanceof errors.JWTExpired ? 'expired' : 'signature or claims invalid');
     }
     const { sub, tenant, role, jti, exp, gen } = payload as Record<string, unknown>;
     if (tenant !== tenantId) throw new TokenError('tenant mismatch');

@@ -79,6 +79,11 @@ export function passwordProblem(password: string): string | null {
 
 const HASH_OPTIONS = { algorithm: Algorithm.Argon2id } as const;
 
+/** Where a lockout is reported (the request's logger). */
+export interface LockoutLogger {
+  warn(obj: object, msg: string): void;
+}
+
 export class UserService {
   /** Verified against when the user is unknown, so that timing does not reveal which usernames exist. */
   private dummyHash: Promise<string> | undefined;
@@ -269,7 +274,7 @@ export class UserService {
    * guesses cannot all slip past the lock while the hashes are computed. Only checked, wrong passwords
    * count as failures (the tenth locks the user for 30 minutes); a success clears them.
    */
-  async authenticate(tenantId: string, username: string, password: string): Promise<User | null> {
+  async authenticate(tenantId: string, username: string, password: string, log?: LockoutLogger): Promise<User | null> {
     const r = await this.db.query<UserRow>(
       'SELECT id, username, role, password_hash, disabled, token_generation FROM users WHERE tenant_id = $1 AND username = $2',
       [tenantId, username],
@@ -285,7 +290,10 @@ export class UserService {
       return null;
     }
     const ok = await this.checkPassword(row.password_hash, password);
-    await this.endAttempt(tenantId, username, ok);
+    if ((await this.endAttempt(tenantId, username, ok)) === 'locked') {
+      // One line per lock, for the operator (and a SIEM): who, never the password.
+      log?.warn({ tenant: tenantId, user: username, failures: MAX_FAILURES, lockedMinutes: LOCK_MINUTES }, 'user locked after repeated failed logins');
+    }
     return ok ? { id: row.id, tenantId, username: row.username, role: row.role, generation: Number(row.token_generation) } : null;
   }
 
@@ -314,8 +322,8 @@ export class UserService {
     return false;
   }
 
-  /** Settles an attempt: a failure is counted (the tenth locks), a success clears the record. */
-  private async endAttempt(tenantId: string, username: string, ok: boolean): Promise<void> {
+  /** Settles an attempt: a failure is counted (the tenth locks: 'locked'), a success clears the record. */
+  private async endAttempt(tenantId: string, username: string, ok: boolean): Promise<'locked' | undefined> {
     if (ok) {
       const r = await this.db.query<{ in_flight: number }>(
         `UPDATE login_attempts SET failures = 0, in_flight = greatest(in_flight - 1, 0), locked_until = NULL
@@ -331,16 +339,20 @@ export class UserService {
       await this.db.query('UPDATE users SET last_login_at = now() WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
       return;
     }
-    await this.db.query(
+    // At most ten attempts are admitted before a lock, and a lock that expires resets the count, so the
+    // failure that sets the lock is the one that brings the count to exactly ten: that update reports it.
+    const r = await this.db.query<{ locked_now: boolean }>(
       `UPDATE login_attempts SET
          failures = failures + 1,
          in_flight = greatest(in_flight - 1, 0),
          last_failure_at = now(),
          locked_until = CASE WHEN locked_until IS NULL AND failures + 1 >= $3 THEN now() + make_interval(mins => $4)
                              ELSE locked_until END
-       WHERE tenant_id = $1 AND username = $2`,
+       WHERE tenant_id = $1 AND username = $2
+       RETURNING locked_until IS NOT NULL AND failures = $3 AS locked_now`,
       [tenantId, username, MAX_FAILURES, LOCK_MINUTES],
     );
+    return r.rows[0]?.locked_now ? 'locked' : undefined;
   }
 
   /** The argon2id check (the costly step the attempt counter guards). */

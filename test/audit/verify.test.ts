@@ -1,8 +1,6 @@
 // Audit chain verification: a clean chain verifies page by page; each kind of tampering is found at the
 // right seq with the right reason; and `cardline audit verify` reports both as an operator sees them.
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +14,8 @@ import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTenant } from '../../src/services/onboarding.js';
 import type { Db, Queryable } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { LIMIT_URL, createTestDb, type TestDb } from '../helpers/app.js';
+import { LIMIT_URL, createTestDataDir, createTestDb, type TestDb } from '../helpers/app.js';
+import { runProcess, type Run } from '../helpers/spawn.js';
 
 const RECORDS = 12;
 
@@ -166,19 +165,10 @@ describe('cardline audit verify', () => {
   let head: string;
   const masterKey = MasterKey.generate();
 
-  function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  function cli(args: string[]): Promise<Run> {
     const env: NodeJS.ProcessEnv = { ...process.env, CARDLINE_DATA_DIR: dataDir, CARDLINE_MASTER_KEY: masterKey };
     delete env.DATABASE_URL;
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [join(ROOT, 'bin', 'cardline.js'), ...args], { cwd: ROOT, env, stdio: 'pipe' });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end();
-    });
+    return runProcess(process.execPath, [join(ROOT, 'bin', 'cardline.js'), ...args], { cwd: ROOT, env });
   }
 
   /** Runs fn on the data dir's store while no gateway or CLI holds it. */
@@ -192,7 +182,7 @@ describe('cardline audit verify', () => {
   }
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'cardline-audit-'));
+    dataDir = await createTestDataDir('cardline-audit-');
     const config = loadConfig({ CARDLINE_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
     const app = await buildApp({ config, db: await openStore(config), masterKey });
     try {

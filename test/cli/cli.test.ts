@@ -1,7 +1,6 @@
 // The `cardline` CLI as an operator runs it: a child process through bin/cardline.js, against a
 // temporary PGlite data dir. Onboarding is proven end to end: the gateway built on that store after
 // the CLI exits accepts a login with the CLI-made user and a password JWE made by the CLI.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,17 +11,13 @@ import { buildApp } from '../../src/app.js';
 import { openStore } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
+import { createTestDataDir } from '../helpers/app.js';
+import { runProcess, type Run } from '../helpers/spawn.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'cardline.js');
 const PASSWORD = 'cli-made-password-1';
 const COMPACT_JWE = /^[\w-]+\.[\w-]+\.[\w-]+\.[\w-]+\.[\w-]+\n$/;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let dataDir: string;
 let emptyDir: string;
@@ -38,16 +33,7 @@ function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 function cli(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: opts.env ?? env(), stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(opts.input ?? '');
-  });
+  return runProcess(process.execPath, [BIN, ...args], { cwd: ROOT, env: opts.env ?? env(), ...(opts.input !== undefined ? { input: opts.input } : {}) });
 }
 
 /** A failure as the CLI must report it: exit code 1 and one line on stderr, without a stack trace. */
@@ -60,7 +46,7 @@ function expectCleanFailure(run: Run, message: string | RegExp): void {
 }
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'cardline-cli-'));
+  dataDir = await createTestDataDir('cardline-cli-');
   emptyDir = await mkdtemp(join(tmpdir(), 'cardline-cli-empty-'));
 });
 afterAll(async () => {
@@ -152,5 +138,15 @@ describe('cardline CLI', () => {
     expect(masterKeyRun.code).toBe(0);
     expect(masterKeyRun.stdout).toMatch(/^[A-Za-z0-9_-]{43}\n$/);
     expect(() => new MasterKey(masterKeyRun.stdout.trim())).not.toThrow();
+  });
+
+  it('refuses a master key other than the store\'s at every store command, before changing anything', async () => {
+    const wrong = env({ CARDLINE_MASTER_KEY: MasterKey.generate() });
+    const message = /^error: The master key does not open the keys in this store \(tenant 'acme', key [\w-]+\): it is not the key the store was created with\. Set CARDLINE_MASTER_KEY to that key/;
+    expectCleanFailure(await cli(['tenant', 'create', 'other-bank'], { env: wrong }), message);
+    expectCleanFailure(await cli(['tenant', 'list'], { env: wrong }), message);
+    // Nothing was created under the wrong key.
+    const listed = await cli(['tenant', 'list']);
+    expect(listed.stdout).not.toContain('other-bank');
   });
 });

@@ -10,6 +10,7 @@ import { FileCore, importFixtures } from '../../connectors/file/index.js';
 import { LOCK_FILE, pidAlive } from '../../connectors/file/lock.js';
 import { JOURNAL_FILE, SNAPSHOT_FILE, decodeLine } from '../../connectors/file/store.js';
 import { demoFixtures, toSnapshot, withLuhnDigit } from '../../connectors/mock/fixtures.js';
+import { FILE_TEST_SECRETS } from './fixtures/file-secrets.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const WRITER = fileURLToPath(new URL('./fixtures/file-writer.ts', import.meta.url));
@@ -107,7 +108,7 @@ function runWriter(dir: string, limitFrom: number, physicalFrom: number, killAft
 /** Every file the killed writer left must parse; only a journal's tail may be torn. */
 async function checkFiles(dir: string): Promise<{ journalLines: number; tornTail: boolean; temps: number }> {
   const snapshot = JSON.parse(await readFile(join(dir, SNAPSHOT_FILE), 'utf8'));
-  expect(snapshot).toMatchObject({ format: 'cardline-file-core', version: 1 });
+  expect(snapshot).toMatchObject({ format: 'cardline-file-core', version: 2 });
   const lines = (await readFile(join(dir, JOURNAL_FILE), 'utf8')).split('\n');
   const tail = lines.pop()!;
   const decoded = lines.map((l) => decodeLine(l));
@@ -128,7 +129,7 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 it('keeps every acknowledged write through SIGKILLs at random moments', async () => {
   dir = await mkdtemp(join(tmpdir(), 'cardline-file-crash-'));
-  await importFixtures(dir, crashFixtures());
+  await importFixtures(dir, crashFixtures(), FILE_TEST_SECRETS);
   const random = prng(SEED);
   let lastLimit = 0; // stream items 1.. set the limit to 50000 + n
   let lastPhysical = -1;
@@ -155,7 +156,7 @@ it('keeps every acknowledged write through SIGKILLs at random moments', async ()
     figures.tempFilesLeft += files.temps;
     figures.journalLines += files.journalLines;
 
-    const core = await FileCore.open({ dir, lockTimeoutMs: 0 });
+    const core = await FileCore.open({ dir, lockTimeoutMs: 0 }, { secrets: FILE_TEST_SECRETS });
     try {
       const { state } = core.store.bank;
       // Limit: the last acknowledged amount, or the one that was in flight when the kill came.

@@ -8,6 +8,7 @@ import { ConnectorTimeoutError } from '../../connectors/contract.js';
 import { FileCore, exportFixtures, importFixtures } from '../../connectors/file/index.js';
 import { LOCK_FILE } from '../../connectors/file/lock.js';
 import { JOURNAL_FILE, decodeLine, encodeEntry } from '../../connectors/file/store.js';
+import { FILE_TEST_SECRETS } from './fixtures/file-secrets.js';
 
 const dirs: string[] = [];
 const open: FileCore[] = [];
@@ -19,7 +20,7 @@ async function tmp(): Promise<string> {
 }
 
 async function core(dir: string): Promise<FileCore> {
-  const c = await FileCore.open({ dir, lockTimeoutMs: 0 });
+  const c = await FileCore.open({ dir, lockTimeoutMs: 0 }, { secrets: FILE_TEST_SECRETS });
   open.push(c);
   return c;
 }
@@ -131,7 +132,7 @@ describe('file connector: card lifecycle', () => {
       join(crashed, JOURNAL_FILE),
       encodeEntry({ seq: 2, op: 'lockCard', input: { cardId: 'CARD-3001' }, result: { status: 'succeeded', value: { cardId: 'CARD-3001' } } }),
     );
-    await expect(FileCore.open({ dir: crashed, lockTimeoutMs: 0 })).rejects.toThrow(/replaying journal entry 2 \(lockCard\) gives a different outcome/);
+    await expect(FileCore.open({ dir: crashed, lockTimeoutMs: 0 }, { secrets: FILE_TEST_SECRETS })).rejects.toThrow(/replaying journal entry 2 \(lockCard\) gives a different outcome/);
   });
 
   it('reads only known operations from the journal', () => {
@@ -145,7 +146,7 @@ describe('file connector: card lifecycle', () => {
     const c = await core(a);
     await c.blockCard({ cardId: 'CARD-3002', reasonCode: 'LOST' }, ctx());
     await c.close();
-    const exported = await exportFixtures(a);
+    const exported = await exportFixtures(a, FILE_TEST_SECRETS);
     expect(exported.cards.find((x) => x.cardId === 'CARD-3002')).toMatchObject({ expiry: '12/29', cvv: '301', pinSet: false, blockReason: 'LOST' });
 
     const older = structuredClone(exported);
@@ -155,11 +156,11 @@ describe('file connector: card lifecycle', () => {
       delete card.pinSet;
     }
     const b = join(await tmp(), 'tenant');
-    await importFixtures(b, older);
-    expect(await exportFixtures(b)).toEqual(exported);
+    await importFixtures(b, older, FILE_TEST_SECRETS);
+    expect(await exportFixtures(b, FILE_TEST_SECRETS)).toEqual(exported);
 
     const bad = structuredClone(exported);
     bad.cards[0]!.expiry = '13/29';
-    await expect(importFixtures(join(await tmp(), 'x'), bad)).rejects.toThrow(/Fixtures are invalid: \/cards\/0\/expiry/);
+    await expect(importFixtures(join(await tmp(), 'x'), bad, FILE_TEST_SECRETS)).rejects.toThrow(/Fixtures are invalid: \/cards\/0\/expiry/);
   });
 });

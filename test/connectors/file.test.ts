@@ -9,6 +9,9 @@ import { builtInConnectors } from '../../connectors/index.js';
 import { FileCore, exportFixtures, importFixtures } from '../../connectors/file/index.js';
 import { JOURNAL_FILE, SNAPSHOT_FILE, decodeLine } from '../../connectors/file/store.js';
 import { LOCK_FILE } from '../../connectors/file/lock.js';
+import { demoFixtures, toSnapshot } from '../../connectors/mock/fixtures.js';
+import { ephemeralSecrets } from '../../src/crypto/connector-secrets.js';
+import { FILE_TEST_SECRETS } from './fixtures/file-secrets.js';
 
 const dirs: string[] = [];
 const open: FileCore[] = [];
@@ -20,7 +23,7 @@ async function tmp(): Promise<string> {
 }
 
 async function core(dir: string, opts: { lockTimeoutMs?: number; fixtures?: 'demo' | 'empty' } = {}): Promise<FileCore> {
-  const c = await FileCore.open({ dir, lockTimeoutMs: 0, ...opts });
+  const c = await FileCore.open({ dir, lockTimeoutMs: 0, ...opts }, { secrets: FILE_TEST_SECRETS });
   open.push(c);
   return c;
 }
@@ -156,15 +159,15 @@ describe('file connector', () => {
     const c = await core(a);
     await c.upgradeLimit(limit('80000.00'), ctx('x'));
     await c.upgradeToPhysical(physical('KIT-2003', 'ENT-1003'), ctx());
-    const exported = await exportFixtures(a);
+    const exported = await exportFixtures(a, FILE_TEST_SECRETS);
     expect(exported.entities.find((e) => e.entityId === 'ENT-1001')?.creditLimitMinor).toBe('8000000');
-    await expect(importFixtures(a, exported)).rejects.toThrow(/locked by pid/);
+    await expect(importFixtures(a, exported, FILE_TEST_SECRETS)).rejects.toThrow(/locked by pid/);
     await c.close();
-    expect(await exportFixtures(a)).toEqual(exported);
+    expect(await exportFixtures(a, FILE_TEST_SECRETS)).toEqual(exported);
 
     const b = await tmp();
-    await importFixtures(join(b, 'tenant'), JSON.parse(JSON.stringify(exported)));
-    expect(await exportFixtures(join(b, 'tenant'))).toEqual(exported);
+    await importFixtures(join(b, 'tenant'), JSON.parse(JSON.stringify(exported)), FILE_TEST_SECRETS);
+    expect(await exportFixtures(join(b, 'tenant'), FILE_TEST_SECRETS)).toEqual(exported);
     const imported = await core(join(b, 'tenant'));
     expect(limitOf(imported)).toBe(8_000_000n);
     expect(imported.store.bank.state.cards.get('CARD-3003')?.kitNo).toBe('KIT-2003');
@@ -174,15 +177,38 @@ describe('file connector', () => {
     // An import replaces a directory's state, journal included.
     const fresh = structuredClone(exported);
     fresh.entities[0]!.creditLimitMinor = '100';
-    await importFixtures(a, fresh);
+    await importFixtures(a, fresh, FILE_TEST_SECRETS);
     expect(limitOf(await core(a))).toBe(100n);
-    await expect(importFixtures(b, { entities: [{ entityId: 'E' }], cards: [], kits: [] })).rejects.toThrow(/Fixtures are invalid: \/entities\/0/);
+    await expect(importFixtures(b, { entities: [{ entityId: 'E' }], cards: [], kits: [] }, FILE_TEST_SECRETS)).rejects.toThrow(/Fixtures are invalid: \/entities\/0/);
+  });
+
+  it('opens a snapshot written before sealing (version 1, card data in clear) and rewrites it sealed', async () => {
+    const dir = await tmp();
+    const state = toSnapshot(demoFixtures());
+    await writeFile(join(dir, SNAPSHOT_FILE), JSON.stringify({ format: 'cardline-file-core', version: 1, seq: 0, writtenAt: new Date().toISOString(), state }));
+    const c = await core(dir);
+    const card = await c.getCard({ cardId: 'CARD-3001' }, ctx());
+    expect(card).toMatchObject({ status: 'succeeded', value: { sensitive: { pan: '4000000000030017', cvv: state.cards[0]!.cvv } } });
+    const text = await readFile(join(dir, SNAPSHOT_FILE), 'utf8');
+    expect(JSON.parse(text)).toMatchObject({ version: 2 });
+    for (const { pan, cvv } of state.cards) {
+      expect(text).not.toContain(pan);
+      expect(text).not.toContain(`"cvv":"${cvv}"`);
+    }
+  });
+
+  it('refuses to open a directory sealed with other secrets, naming the master key', async () => {
+    const dir = await tmp();
+    await (await core(dir)).close();
+    const err = await FileCore.open({ dir, lockTimeoutMs: 0 }, { secrets: ephemeralSecrets('file-tests') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConnectorUnavailableError);
+    expect((err as Error).message).toMatch(/was sealed under another key\. The gateway's master key \(CARDLINE_MASTER_KEY\) or the tenant id/);
   });
 
   it('refuses a second instance while the first holds the directory, and lets it in after close', async () => {
     const dir = await tmp();
     const first = await core(dir);
-    const err = await FileCore.open({ dir, lockTimeoutMs: 0 }).catch((e: unknown) => e);
+    const err = await FileCore.open({ dir, lockTimeoutMs: 0 }, { secrets: FILE_TEST_SECRETS }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectorUnavailableError);
     expect((err as Error).message).toContain(dir);
     expect((err as Error).message).toContain(`pid ${process.pid}`);
@@ -192,7 +218,7 @@ describe('file connector', () => {
     expect(limitOf(second)).toBe(5_500_000n);
 
     // With lockTimeoutMs it waits for the holder to let go.
-    const waiting = FileCore.open({ dir, lockTimeoutMs: 5_000 });
+    const waiting = FileCore.open({ dir, lockTimeoutMs: 5_000 }, { secrets: FILE_TEST_SECRETS });
     setTimeout(() => void second.close(), 100);
     const third = await waiting;
     open.push(third);
@@ -207,7 +233,7 @@ describe('file connector', () => {
     await (await core(dir)).close();
 
     await writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: dead, host: 'elsewhere', nonce: 'n', since: '' }));
-    await expect(FileCore.open({ dir, lockTimeoutMs: 0 })).rejects.toThrow(/locked by pid \d+ on elsewhere/);
+    await expect(FileCore.open({ dir, lockTimeoutMs: 0 }, { secrets: FILE_TEST_SECRETS })).rejects.toThrow(/locked by pid \d+ on elsewhere/);
   });
 
   it('ignores a torn last journal line, keeping every earlier write', async () => {
@@ -235,7 +261,7 @@ describe('file connector', () => {
     const crashed = await crashCopy(dir);
     const text = await readFile(join(crashed, JOURNAL_FILE), 'utf8');
     await writeFile(join(crashed, JOURNAL_FILE), text.replace('51000.00', '51000.01'));
-    await expect(FileCore.open({ dir: crashed, lockTimeoutMs: 0 })).rejects.toThrow(/line 1 is damaged but later lines are intact/);
+    await expect(FileCore.open({ dir: crashed, lockTimeoutMs: 0 }, { secrets: FILE_TEST_SECRETS })).rejects.toThrow(/line 1 is damaged but later lines are intact/);
     // The failed open released the lock.
     expect(await readdir(crashed)).not.toContain(LOCK_FILE);
   });

@@ -14,9 +14,10 @@ import { createRestConnector, type RestConnector } from '../../connectors/rest/i
 import type { RestOptions } from '../../connectors/rest/options.js';
 import { mulberry32 } from '../../src/mock-core/faults.js';
 import { buildMockCore } from '../../src/mock-core/server.js';
+import { ephemeralSecrets } from '../../src/crypto/connector-secrets.js';
 
 const logger = pino({ level: 'silent' }) as unknown as ConnectorDeps['logger'];
-const deps: ConnectorDeps = { tenantId: 'rest-bank', logger };
+const deps: ConnectorDeps = { tenantId: 'rest-bank', logger, secrets: ephemeralSecrets() };
 
 let core: FastifyInstance;
 let base: string;

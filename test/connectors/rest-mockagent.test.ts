@@ -13,6 +13,7 @@ import {
 } from '../../connectors/contract.js';
 import { createRestConnector, type RestConnector } from '../../connectors/rest/index.js';
 import type { RestOptions } from '../../connectors/rest/options.js';
+import { ephemeralSecrets } from '../../src/crypto/connector-secrets.js';
 
 const LIMIT_PATH = '/banks/demo/v1/entities/ENT-1001/credit-limit';
 const UPGRADE_PATH = '/banks/demo/v1/cards/physical-upgrades';
@@ -59,7 +60,7 @@ async function connector(options: Partial<RestOptions> = {}, random?: () => numb
       breaker: { failureThreshold: 5, openMs: 30_000, halfOpenProbes: 1 },
       ...options,
     },
-    { tenantId: 't1', logger },
+    { tenantId: 't1', logger, secrets: ephemeralSecrets() },
     { dispatcher: agent, ...(random ? { random } : {}) },
   );
   open.push(c);
@@ -306,7 +307,7 @@ describe('auth', () => {
 
   it('mtls with unreadable certificate files fails at create, naming the field', async () => {
     await expect(
-      createRestConnector({ baseUrl: 'https://core.test/banks/demo', auth: { type: 'mtls', cert: '/nonexistent/c.pem', key: '/nonexistent/k.pem' } }, { tenantId: 't1', logger }),
+      createRestConnector({ baseUrl: 'https://core.test/banks/demo', auth: { type: 'mtls', cert: '/nonexistent/c.pem', key: '/nonexistent/k.pem' } }, { tenantId: 't1', logger, secrets: ephemeralSecrets() }),
     ).rejects.toThrow(/\/auth: the client certificate files could not be read \(ENOENT\)/);
   });
 });

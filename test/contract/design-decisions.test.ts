@@ -397,7 +397,7 @@ describe('money', () => {
       payload: '{"entityId":"ENT-1002","amount":60000.10}',
     });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual(envelope(400, 'Bad Request', 'amount has the wrong type'));
+    expect(res.json()).toEqual(envelope(400, 'Bad Request', 'amount has the wrong type: send a decimal string such as "75000.00", not a number'));
     expect((await mockCore()).state.entities.get('ENT-1002')?.creditLimitMinor).toBe(5_000_000n);
   });
 });

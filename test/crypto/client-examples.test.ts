@@ -1,6 +1,5 @@
 // The README's client examples run as an integrator runs them (npx tsx examples/client/…) against a
 // gateway listening on 127.0.0.1: encrypted body and fields go in, encrypted card fields come out.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoFixtures } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import { PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
+import { runProcess, type Run } from '../helpers/spawn.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX = join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
@@ -28,19 +28,10 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function runExample(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TSX, join(ROOT, 'examples', 'client', script), '--gateway', gateway, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, CARDLINE_PASSWORD: PASSWORD },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+function runExample(script: string, args: string[]): Promise<Run> {
+  return runProcess(process.execPath, [TSX, join(ROOT, 'examples', 'client', script), '--gateway', gateway, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, CARDLINE_PASSWORD: PASSWORD },
   });
 }
 

@@ -1,9 +1,7 @@
 // Gateway key rotation: a new kid becomes active, the old one is retiring (still accepted and published)
 // until its grace ends, then retired (refused, unpublished). The end of a grace is simulated by moving the
 // old key's retire_at into the past, which is what the passing of time does.
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
@@ -18,7 +16,8 @@ import { TenantService } from '../../src/services/tenants.js';
 import { UserService } from '../../src/services/users.js';
 import { migrate } from '../../src/store/migrate.js';
 import { run } from '../../src/cli/program.js';
-import { PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { PASSWORD, PROBLEM_BASE, createTestApp, createTestDataDir, type TestApp } from '../helpers/app.js';
+import { runProcess } from '../helpers/spawn.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GENERIC_400 = {
@@ -210,7 +209,7 @@ async function cliInProcess(args: string[], env: NodeJS.ProcessEnv): Promise<unk
 describe('CLI', () => {
   let dataDir: string;
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'cardline-rotate-'));
+    dataDir = await createTestDataDir('cardline-rotate-');
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
@@ -226,18 +225,9 @@ describe('CLI', () => {
 
     const env: NodeJS.ProcessEnv = { ...process.env, CARDLINE_DATA_DIR: dataDir, CARDLINE_MASTER_KEY: masterKey };
     delete env.DATABASE_URL;
-    const rotated = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [join(ROOT, 'bin', 'cardline.js'), 'keys', 'rotate', '--tenant', 'acme', '--use', 'enc', '--grace', '2h'], {
-        cwd: ROOT,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    const rotated = await runProcess(process.execPath, [join(ROOT, 'bin', 'cardline.js'), 'keys', 'rotate', '--tenant', 'acme', '--use', 'enc', '--grace', '2h'], {
+      cwd: ROOT,
+      env,
     });
     expect(rotated.code, rotated.stderr).toBe(0);
     const out = JSON.parse(rotated.stdout) as { active: PublicJwk; replaced: { kid: string; status: string; retireAt: string }[]; graceSeconds: number };

@@ -9,7 +9,6 @@ import type { TSchema } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockCore } from '../../connectors/mock/index.js';
 import cardlineApp, { serverOptions } from '../../src/app.js';
-import { MasterKey } from '../../src/crypto/master-key.js';
 import { PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 
 const SEED = 7_300_421;
@@ -35,7 +34,7 @@ beforeAll(async () => {
   lister.addHook('onRoute', (route) => {
     seen.push(route);
   });
-  await lister.register(cardlineApp, { config: t.config, db: t.db, masterKey: MasterKey.generate(), ownsDb: false });
+  await lister.register(cardlineApp, { config: t.config, db: t.db, masterKey: t.masterKey, ownsDb: false });
   await lister.ready();
   await lister.close();
   routes = seen

@@ -1,8 +1,9 @@
 // Builds a gateway for a test: its own store (in-memory PGlite, or a fresh PostgreSQL database when
-// DATABASE_URL is set), the demo tenants seeded with a known password, and helpers to call it.
+// DATABASE_URL is set), started from the run's migrated template, the demo tenants seeded with a known
+// password, and helpers to call it.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions, InjectOptions, LightMyRequestResponse } from 'fastify';
-import pg from 'pg';
+import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { buildManagementApp } from '../../src/management/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -17,6 +18,8 @@ import { openDb, type Db } from '../../src/store/db.js';
 import { checkAgainstDocument } from './openapi.js';
 import type { Operation } from '../../src/operations/define.js';
 import type { Role } from '../../schemas/common.js';
+import { adminQuery, databaseUrl } from './global-setup.js';
+import { pgliteTemplate, returnPglite, takeMigratedPglite } from './pglite-pool.js';
 
 export const PASSWORD = 'correct-horse-battery';
 export const USERS: Record<Role, string> = {
@@ -37,30 +40,49 @@ export interface TestDb {
   drop(): Promise<void>;
 }
 
+export interface TestDbOptions {
+  /**
+   * Defaults to true: the store starts from the run's migrated template (test/helpers/global-setup.ts).
+   * False gives an empty store, for tests of the migrations themselves.
+   */
+  migrated?: boolean;
+}
+
+/**
+ * A new data directory (CARDLINE_DATA_DIR) whose embedded store already holds the migrated template,
+ * for tests of the CLI and of file-backed stores. (The process tests start from an empty directory.)
+ */
+export async function createTestDataDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const { PGlite } = await import('@electric-sql/pglite');
+  const pglite = await PGlite.create(join(dir, 'pglite'), { loadDataDir: await pgliteTemplate() });
+  await pglite.close();
+  return dir;
+}
+
 /** A store of the test's own: PGlite in memory, or a database created (and later dropped) on the server. */
-export async function createTestDb(): Promise<TestDb> {
+export async function createTestDb(opts: TestDbOptions = {}): Promise<TestDb> {
+  const migrated = opts.migrated ?? true;
   const url = process.env.DATABASE_URL;
   if (!url) {
-    const db = await openDb({ dataDir: 'memory://' });
-    return { db, url: null, drop: () => db.close() };
+    if (!migrated) {
+      const db = await openDb({ dataDir: 'memory://' });
+      return { db, url: null, drop: () => db.close() };
+    }
+    // Reused within the worker (test/helpers/pglite-pool.ts): drop() hands it back, emptied before reuse.
+    const db = await takeMigratedPglite();
+    return { db, url: null, drop: () => returnPglite(db) };
   }
   const name = `cardline_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  const db = await openDb({ databaseUrl: u.toString() });
+  const template = migrated ? inject('pgTemplate') : null;
+  await adminQuery(url, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
+  const db = await openDb({ databaseUrl: databaseUrl(url, name) });
   return {
     db,
-    url: u.toString(),
+    url: databaseUrl(url, name),
     drop: async () => {
       await db.close();
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      await adminQuery(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
 }
@@ -69,6 +91,8 @@ export interface TestApp {
   app: FastifyInstance;
   config: Config;
   db: Db;
+  /** The master key the store's keys are sealed under (another app on this store needs the same). */
+  masterKey: string;
   /** A token for the demo user of that role on that tenant. */
   token(role?: Role, tenant?: string): Promise<string>;
   /** Encrypts a value to the tenant's gateway key, as a client would. */
@@ -119,10 +143,11 @@ async function startCore(kind: TestConnector): Promise<{ choice: ConnectorChoice
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const testDb = await createTestDb();
   const config = loadConfig({ LOG_LEVEL: 'silent', CARDLINE_TENANT_CACHE_TTL_MS: '0', ...opts.env });
+  const masterKey = MasterKey.generate();
   const app = await buildApp({
     config,
     db: testDb.db,
-    masterKey: MasterKey.generate(),
+    masterKey,
     ownsDb: false,
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.operations ? { operations: opts.operations } : {}),
@@ -164,6 +189,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     app,
     config,
     db: testDb.db,
+    masterKey,
     token,
     encrypt,
     management: () => (management ??= buildManagementApp({ services: app.cardline, config, ...(opts.logger ? { logger: opts.logger } : {}) })),

@@ -1,5 +1,5 @@
 // The two business routes that token tests attack, one per error dialect, with the exact 401 body each
-// answers. Shared by test/routes/auth.test.ts and test/routes/jwt-attacks.test.ts.
+// answers, and ES256 signature helpers. Shared by test/routes/auth.test.ts and test/routes/jwt-attacks.test.ts.
 import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL } from './app.js';
 
 export const UNAUTHORIZED_DETAIL = 'A valid bearer token for this tenant is required; obtain one from POST /api/authenticate.';
@@ -46,3 +46,20 @@ export const TOKEN_TARGETS: TokenTarget[] = [
     unauthorized: UNAUTHORIZED_PROBLEM,
   },
 ];
+
+/** The order n of P-256: an ECDSA signature (r, s) and (r, n − s) verify alike. */
+export const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+/** The s of a compact ES256 JWS (its signature is raw r‖s). */
+export const sOf = (token: string): bigint =>
+  BigInt(`0x${Buffer.from(token.split('.')[2]!, 'base64url').subarray(32).toString('hex')}`);
+
+/** The same token with the signature's s replaced by n − s: still a valid ECDSA signature of the same input. */
+export function malleate(token: string): string {
+  const raw = Buffer.from(token.split('.')[2]!, 'base64url');
+  const s = Buffer.from((P256_N - sOf(token)).toString(16).padStart(64, '0'), 'hex');
+  return `${token.slice(0, token.lastIndexOf('.'))}.${Buffer.concat([raw.subarray(0, 32), s]).toString('base64url')}`;
+}
+
+/** The token with a low-S signature, as the gateway signs and requires (s ≤ n/2). */
+export const lowS = (token: string): string => (sOf(token) > P256_N / 2n ? malleate(token) : token);

@@ -1,7 +1,10 @@
 // The store on whichever engine the run uses: in-memory PGlite by default, a PostgreSQL server when
 // DATABASE_URL is set (each test gets a database of its own, dropped afterwards).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
 import { GENESIS_HASH, recordHash, type AuditRecord } from '../../src/audit/chain.js';
+import { MasterKeyMismatchError } from '../../src/crypto/keys.js';
+import { MasterKey } from '../../src/crypto/master-key.js';
 import { openDb, type Db, type Queryable } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { migrations } from '../../src/store/migrations/index.js';
@@ -77,7 +80,7 @@ async function expectConsistentChain(db: Queryable, tenantId: string): Promise<A
 
 describe('migrations', () => {
   it('apply once, and a second run applies nothing', async () => {
-    const { db, drop } = await createTestDb();
+    const { db, drop } = await createTestDb({ migrated: false });
     try {
       const first = await migrate(db);
       expect(first).toEqual(migrations.map((m) => m.name));
@@ -93,7 +96,7 @@ describe('migrations', () => {
   it('replicas starting together take turns (PostgreSQL: advisory lock)', async (ctx) => {
     const url = process.env.DATABASE_URL;
     if (!url) return ctx.skip();
-    const { db, drop } = await createTestDb();
+    const { db, drop } = await createTestDb({ migrated: false });
     // A second, independent pool on the same database, as another replica would have.
     const u = new URL(url);
     const name = (await db.query<{ d: string }>('SELECT current_database() AS d')).rows[0]!.d;
@@ -115,6 +118,18 @@ describe('schema', () => {
     t = await createTestApp();
   });
   afterAll(() => t?.close());
+
+  it('the gateway does not boot with another master key than the one its keys are sealed under', async () => {
+    const other = MasterKey.generate();
+    const err = await buildApp({ config: t.config, db: t.db, masterKey: other, ownsDb: false }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MasterKeyMismatchError);
+    expect((err as Error).message).toMatch(
+      /^The master key does not open the keys in this store \(tenant '[\w-]+', key [\w-]+\): it is not the key the store was created with\. Set CARDLINE_MASTER_KEY to that key/,
+    );
+    // The right key boots.
+    const again = await buildApp({ config: t.config, db: t.db, masterKey: t.masterKey, ownsDb: false });
+    await again.close();
+  });
 
   it('readiness answers 200 with the store and migrations checked', async () => {
     const res = await t.inject({ method: 'GET', url: '/health/ready' });

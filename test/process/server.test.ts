@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptCompact } from '../../src/crypto/jwe.js';
-import { LIMIT_URL, UPGRADE_URL } from '../helpers/app.js';
+import { MasterKey } from '../../src/crypto/master-key.js';
+import { LIMIT_URL, UPGRADE_URL, createTestDataDir } from '../helpers/app.js';
 import { scanForSecrets } from '../helpers/log-scan.js';
 import { baseEnv, freePort, sleep, start, waitReady, within, type Proc } from '../helpers/process.js';
 
@@ -27,9 +28,9 @@ describe('the demo process', () => {
     port = await freePort();
     adminPort = await freePort();
     base = `http://127.0.0.1:${port}`;
+    // No HOST: the demo must listen on loopback by default (its password and PIN keys are published).
     proc = start(['--demo'], baseEnv({
       PORT: String(port),
-      HOST: '127.0.0.1',
       CARDLINE_DATA_DIR: dataDir,
       CARDLINE_DEMO_PASSWORD: PASSWORD,
       CARDLINE_ADMIN_PORT: String(adminPort),
@@ -53,6 +54,11 @@ describe('the demo process', () => {
 
   const post = (url: string, body: unknown, headers: Record<string, string> = {}, method = 'POST') =>
     fetch(`${base}${url}`, { method, headers: { TENANT: 'demo', 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+  it('listens on loopback only when HOST is not set', () => {
+    expect(proc.output()).toContain(`"msg":"Server listening at http://127.0.0.1:${port}"`);
+    expect(proc.output()).not.toContain('0.0.0.0');
+  });
 
   it('announces the demo tenants without printing the password', () => {
     expect(proc.output()).toContain("Demo tenants 'demo' and 'demo-b' created");
@@ -167,6 +173,69 @@ describe('the demo process', () => {
     expect((output.match(/"msg":"request completed"/g) ?? []).length).toBeGreaterThanOrEqual(8);
     expect(scanForSecrets(output, [PASSWORD, token])).toEqual([]);
   });
+});
+
+describe('restarting the demo on a store it seeded', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await createTestDataDir('cardline-restart-');
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  /** Starts the demo on the data dir, waits until ready and runs fn; stops it with SIGTERM. */
+  async function demo(env: Record<string, string>, fn: (base: string, output: () => string) => Promise<void>, args = ['--demo']): Promise<void> {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const p = start(args, baseEnv({ PORT: String(port), CARDLINE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env }));
+    try {
+      await waitReady(base, p);
+      await fn(base, p.output);
+    } finally {
+      p.child.kill('SIGTERM');
+      await within(p.exited, 20_000, 'exit after SIGTERM');
+    }
+  }
+
+  const login = async (base: string, password: string) => {
+    const keys = (await (await fetch(`${base}/api/keys`, { headers: { TENANT: 'demo' } })).json()) as { keys: Parameters<typeof encryptCompact>[1][] };
+    const res = await fetch(`${base}/api/authenticate`, {
+      method: 'POST',
+      headers: { TENANT: 'demo', 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'integration', password: await encryptCompact(password, keys.keys[0]!) }),
+    });
+    return res.status;
+  };
+
+  it('CARDLINE_DEMO_PASSWORD given at a restart becomes the demo users\' password, and the terminal says so', async () => {
+    let first = '';
+    await demo({}, async (base, output) => {
+      first = /Their password \(shown only now\): (\S+)/.exec(output())?.[1] ?? '';
+      expect(first).not.toBe('');
+      expect(await login(base, first)).toBe(200);
+    });
+    await demo({}, async (base, output) => {
+      expect(output()).toContain('Demo tenants already exist: their users keep the password they were given when the store was seeded');
+      expect(output()).not.toContain(first);
+      expect(await login(base, first)).toBe(200);
+    });
+    await demo({ CARDLINE_DEMO_PASSWORD: 'demo-password-1' }, async (base, output) => {
+      expect(output()).toContain(
+        'Demo tenants already exist (demo, demo-b): the password of users admin, ops, integration, viewer is now CARDLINE_DEMO_PASSWORD.',
+      );
+      expect(output()).not.toContain('demo-password-1');
+      expect(await login(base, 'demo-password-1')).toBe(200);
+      expect(await login(base, first)).toBe(401);
+    });
+  }, 120_000);
+
+  it('another master key than the store\'s: exit 1 with a message naming CARDLINE_MASTER_KEY, no stack trace', async () => {
+    const p = start([], baseEnv({ CARDLINE_DATA_DIR: dataDir, PORT: String(await freePort()), CARDLINE_MASTER_KEY: MasterKey.generate() }));
+    const exit = await within(p.exited, 60_000, 'exit');
+    expect(exit.code).toBe(1);
+    expect(p.output()).toContain("The master key does not open the keys in this store (tenant 'demo");
+    expect(p.output()).toContain('Set CARDLINE_MASTER_KEY to that key');
+    expect(p.output()).not.toMatch(STACK_FRAME);
+  }, 70_000);
 });
 
 describe('refusing to start', () => {

@@ -20,7 +20,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { MockCore } from '../../connectors/mock/index.js';
 import { PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
-import { TOKEN_TARGETS, UNAUTHORIZED_ENVELOPE, UNAUTHORIZED_PROBLEM, type TokenTarget } from '../helpers/token-targets.js';
+import { TOKEN_TARGETS, UNAUTHORIZED_ENVELOPE, UNAUTHORIZED_PROBLEM, lowS, type TokenTarget } from '../helpers/token-targets.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -381,8 +381,9 @@ describe('token attacks on business routes', () => {
       aud: 'cardline-api',
       ...over,
     });
-    const es256 = (payload: JWTPayload, header: Partial<JWTHeaderParameters> = {}, key = sig.privateKey) =>
-      new SignJWT(payload).setProtectedHeader({ alg: 'ES256', kid: sig.kid, typ: 'JWT', ...header }).sign(key);
+    // Low-S, as the gateway signs: the one hostile property is what gets a token refused.
+    const es256 = async (payload: JWTPayload, header: Partial<JWTHeaderParameters> = {}, key = sig.privateKey) =>
+      lowS(await new SignJWT(payload).setProtectedHeader({ alg: 'ES256', kid: sig.kid, typ: 'JWT', ...header }).sign(key));
 
     control = await es256(claims());
 

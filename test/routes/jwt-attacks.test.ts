@@ -6,8 +6,8 @@ import { createVerify, randomUUID, type webcrypto } from 'node:crypto';
 import { exportSPKI, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockCore } from '../../connectors/mock/index.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { TOKEN_TARGETS, type TokenTarget } from '../helpers/token-targets.js';
+import { PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
+import { P256_N, TOKEN_TARGETS, lowS, malleate, sOf, type TokenTarget } from '../helpers/token-targets.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -21,11 +21,15 @@ const TARGETS = TOKEN_TARGETS;
 const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-/** Signs exactly the given header and payload (raw r||s ECDSA, as JWS ES256 requires), whatever they hold. */
+/**
+ * Signs exactly the given header and payload (raw r||s ECDSA, as JWS ES256 requires), whatever they hold,
+ * with a low-S signature as the gateway's own: the one hostile property is what gets a token refused.
+ */
 async function es256(header: unknown, payload: unknown, key: webcrypto.CryptoKey): Promise<string> {
   const input = `${b64(header)}.${b64(payload)}`;
   const sig = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, key, new TextEncoder().encode(input));
-  return `${input}.${Buffer.from(sig).toString('base64url')}`;
+  const token = `${input}.${Buffer.from(sig).toString('base64url')}`;
+  return lowS(token);
 }
 
 /** The same ECDSA signature as ASN.1 DER (SEQUENCE of two INTEGERs), the encoding JWS does not use. */
@@ -121,6 +125,12 @@ describe('token attacks not covered by auth.test.ts', () => {
     attacks.set('the signature doubled', `Bearer ${ch}.${cp}.${cs}${cs}`);
     attacks.set('the header of the control token with padding', `Bearer ${ch}=.${cp}.${cs}`);
 
+    // ECDSA malleability: (r, n − s) verifies like (r, s), so a token the gateway issued could be
+    // re-spelt into a second valid token text (a new cache key, a new string to block). Built from a
+    // genuine token of the gateway's own login.
+    const genuine = await t.token('Admin');
+    attacks.set('a genuine token with its signature malleated (s → n − s)', `Bearer ${malleate(genuine)}`);
+
     // Claims of the wrong type or missing, with the right signature.
     attacks.set('exp a few seconds ago (no clock tolerance)', await signed({}, claims({ iat: now - 3600, exp: now - 5 })));
     attacks.set('exp as a string', await signed({}, claims({ exp: String(now + 3600) })));
@@ -170,6 +180,7 @@ describe('token attacks not covered by auth.test.ts', () => {
     "alg 'EdDSA' over an ES256 signature",
     'a DER-encoded signature of the right input',
     'the signature left out',
+    'a genuine token with its signature malleated (s → n − s)',
     'the signature doubled',
     'the header of the control token with padding',
     'exp a few seconds ago (no clock tolerance)',
@@ -186,6 +197,33 @@ describe('token attacks not covered by auth.test.ts', () => {
     'JWS JSON serialization',
     'a compact JWE instead of a JWS',
   ];
+
+  it('the malleated token is a valid ECDSA signature of the same input: only the high-S rule refuses it', async () => {
+    const genuine = await t.token('Admin');
+    const malleated = malleate(genuine);
+    const { publicKey } = (await t.app.cardline.keys.forTenant('demo')).sig[0]!;
+    for (const token of [genuine, malleated]) {
+      const input = token.slice(0, token.lastIndexOf('.'));
+      const sig = Buffer.from(token.split('.')[2]!, 'base64url');
+      expect(createVerify('SHA256').update(input).verify({ key: await exportSPKI(publicKey), dsaEncoding: 'ieee-p1363' }, sig)).toBe(true);
+    }
+    expect(malleated).not.toBe(genuine);
+    // The genuine one still works.
+    expect((await call(TARGETS[0]!, `Bearer ${genuine}`, { entityId: 'ENT-1001', amount: '50000.01' })).statusCode).toBe(200);
+  });
+
+  it('the gateway issues only low-S signatures, so none of its own tokens is refused by that rule', async () => {
+    for (let i = 0; i < 24; i++) {
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/authenticate',
+        headers: { TENANT: 'demo' },
+        payload: { username: 'viewer', password: await t.encrypt(PASSWORD) },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(sOf(res.json<{ id_token: string }>().id_token) <= P256_N / 2n).toBe(true);
+    }
+  });
 
   it('every attack above is exercised', () => {
     expect([...attacks.keys()].sort()).toEqual([...ATTACKS].sort());

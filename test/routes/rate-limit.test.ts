@@ -176,7 +176,7 @@ describe('in-process counters', () => {
     const app = Fastify(serverOptions(t.config));
     let error: unknown;
     try {
-      await app.register(cardlineApp, { config: t.config, db: t.db, masterKey: MasterKey.generate(), ownsDb: false });
+      await app.register(cardlineApp, { config: t.config, db: t.db, masterKey: t.masterKey, ownsDb: false });
       app.get('/probe', { config: { auth: false, tenant: false, rateLimit: { max: 1 } } }, async () => ({}));
       await app.ready();
     } catch (err) {

@@ -7,7 +7,6 @@ import { demoFixtures } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import { ROLES, type Role } from '../../schemas/common.js';
 import cardlineApp, { serverOptions } from '../../src/app.js';
-import { MasterKey } from '../../src/crypto/master-key.js';
 import auth from '../../src/plugins/auth.js';
 import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -360,8 +359,8 @@ describe('every route declares its roles or auth: false', () => {
     app.addHook('onRoute', (route) => {
       routes.push(route);
     });
-    // The test app's store (already migrated and seeded), with a master key of its own: nothing is unsealed.
-    await app.register(cardlineApp, { config: t.config, db: t.db, masterKey: MasterKey.generate(), ownsDb: false });
+    // The test app's store (already migrated and seeded), with its master key.
+    await app.register(cardlineApp, { config: t.config, db: t.db, masterKey: t.masterKey, ownsDb: false });
     await app.ready();
     await app.close();
 

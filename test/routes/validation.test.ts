@@ -90,12 +90,12 @@ describe('credit line: the body', () => {
   it('amount as a number (50000) → 400, not coerced', async () => {
     const res = await refused(() => limit({ payload: { entityId: 'ENT-1001', amount: 60000 } }));
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual(envelope400('amount has the wrong type'));
+    expect(res.json()).toEqual(envelope400('amount has the wrong type: send a decimal string such as "75000.00", not a number'));
   });
 
   it('amount as a float (60000.5) → 400', async () => {
     const res = await refused(() => limit({ payload: { entityId: 'ENT-1001', amount: 60000.5 } }));
-    expect(res.json()).toEqual(envelope400('amount has the wrong type'));
+    expect(res.json()).toEqual(envelope400('amount has the wrong type: send a decimal string such as "75000.00", not a number'));
   });
 
   it('entityId as a number → 400', async () => {
@@ -290,6 +290,17 @@ describe('the body as a whole (both dialects)', () => {
       expect415: problem(415, 'Unsupported Media Type', "Content-Type 'text/plain' is not accepted; send application/json."),
     },
   ];
+
+  const TOO_LARGE = 'The request body is larger than 65536 bytes (CARDLINE_BODY_LIMIT).';
+  it.each([
+    { ...routes[0]!, expect413: { result: null, exception: { errorCode: 'ERR_413', shortMessage: 'Payload Too Large', detailMessage: TOO_LARGE }, pagination: null } },
+    { ...routes[1]!, expect413: problem(413, 'Payload Too Large', TOO_LARGE) },
+  ])('$name: a body over the limit → 413 naming the limit and its variable', async ({ send, expect413 }) => {
+    const body = JSON.stringify({ entityId: 'ENT-1001', amount: '60000.00', kitNo: 'KIT-2001', note: 'x'.repeat(70_000) });
+    const res = await refused(() => send({ payload: body, headers: { 'content-type': 'application/json' } }));
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual(expect413);
+  });
 
   it.each(routes)('$name: a body that is not JSON → 400', async ({ send, expect400 }) => {
     const res = await refused(() => send({ payload: '{"entityId": "ENT-1001", ', headers: { 'content-type': 'application/json' } }));

@@ -7,7 +7,7 @@ describe('config', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
       port: 8080,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       logLevel: 'info',
       databaseUrl: undefined,
       demo: false,

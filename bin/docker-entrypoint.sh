@@ -1,0 +1,12 @@
+#!/bin/sh
+# Entry point of the Docker image: the gateway by default, the `cardline` CLI when the arguments name one
+# of its commands (docker run … cardline tenant list), anything else as given (docker run … node -v).
+set -e
+case "${1:-}" in
+  cardline) shift; exec node /app/bin/cardline.js "$@" ;;
+  tenant|user|keys|audit|encrypt|master-key|file-core|help|--help|-h|--version|-V) exec node /app/bin/cardline.js "$@" ;;
+  --demo) exec node /app/dist/src/server.js "$@" ;;
+  mock-core) shift; exec node /app/dist/src/mock-core/main.js "$@" ;;
+  "") exec node /app/dist/src/server.js ;;
+  *) exec "$@" ;;
+esac

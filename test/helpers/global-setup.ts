@@ -1,0 +1,77 @@
+// Vitest global setup: migrates one template store per run, which every test store then starts from.
+// PGlite: a dump of a migrated in-memory store in a temporary file (initdb runs once, not per store).
+// PostgreSQL (DATABASE_URL): a migrated template database that each test database is created from.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { dumpPglite, openDb } from '../../src/store/db.js';
+import { migrate } from '../../src/store/migrate.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** File holding the migrated PGlite template (a dump of its data directory). */
+    pgliteTemplate: string;
+    /** Name of the migrated template database on DATABASE_URL's server, when the run uses PostgreSQL. */
+    pgTemplate: string | null;
+  }
+}
+
+/** The server's maintenance connection: runs one statement and disconnects. */
+export async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export function databaseUrl(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** Migrates an in-memory PGlite store and dumps it to a file in a new temporary directory. */
+async function pgliteTemplate(): Promise<{ dir: string; file: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'cardline-template-'));
+  const file = join(dir, 'pglite-migrated.tar');
+  const db = await openDb({ dataDir: 'memory://' });
+  try {
+    await migrate(db);
+    await writeFile(file, Buffer.from(await (await dumpPglite(db)).arrayBuffer()));
+  } finally {
+    await db.close();
+  }
+  return { dir, file };
+}
+
+/** Creates and migrates a template database on the server; every connection to it is closed afterwards. */
+async function pgTemplate(url: string): Promise<string> {
+  const name = `cardline_tmpl_${randomBytes(6).toString('hex')}`;
+  await adminQuery(url, `CREATE DATABASE ${name}`);
+  const db = await openDb({ databaseUrl: databaseUrl(url, name) });
+  try {
+    await migrate(db);
+  } finally {
+    // CREATE DATABASE … TEMPLATE refuses a template that has sessions.
+    await db.close();
+  }
+  return name;
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const url = process.env.DATABASE_URL;
+  // The PGlite template is made on both stores: the CLI and process tests use file-backed PGlite stores.
+  const [pglite, pgName] = await Promise.all([pgliteTemplate(), url ? pgTemplate(url) : Promise.resolve(null)]);
+  project.provide('pgliteTemplate', pglite.file);
+  project.provide('pgTemplate', pgName);
+  return async () => {
+    await rm(pglite.dir, { recursive: true, force: true });
+    if (url && pgName) await adminQuery(url, `DROP DATABASE IF EXISTS ${pgName} WITH (FORCE)`);
+  };
+}
