@@ -1,15 +1,24 @@
 // Liveness and readiness probes (readiness lists degraded tenants): no tenant, no token.
+import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { DegradedTenant } from '../services/connectors.js';
 import { redisAnswers } from '../services/redis.js';
 import { migrationsApplied } from '../store/migrate.js';
 
+const Check = Type.Union([Type.Literal('ok'), Type.Literal('unreachable'), Type.Literal('pending'), Type.Literal('unknown')]);
+/** The readiness answer, 200 ready or 503 not ready: the checks, and the tenants whose connector is degraded. */
+const Readiness = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('not ready')]),
+  checks: Type.Object({ store: Check, migrations: Check, redis: Type.Optional(Check) }),
+  degraded: Type.Array(Type.Object({ tenant: Type.String(), reason: Type.String() })),
+});
+
 const healthRoutes: FastifyPluginAsync = async (app) => {
   const config = { auth: false, tenant: false } as const;
 
-  app.get('/health/live', { config }, async () => ({ status: 'ok' }));
+  app.get('/health/live', { config, schema: { response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
 
-  app.get('/health/ready', { config }, async (_request, reply) => {
+  app.get('/health/ready', { config, schema: { response: { 200: Readiness, 503: Readiness } } }, async (_request, reply) => {
     let store = 'ok';
     let migrations = 'ok';
     try {
