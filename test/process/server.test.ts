@@ -1,87 +1,18 @@
 // The real process (`node --import tsx src/server.ts --demo`): start-up, security headers, a request
 // served through SIGTERM, refusals to start with bad configuration, and a scan of everything it printed.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptCompact } from '../../src/crypto/jwe.js';
 import { LIMIT_URL, UPGRADE_URL } from '../helpers/app.js';
 import { scanForSecrets } from '../helpers/log-scan.js';
+import { baseEnv, freePort, kill, sleep, start, waitReady, within, type Proc } from '../helpers/process.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PASSWORD = 'Proc3ss-Scan-Passw0rd-9d41';
 const TEST_PAN = '4111111111111111';
 const STACK_FRAME = /\n\s+at .+[:(]/;
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => res(port));
-    });
-  });
-}
-
-/** The parent's environment without anything that would steer the child's store, key or port. */
-function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) {
-    if (k.startsWith('CARDLINE_') || ['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST', 'LOG_LEVEL'].includes(k)) delete env[k];
-  }
-  return { ...env, ...extra };
-}
-
-interface Proc {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function start(args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
-    child.once('exit', (code, signal) => res({ code, signal })),
-  );
-  return { child, output: () => out, exited };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`${what}: not within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function waitReady(base: string, proc: Proc, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exited = false;
-  void proc.exited.then(() => (exited = true));
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`server exited during start-up:\n${proc.output()}`);
-    try {
-      const res = await fetch(`${base}/health/ready`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(200);
-  }
-  throw new Error(`server not ready within ${timeoutMs} ms:\n${proc.output()}`);
-}
 
 describe('the demo process', () => {
   let dataDir: string;
@@ -105,10 +36,7 @@ describe('the demo process', () => {
   }, 90_000);
 
   afterAll(async () => {
-    if (proc?.child.exitCode === null && proc.child.signalCode === null) {
-      proc.child.kill('SIGKILL');
-      await proc.exited;
-    }
+    await kill(proc);
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
