@@ -5,10 +5,11 @@ import type { FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifySe
 import Fastify, { LogController } from 'fastify';
 import fp from 'fastify-plugin';
 import helmet from '@fastify/helmet';
+import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { ConnectorDefinition } from '../connectors/contract.js';
 import type { Db } from './store/db.js';
-import { loggerOptions } from './logging.js';
+import { loggerOptions, scrubBindings } from './logging.js';
 import './route-config.js';
 import services from './plugins/services.js';
 import errors from './plugins/errors.js';
@@ -30,6 +31,8 @@ import { operations as gatewayOperations } from './operations/index.js';
 import type { Operation } from './operations/define.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Twelve or more digits, alone or grouped by single separators (`4111-1111-1111-1111`): it could be a card number. */
+const DIGIT_RUN = /\d(?:[ ._:-]?\d){11}/;
 
 export interface AppOptions {
   config: Config;
@@ -105,7 +108,8 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 /** Fastify's own options: strict ajv (reject, never strip or coerce), body limits, request ids. */
 export function serverOptions(config: Config, logger?: FastifyServerOptions['loggerInstance']): FastifyHttpOptions<Server> {
   return {
-    ...(logger ? { loggerInstance: logger } : { logger: loggerOptions(config.logLevel) }),
+    // Every logger, the caller's included, scrubs what its children bind (src/logging.ts).
+    loggerInstance: scrubBindings((logger as Logger | undefined) ?? pino(loggerOptions(config.logLevel))),
     // Fastify's own per-request lines are replaced by one completion line (see app.ts onResponse).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimit,
@@ -120,12 +124,13 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
       connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
     },
     // A caller's X-Request-Id is kept for tracing only when it is a plain short token: it lands in every
-    // log line and is forwarded to the core, so anything that could carry a card number or a token
-    // (a long digit run, a JOSE string, odd characters) is replaced by a fresh UUID.
+    // log line and audit record and is forwarded to the core, so anything that could carry a card number or
+    // a token (twelve digits or more, grouped or not; a JOSE string; odd characters) is replaced by a fresh
+    // UUID. What passes here is never altered afterwards (neither the audit nor the logs scrub it).
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) && !/\d{12}|eyJ/.test(given) ? given : crypto.randomUUID();
+      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) && !DIGIT_RUN.test(given) && !given.includes('eyJ') ? given : crypto.randomUUID();
     },
     return503OnClosing: true,
     ajv: {
