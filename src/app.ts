@@ -49,6 +49,11 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   // Bodies are JSON only: Fastify's built-in text/plain parser would hand a string to the validator
   // (400) where an unaccepted media type must answer 415.
   fastify.removeContentTypeParser('text/plain');
+  // First of all hooks, so that every answer names its request, whatever refuses it afterwards: a client
+  // quotes the id to support (a 5xx's body carries it too, src/plugins/errors.ts).
+  fastify.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
   // Security headers for a JSON API: the browser-document policies (COOP, origin-agent-cluster, DNS
   // prefetch, download options, cross-domain policies) are left out; CSP forbids everything.
   await fastify.register(helmet, {

@@ -148,6 +148,14 @@ export const Errors = {
     }),
 } as const;
 
+/**
+ * A 5xx says nothing of its cause (no internals leave the gateway), so it names the request instead: the id a
+ * client quotes to support, who find the request's log lines and audit record by it.
+ */
+export function quotingRequestId(err: CardlineError, status: number, requestId: string): CardlineError {
+  return new CardlineError(err.code, { ...err.init, detail: `${err.init.detail ?? reasonPhrase(status)} Quote request id ${requestId} to support.` });
+}
+
 export interface Envelope {
   result: unknown;
   exception: { errorCode: string; shortMessage: string; detailMessage: string } | null;

@@ -2,7 +2,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { MONEY_PATTERN, AMOUNT_PATTERN, type FieldError } from '../../schemas/common.js';
-import { CardlineError, Errors, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
+import { CardlineError, Errors, quotingRequestId, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
 
 interface AjvError {
   keyword: string;
@@ -123,9 +123,11 @@ declare module 'fastify' {
   }
 }
 
-export function renderError(err: CardlineError, request: FastifyRequest, reply: FastifyReply, problemBaseUrl: string): string {
+export function renderError(error: CardlineError, request: FastifyRequest, reply: FastifyReply, problemBaseUrl: string): string {
   const dialect: Dialect = request.routeOptions.config?.dialect ?? 'problem';
-  request.errorCode = err.code;
+  request.errorCode = error.code;
+  const status = dialect === 'envelope' ? (error.init.envelopeStatus ?? error.init.status) : error.init.status;
+  const err = status >= 500 ? quotingRequestId(error, status, String(request.id)) : error;
   if (err.init.headers) reply.headers(err.init.headers);
   if (dialect === 'envelope') {
     const rendered = renderEnvelope(err);
