@@ -12,7 +12,9 @@ import type { Db } from './store/db.js';
 import { loggerOptions, scrubBindings } from './logging.js';
 import './route-config.js';
 import services from './plugins/services.js';
-import errors from './plugins/errors.js';
+import errors, { frameworkErrors } from './plugins/errors.js';
+import { MAX_PARAM_LENGTH } from './errors.js';
+import routeIndex from './plugins/route-index.js';
 import tenant from './plugins/tenant.js';
 import auth from './plugins/auth.js';
 import decrypt from './plugins/decrypt.js';
@@ -71,6 +73,8 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   fastify.addHook('onRequest', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
   });
+  // Before any route: it indexes every route for 405 answers and for the dialect of a refused URL.
+  await fastify.register(routeIndex);
   await fastify.register(services, opts);
   await fastify.register(hsm, { masterKey: opts.masterKey });
   await fastify.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
@@ -137,7 +141,10 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && SAFE_REQUEST_ID.test(given) && !DIGIT_RUN.test(given) && !given.includes('eyJ') ? given : crypto.randomUUID();
     },
-    return503OnClosing: true,
+    // Answered in the route's dialect by src/plugins/errors.ts, like every other answer.
+    return503OnClosing: false,
+    frameworkErrors,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     ajv: {
       customOptions: {
         removeAdditional: false,

@@ -6,7 +6,7 @@ import type { SwaggerOptions } from '@fastify/swagger';
 import type { RouteOptions } from 'fastify';
 import { BUSINESS_CODES } from '../../schemas/business-codes.js';
 import { Problem } from '../../schemas/common.js';
-import { CardlineError, Errors, quotingRequestId, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
+import { CardlineError, Errors, MAX_PARAM_LENGTH, quotingRequestId, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
 import { rolesOf } from '../operations/access.js';
 import type { Operation } from '../operations/define.js';
 
@@ -58,6 +58,11 @@ export function errorCases(op: Operation): ErrorCase[] {
   add('tenant-header', 'The tenant header is missing, unknown or names a disabled tenant', Errors.tenantHeaderMissing());
   add('tenant-header-conflict', 'TENANT and X-TENANT-ID name different tenants', Errors.tenantHeaderConflict());
   add('validation', 'The request fails validation', Errors.validation([{ field: 'body', message: 'NotNull', objectName: op.objectName }]), false);
+  if (op.params) {
+    // Answered before the route runs, in its dialect (src/plugins/errors.ts).
+    add('malformed-url', 'The path holds a malformed percent-encoding, or one that is not UTF-8', Errors.malformedUrl());
+    add('uri-too-long', `A path parameter is longer than ${MAX_PARAM_LENGTH} characters`, Errors.pathParameterTooLong(MAX_PARAM_LENGTH));
+  }
   if (hasBody) {
     add('malformed-body', 'The body is not (strict) JSON', Errors.badRequest('The request body is not valid JSON.'));
     add('encrypted-payload', 'An encrypted body or field could not be processed', Errors.encryptedPayload());
