@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyChain } from '../../src/audit/verify.js';
 import { FETCH_LIMIT_URL } from '../../src/operations/credit-line.js';
+import { operations } from '../../src/operations/index.js';
 import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -71,6 +72,31 @@ describe.each(ROWS)('a lone surrogate in $field', (row) => {
     expect(res.json()).toEqual(row.dialect === 'envelope' ? envelope(row.detail) : problem(row.detail));
     const records = await t.db.query<{ status: number; outcome: string }>("SELECT status, outcome FROM audit_log WHERE tenant_id = 'demo' AND request_id = $1", [requestId]);
     expect(records.rows).toEqual([{ status: 400, outcome: 'invalid' }]);
+  });
+});
+
+describe('path parameters', () => {
+  const BAD_URL = 'The URL is not valid: its path holds a malformed percent-encoding, or one that does not decode to UTF-8 text.';
+  const NUL = 'The URL contains a NUL character (%00), which is not accepted.';
+  const withParams = operations.filter((op) => op.url.includes(':'));
+
+  it.each([
+    ['percent-encoded UTF-8 of a lone surrogate', '%ED%A0%80', BAD_URL],
+    ['a lone surrogate as a %u escape', '%uDC00', BAD_URL],
+    ['a truncated percent-encoding', '%E0%A4%A', BAD_URL],
+    ['invalid UTF-8', '%C3%28', BAD_URL],
+    ['a NUL', 'CARD%003001', NUL],
+  ])('%s in every path parameter of every route → 400 in its dialect, never a 5xx', async (_name, value, detail) => {
+    expect(withParams.length).toBeGreaterThan(5);
+    for (const op of withParams) {
+      const url = op.url.replace(/:\w+/g, value);
+      const res = await t.inject({ method: op.method, url, headers: { TENANT: 'demo', authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: '{}' });
+      expect({ route: `${op.method} ${op.url}`, status: res.statusCode, body: res.json() }).toEqual({
+        route: `${op.method} ${op.url}`,
+        status: 400,
+        body: op.dialect === 'envelope' ? envelope(detail) : problem(detail),
+      });
+    }
   });
 });
 
