@@ -5,13 +5,16 @@ import type { FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifySe
 import Fastify, { LogController } from 'fastify';
 import fp from 'fastify-plugin';
 import helmet from '@fastify/helmet';
+import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { ConnectorDefinition } from '../connectors/contract.js';
 import type { Db } from './store/db.js';
-import { loggerOptions } from './logging.js';
+import { loggerOptions, scrubBindings } from './logging.js';
 import './route-config.js';
 import services from './plugins/services.js';
-import errors from './plugins/errors.js';
+import errors, { frameworkErrors } from './plugins/errors.js';
+import { MAX_PARAM_LENGTH } from './errors.js';
+import routeIndex from './plugins/route-index.js';
 import tenant from './plugins/tenant.js';
 import auth from './plugins/auth.js';
 import decrypt from './plugins/decrypt.js';
@@ -30,6 +33,8 @@ import { operations as gatewayOperations } from './operations/index.js';
 import type { Operation } from './operations/define.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Twelve or more digits, alone or grouped by single separators (`4111-1111-1111-1111`): it could be a card number. */
+const DIGIT_RUN = /\d(?:[ ._:-]?\d){11}/;
 
 export interface AppOptions {
   config: Config;
@@ -46,7 +51,11 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   // Bodies are JSON only: Fastify's built-in text/plain parser would hand a string to the validator
   // (400) where an unaccepted media type must answer 415.
   fastify.removeContentTypeParser('text/plain');
+  // First of all hooks (with the security headers), so that every answer names its request, whatever refuses
+  // it afterwards: a client quotes the id to support (a 5xx's body carries it too, src/plugins/errors.ts).
   await fastify.register(securityHeaders);
+  // Before any route: it indexes every route for 405 answers and for the dialect of a refused URL.
+  await fastify.register(routeIndex);
   await fastify.register(services, opts);
   await fastify.register(hsm, { masterKey: opts.masterKey });
   await fastify.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
@@ -82,7 +91,8 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
 /**
  * Security headers for a JSON API, on both listeners: the browser-document policies (COOP,
  * origin-agent-cluster, DNS prefetch, download options, cross-domain policies) are left out; CSP forbids
- * everything; nothing may sit in a shared cache (public key sets override this).
+ * everything; nothing may sit in a shared cache (public key sets override this). Every answer names its
+ * request in X-Request-Id.
  */
 export const securityHeaders = fp(
   async (fastify) => {
@@ -97,7 +107,8 @@ export const securityHeaders = fp(
       frameguard: { action: 'deny' },
       referrerPolicy: { policy: 'no-referrer' },
     });
-    fastify.addHook('onRequest', async (_request, reply) => {
+    fastify.addHook('onRequest', async (request, reply) => {
+      reply.header('x-request-id', request.id);
       reply.header('cache-control', 'no-store');
     });
   },
@@ -114,7 +125,8 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 /** Fastify's own options: strict ajv (reject, never strip or coerce), body limits, request ids. */
 export function serverOptions(config: Config, logger?: FastifyServerOptions['loggerInstance']): FastifyHttpOptions<Server> {
   return {
-    ...(logger ? { loggerInstance: logger } : { logger: loggerOptions(config.logLevel) }),
+    // Every logger, the caller's included, scrubs what its children bind (src/logging.ts).
+    loggerInstance: scrubBindings((logger as Logger | undefined) ?? pino(loggerOptions(config.logLevel))),
     // Fastify's own per-request lines are replaced by one completion line (see app.ts onResponse).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimit,
@@ -132,14 +144,18 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
       connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
     },
     // A caller's X-Request-Id is kept for tracing only when it is a plain short token: it lands in every
-    // log line and is forwarded to the core, so anything that could carry a card number or a token
-    // (a long digit run, a JOSE string, odd characters) is replaced by a fresh UUID.
+    // log line and audit record and is forwarded to the core, so anything that could carry a card number or
+    // a token (twelve digits or more, grouped or not; a JOSE string; odd characters) is replaced by a fresh
+    // UUID. What passes here is never altered afterwards (neither the audit nor the logs scrub it).
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) && !/\d{12}|eyJ/.test(given) ? given : crypto.randomUUID();
+      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) && !DIGIT_RUN.test(given) && !given.includes('eyJ') ? given : crypto.randomUUID();
     },
-    return503OnClosing: true,
+    // Answered in the route's dialect by src/plugins/errors.ts, like every other answer.
+    return503OnClosing: false,
+    frameworkErrors,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     ajv: {
       customOptions: {
         removeAdditional: false,

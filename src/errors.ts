@@ -34,6 +34,16 @@ export class CardlineError extends Error {
 
 export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
 
+/** The longest path parameter the router reads (Fastify's maxParamLength); a longer one answers 414. */
+export const MAX_PARAM_LENGTH = 100;
+
+/** Longest path an answer repeats back: a long one is no help to read, and could be anything. */
+const MAX_ECHOED_PATH = 128;
+const echoPath = (url: string, instead: string): string => {
+  const path = url.split('?')[0]!;
+  return path.length <= MAX_ECHOED_PATH ? path : instead;
+};
+
 /**
  * The catalogue. Each entry names an operator-facing code (CL_*), its status and the message that
  * tells the caller how to fix it.
@@ -59,7 +69,33 @@ export const Errors = {
   forbidden: (role: string) =>
     new CardlineError('CL_FORBIDDEN', { status: 403, detail: `The role '${role}' may not call this operation.` }),
   notFound: (method: string, url: string) =>
-    new CardlineError('CL_NOT_FOUND', { status: 404, detail: `No route ${method} ${url.split('?')[0]}.` }),
+    new CardlineError('CL_NOT_FOUND', { status: 404, detail: `No route ${method} ${echoPath(url, 'for this path (too long to repeat)')}.` }),
+  /** A known path called with a method it does not answer; `allowed` is what the Allow header lists. */
+  methodNotAllowed: (method: string, url: string, allowed: readonly string[]) =>
+    new CardlineError('CL_METHOD_NOT_ALLOWED', {
+      status: 405,
+      detail: `${method} is not allowed on ${echoPath(url, 'this path')}; it answers ${allowed.join(', ')}.`,
+      headers: { allow: allowed.join(', ') },
+    }),
+  /** The path's percent-encoding is malformed or not UTF-8 (Fastify's FST_ERR_BAD_URL): no route can read it. */
+  malformedUrl: () =>
+    new CardlineError('CL_MALFORMED_URL', {
+      status: 400,
+      detail: 'The URL is not valid: its path holds a malformed percent-encoding, or one that does not decode to UTF-8 text.',
+    }),
+  /** A path parameter longer than the router reads (Fastify's FST_ERR_MAX_PARAM_LENGTH); the URL is not echoed. */
+  pathParameterTooLong: (limit: number) =>
+    new CardlineError('CL_URI_TOO_LONG', {
+      status: 414,
+      detail: `A path parameter is longer than ${limit} characters; identifiers in paths are at most 64 characters.`,
+    }),
+  /** A request that arrives while the gateway drains (SIGTERM): the load balancer should send it elsewhere. */
+  shuttingDown: () =>
+    new CardlineError('CL_SHUTTING_DOWN', {
+      status: 503,
+      detail: 'The gateway is shutting down; retry the request, another instance will answer it.',
+      headers: { connection: 'close' },
+    }),
   validation: (fieldErrors: FieldError[]) =>
     new CardlineError('CL_VALIDATION', {
       status: 400,
@@ -161,6 +197,14 @@ export const Errors = {
       headers: { 'retry-after': '1' },
     }),
 } as const;
+
+/**
+ * A 5xx says nothing of its cause (no internals leave the gateway), so it names the request instead: the id a
+ * client quotes to support, who find the request's log lines and audit record by it.
+ */
+export function quotingRequestId(err: CardlineError, status: number, requestId: string): CardlineError {
+  return new CardlineError(err.code, { ...err.init, detail: `${err.init.detail ?? reasonPhrase(status)} Quote request id ${requestId} to support.` });
+}
 
 export interface Envelope {
   result: unknown;

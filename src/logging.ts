@@ -1,5 +1,5 @@
 // Logger options: pino JSON with secrets redacted by path and, as a safety net, by shape.
-import type { LoggerOptions } from 'pino';
+import type { Bindings, ChildLoggerOptions, Logger, LoggerOptions } from 'pino';
 import { maskCardNumbers } from '../connectors/shared/pan.js';
 
 const REDACT_PATHS = [
@@ -47,12 +47,28 @@ function scrubDeep(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/**
+ * The request id, bound to every line of a request: left as it is, because genReqId (src/app.ts) only lets
+ * through a caller's id that holds no card number or token, and a generated UUID's digits can look like a
+ * card number across its dashes (masking it would break tracing).
+ */
+const REQUEST_ID_KEY = 'requestId';
+
+/** A log object or a logger's bindings, scrubbed, its request id untouched. */
+function scrubEntry(entry: Record<string, unknown>): Record<string, unknown> {
+  const { [REQUEST_ID_KEY]: requestId, ...rest } = entry;
+  const scrubbed = scrubDeep(rest) as Record<string, unknown>;
+  return requestId === undefined ? scrubbed : { [REQUEST_ID_KEY]: requestId, ...scrubbed };
+}
+
 export function loggerOptions(level: string): LoggerOptions {
   return {
     level,
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
     formatters: {
-      log: (obj) => scrubDeep(obj) as Record<string, unknown>,
+      log: scrubEntry,
+      // The root logger's own bindings (pid, hostname); a child's are scrubbed by scrubBindings() below.
+      bindings: scrubEntry,
     },
     hooks: {
       logMethod(args, method) {
@@ -62,4 +78,23 @@ export function loggerOptions(level: string): LoggerOptions {
       },
     },
   };
+}
+
+/**
+ * pino serialises a child logger's bindings once, when the child is made, without the `log` formatter, and
+ * resets `formatters.bindings` for children: a card number bound to a child (a request's logger, a
+ * connector's) would reach every line unscrubbed. This makes every child of `logger`, at any depth, scrub its
+ * bindings first (children are made with Object.create, so they inherit this `child`). Idempotent.
+ */
+export function scrubBindings<L extends Logger>(logger: L): L {
+  type Child = (this: unknown, bindings: Bindings, options?: ChildLoggerOptions) => unknown;
+  const child = logger.child as unknown as Child;
+  Object.defineProperty(logger, 'child', {
+    configurable: true,
+    writable: true,
+    value: function (this: unknown, bindings: Bindings, options?: ChildLoggerOptions) {
+      return child.call(this, scrubEntry(bindings), options);
+    },
+  });
+  return logger;
 }

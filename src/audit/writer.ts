@@ -57,6 +57,52 @@ const settleCte = (param: string) => `,
               AND EXISTS (SELECT 1 FROM moved)
          )`;
 
+/**
+ * Text the store accepts, whatever a client sent: well-formed UTF-16 (a lone surrogate becomes U+FFFD) without
+ * U+0000 (also U+FFFD). A record must never fail on its content, or the write it records could not be
+ * acknowledged. For a stored response body this changes no byte on the wire: Node already sends a lone
+ * surrogate as U+FFFD, and JSON escapes U+0000.
+ */
+export const storable = (text: string): string => text.toWellFormed().replaceAll('\u0000', '\ufffd');
+
+/** storable() applied to every string of a JSON value, keys included (event payloads). */
+function storableDeep(value: unknown): unknown {
+  if (typeof value === 'string') return storable(value);
+  if (Array.isArray(value)) return value.map(storableDeep);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k), storableDeep(v)]));
+}
+
+const orNull = (text: string | null): string | null => (text === null ? null : storable(text));
+
+/** The entry as it will be stored and hashed: every string storable (see storable()). */
+function storableEntry(e: WriterEntry): WriterEntry {
+  return {
+    tenantId: storable(e.tenantId),
+    at: e.at,
+    actor: orNull(e.actor),
+    role: orNull(e.role),
+    action: storable(e.action),
+    method: storable(e.method),
+    route: storable(e.route),
+    target: storableDeep(e.target) as Record<string, string>,
+    outcome: storable(e.outcome),
+    status: e.status,
+    requestId: storable(e.requestId),
+    origin: orNull(e.origin),
+    event: e.event && { type: e.event.type, aggregateId: storable(e.event.aggregateId), payload: storableDeep(e.event.payload) as Record<string, unknown> },
+    settlement: e.settlement && {
+      scope: e.settlement.scope,
+      token: e.settlement.token,
+      response: e.settlement.response && {
+        status: e.settlement.response.status,
+        contentType: orNull(e.settlement.response.contentType),
+        body: storable(e.settlement.response.body),
+      },
+    },
+  };
+}
+
 interface Pending {
   entry: WriterEntry;
   resolve: () => void;
@@ -81,7 +127,7 @@ export class AuditWriter {
   record(entry: WriterEntry): Promise<void> {
     if (this.closed) return Promise.reject(new Error('audit writer closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ entry, resolve, reject });
+      this.queue.push({ entry: storableEntry(entry), resolve, reject });
       this.draining ??= this.drain();
     });
   }

@@ -6,7 +6,7 @@ import type { SwaggerOptions } from '@fastify/swagger';
 import type { RouteOptions } from 'fastify';
 import { BUSINESS_CODES } from '../../schemas/business-codes.js';
 import { Problem } from '../../schemas/common.js';
-import { CardlineError, Errors, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
+import { CardlineError, Errors, MAX_PARAM_LENGTH, quotingRequestId, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
 import { rolesOf } from '../operations/access.js';
 import type { Operation } from '../operations/define.js';
 
@@ -58,6 +58,11 @@ export function errorCases(op: Operation): ErrorCase[] {
   add('tenant-header', 'The tenant header is missing, unknown or names a disabled tenant', Errors.tenantHeaderMissing());
   add('tenant-header-conflict', 'TENANT and X-TENANT-ID name different tenants', Errors.tenantHeaderConflict());
   add('validation', 'The request fails validation', Errors.validation([{ field: 'body', message: 'NotNull', objectName: op.objectName }]), false);
+  if (op.params) {
+    // Answered before the route runs, in its dialect (src/plugins/errors.ts).
+    add('malformed-url', 'The path holds a malformed percent-encoding, or one that is not UTF-8', Errors.malformedUrl());
+    add('uri-too-long', `A path parameter is longer than ${MAX_PARAM_LENGTH} characters`, Errors.pathParameterTooLong(MAX_PARAM_LENGTH));
+  }
   if (hasBody) {
     add('malformed-body', 'The body is not (strict) JSON', Errors.badRequest('The request body is not valid JSON.'));
     add('encrypted-payload', 'An encrypted body or field could not be processed', Errors.encryptedPayload());
@@ -125,7 +130,21 @@ export function errorResponses(op: Operation, sharedExamples: Record<string, unk
   return responses;
 }
 
-const render = (dialect: Dialect, error: CardlineError) => (dialect === 'envelope' ? renderEnvelope(error).body : renderProblem(error, PROBLEM_BASE).body);
+/** The request id a 5xx example quotes (every 5xx's detail ends with the request's id). */
+const EXAMPLE_REQUEST_ID = '0b5e9c1a-4f3d-4c1e-9a7b-2f6d8e1c3a5b';
+
+function render(dialect: Dialect, error: CardlineError) {
+  const status = dialect === 'envelope' ? renderEnvelope(error).status : error.init.status;
+  const shown = status >= 500 ? quotingRequestId(error, status, EXAMPLE_REQUEST_ID) : error;
+  return dialect === 'envelope' ? renderEnvelope(shown).body : renderProblem(shown, PROBLEM_BASE).body;
+}
+
+/** Every answer names its request (src/app.ts). */
+const REQUEST_ID_HEADER = {
+  description:
+    "The request's id: the caller's X-Request-Id when it was kept, else a UUID the gateway generated. It names the request's audit record and log lines; a 5xx's detail quotes it for support.",
+  schema: { type: 'string' },
+};
 
 const TenantHeaders = (idempotent: boolean) =>
   Type.Object({
@@ -230,8 +249,17 @@ export function swaggerOptions(operations: readonly Operation[]): SwaggerOptions
           addExamples(op, operation);
           operation.responses = { ...operation.responses, ...errorResponses(op, examples) };
         }
+        for (const operation of Object.values(methods)) {
+          for (const response of Object.values(operation.responses ?? {}) as { headers?: Record<string, unknown> }[]) {
+            response.headers = { ...response.headers, 'X-Request-Id': { $ref: '#/components/headers/XRequestId' } };
+          }
+        }
       }
-      doc.components = { ...doc.components, examples: Object.fromEntries(Object.entries(examples).sort(([a], [b]) => a.localeCompare(b))) };
+      doc.components = {
+        ...doc.components,
+        headers: { XRequestId: REQUEST_ID_HEADER },
+        examples: Object.fromEntries(Object.entries(examples).sort(([a], [b]) => a.localeCompare(b))),
+      };
       return doc as never;
     },
   };

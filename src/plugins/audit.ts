@@ -131,8 +131,9 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         // A stored response answered again (Idempotency-Key) changed nothing: it is not a second success.
         outcome: request.idempotency?.replayed ? 'replayed' : outcomeOf(status, request.errorCode),
         status,
-        // X-Request-Id is the caller's to choose: it gets the same treatment as an id from the body.
-        requestId: clip(String(request.id)),
+        // Never scrubbed: genReqId (src/app.ts) already replaced a caller's id that could hold a card number or
+        // a token, and a generated UUID's digits may look like one across its dashes.
+        requestId: String(request.id),
         origin: request.ip ?? null,
         event: isDone(status) ? outcome?.event : undefined,
         settlement,

@@ -1,8 +1,11 @@
 // Renders every error in the route's dialect: envelope (ERR_<status>) or problem record. No stack leaves.
+// Also what answers when no route runs: a malformed URL, an over-long path parameter, another method on a
+// known path (405), an unknown path, a request while the gateway shuts down.
+import type { IncomingMessage } from 'node:http';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { MONEY_PATTERN, AMOUNT_PATTERN, type FieldError } from '../../schemas/common.js';
-import { CardlineError, Errors, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
+import { CardlineError, Errors, MAX_PARAM_LENGTH, quotingRequestId, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
 
 interface AjvError {
   keyword: string;
@@ -135,9 +138,11 @@ declare module 'fastify' {
   }
 }
 
-export function renderError(err: CardlineError, request: FastifyRequest, reply: FastifyReply, problemBaseUrl: string): string {
-  const dialect: Dialect = request.routeOptions.config?.dialect ?? 'problem';
-  request.errorCode = err.code;
+export function renderError(error: CardlineError, request: FastifyRequest, reply: FastifyReply, problemBaseUrl: string, dialectOfPath?: Dialect): string {
+  const dialect: Dialect = dialectOfPath ?? request.routeOptions.config?.dialect ?? 'problem';
+  request.errorCode = error.code;
+  const status = dialect === 'envelope' ? (error.init.envelopeStatus ?? error.init.status) : error.init.status;
+  const err = status >= 500 ? quotingRequestId(error, status, String(request.id)) : error;
   if (err.init.headers) reply.headers(err.init.headers);
   if (dialect === 'envelope') {
     const rendered = renderEnvelope(err);
@@ -150,6 +155,38 @@ export function renderError(err: CardlineError, request: FastifyRequest, reply: 
   return JSON.stringify(rendered.body);
 }
 
+/** Where a request the router refused (a framework error) is sent again, to reach the not-found handler. */
+const FRAMEWORK_ERROR_PATH = '/.cardline/framework-error';
+const FRAMEWORK_ERROR = Symbol('cardline.frameworkError');
+type Refused = IncomingMessage & { [FRAMEWORK_ERROR]?: { code: string; url: string } };
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router cannot read (FST_ERR_BAD_URL, FST_ERR_MAX_PARAM_LENGTH). Its
+ * request and reply here bypass every hook (no request id header, no security headers); so the request is
+ * routed again, to a path no route has, with the error noted on it: the not-found handler answers it like any
+ * other, after the hooks every answer goes through.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw as Refused;
+  raw[FRAMEWORK_ERROR] = { code: error.code, url: raw.url ?? '/' };
+  raw.url = FRAMEWORK_ERROR_PATH;
+  request.server.routing(raw, reply.raw);
+}
+
+/** The path with every segment that does not decode replaced, so that it can name the route it was meant for. */
+const readablePath = (path: string): string =>
+  path
+    .split('/')
+    .map((segment) => {
+      try {
+        decodeURIComponent(segment);
+        return segment;
+      } catch {
+        return '_';
+      }
+    })
+    .join('/');
+
 const errorsPlugin: FastifyPluginAsync<{ problemBaseUrl: string }> = async (app, opts) => {
   app.decorateRequest('errorCode', null);
   app.decorate('renderError', (err: CardlineError, request: FastifyRequest, reply: FastifyReply) => renderError(err, request, reply, opts.problemBaseUrl));
@@ -160,7 +197,45 @@ const errorsPlugin: FastifyPluginAsync<{ problemBaseUrl: string }> = async (app,
     }
     return reply.send(renderError(error, request, reply, opts.problemBaseUrl));
   });
-  app.setNotFoundHandler((request, reply) => reply.send(renderError(Errors.notFound(request.method, request.url), request, reply, opts.problemBaseUrl)));
+
+  /** Why no route ran, and the dialect of the route the path belongs to (undefined: none, the problem record). */
+  const unrouted = (request: FastifyRequest): { error: CardlineError; dialect?: Dialect | undefined } => {
+    const raw = request.raw as Refused;
+    const refused = raw[FRAMEWORK_ERROR];
+    // From here on the request is seen with the URL it came with (logs, hooks).
+    if (refused) raw.url = refused.url;
+    const path = (refused?.url ?? request.url).split('?')[0]!;
+    switch (refused?.code) {
+      case undefined:
+        break;
+      case 'FST_ERR_BAD_URL':
+        return { error: Errors.malformedUrl(), dialect: app.routeIndex.match(readablePath(path))?.dialect };
+      case 'FST_ERR_MAX_PARAM_LENGTH': {
+        const match = app.routeIndex.match(path);
+        // A route has this shape, and the router would not read its parameter; otherwise there is no such route.
+        return match ? { error: Errors.pathParameterTooLong(MAX_PARAM_LENGTH), dialect: match.dialect } : { error: Errors.notFound(request.method, path) };
+      }
+      default:
+        return { error: Errors.internal() };
+    }
+    const match = app.routeIndex.match(path);
+    if (match && !match.methods.includes(request.method)) return { error: Errors.methodNotAllowed(request.method, path, match.methods), dialect: match.dialect };
+    return { error: Errors.notFound(request.method, path) };
+  };
+  app.setNotFoundHandler((request, reply) => {
+    const { error, dialect } = unrouted(request);
+    return reply.send(renderError(error, request, reply, opts.problemBaseUrl, dialect));
+  });
+
+  // While the gateway drains (SIGTERM), requests still arriving on open connections are refused in their
+  // route's dialect; Fastify's own answer (return503OnClosing) would be outside both.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw Errors.shuttingDown();
+  });
 };
 
-export default fp(errorsPlugin, { name: 'errors' });
+export default fp(errorsPlugin, { name: 'errors', dependencies: ['route-index'] });

@@ -1,6 +1,7 @@
 // Strict JSON bodies: the one parser for application/json and application/*+json. It refuses what
 // JSON.parse quietly accepts: duplicate keys (last one wins), numbers a double cannot hold exactly,
-// unbounded nesting and oversized objects or arrays, invalid UTF-8, and prototype-poisoning keys.
+// unbounded nesting and oversized objects or arrays, invalid UTF-8 or Unicode (a lone surrogate escape),
+// and prototype-poisoning keys.
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
@@ -54,6 +55,22 @@ function pathOf(frames: Frame[], depth = frames.length): string {
 
 const refuse = (detail: string): CardlineError => Errors.badRequest(detail);
 
+const LONE_SURROGATE = 'contains an unpaired UTF-16 surrogate (an escape from \\uD800 to \\uDFFF without its pair); send valid Unicode text.';
+
+/**
+ * Finds string literals that decode to a lone surrogate, which PostgreSQL refuses to store. Raw text is valid
+ * UTF-8 already (a surrogate cannot be encoded in it), so only a `\u` escape can make one; literals without
+ * one are skipped, and the search for the next escape moves forward only (one pass over the text).
+ */
+function surrogateCheck(text: string): (open: number, close: number) => boolean {
+  let next = text.indexOf('\\u');
+  return (open, close) => {
+    if (next >= 0 && next < open) next = text.indexOf('\\u', open);
+    if (next < 0 || next > close) return false;
+    return !(JSON.parse(text.slice(open, close + 1)) as string).isWellFormed();
+  };
+}
+
 /** Why a JSON number text is refused, or null. Numbers are never money here (money is a decimal string). */
 export function numberProblem(raw: string): 'precision' | 'range' | null {
   const m = /^-?(\d+)(?:\.(\d+))?(?:[eE][+-]?\d+)?$/.exec(raw);
@@ -106,6 +123,7 @@ export function checkJsonText(text: string): void {
     frames.push({ object, keys: object ? new Set() : null, count: 0, expectKey: object, key: '' });
   };
 
+  const loneSurrogate = surrogateCheck(text);
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -131,6 +149,8 @@ export function checkJsonText(text: string): void {
         const end = stringEnd(text, i);
         const f = top();
         if (f?.object && f.expectKey) {
+          // Checked before the key is named in any answer (or in a path).
+          if (loneSurrogate(i, end)) throw refuse(`A key of the object at ${pathOf(frames, frames.length - 1)} ${LONE_SURROGATE}`);
           const raw = text.slice(i, end + 1);
           const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
           if (f.keys!.has(key)) {
@@ -145,6 +165,7 @@ export function checkJsonText(text: string): void {
           f.expectKey = false;
         } else {
           valueStarts();
+          if (loneSurrogate(i, end)) throw refuse(`The string at ${pathOf(frames)} ${LONE_SURROGATE}`);
         }
         i = end;
         break;

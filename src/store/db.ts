@@ -53,6 +53,75 @@ export class StoreInUseError extends Error {
   }
 }
 
+/** The class of a SQLSTATE (its first two characters), as PostgreSQL's documentation names it. */
+const SQLSTATE_CLASSES: Record<string, string> = {
+  '08': 'connection exception',
+  '0A': 'feature not supported',
+  '21': 'cardinality violation',
+  '22': 'data exception',
+  '23': 'integrity constraint violation',
+  '25': 'invalid transaction state',
+  '28': 'invalid authorization specification',
+  '3D': 'invalid catalog name',
+  '40': 'transaction rollback',
+  '42': 'syntax error or access rule violation',
+  '53': 'insufficient resources',
+  '54': 'program limit exceeded',
+  '55': 'object not in prerequisite state',
+  '57': 'operator intervention',
+  '58': 'system error',
+  P0: 'PL/pgSQL error',
+  XX: 'internal error',
+};
+
+/** The names an error may carry that are the schema's, never a row's: safe to log. */
+const SAFE_FIELDS = ['severity', 'schema', 'table', 'column', 'dataType', 'constraint'] as const;
+
+/**
+ * An error the database answered, reduced to what cannot hold a caller's data: the SQLSTATE, the severity and
+ * the names of the schema objects involved. The driver's own error is dropped, not kept as `cause`: pg's
+ * `detail` ("Failing row contains (...)"), `where` and message (`invalid input syntax for type uuid: "..."`),
+ * and PGlite's `query` and `params`, quote rows and parameters, which would reach the log of any caller.
+ */
+export class StoreError extends Error {
+  readonly code: string;
+  readonly severity?: string;
+  readonly schema?: string;
+  readonly table?: string;
+  readonly column?: string;
+  readonly dataType?: string;
+  readonly constraint?: string;
+
+  constructor(source: Record<string, unknown> & { code: string }) {
+    const fields: Partial<Record<(typeof SAFE_FIELDS)[number], string>> = {};
+    for (const f of SAFE_FIELDS) if (typeof source[f] === 'string' && source[f]) fields[f] = source[f];
+    const on = [fields.table, fields.column && `column ${fields.column}`, fields.constraint && `constraint ${fields.constraint}`].filter(Boolean).join(', ');
+    const kind = SQLSTATE_CLASSES[source.code.slice(0, 2)];
+    super(`The store refused the statement: SQLSTATE ${source.code}${kind ? ` (${kind})` : ''}${on ? ` on ${on}` : ''}.`);
+    this.name = 'StoreError';
+    this.code = source.code;
+    Object.assign(this, fields);
+  }
+}
+
+/** A database's answer carries a SQLSTATE; a client-side failure (connection lost, pool closed) does not, and quotes no data. */
+const isDatabaseError = (err: unknown): err is Record<string, unknown> & { code: string } =>
+  typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test((err as { code: string }).code) && 'severity' in err;
+
+/** Every error leaving the store goes through here. */
+function safe(err: unknown): unknown {
+  return isDatabaseError(err) && !(err instanceof StoreError) ? new StoreError(err) : err;
+}
+
+/** Runs a driver call, replacing a database error by its StoreError. */
+async function guarded<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw safe(err);
+  }
+}
+
 class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
   constructor(
@@ -61,23 +130,25 @@ class PgliteDb implements Db {
   ) {}
 
   async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
-    const r = await this.pglite.query<T>(sql, params);
+    const r = await guarded(() => this.pglite.query<T>(sql, params));
     return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
   }
 
   async exec(sql: string): Promise<void> {
-    await this.pglite.exec(sql);
+    await guarded(() => this.pglite.exec(sql));
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.pglite.transaction((tx: Transaction) =>
-      fn({
-        query: async <R>(sql: string, params: unknown[] = []) => {
-          const r = await tx.query<R>(sql, params);
-          return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
-        },
-        exec: async (sql: string) => void (await tx.exec(sql)),
-      }),
+    return guarded(() =>
+      this.pglite.transaction((tx: Transaction) =>
+        fn({
+          query: async <R>(sql: string, params: unknown[] = []) => {
+            const r = await guarded(() => tx.query<R>(sql, params));
+            return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+          },
+          exec: async (sql: string) => void (await guarded(() => tx.exec(sql))),
+        }),
+      ),
     );
   }
 
@@ -145,20 +216,21 @@ class PostgresDb implements Db {
   }
 
   async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
-    const r = await this.pool.query(sql, params);
+    const r = await guarded(() => this.pool.query(sql, params));
     return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
   }
 
   async exec(sql: string): Promise<void> {
-    await this.pool.query(sql);
+    await guarded(() => this.pool.query(sql));
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await guarded(() => this.pool.connect());
+    const tx = clientQueryable(client);
     try {
-      await client.query('BEGIN');
-      const result = await fn(clientQueryable(client));
-      await client.query('COMMIT');
+      await tx.exec('BEGIN');
+      const result = await fn(tx);
+      await tx.exec('COMMIT');
       return result;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -169,13 +241,14 @@ class PostgresDb implements Db {
   }
 
   async exclusive<T>(lockId: number, fn: (db: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await guarded(() => this.pool.connect());
+    const db = clientQueryable(client);
     try {
-      await client.query('SELECT pg_advisory_lock($1)', [lockId]);
+      await db.query('SELECT pg_advisory_lock($1)', [lockId]);
       try {
-        return await fn(clientQueryable(client));
+        return await fn(db);
       } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [lockId]);
+        await db.query('SELECT pg_advisory_unlock($1)', [lockId]);
       }
     } finally {
       client.release();
@@ -190,10 +263,10 @@ class PostgresDb implements Db {
 function clientQueryable(client: pg.PoolClient): Queryable {
   return {
     query: async <R>(sql: string, params: unknown[] = []) => {
-      const r = await client.query(sql, params);
+      const r = await guarded(() => client.query(sql, params));
       return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
     },
-    exec: async (sql: string) => void (await client.query(sql)),
+    exec: async (sql: string) => void (await guarded(() => client.query(sql))),
   };
 }
 

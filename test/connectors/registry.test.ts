@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { encryptCompact } from '../../src/crypto/jwe.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTenant, seedDemo } from '../../src/services/onboarding.js';
-import { LIMIT_URL, PASSWORD, UPGRADE_URL, createTestDb, type TestDb } from '../helpers/app.js';
+import { LIMIT_URL, PASSWORD, UPGRADE_URL, createTestDb, supportDetail, type TestDb } from '../helpers/app.js';
 import sick, { probes } from './fixtures/sick-connector.js';
 
 const ACME = './examples/acme-core/index.ts';
@@ -102,8 +102,10 @@ describe('a store with tenants whose connectors cannot start', () => {
       exception: {
         errorCode: 'ERR_503',
         shortMessage: 'Service Unavailable',
-        detailMessage:
+        detailMessage: supportDetail(
           "The core-banking connector of tenant 'bad-opts' could not be started; this is a configuration problem on the gateway and retrying will not help until its operator fixes it.",
+          res,
+        ),
       },
       pagination: null,
     });

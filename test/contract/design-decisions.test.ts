@@ -236,10 +236,11 @@ describe('authentication', () => {
     }
   });
 
-  it('a known path with the wrong method → 404 problem', async () => {
+  it('a known path with the wrong method → 405 problem, Allow naming the method it answers', async () => {
     const res = await t.inject({ method: 'GET', url: UPGRADE_URL, headers: { 'X-TENANT-ID': 'demo' } });
-    expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual(problem(404, 'Not Found', 'error.http.404', `No route GET ${UPGRADE_URL}.`));
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toBe('PUT');
+    expect(res.json()).toEqual(problem(405, 'Method Not Allowed', 'error.http.405', `GET is not allowed on ${UPGRADE_URL}; it answers PUT.`));
   });
 });
 

@@ -1,7 +1,7 @@
 // The interface of record, section 7 (and the success rows of 4.1-4.3), one test per row, whole bodies,
 // with the demo tenants on each built-in connector: in-process mock, REST to the mock core server, files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMIT_URL, PROBLEM_BASE, TEST_CONNECTORS, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { LIMIT_URL, PROBLEM_BASE, TEST_CONNECTORS, UPGRADE_URL, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
 
 describe.each(TEST_CONNECTORS)('on the %s connector', (connector) => {
   let t: TestApp;
@@ -137,7 +137,7 @@ describe.each(TEST_CONNECTORS)('on the %s connector', (connector) => {
         expect(res.statusCode).toBe(500);
         expect(res.json()).toEqual({
           result: null,
-          exception: { errorCode: 'ERR_500', shortMessage: 'Internal Server Error', detailMessage: 'An unexpected error occurred.' },
+          exception: { errorCode: 'ERR_500', shortMessage: 'Internal Server Error', detailMessage: supportDetail('An unexpected error occurred.', res) },
           pagination: null,
         });
       } finally {

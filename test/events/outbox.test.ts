@@ -9,7 +9,7 @@ import { verifyChain } from '../../src/audit/verify.js';
 import { EventPayloadError, Outbox, domainEvent, type OutboxEvent } from '../../src/events/outbox.js';
 import { migrate } from '../../src/store/migrate.js';
 import type { Db } from '../../src/store/db.js';
-import { LIMIT_URL, UPGRADE_URL, createTestApp, createTestDb, type TestApp, type TestDb } from '../helpers/app.js';
+import { LIMIT_URL, UPGRADE_URL, createTestApp, createTestDb, supportDetail, type TestApp, type TestDb } from '../helpers/app.js';
 
 interface OutboxRow {
   tenant_id: string;
@@ -163,7 +163,7 @@ describe('events of record from the routes', () => {
     expect(res.statusCode).toBe(500);
     expect(res.json()).toEqual({
       result: null,
-      exception: { errorCode: 'ERR_500', shortMessage: 'Internal Server Error', detailMessage: 'An unexpected error occurred.' },
+      exception: { errorCode: 'ERR_500', shortMessage: 'Internal Server Error', detailMessage: supportDetail('An unexpected error occurred.', res) },
       pagination: null,
     });
     expect(await auditSeqs(t.db, requestId)).toEqual([]);

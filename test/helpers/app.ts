@@ -33,6 +33,13 @@ export const LIMIT_URL = '/credit-line-management/business-entity-manager/upgrad
 export const UPGRADE_URL = '/v1/cards/upgrade/physical';
 export const PROBLEM_BASE = 'https://www.jhipster.tech/problem';
 
+/** A 5xx's detail: its message, then the request id to quote to support, which the answer's X-Request-Id names. */
+export function supportDetail(detail: string, res: LightMyRequestResponse): string {
+  const id = res.headers['x-request-id'];
+  if (typeof id !== 'string' || id === '') throw new Error(`the ${res.statusCode} answer has no X-Request-Id header`);
+  return `${detail} Quote request id ${id} to support.`;
+}
+
 export interface TestDb {
   db: Db;
   /** The database's URL on a PostgreSQL server (null on PGlite): for a gateway process of the test's own. */

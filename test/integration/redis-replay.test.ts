@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { closeRedis, openRedis } from '../../src/services/redis.js';
 import { RedisReplayCache } from '../../src/services/replay.js';
-import { PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { PASSWORD, PROBLEM_BASE, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const silent = { error: () => undefined, info: () => undefined } as unknown as Parameters<typeof openRedis>[1];
@@ -92,7 +92,7 @@ describe.runIf(REDIS_URL)('JWE replay cache in Redis (REDIS_URL)', () => {
       title: 'Service Unavailable',
       status: 503,
       message: 'error.http.503',
-      detail: 'The replay cache is unavailable; retry with a freshly encrypted value shortly.',
+      detail: supportDetail('The replay cache is unavailable; retry with a freshly encrypted value shortly.', res),
     });
   });
 });

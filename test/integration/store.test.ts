@@ -8,7 +8,7 @@ import { MasterKey } from '../../src/crypto/master-key.js';
 import { openDb, type Db, type Queryable } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import { LIMIT_URL, UPGRADE_URL, createTestApp, createTestDb, type TestApp } from '../helpers/app.js';
+import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, createTestDb, supportDetail, type TestApp } from '../helpers/app.js';
 
 const TENANT_TABLES = ['tenants', 'users', 'login_attempts', 'keys', 'jwe_replay', 'audit_heads', 'audit_log'];
 
@@ -247,7 +247,7 @@ describe('audit failure', () => {
     expect(limit.statusCode).toBe(500);
     expect(limit.json()).toEqual({
       result: null,
-      exception: { errorCode: 'ERR_500', shortMessage: 'Internal Server Error', detailMessage: 'An unexpected error occurred.' },
+      exception: { errorCode: 'ERR_500', shortMessage: 'Internal Server Error', detailMessage: supportDetail('An unexpected error occurred.', limit) },
       pagination: null,
     });
 
@@ -259,7 +259,13 @@ describe('audit failure', () => {
     });
     expect(card.statusCode).toBe(500);
     expect(card.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(card.json()).toMatchObject({ status: 500, title: 'Internal Server Error' });
+    expect(card.json()).toEqual({
+      type: `${PROBLEM_BASE}/problem-with-message`,
+      title: 'Internal Server Error',
+      status: 500,
+      message: 'error.http.500',
+      detail: supportDetail('An unexpected error occurred.', card),
+    });
     expect(card.body).not.toMatch(/audit_log|relation|does not exist/);
   });
 });

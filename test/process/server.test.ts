@@ -9,7 +9,7 @@ import { encryptCompact } from '../../src/crypto/jwe.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { LIMIT_URL, UPGRADE_URL, createTestDataDir } from '../helpers/app.js';
 import { scanForSecrets } from '../helpers/log-scan.js';
-import { baseEnv, freePort, sleep, start, waitReady, within, type Proc } from '../helpers/process.js';
+import { baseEnv, freePort, kill, sleep, start, waitReady, within, type Proc } from '../helpers/process.js';
 
 const PASSWORD = 'Proc3ss-Scan-Passw0rd-9d41';
 const TEST_PAN = '4111111111111111';
@@ -40,10 +40,7 @@ describe('the demo process', () => {
   }, 90_000);
 
   afterAll(async () => {
-    if (proc?.child.exitCode === null && proc.child.signalCode === null) {
-      proc.child.kill('SIGKILL');
-      await proc.exited;
-    }
+    await kill(proc);
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -14,7 +14,7 @@ import type { MockCore } from '../../connectors/mock/index.js';
 import { fromMinor } from '../../connectors/shared/money.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { scopeHash } from '../../src/services/idempotency.js';
-import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
 import type { Role } from '../../schemas/common.js';
 
 type Op = 'upgradeLimit' | 'upgradeToPhysical';
@@ -383,7 +383,7 @@ describe('Idempotency-Key', () => {
       });
       const failed = await limit(`78${status}.00`, key, { entityId: 'ENT-1003' });
       expect(failed.statusCode).toBe(status);
-      expect(failed.json()).toEqual(envelopeError(status, short, detail));
+      expect(failed.json()).toEqual(envelopeError(status, short, supportDetail(detail, failed)));
       const retry = await limit(`78${status}.00`, key, { entityId: 'ENT-1003' });
       expect(retry.json()).toEqual(LIMIT_OK);
       expect(retry.headers['idempotent-replayed']).toBeUndefined();

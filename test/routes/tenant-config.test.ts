@@ -1,7 +1,7 @@
 // A tenant whose stored configuration became invalid is refused with 503 and listed as degraded; the
 // other tenants are unaffected.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { LIMIT_URL, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { LIMIT_URL, PROBLEM_BASE, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -18,14 +18,14 @@ it('answers 503 in the route dialect for the broken tenant', async () => {
     title: 'Service Unavailable',
     status: 503,
     message: 'error.http.503',
-    detail: "The configuration of tenant 'demo-b' is invalid; an operator must correct it.",
+    detail: supportDetail("The configuration of tenant 'demo-b' is invalid; an operator must correct it.", keys),
   });
   const limit = await t.inject({ method: 'POST', url: LIMIT_URL, headers: { TENANT: 'demo-b' }, payload: { entityId: 'ENT-1001', amount: '60000.00' } });
   expect(limit.statusCode).toBe(503);
   expect(limit.json().exception).toEqual({
     errorCode: 'ERR_503',
     shortMessage: 'Service Unavailable',
-    detailMessage: "The configuration of tenant 'demo-b' is invalid; an operator must correct it.",
+    detailMessage: supportDetail("The configuration of tenant 'demo-b' is invalid; an operator must correct it.", limit),
   });
 });
 

@@ -1,141 +1,109 @@
-// Tracing: the audit's origin behind trusted proxies only (TRUST_PROXY), and the log lines an operator
-// relies on: an expired token logged as `expired`, and one warning per lockout naming tenant and user.
-import { randomUUID } from 'node:crypto';
-import pino from 'pino';
-import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { loggerOptions } from '../../src/logging.js';
-import { LIMIT_URL, PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
-import { scanForSecrets } from '../helpers/log-scan.js';
-import { UNAUTHORIZED_ENVELOPE, lowS } from '../helpers/token-targets.js';
+// Tracing a request: every answer names its request in X-Request-Id — successes, replays, every error — and a
+// 5xx, which says nothing of its cause, carries the id in its detail for the client to quote to support.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ConnectorTimeoutError, ConnectorUnavailableError } from '../../connectors/contract.js';
+import { LIMIT_URL, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 
-/** The audit origin of the request that sent this X-Request-Id. */
-async function originOf(t: TestApp, requestId: string): Promise<string | null> {
-  const r = await t.db.query<{ origin: string | null }>('SELECT origin FROM audit_log WHERE request_id = $1', [requestId]);
-  expect(r.rows).toHaveLength(1);
-  return r.rows[0]!.origin;
+let t: TestApp;
+const restores: (() => void)[] = [];
+beforeAll(async () => {
+  t = await createTestApp({ tenants: [{ id: 'broken' }] });
+  // A tenant whose stored configuration became invalid answers 503 (src/plugins/tenant.ts).
+  await t.db.query(`UPDATE tenants SET config = jsonb_set(config, '{tokenLifetimeSeconds}', '5') WHERE tenant_id = 'broken'`);
+});
+afterAll(() => t?.close());
+afterEach(() => {
+  while (restores.length) restores.pop()!();
+});
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const bearer = async () => ({ authorization: `Bearer ${await t.token('Admin')}` });
+
+/** Makes the demo tenant's connector method throw (once per call) until the test ends. */
+async function failing(method: 'upgradeLimit' | 'lockCard', error: () => Error) {
+  const connector = (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get('demo'))!)) as unknown as Record<string, unknown>;
+  const original = connector[method];
+  connector[method] = async () => {
+    throw error();
+  };
+  restores.push(() => (connector[method] = original));
 }
 
-/** A failed login (audited once the tenant is known) from `remoteAddress`, with the given X-Forwarded-For. */
-async function loginFrom(t: TestApp, remoteAddress: string, forwardedFor?: string): Promise<string> {
-  const requestId = `trace-${randomUUID()}`;
-  const res = await t.inject({
-    method: 'POST',
-    url: '/api/authenticate',
-    remoteAddress,
-    headers: { TENANT: 'demo', 'x-request-id': requestId, ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) },
-    payload: { username: 'nobody', password: await t.encrypt('not-the-password') },
-  });
-  expect(res.statusCode).toBe(401);
-  return originOf(t, requestId) as Promise<string>;
-}
+const limit = async (requestId: string, tenant = 'demo') =>
+  t.inject({ method: 'POST', url: LIMIT_URL, headers: { TENANT: tenant, 'x-request-id': requestId, ...(tenant === 'demo' ? await bearer() : {}) }, payload: { entityId: 'ENT-1001', amount: '60000.00' } });
+const lock = async (requestId: string, tenant = 'demo') =>
+  t.inject({ method: 'POST', url: '/v1/cards/CARD-3001/lock', headers: { TENANT: tenant, 'x-request-id': requestId, ...(tenant === 'demo' ? await bearer() : {}) } });
 
-describe('TRUST_PROXY', () => {
-  it('is validated at boot, naming the variable', () => {
-    for (const bad of ['10.0.0.0/33', 'lb.internal', 'true', '10.0.0.1,,10.0.0.2', '::1/129', '10.0.0.0/8/1']) {
-      expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow(ConfigError);
-      expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow(/^Invalid configuration: TRUST_PROXY must be a comma-separated list of proxy addresses or CIDRs/);
-    }
-    expect(loadConfig({}).trustProxy).toBe(false);
-    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.0/8, 192.168.1.10 ,fd00::/8' }).trustProxy).toEqual(['10.0.0.0/8', '192.168.1.10', 'fd00::/8']);
+describe('X-Request-Id on every answer', () => {
+  it.each([
+    ['a success', async (id: string) => limit(id)],
+    ['a validation failure', async (id: string) => t.inject({ method: 'POST', url: LIMIT_URL, headers: { TENANT: 'demo', 'x-request-id': id, ...(await bearer()) }, payload: {} })],
+    ['a missing token', async (id: string) => t.inject({ method: 'GET', url: '/v1/cards/CARD-3001', headers: { TENANT: 'demo', 'x-request-id': id } })],
+    ['a missing tenant', async (id: string) => t.inject({ method: 'GET', url: '/v1/cards/CARD-3001', headers: { 'x-request-id': id } })],
+    ['a role refused', async (id: string) => t.inject({ method: 'GET', url: '/v1/audit', headers: { TENANT: 'demo', 'x-request-id': id, authorization: `Bearer ${await t.token('API Integration')}` } })],
+    ['an unknown route', async (id: string) => t.inject({ method: 'GET', url: '/v1/nothing-here', headers: { 'x-request-id': id } })],
+    ['an unsupported media type', async (id: string) => t.inject({ method: 'POST', url: LIMIT_URL, headers: { TENANT: 'demo', 'x-request-id': id, 'content-type': 'text/plain', ...(await bearer()) }, payload: 'x' })],
+    ['a health probe', async (id: string) => t.inject({ method: 'GET', url: '/health/live', headers: { 'x-request-id': id } })],
+    ['the OpenAPI document', async (id: string) => t.inject({ method: 'GET', url: '/openapi.json', headers: { 'x-request-id': id } })],
+  ])('%s', async (_name, send) => {
+    const res = await send('trace-every-answer');
+    expect(res.headers['x-request-id']).toBe('trace-every-answer');
   });
 
-  describe('unset (the default)', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp();
-    });
-    afterAll(() => t?.close());
-
-    it('ignores X-Forwarded-For: the origin is the peer address', async () => {
-      expect(await loginFrom(t, '10.0.0.5', '203.0.113.7')).toBe('10.0.0.5');
-      expect(await loginFrom(t, '192.0.2.9')).toBe('192.0.2.9');
-    });
+  it('an idempotent replay names the retry, not the first request', async () => {
+    const send = async (id: string) =>
+      t.inject({ method: 'POST', url: LIMIT_URL, headers: { TENANT: 'demo', 'x-request-id': id, 'idempotency-key': 'trace-replay', ...(await bearer()) }, payload: { entityId: 'ENT-1002', amount: '61000.00' } });
+    expect((await send('trace-first')).headers['x-request-id']).toBe('trace-first');
+    const replay = await send('trace-retry');
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.headers['x-request-id']).toBe('trace-retry');
   });
 
-  describe('naming the load balancers', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp({ env: { TRUST_PROXY: '10.0.0.0/8' } });
-    });
-    afterAll(() => t?.close());
-
-    it('from a trusted proxy, the origin is the client it forwarded for', async () => {
-      expect(await loginFrom(t, '10.0.0.5', '203.0.113.7')).toBe('203.0.113.7');
-    });
-
-    it('through two trusted proxies, the client is the first untrusted address from the right', async () => {
-      expect(await loginFrom(t, '10.0.0.5', '203.0.113.7, 10.1.2.3')).toBe('203.0.113.7');
-    });
-
-    it('a client cannot forge its origin: what it put in X-Forwarded-For itself is left of the address the proxy saw', async () => {
-      expect(await loginFrom(t, '10.0.0.5', '198.51.100.66, 203.0.113.7')).toBe('203.0.113.7');
-    });
-
-    it('from an untrusted peer, X-Forwarded-For is ignored', async () => {
-      expect(await loginFrom(t, '192.0.2.9', '203.0.113.7')).toBe('192.0.2.9');
-    });
+  it('a replaced X-Request-Id is answered with the UUID the gateway gave the request (the one its record holds)', async () => {
+    const res = await limit('4111-1111-1111-1111');
+    const id = res.headers['x-request-id'];
+    expect(id).toMatch(UUID);
+    const r = await t.db.query("SELECT 1 FROM audit_log WHERE tenant_id = 'demo' AND request_id = $1", [id]);
+    expect(r.rows).toHaveLength(1);
   });
 });
 
-describe('log lines of refusals', () => {
-  let t: TestApp;
-  const lines: string[] = [];
-  const logged = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-
-  beforeAll(async () => {
-    const stream = { write: (chunk: string) => void lines.push(chunk) };
-    t = await createTestApp({ env: { LOG_LEVEL: 'info' }, logger: pino(loggerOptions('info'), stream) });
+describe('a 5xx quotes the request id', () => {
+  const envelope = (status: number, shortMessage: string, detailMessage: string) => ({
+    result: null,
+    exception: { errorCode: `ERR_${status}`, shortMessage, detailMessage },
+    pagination: null,
   });
-  afterAll(() => t?.close());
+  const problem = (status: number, title: string, detail: string) => ({ type: `${PROBLEM_BASE}/problem-with-message`, title, status, message: `error.http.${status}`, detail });
 
-  it('an expired token is logged as expired, and answers the usual 401', async () => {
-    const sig = (await t.app.cardline.keys.forTenant('demo')).sig[0]!;
-    const now = Math.floor(Date.now() / 1000);
-    const expired = lowS(
-      await new SignJWT({ tenant: 'demo', role: 'Admin' })
-        .setProtectedHeader({ alg: 'ES256', kid: sig.kid, typ: 'JWT' })
-        .setSubject('admin')
-        .setIssuedAt(now - 7200)
-        .setExpirationTime(now - 3600)
-        .setJti(randomUUID())
-        .setIssuer('cardline')
-        .setAudience('cardline-api')
-        .sign(sig.privateKey),
-    );
-    const requestId = `expired-${randomUUID()}`;
-    lines.length = 0;
-    const res = await t.inject({
-      method: 'POST',
-      url: LIMIT_URL,
-      headers: { TENANT: 'demo', authorization: `Bearer ${expired}`, 'x-request-id': requestId },
-      payload: { entityId: 'ENT-1001', amount: '60000.00' },
-    });
-    expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual(UNAUTHORIZED_ENVELOPE);
-    const refused = logged().filter((l) => l.msg === 'token refused');
-    expect(refused).toEqual([expect.objectContaining({ level: 30, requestId, reason: 'expired' })]);
-    expect(scanForSecrets(lines.join(''), [expired])).toEqual([]);
+  it.each([
+    [500, 'Internal Server Error', 'An unexpected error occurred.', () => new Error('core exploded at /srv/core.js:12')],
+    [502, 'Bad Gateway', 'The core-banking system is unavailable; retry later.', () => new ConnectorUnavailableError('down')],
+    [504, 'Gateway Timeout', 'The core-banking system did not answer in time; the outcome is unknown, check before retrying.', () => new ConnectorTimeoutError('slow')],
+  ])('%i in both dialects', async (status, reason, detail, error) => {
+    await failing('upgradeLimit', error);
+    await failing('lockCard', error);
+    const e = await limit(`trace-${status}-envelope`);
+    expect([e.statusCode, e.headers['x-request-id']]).toEqual([status, `trace-${status}-envelope`]);
+    expect(e.json()).toEqual(envelope(status, reason, `${detail} Quote request id trace-${status}-envelope to support.`));
+    const p = await lock(`trace-${status}-problem`);
+    expect([p.statusCode, p.headers['x-request-id']]).toEqual([status, `trace-${status}-problem`]);
+    expect(p.json()).toEqual(problem(status, reason, `${detail} Quote request id trace-${status}-problem to support.`));
   });
 
-  it('the tenth failed login logs one warning naming tenant and user, never the password', async () => {
-    const wrong = 'Wr0ng-Guess-Passw0rd';
-    lines.length = 0;
-    for (let i = 1; i <= 11; i++) {
-      const res = await t.inject({
-        method: 'POST',
-        url: '/api/authenticate',
-        headers: { TENANT: 'demo' },
-        payload: { username: 'viewer', password: await t.encrypt(i === 11 ? PASSWORD : wrong) },
-      });
-      expect(res.statusCode).toBe(401);
-      const warnings = logged().filter((l) => l.level === 40);
-      // Nothing before the tenth failure; exactly one line from then on (the eleventh, refused while locked, adds none).
-      expect(warnings).toHaveLength(i < 10 ? 0 : 1);
-    }
-    const [warning] = logged().filter((l) => l.level === 40);
-    expect(warning).toMatchObject({ msg: 'user locked after repeated failed logins', tenant: 'demo', user: 'viewer', failures: 10, lockedMinutes: 30 });
-    expect(scanForSecrets(lines.join(''), [wrong, PASSWORD])).toEqual([]);
+  it('503 in both dialects', async () => {
+    const detail = "The configuration of tenant 'broken' is invalid; an operator must correct it.";
+    const e = await limit('trace-503-envelope', 'broken');
+    expect([e.statusCode, e.headers['x-request-id']]).toEqual([503, 'trace-503-envelope']);
+    expect(e.json()).toEqual(envelope(503, 'Service Unavailable', `${detail} Quote request id trace-503-envelope to support.`));
+    const p = await lock('trace-503-problem', 'broken');
+    expect([p.statusCode, p.headers['x-request-id']]).toEqual([503, 'trace-503-problem']);
+    expect(p.json()).toEqual(problem(503, 'Service Unavailable', `${detail} Quote request id trace-503-problem to support.`));
+  });
+
+  it('a 4xx does not (it says what to fix)', async () => {
+    const res = await t.inject({ method: 'POST', url: LIMIT_URL, headers: { TENANT: 'demo', 'x-request-id': 'trace-4xx', ...(await bearer()) }, payload: { entityId: 'ENT-1001', amount: '10.00' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).not.toContain('trace-4xx');
   });
 });

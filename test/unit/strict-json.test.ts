@@ -18,6 +18,8 @@ function verdict(text: string): { ok: unknown } | { refused: string } {
   }
 }
 
+const LONE = 'contains an unpaired UTF-16 surrogate (an escape from \\uD800 to \\uDFFF without its pair); send valid Unicode text.';
+
 describe('parseStrictJson: refusals', () => {
   it.each([
     ['', 'The request body is empty; send a JSON object.'],
@@ -37,8 +39,16 @@ describe('parseStrictJson: refusals', () => {
     ['{"a":1e400}', 'The number at a is outside the accepted range (magnitude at most 1e15); send it as a string.'],
     ['{"a":1e-400}', 'The number at a is outside the accepted range (magnitude at most 1e15); send it as a string.'],
     ['12345678901234567', 'The number at body has more than 15 significant digits; send it as a string.'],
+    ['"\\ud800"', `The string at body ${LONE}`],
+    ['{"a":["ok","\\udc00\\ud800"]}', `The string at a[1] ${LONE}`],
+    ['{"a":"\\ud83d\\u0041"}', `The string at a ${LONE}`],
+    ['{"x":{"\\ud800":1}}', `A key of the object at x ${LONE}`],
   ])('%s → %s', (text, detail) => {
     expect(verdict(text)).toEqual({ refused: detail });
+  });
+
+  it('a surrogate pair (escaped or raw) and an escaped backslash before "u" are accepted', () => {
+    expect(verdict('{"a":"\\ud83d\\ude00","b":"😀","c":"\\\\ud800"}')).toEqual({ ok: { a: '😀', b: '😀', c: '\\ud800' } });
   });
 
   it('the nesting limit: 32 levels are accepted, 33 refused', () => {
