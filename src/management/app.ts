@@ -9,6 +9,7 @@ import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import audit, { stringAt, type AuditSubject } from '../plugins/audit.js';
 import errors from '../plugins/errors.js';
+import routeIndex from '../plugins/route-index.js';
 import type { Services } from '../plugins/services.js';
 import strictJson from '../plugins/strict-json.js';
 import type { AuditSpec } from '../route-config.js';
@@ -57,6 +58,8 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   app.decorate('cardline', opts.services);
   app.removeContentTypeParser('text/plain');
   await app.register(securityHeaders);
+  // Before any route: 405 with Allow for a known path called with another method, as on the public listener.
+  await app.register(routeIndex);
   await app.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
   await app.register(strictJson);
   await app.register(operatorAuth);

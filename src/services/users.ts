@@ -108,12 +108,22 @@ export class UserService {
 
   /**
    * Adds a user, or resets an existing one (new role and password, enabled, unlocked; its id is kept, its
-   * tokens revoked): the CLI's and the demo's `user add`.
+   * tokens revoked): the CLI's and the demo's `user add`. Resetting a user to what it already is (same role,
+   * same password, enabled) only unlocks it: its tokens stay valid (the demo restarted with its password).
    */
   async add(tenantId: string, username: string, role: Role, password: string, db: Queryable = this.db): Promise<User> {
     if (!ROLES.includes(role)) throw new Error(`Unknown role '${role}'; one of ${ROLES.join(', ')}`);
     const problem = passwordProblem(password);
     if (problem) throw new Error(problem);
+    const current = await db.query<UserRow>(
+      'SELECT id, username, role, password_hash, disabled, token_generation FROM users WHERE tenant_id = $1 AND username = $2',
+      [tenantId, username],
+    );
+    const same = current.rows[0];
+    if (same && same.role === role && !same.disabled && (await this.checkPassword(same.password_hash, password))) {
+      await db.query('DELETE FROM login_attempts WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
+      return { id: same.id, tenantId, username, role, generation: Number(same.token_generation) };
+    }
     const r = await db.query<{ id: string; token_generation: number }>(
       `INSERT INTO users (tenant_id, username, id, role, password_hash) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (tenant_id, username) DO UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled = false,
