@@ -20,6 +20,12 @@ export const BUSINESS_CODES = {
   LIMIT_ABOVE_MAXIMUM: { title: 'Limit Above Maximum', status: 409, envelopeStatus: 400, description: "The amount exceeds the tenant product's maximum credit limit." },
   LIMIT_DECREASE_NOT_ALLOWED: { title: 'Limit Decrease Not Allowed', status: 409, envelopeStatus: 400, description: "The tenant product does not allow lowering a credit limit." },
   LIMIT_NOT_POSITIVE: { title: 'Illegal Amount', status: 409, envelopeStatus: 400, description: 'The amount must be greater than zero.' },
+  LIMIT_BELOW_OUTSTANDING: { title: 'Limit Below Outstanding', status: 409, envelopeStatus: 400, description: 'The new credit limit is below what the entity owes; a limit never goes below the outstanding balance, even where decreases are allowed.' },
+  ENTITY_EXISTS: { title: 'Entity Exists', status: 409, envelopeStatus: 409, description: 'An entity with this entityId already exists in the core; choose another id, or leave it out for the core to assign one.' },
+  CARD_NOT_BLOCKED: { title: 'Card Not Blocked', status: 409, envelopeStatus: 409, description: 'Only a BLOCKED card can be replaced; block it first (with the reason it is replaced).' },
+  CARD_ALREADY_REPLACED: { title: 'Card Already Replaced', status: 409, envelopeStatus: 409, description: 'The card was already replaced; a card is replaced once (its replacement can be blocked and replaced in turn).' },
+  REPAYMENT_EXCEEDS_OUTSTANDING: { title: 'Repayment Exceeds Outstanding', status: 409, envelopeStatus: 409, description: 'The repayment is more than the entity owes.' },
+  TRANSACTION_NOT_FOUND: { title: 'Transaction Not Found', status: 409, envelopeStatus: 404, description: 'No transaction of the entity has this id (a transaction list cursor the core does not know; the list route answers it as a cursor field error).' },
   PIN_NOT_CONFIGURED: { title: 'PIN Not Configured', status: 409, envelopeStatus: 409, description: "The tenant has no PIN keys configured (its configuration's pin section); the gateway operator must set them up before PINs can be set." },
 } as const satisfies Record<string, BusinessCode>;
 

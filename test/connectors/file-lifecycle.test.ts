@@ -100,7 +100,7 @@ describe('file connector: card lifecycle', () => {
     expect(await c.listCards({ entityId: 'ENT-1001' }, ctx())).toMatchObject({ status: 'succeeded', value: [{ cardId: 'CARD-3001', state: 'LOCKED' }] });
     expect(await c.getCard({ cardId: 'CARD-3001' }, ctx())).toMatchObject({ status: 'succeeded', value: { sensitive: { pan: '4000000000030017' } } });
     expect(await c.getPreferences({ cardId: 'CARD-3001' }, ctx())).toEqual({ status: 'succeeded', value: {} });
-    expect(await c.getCreditLimit({ entityId: 'ENT-1001' }, ctx())).toEqual({ status: 'succeeded', value: { entityId: 'ENT-1001', creditLimit: '50000.00' } });
+    expect(await c.getCreditLimit({ entityId: 'ENT-1001' }, ctx())).toEqual({ status: 'succeeded', value: { entityId: 'ENT-1001', creditLimit: '50000.00', outstanding: '0.00', availableCredit: '50000.00' } });
     expect(await c.getCard({ cardId: 'CARD-0' }, ctx())).toMatchObject({ status: 'rejected', code: 'CARD_NOT_FOUND' });
     expect((await journal(dir)).map((e) => e.op)).toEqual(['lockCard']);
     await expect(c.getCard({ cardId: 'CARD-3001' }, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(ConnectorTimeoutError);
