@@ -47,9 +47,13 @@ export type Sealed<S extends SensitiveValues> = { [K in keyof S]: undefined exte
  * The event of record a completed call adds to the outbox, in its audit record's transaction. Built from
  * the operation's result and input, checked against the type's closed schema (schemas/events.ts).
  */
-export type EventDecl<V, I> = {
-  [T in EventType]: { type: T; payload: (result: V, input: I) => EventPayload<T> };
-}[EventType];
+export type EventDecl<V, I> =
+  | { [T in EventType]: { type: T; payload: (result: V, input: I) => EventPayload<T> } }[EventType]
+  /** An event whose type depends on the result (an authorization approved or declined). */
+  | { of: (result: V, input: I) => EventOf };
+
+/** One event of record: a type and its payload. */
+export type EventOf = { [T in EventType]: { type: T; payload: EventPayload<T> } }[EventType];
 
 type Source = 'params' | 'query' | 'body';
 /**

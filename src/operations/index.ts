@@ -6,13 +6,17 @@ import { authOperations } from './auth.js';
 import { cardOperations } from './cards.js';
 import { creditLineOperations } from './credit-line.js';
 import type { Operation } from './define.js';
+import { entityOperations } from './entities.js';
 import { pinOperations } from './pin.js';
+import { transactionOperations } from './transactions.js';
 import { sandboxOperations } from './sandbox.js';
 
 export const operations: readonly Operation[] = [
   ...authOperations,
   ...creditLineOperations,
   ...cardOperations,
+  ...entityOperations,
+  ...transactionOperations,
   ...pinOperations,
   ...sandboxOperations,
   ...auditOperations,

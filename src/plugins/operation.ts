@@ -50,7 +50,8 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
     let event: DomainEvent | undefined;
     if (op.event) {
       try {
-        event = domainEvent(op.event.type, op.event.payload(result, input));
+        const { type, payload } = 'of' in op.event ? op.event.of(result, input) : { type: op.event.type, payload: op.event.payload(result, input) };
+        event = domainEvent(type, payload);
       } catch (err) {
         // An operation that cannot say what it did answers 500, and its record says so (a bug, not the caller's).
         request.log.error({ err }, 'event of record could not be built; the write is not acknowledged');
