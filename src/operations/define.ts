@@ -125,6 +125,11 @@ export interface OperationSpec<
   /** false: not audited (reads of the audit trail itself, public key sets). */
   audit: AuditDecl<V> | false;
   event?: EventDecl<V, OperationInput<StaticOf<P>, StaticOf<Q>, StaticOf<B>>>;
+  /**
+   * A second representation: with `Accept: text/csv` the answer is `rows` of the result under a header of
+   * `columns` (RFC 4180, formula cells neutralised), `text/csv; charset=utf-8`.
+   */
+  csv?: { columns: readonly string[]; rows: (result: V) => readonly Record<string, unknown>[] };
   /** Documentation examples, from the demo data. */
   examples?: { body?: StaticOf<B>; response?: Static<R> };
 }

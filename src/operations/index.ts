@@ -8,6 +8,7 @@ import { creditLineOperations } from './credit-line.js';
 import type { Operation } from './define.js';
 import { entityOperations } from './entities.js';
 import { pinOperations } from './pin.js';
+import { reportOperations } from './reports.js';
 import { transactionOperations } from './transactions.js';
 import { sandboxOperations } from './sandbox.js';
 
@@ -17,6 +18,7 @@ export const operations: readonly Operation[] = [
   ...cardOperations,
   ...entityOperations,
   ...transactionOperations,
+  ...reportOperations,
   ...pinOperations,
   ...sandboxOperations,
   ...auditOperations,

@@ -7,6 +7,7 @@ import { Errors } from '../errors.js';
 import { domainEvent, type DomainEvent } from '../events/outbox.js';
 import type { CoreCall, Operation } from '../operations/define.js';
 import { inputOf } from '../operations/register.js';
+import { prefersCsv, toCsv } from '../reports/csv.js';
 
 /** What a request's operation did; the audit step records it. */
 export interface Outcome {
@@ -61,6 +62,10 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
     const sealed = op.sensitive ? await sealFields(services.clientKeys, tenant.id, op.sensitive(result)) : undefined;
     request.outcome = { result, event };
     reply.code(op.status ?? 200);
+    if (op.csv && prefersCsv(request.headers.accept)) {
+      reply.type('text/csv; charset=utf-8');
+      return toCsv(op.csv.columns, op.csv.rows(result));
+    }
     return op.view(result, input, sealed);
   };
 

@@ -547,6 +547,9 @@ describe('every route declares its roles or auth: false', () => {
       'GET /v1/entities/:entityId/transactions': EVERYONE,
       'POST /v1/sandbox/cards/:cardId/authorizations': ['Admin', 'Operations'],
       'POST /v1/sandbox/entities/:entityId/repayments': ['Admin', 'Operations'],
+      'GET /v1/reports/activity': EVERYONE,
+      'GET /v1/reports/credit-limit-changes': EVERYONE,
+      'GET /v1/reports/transactions': EVERYONE,
     };
     const actual = Object.fromEntries(
       routes.filter((r) => r.config?.roles && r.method !== 'HEAD').map((r) => [`${String(r.method)} ${r.url}`, r.config!.roles!]),

@@ -181,4 +181,13 @@ ALTER TABLE login_attempts ADD COLUMN in_flight integer NOT NULL DEFAULT 0;
 ALTER TABLE login_attempts ADD COLUMN in_flight_at timestamptz;
 `,
   },
+  {
+    // Reports read the events of record by tenant and time (activity), and by tenant, type and time (credit
+    // limits, transactions). Numbered 0010: 0008-0009 are another branch's.
+    name: '0010-outbox-reports',
+    sql: `
+CREATE INDEX outbox_created ON outbox (tenant_id, created_at);
+CREATE INDEX outbox_type_created ON outbox (tenant_id, type, created_at);
+`,
+  },
 ];
