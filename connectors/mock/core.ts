@@ -33,7 +33,7 @@ import { transition, type CardAction, type CardStatus } from '../../schemas/card
 import { fromMinor, toMinor } from '../shared/money.js';
 import { maskPan } from '../shared/pan.js';
 import type { DeclineReason } from '../../schemas/transactions.js';
-import { DEMO_EXPIRY, demoCvv, demoPan, type MockCard, type MockCoreState, type MockEntity, type MockTransaction } from './fixtures.js';
+import { virtualCard, type MockCard, type MockCoreState, type MockEntity, type MockTransaction } from './fixtures.js';
 
 /** The writes CoreBank applies; each name prefixes its idempotency keys and names its journal entries. */
 export const CORE_OPERATIONS = [
@@ -437,20 +437,7 @@ export class CoreBank {
 
   /** A new VIRTUAL, ACTIVE card of the entity, numbered after the highest card id in use. */
   private newCard(entityId: string): MockCard {
-    const n = nextNumber(this.state.cards.keys(), 'CARD-', 3000);
-    const pan = demoPan(n);
-    const card: MockCard = {
-      cardId: `CARD-${n}`,
-      entityId,
-      form: 'VIRTUAL',
-      state: 'ACTIVE',
-      pan,
-      // The simulated core has no clock of its own (a replayed journal must give the same card): every card it issues expires 12/29.
-      expiry: DEMO_EXPIRY,
-      cvv: demoCvv(pan),
-      pinSet: false,
-      balanceMinor: 0n,
-    };
+    const card = virtualCard(nextNumber(this.state.cards.keys(), 'CARD-', 3000), entityId);
     this.state.cards.set(card.cardId, card);
     return card;
   }

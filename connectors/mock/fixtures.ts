@@ -134,20 +134,9 @@ export function demoFixtures(): MockCoreState {
       outstandingMinor: 0n,
       primaryAddress: { address1: `${10 + i} Demo Street`, city: cities[i]!, state: 'Demo', country: 'PT', pin: `100${i}-001` },
     });
-    const cardId = `CARD-${3001 + i}`;
     // 15 digits and a Luhn check digit: 4000000000030017, 4000000000030025, 4000000000030033.
-    const pan = demoPan(3001 + i);
-    cards.set(cardId, {
-      cardId,
-      entityId,
-      form: 'VIRTUAL',
-      state: 'ACTIVE',
-      pan,
-      expiry: DEMO_EXPIRY,
-      cvv: demoCvv(pan),
-      pinSet: false,
-      balanceMinor: BigInt(12_345 * (i + 1)),
-    });
+    const card = virtualCard(3001 + i, entityId, BigInt(12_345 * (i + 1)));
+    cards.set(card.cardId, card);
   });
   for (let n = 2001; n <= 2005; n++) kits.set(`KIT-${n}`, { kitNo: `KIT-${n}` });
   kits.set('KIT-2101', { kitNo: 'KIT-2101', allocatedTo: 'ENT-1003' });
@@ -156,6 +145,15 @@ export function demoFixtures(): MockCoreState {
 
 /** The test PAN of card number `n` (CARD-<n>): `4`, n in 14 digits, and a Luhn check digit. */
 export const demoPan = (n: number): string => withLuhnDigit(`4${String(n).padStart(14, '0')}`);
+
+/**
+ * Card CARD-<n>, VIRTUAL and ACTIVE, with its test PAN and CVV. The simulated core has no clock of its own
+ * (a replayed journal must give the same card), so every card it issues expires 12/29, as the fixtures do.
+ */
+export function virtualCard(n: number, entityId: string, balanceMinor = 0n): MockCard {
+  const pan = demoPan(n);
+  return { cardId: `CARD-${n}`, entityId, form: 'VIRTUAL', state: 'ACTIVE', pan, expiry: DEMO_EXPIRY, cvv: demoCvv(pan), pinSet: false, balanceMinor };
+}
 
 export function emptyFixtures(): MockCoreState {
   return { entities: new Map(), cards: new Map(), kits: new Map(), transactions: [], repayments: [], idempotency: new Map() };

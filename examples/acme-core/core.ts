@@ -364,9 +364,8 @@ export class AcmeCoreClient {
       if (old.reissuedAs) return refuse('REISSUED_ALREADY', `card ${old.ref} was reissued as ${old.reissuedAs}`);
       const kit = req.kit === undefined ? undefined : this.state.kits.get(req.kit);
       if (req.kit !== undefined) {
-        if (!kit) return refuse('KIT_UNKNOWN', `no kit ${req.kit}`);
-        if (kit.card) return refuse('KIT_USED', `kit ${req.kit} is on card ${kit.card}`);
-        if (kit.reservedFor && kit.reservedFor !== old.customer) return refuse('KIT_RESERVED', `kit ${req.kit} is reserved for another customer`);
+        const refused = this.kitRefusal(req.kit, old.customer);
+        if (refused) return refused;
       }
       const card = this.addCard(old.customer);
       if (old.controls !== undefined) card.controls = structuredClone(old.controls);
@@ -500,6 +499,15 @@ export class AcmeCoreClient {
       card.pinIssued = true;
       return { ok: true, data: { card: card.ref } };
     });
+  }
+
+  /** Why a kit cannot go on a card of `customer`: unknown, on a card already, or reserved for another. */
+  private kitRefusal(ref: string, customer: string): AcmeReply<never> | undefined {
+    const kit = this.state.kits.get(ref);
+    if (!kit) return refuse('KIT_UNKNOWN', `no kit ${ref}`);
+    if (kit.card) return refuse('KIT_USED', `kit ${ref} is on card ${kit.card}`);
+    if (kit.reservedFor && kit.reservedFor !== customer) return refuse('KIT_RESERVED', `kit ${ref} is reserved for another customer`);
+    return undefined;
   }
 
   private customerView(id: string): AcmeCustomerView | undefined {

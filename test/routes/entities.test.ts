@@ -5,7 +5,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFixtures } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
-import { PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { businessProblem, validationProblem } from '../helpers/problems.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -32,21 +33,6 @@ async function call(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unk
   });
 }
 
-const business = (title: string, businessCode: string, detail: string) => ({
-  type: `${PROBLEM_BASE}/problem-with-message`,
-  title,
-  status: 409,
-  message: 'error.business',
-  detail,
-  businessCode,
-});
-const invalid = (objectName: string, ...fields: [string, string][]) => ({
-  type: `${PROBLEM_BASE}/constraint-violation`,
-  title: 'Method argument not valid',
-  status: 400,
-  message: 'error.validation',
-  fieldErrors: fields.map(([field, message]) => ({ field, message, objectName })),
-});
 
 const CONTACT = { email: 'finance@oficina.example', mobile: '+351912345678' };
 const ADDRESS = { address1: '5 Rua Augusta', address2: 'Loja 2', city: 'Lisbon', state: 'Lisboa', country: 'PT', pin: '1100-048' };
@@ -101,13 +87,13 @@ describe('POST /v1/entities', () => {
     });
     const again = await call('POST', '/v1/entities', body);
     expect(again.statusCode).toBe(409);
-    expect(again.json()).toEqual(business('Entity Exists', 'ENTITY_EXISTS', 'Entity ENT-7000 already exists.'));
+    expect(again.json()).toEqual(businessProblem('Entity Exists', 'ENTITY_EXISTS', 'Entity ENT-7000 already exists.'));
   });
 
   it('a credit limit above the product maximum is 409 LIMIT_ABOVE_MAXIMUM, and nothing is registered', async () => {
     const res = await call('POST', '/v1/entities', { ...REGISTRATION, creditLimit: '1000000.01' });
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual(business('Limit Above Maximum', 'LIMIT_ABOVE_MAXIMUM', 'The amount 1000000.01 exceeds the product maximum of 1000000.00.'));
+    expect(res.json()).toEqual(businessProblem('Limit Above Maximum', 'LIMIT_ABOVE_MAXIMUM', 'The amount 1000000.01 exceeds the product maximum of 1000000.00.'));
     expect((await mockCore()).state.entities.size).toBe(3);
   });
 
@@ -134,7 +120,7 @@ describe('POST /v1/entities', () => {
   ])('%s → 400 with field errors', async (_, payload, fields) => {
     const res = await call('POST', '/v1/entities', JSON.parse(JSON.stringify(payload)));
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual(invalid('entityRegistrationRequest', ...(fields as [string, string][])));
+    expect(res.json()).toEqual(validationProblem('entityRegistrationRequest', ...(fields as [string, string][])));
   });
 });
 
@@ -181,13 +167,13 @@ describe('GET /v1/entities/{entityId}', () => {
   it('an unknown entity is 409 ENTITY_NOT_FOUND', async () => {
     const res = await call('GET', '/v1/entities/ENT-9999');
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual(business('Entity Not Found', 'ENTITY_NOT_FOUND', 'Entity ENT-9999 does not exist.'));
+    expect(res.json()).toEqual(businessProblem('Entity Not Found', 'ENTITY_NOT_FOUND', 'Entity ENT-9999 does not exist.'));
   });
 
   it('an identifier of 65 characters → 400 Size', async () => {
     const res = await call('GET', `/v1/entities/${'E'.repeat(65)}`);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual(invalid('entityRequest', ['entityId', 'Size']));
+    expect(res.json()).toEqual(validationProblem('entityRequest', ['entityId', 'Size']));
   });
 });
 
@@ -224,16 +210,16 @@ describe('PATCH /v1/entities/{entityId}', () => {
   it('neither part → 400 NotNull for both; an unknown entity → 409 ENTITY_NOT_FOUND', async () => {
     const none = await call('PATCH', '/v1/entities/ENT-1001', {});
     expect(none.statusCode).toBe(400);
-    expect(none.json()).toEqual(invalid('entityUpdateRequest', ['contact', 'NotNull'], ['primaryAddress', 'NotNull']));
+    expect(none.json()).toEqual(validationProblem('entityUpdateRequest', ['contact', 'NotNull'], ['primaryAddress', 'NotNull']));
     const unknown = await call('PATCH', '/v1/entities/ENT-9999', { contact: CONTACT });
     expect(unknown.statusCode).toBe(409);
-    expect(unknown.json()).toEqual(business('Entity Not Found', 'ENTITY_NOT_FOUND', 'Entity ENT-9999 does not exist.'));
+    expect(unknown.json()).toEqual(businessProblem('Entity Not Found', 'ENTITY_NOT_FOUND', 'Entity ENT-9999 does not exist.'));
   });
 
   it('a contact without its mobile → 400 NotNull (a part is replaced whole)', async () => {
     const res = await call('PATCH', '/v1/entities/ENT-1001', { contact: { email: CONTACT.email } });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual(invalid('entityUpdateRequest', ['contact.mobile', 'NotNull']));
+    expect(res.json()).toEqual(validationProblem('entityUpdateRequest', ['contact.mobile', 'NotNull']));
   });
 });
 
@@ -253,10 +239,10 @@ describe('POST /v1/entities/{entityId}/cards', () => {
   it('an unknown entity → 409 ENTITY_NOT_FOUND; a body → 400', async () => {
     const unknown = await call('POST', '/v1/entities/ENT-9999/cards');
     expect(unknown.statusCode).toBe(409);
-    expect(unknown.json()).toEqual(business('Entity Not Found', 'ENTITY_NOT_FOUND', 'Entity ENT-9999 does not exist.'));
+    expect(unknown.json()).toEqual(businessProblem('Entity Not Found', 'ENTITY_NOT_FOUND', 'Entity ENT-9999 does not exist.'));
     const body = await call('POST', '/v1/entities/ENT-1001/cards', { form: 'PHYSICAL' });
     expect(body.statusCode).toBe(400);
-    expect(body.json()).toEqual(invalid('cardIssueRequest', ['form', 'UnknownProperty']));
+    expect(body.json()).toEqual(validationProblem('cardIssueRequest', ['form', 'UnknownProperty']));
   });
 });
 
@@ -301,19 +287,19 @@ describe('POST /v1/cards/{cardId}/replace', () => {
     const active = await call('POST', '/v1/cards/CARD-3002/replace', { reason: 'EXPIRED' });
     expect(active.statusCode).toBe(409);
     expect(active.json()).toEqual(
-      business('Card Not Blocked', 'CARD_NOT_BLOCKED', 'Card CARD-3002 is ACTIVE: only a BLOCKED card can be replaced; block it first.'),
+      businessProblem('Card Not Blocked', 'CARD_NOT_BLOCKED', 'Card CARD-3002 is ACTIVE: only a BLOCKED card can be replaced; block it first.'),
     );
     await block();
     const kit = await call('POST', '/v1/cards/CARD-3002/replace', { reason: 'LOST', kitNo: 'KIT-9999' });
     expect(kit.statusCode).toBe(409);
-    expect(kit.json()).toEqual(business('Invalid Kit', 'PPCUST_018', 'Kit KIT-9999 is not known to the core.'));
+    expect(kit.json()).toEqual(businessProblem('Invalid Kit', 'PPCUST_018', 'Kit KIT-9999 is not known to the core.'));
     expect((await call('POST', '/v1/cards/CARD-3002/replace', { reason: 'LOST' })).statusCode).toBe(201);
     const twice = await call('POST', '/v1/cards/CARD-3002/replace', { reason: 'LOST' });
     expect(twice.statusCode).toBe(409);
-    expect(twice.json()).toEqual(business('Card Already Replaced', 'CARD_ALREADY_REPLACED', 'Card CARD-3002 was already replaced by CARD-3004.'));
+    expect(twice.json()).toEqual(businessProblem('Card Already Replaced', 'CARD_ALREADY_REPLACED', 'Card CARD-3002 was already replaced by CARD-3004.'));
     const unknown = await call('POST', '/v1/cards/CARD-9999/replace', { reason: 'LOST' });
     expect(unknown.statusCode).toBe(409);
-    expect(unknown.json()).toEqual(business('Card Not Found', 'CARD_NOT_FOUND', 'Card CARD-9999 does not exist.'));
+    expect(unknown.json()).toEqual(businessProblem('Card Not Found', 'CARD_NOT_FOUND', 'Card CARD-9999 does not exist.'));
   });
 
   it.each([
@@ -323,6 +309,6 @@ describe('POST /v1/cards/{cardId}/replace', () => {
   ])('%s → 400', async (_, payload, fields) => {
     const res = await call('POST', '/v1/cards/CARD-3002/replace', payload);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual(invalid('cardReplacementRequest', ...(fields as [string, string][])));
+    expect(res.json()).toEqual(validationProblem('cardReplacementRequest', ...(fields as [string, string][])));
   });
 });

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFixtures } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
-import { LIMIT_URL, PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { LIMIT_URL, PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
+import { validationProblem } from '../helpers/problems.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -164,14 +165,6 @@ describe("days are the tenant's time zone's", () => {
 });
 
 describe('the range', () => {
-  const invalid = (...fields: [string, string][]) => ({
-    type: `${PROBLEM_BASE}/constraint-violation`,
-    title: 'Method argument not valid',
-    status: 400,
-    message: 'error.validation',
-    fieldErrors: fields.map(([field, message]) => ({ field, message, objectName: 'reportQuery' })),
-  });
-
   it('366 days, both counted, is allowed (a leap year)', async () => {
     for (const report of ['activity', 'credit-limit-changes', 'transactions']) {
       expect((await call('GET', `/v1/reports/${report}?from=2024-01-01&to=2024-12-31`)).statusCode).toBe(200);
@@ -190,7 +183,7 @@ describe('the range', () => {
       const res = await call('GET', `/v1/reports/${report}${query}`, { accept: 'text/csv' });
       expect(res.statusCode).toBe(400);
       expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-      expect(res.json()).toEqual(invalid(...(fields as [string, string][])));
+      expect(res.json()).toEqual(validationProblem('reportQuery', ...(fields as [string, string][])));
     }
   });
 });

@@ -7,6 +7,7 @@ import type { Role } from '../../schemas/common.js';
 import { encodeTransactionCursor } from '../../src/operations/transactions.js';
 import { PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 import { findPans } from '../helpers/log-scan.js';
+import { businessProblem, validationProblem } from '../helpers/problems.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -46,21 +47,6 @@ async function send(method: 'POST' | 'PUT', url: string, payload?: unknown): Pro
   expect((await call(method, url, payload)).statusCode).toBe(200);
 }
 
-const invalid = (objectName: string, ...fields: [string, string][]) => ({
-  type: `${PROBLEM_BASE}/constraint-violation`,
-  title: 'Method argument not valid',
-  status: 400,
-  message: 'error.validation',
-  fieldErrors: fields.map(([field, message]) => ({ field, message, objectName })),
-});
-const business = (title: string, businessCode: string, detail: string) => ({
-  type: `${PROBLEM_BASE}/problem-with-message`,
-  title,
-  status: 409,
-  message: 'error.business',
-  detail,
-  businessCode,
-});
 
 const CAFE = { name: 'Cafe Central', mcc: '5814', country: 'PT' };
 const ABROAD = { name: 'Corner Deli', mcc: '5411', country: 'US' };
@@ -159,7 +145,7 @@ describe('POST /v1/sandbox/cards/{cardId}/authorizations', () => {
   it('an unknown card → 409 CARD_NOT_FOUND; a tenant that is no sandbox → 404; API Integration → 403', async () => {
     const unknown = await call('POST', '/v1/sandbox/cards/CARD-9999/authorizations', { amount: '1.00', merchant: CAFE, channel: 'POS' });
     expect(unknown.statusCode).toBe(409);
-    expect(unknown.json()).toEqual(business('Card Not Found', 'CARD_NOT_FOUND', 'Card CARD-9999 does not exist.'));
+    expect(unknown.json()).toEqual(businessProblem('Card Not Found', 'CARD_NOT_FOUND', 'Card CARD-9999 does not exist.'));
     const live = await authorize('1.00', {}, 'live');
     expect(live.statusCode).toBe(404);
     expect(live.json()).toEqual({
@@ -184,7 +170,7 @@ describe('POST /v1/sandbox/cards/{cardId}/authorizations', () => {
   ])('%s → 400', async (_, payload, fields) => {
     const res = await call('POST', AUTH_URL, payload);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual(invalid('authorizationRequest', ...(fields as [string, string][])));
+    expect(res.json()).toEqual(validationProblem('authorizationRequest', ...(fields as [string, string][])));
   });
 });
 
@@ -204,14 +190,14 @@ describe('POST /v1/sandbox/entities/{entityId}/repayments', () => {
     const over = await call('POST', '/v1/sandbox/entities/ENT-1001/repayments', { amount: '179.76' });
     expect(over.statusCode).toBe(409);
     expect(over.json()).toEqual(
-      business('Repayment Exceeds Outstanding', 'REPAYMENT_EXCEEDS_OUTSTANDING', 'Entity ENT-1001 owes 179.75; a repayment of 179.76 is more than that.'),
+      businessProblem('Repayment Exceeds Outstanding', 'REPAYMENT_EXCEEDS_OUTSTANDING', 'Entity ENT-1001 owes 179.75; a repayment of 179.76 is more than that.'),
     );
   });
 
   it('an unknown entity → 409 ENTITY_NOT_FOUND; validation rows', async () => {
     const unknown = await call('POST', '/v1/sandbox/entities/ENT-9999/repayments', { amount: '1.00' });
     expect(unknown.statusCode).toBe(409);
-    expect(unknown.json()).toEqual(business('Entity Not Found', 'ENTITY_NOT_FOUND', 'Entity ENT-9999 does not exist.'));
+    expect(unknown.json()).toEqual(businessProblem('Entity Not Found', 'ENTITY_NOT_FOUND', 'Entity ENT-9999 does not exist.'));
     for (const [payload, field, message] of [
       [{}, 'amount', 'NotNull'],
       [{ amount: '0' }, 'amount', 'DecimalAmount'],
@@ -219,7 +205,7 @@ describe('POST /v1/sandbox/entities/{entityId}/repayments', () => {
     ] as const) {
       const res = await call('POST', '/v1/sandbox/entities/ENT-1001/repayments', payload);
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual(invalid('repaymentRequest', [field, message]));
+      expect(res.json()).toEqual(validationProblem('repaymentRequest', [field, message]));
     }
   });
 });
@@ -255,9 +241,9 @@ describe('GET /v1/entities/{entityId}/transactions', () => {
   it('a cardId of another entity → 409 CARD_NOT_FOUND; an unknown entity → 409 ENTITY_NOT_FOUND', async () => {
     const other = await list('?cardId=CARD-3002');
     expect(other.statusCode).toBe(409);
-    expect(other.json()).toEqual(business('Card Not Found', 'CARD_NOT_FOUND', 'Card CARD-3002 does not exist for entity ENT-1001.'));
+    expect(other.json()).toEqual(businessProblem('Card Not Found', 'CARD_NOT_FOUND', 'Card CARD-3002 does not exist for entity ENT-1001.'));
     const unknown = await call('GET', '/v1/entities/ENT-9999/transactions');
-    expect(unknown.json()).toEqual(business('Entity Not Found', 'ENTITY_NOT_FOUND', 'Entity ENT-9999 does not exist.'));
+    expect(unknown.json()).toEqual(businessProblem('Entity Not Found', 'ENTITY_NOT_FOUND', 'Entity ENT-9999 does not exist.'));
   });
 
   it.each([
@@ -274,7 +260,7 @@ describe('GET /v1/entities/{entityId}/transactions', () => {
   ])('%s → 400', async (_, query, fields) => {
     const res = await list(query);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual(invalid('transactionQuery', ...(fields as [string, string][])));
+    expect(res.json()).toEqual(validationProblem('transactionQuery', ...(fields as [string, string][])));
   });
 
   it('no answer of this file carries a card number', () => {
