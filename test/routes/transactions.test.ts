@@ -14,11 +14,21 @@ beforeAll(async () => {
   t = await createTestApp({
     tenants: [
       // A bank in India: home country IN, days of Asia/Kolkata; and a bank that is not a sandbox.
-      { id: 'kolkata', config: { connector: { id: 'mock', options: { fixtures: 'demo' } }, sandbox: true, homeCountry: 'IN', timeZone: 'Asia/Kolkata' } },
+      {
+        id: 'kolkata',
+        config: {
+          connector: { id: 'mock', options: { fixtures: 'demo' } },
+          sandbox: true,
+          homeCountry: 'IN',
+          timeZone: 'Asia/Kolkata',
+          creditLimit: { maximum: '1000000.00', allowDecrease: true },
+        },
+      },
       { id: 'live', config: { connector: { id: 'mock', options: { fixtures: 'demo' } } } },
     ],
   });
   for (const tenant of ['kolkata', 'live']) await t.app.cardline.users.add(tenant, 'ops', 'Operations', PASSWORD);
+  await t.app.cardline.users.add('kolkata', 'integration', 'API Integration', PASSWORD);
 });
 afterAll(() => t.close());
 
@@ -140,6 +150,44 @@ describe('POST /v1/sandbox/cards/{cardId}/authorizations', () => {
     const tea = { name: 'Chai Point', mcc: '5814', country: 'IN' };
     expect((await authorize('10.00', { merchant: tea }, 'kolkata')).json().result).toMatchObject({ status: 'APPROVED', international: false });
     expect((await authorize('10.00', {}, 'kolkata')).json().result).toMatchObject({ status: 'DECLINED', declineReason: 'INTERNATIONAL_DISABLED' });
+  });
+
+  it('a retry with the same Idempotency-Key answers the first decision again and draws once', async () => {
+    const send = () =>
+      t.inject({
+        method: 'POST',
+        url: AUTH_URL,
+        headers: { 'X-TENANT-ID': 'demo', authorization: `Bearer ${token}`, 'idempotency-key': 'auth-retry-1' },
+        payload: { amount: '15.00', merchant: CAFE, channel: 'POS' },
+      });
+    const token = await t.token('Operations');
+    const first = await send();
+    const retry = await send();
+    expect([first.statusCode, retry.statusCode, retry.headers['idempotent-replayed']]).toEqual([201, 201, 'true']);
+    expect(retry.body).toBe(first.body);
+    expect((await mockCore()).state.entities.get('ENT-1001')!.outstandingMinor).toBe(1500n);
+  });
+
+  it('a limit below the outstanding balance is refused even where decreases are allowed (envelope 400 LIMIT_BELOW_OUTSTANDING)', async () => {
+    const tea = { name: 'Chai Point', mcc: '5814', country: 'IN' };
+    expect((await authorize('300.00', { merchant: tea }, 'kolkata')).json().result.status).toBe('APPROVED');
+    const lower = (amount: string) =>
+      t.token('API Integration', 'kolkata').then((token) =>
+        t.inject({
+          method: 'POST',
+          url: '/credit-line-management/business-entity-manager/upgradeLimit',
+          headers: { TENANT: 'kolkata', authorization: `Bearer ${token}` },
+          payload: { entityId: 'ENT-1001', amount },
+        }),
+      );
+    const refused = await lower('299.99');
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toEqual({
+      result: null,
+      exception: { errorCode: 'ERR_400', shortMessage: 'Bad Request', detailMessage: 'Entity ENT-1001 owes 300.00; its limit cannot go below that (asked: 299.99).' },
+      pagination: null,
+    });
+    expect((await lower('300.00')).json()).toEqual({ result: true, exception: null, pagination: null });
   });
 
   it('an unknown card → 409 CARD_NOT_FOUND; a tenant that is no sandbox → 404; API Integration → 403', async () => {
