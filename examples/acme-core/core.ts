@@ -112,17 +112,8 @@ export interface AcmeCustomer {
 }
 export type AcmeCustomerView = AcmeCustomer & { id: string; cards: number };
 
-export interface OpenCustomer {
-  id?: string | undefined;
-  name: string;
-  kind: AcmeKind;
-  email: string;
-  phone: string;
-  home: AcmeHome;
-  limitCents: bigint;
-  withCard: boolean;
-  requestKey?: string | undefined;
-}
+/** A new customer: its profile and line (nothing owed yet), an id when the caller has one, a first card when asked. */
+export type OpenCustomer = Omit<AcmeCustomer, 'owedCents'> & { id?: string | undefined; withCard: boolean; requestKey?: string | undefined };
 
 /** Acme's channels: cash machine, till, web shop, tap to pay. */
 export type AcmeChannel = 'CASH' | 'TILL' | 'WEB' | 'TAP';
