@@ -4,6 +4,8 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CommunicationAddress, Preferences } from '../schemas/cards.js';
 import type { BlockReason, CardForm, CardState, Fulfilment } from '../schemas/card-lifecycle.js';
+import type { Contact, EntityType, PrimaryAddress, ReplacementReason } from '../schemas/entities.js';
+import type { Channel, DeclineReason, Merchant, TransactionStatus } from '../schemas/transactions.js';
 
 /**
  * Everything a connector learns about the request it serves. Connectors are stateless between calls;
@@ -74,7 +76,8 @@ export interface UpgradeLimitInput {
   amount: string;
   /**
    * Product rule from the tenant's configuration: when false, an amount below the current limit must
-   * be rejected with LIMIT_DECREASE_NOT_ALLOWED. Check it against the current limit atomically.
+   * be rejected with LIMIT_DECREASE_NOT_ALLOWED. Check it against the current limit atomically. Even
+   * when true, an amount below the outstanding balance is LIMIT_BELOW_OUTSTANDING.
    */
   allowDecrease: boolean;
 }
@@ -156,6 +159,143 @@ export interface PreferencesInput {
 export interface CreditLimitResult {
   entityId: string;
   creditLimit: string;
+  /** What the entity owes on its credit line (approved authorizations less repayments). */
+  outstanding: string;
+  /** creditLimit − outstanding. */
+  availableCredit: string;
+}
+
+/** A business entity (customer) as the core holds it. Contact and address lines are personal data: never log them. */
+export interface EntityDetails {
+  entityId: string;
+  name: string;
+  type: EntityType;
+  contact: Contact;
+  primaryAddress: PrimaryAddress;
+  creditLimit: string;
+  outstanding: string;
+  availableCredit: string;
+  /** Every card of the entity, blocked ones included. */
+  cardCount: number;
+}
+
+/**
+ * Input of `registerEntity`. Without `entityId` the core assigns one; an id already taken is
+ * ENTITY_EXISTS. `creditLimit` already passed the tenant's product rules; a core still refuses a
+ * non-positive one (LIMIT_NOT_POSITIVE). With `issueVirtualCard` the entity gets its first card,
+ * VIRTUAL and ACTIVE, in the same change.
+ */
+export interface RegisterEntityInput {
+  entityId?: string | undefined;
+  name: string;
+  type: EntityType;
+  contact: Contact;
+  primaryAddress: PrimaryAddress;
+  creditLimit: string;
+  issueVirtualCard: boolean;
+}
+
+export interface EntityRegistration {
+  entity: EntityDetails;
+  /** The first virtual card, when one was asked for. */
+  card?: CardSummary | undefined;
+}
+
+/** Input of `updateEntity`: each part given replaces that part whole; the primary address is what `usePrimaryAddress` uses from then on. */
+export interface UpdateEntityInput {
+  entityId: string;
+  contact?: Contact | undefined;
+  primaryAddress?: PrimaryAddress | undefined;
+}
+
+/**
+ * Input of `replaceCard`: only a BLOCKED card is replaced (else CARD_NOT_BLOCKED), and only once
+ * (CARD_ALREADY_REPLACED). The new card keeps the entity and the old card's preferences; it is VIRTUAL
+ * and ACTIVE, or, with `kitNo` (a free kit, PPCUST_018 otherwise), PHYSICAL, ACTIVE, fulfilment ORDERED,
+ * sent to the entity's primary address.
+ */
+export interface ReplaceCardInput {
+  cardId: string;
+  reason: ReplacementReason;
+  kitNo?: string | undefined;
+}
+
+export interface CardReplacement {
+  replacedCardId: string;
+  card: CardSummary;
+}
+
+/**
+ * Input of `authorize` (sandbox: what a card network would send). `at` is the instant of the request
+ * (ISO 8601, UTC); `homeCountry` (ISO 3166-1 alpha-2) and `timeZone` (IANA) are the tenant's: a merchant in
+ * another country is international, and "daily" limits count the day of `at` in that zone.
+ */
+export interface AuthorizationInput {
+  cardId: string;
+  amount: string;
+  merchant: Merchant;
+  channel: Channel;
+  at: string;
+  homeCountry: string;
+  timeZone: string;
+}
+
+/**
+ * An authorization as the core decided it. A decline is a transaction too (status DECLINED with its
+ * reason), answered as `succeeded`: a refusal (`rejected`) is only for a request the core cannot take,
+ * such as an unknown card. The full PAN never appears.
+ */
+export interface Transaction {
+  transactionId: string;
+  cardId: string;
+  entityId: string;
+  amount: string;
+  channel: Channel;
+  merchant: Merchant;
+  international: boolean;
+  status: TransactionStatus;
+  declineReason: DeclineReason | null;
+  at: string;
+}
+
+/** Input of `repay`: lowers the outstanding balance; more than is outstanding is REPAYMENT_EXCEEDS_OUTSTANDING. */
+export interface RepaymentInput {
+  entityId: string;
+  amount: string;
+  at: string;
+}
+
+export interface Repayment {
+  repaymentId: string;
+  entityId: string;
+  amount: string;
+  /** After the repayment. */
+  outstanding: string;
+  availableCredit: string;
+  at: string;
+}
+
+/**
+ * Input of `listTransactions`: the entity's transactions, newest first (the core's own order of
+ * arrival). `from` (inclusive) and `to` (exclusive) are ISO 8601 instants. `before` is the
+ * `next` of the previous page: the page holds only transactions made before it, so transactions made
+ * while a client pages land above and a walk never repeats or skips one. An unknown `before` is
+ * TRANSACTION_NOT_FOUND; a `cardId` of another entity is CARD_NOT_FOUND.
+ */
+export interface TransactionQuery {
+  entityId: string;
+  from?: string | undefined;
+  to?: string | undefined;
+  cardId?: string | undefined;
+  status?: TransactionStatus | undefined;
+  limit: number;
+  before?: string | undefined;
+}
+
+export interface TransactionPage {
+  transactions: Transaction[];
+  /** The transactionId to pass as `before` for the next (older) page; null on the last. */
+  next: string | null;
 }
 
 /**
@@ -194,6 +334,20 @@ export interface Connector {
   /** Sandbox helper: ORDERED → EMBOSSED → DISPATCHED → DELIVERED. A production core may reject it. */
   advanceFulfilment(input: { cardId: string }, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
   setPin(input: SetPinInput, ctx: ConnectorContext): Promise<OperationResult<{ cardId: string }>>;
+  /** A new customer, with its first virtual card unless asked otherwise; ENTITY_EXISTS for a taken id. */
+  registerEntity(input: RegisterEntityInput, ctx: ConnectorContext): Promise<OperationResult<EntityRegistration>>;
+  /** The entity's profile, contact, primary address and credit line; ENTITY_NOT_FOUND for an unknown one. */
+  getEntity(input: { entityId: string }, ctx: ConnectorContext): Promise<OperationResult<EntityDetails>>;
+  updateEntity(input: UpdateEntityInput, ctx: ConnectorContext): Promise<OperationResult<EntityDetails>>;
+  /** Another virtual card (ACTIVE) for the entity. */
+  issueCard(input: { entityId: string }, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
+  /** A BLOCKED card's replacement (see ReplaceCardInput). */
+  replaceCard(input: ReplaceCardInput, ctx: ConnectorContext): Promise<OperationResult<CardReplacement>>;
+  /** Sandbox helper: decide an authorization as an issuer's host would; approvals raise the outstanding balance. */
+  authorize(input: AuthorizationInput, ctx: ConnectorContext): Promise<OperationResult<Transaction>>;
+  /** Sandbox helper: a repayment lowers the outstanding balance. */
+  repay(input: RepaymentInput, ctx: ConnectorContext): Promise<OperationResult<Repayment>>;
+  listTransactions(input: TransactionQuery, ctx: ConnectorContext): Promise<OperationResult<TransactionPage>>;
   /** Optional readiness probe: resolve when the core can take calls, throw when it cannot. */
   health?(): Promise<void>;
   /** Release pools, files and timers. Called on shutdown and when a tenant's configuration changes. */

@@ -6,6 +6,8 @@ import type { CardSummary, ContractOperation, OperationInput, OperationValue } f
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.js';
 import { CommunicationAddress, PlasticCode, Preferences } from './cards.js';
 import { AMOUNT_PATTERN, Identifier } from './common.js';
+import { Contact, ENTITY_TYPES, PrimaryAddress, REPLACEMENT_REASONS } from './entities.js';
+import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, Merchant, TRANSACTION_STATUSES } from './transactions.js';
 
 export const CORE_PROTOCOL_VERSION = '1.0.0';
 
@@ -84,6 +86,72 @@ export const CardResolutionQuery = Type.Object(
 );
 export type CardResolutionQuery = Static<typeof CardResolutionQuery>;
 
+const EntityTypeValue = literals(ENTITY_TYPES);
+const Instant = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$', description: 'an ISO 8601 instant' });
+const KitNo = Type.String({ minLength: 1, maxLength: 64 });
+
+/** A new customer; without entityId the core assigns one. */
+export const CoreEntityRegistrationRequest = Type.Object(
+  {
+    entityId: Type.Optional(Identifier),
+    name: Type.String({ minLength: 1, maxLength: 256 }),
+    type: EntityTypeValue,
+    contact: Contact,
+    primaryAddress: PrimaryAddress,
+    creditLimit: Decimal,
+    issueVirtualCard: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+export type CoreEntityRegistrationRequest = Static<typeof CoreEntityRegistrationRequest>;
+
+/** Each part given replaces that part whole. */
+export const CoreEntityUpdateRequest = Type.Object(
+  { contact: Type.Optional(Contact), primaryAddress: Type.Optional(PrimaryAddress) },
+  { additionalProperties: false },
+);
+export type CoreEntityUpdateRequest = Static<typeof CoreEntityUpdateRequest>;
+
+export const CoreReplacementRequest = Type.Object(
+  { reason: literals(REPLACEMENT_REASONS), kitNo: Type.Optional(KitNo) },
+  { additionalProperties: false },
+);
+export type CoreReplacementRequest = Static<typeof CoreReplacementRequest>;
+
+/**
+ * An authorization to decide. `at` is when it was asked; `homeCountry` and `timeZone` are the bank's
+ * product configuration: what is international, and which day "daily" limits count.
+ */
+export const CoreAuthorizationRequest = Type.Object(
+  {
+    amount: Decimal,
+    merchant: Merchant,
+    channel: literals(CHANNELS),
+    at: Instant,
+    homeCountry: Type.String({ pattern: COUNTRY_PATTERN }),
+    timeZone: Type.String({ minLength: 1, maxLength: 64, description: 'an IANA time zone' }),
+  },
+  { additionalProperties: false },
+);
+export type CoreAuthorizationRequest = Static<typeof CoreAuthorizationRequest>;
+
+export const CoreRepaymentRequest = Type.Object({ amount: Decimal, at: Instant }, { additionalProperties: false });
+export type CoreRepaymentRequest = Static<typeof CoreRepaymentRequest>;
+
+/** GET /v1/entities/{entityId}/transactions: newest first; `before` is the `next` of the previous page. */
+export const CoreTransactionQuery = Type.Object(
+  {
+    from: Type.Optional(Instant),
+    to: Type.Optional(Instant),
+    cardId: Type.Optional(Identifier),
+    status: Type.Optional(literals(TRANSACTION_STATUSES)),
+    limit: Type.String({ pattern: '^[1-9]\\d{0,3}$', description: 'page size, 1..9999' }),
+    before: Type.Optional(Identifier),
+  },
+  { additionalProperties: false },
+);
+export type CoreTransactionQuery = Static<typeof CoreTransactionQuery>;
+
 // ── Answers (open objects: a client ignores fields it does not know) ──────────────────────────────
 
 export const CoreCreditLimitApplied = Type.Object({
@@ -148,8 +216,74 @@ export type CorePreferences = Static<typeof CorePreferences>;
 export const CorePreferencesApplied = Type.Object({ status: Type.Literal('APPLIED'), cardId: Identifier, preferences: Preferences });
 export type CorePreferencesApplied = Static<typeof CorePreferencesApplied>;
 
-export const CoreCreditLimit = Type.Object({ entityId: Identifier, creditLimit: Decimal });
+export const CoreCreditLimit = Type.Object({ entityId: Identifier, creditLimit: Decimal, outstanding: Decimal, availableCredit: Decimal });
 export type CoreCreditLimit = Static<typeof CoreCreditLimit>;
+
+/** An entity's profile and credit line. Contact and address lines are personal data: the gateway masks them. */
+export const CoreEntityDetails = Type.Object({
+  entityId: Identifier,
+  name: Type.String(),
+  type: EntityTypeValue,
+  contact: Type.Object({ email: Type.String(), mobile: Type.String() }),
+  primaryAddress: Type.Object({
+    address1: Type.String(),
+    address2: Type.Optional(Type.String()),
+    city: Type.String(),
+    state: Type.String(),
+    country: Type.String(),
+    pin: Type.String(),
+  }),
+  creditLimit: Decimal,
+  outstanding: Decimal,
+  availableCredit: Decimal,
+  cardCount: Type.Integer({ minimum: 0 }),
+});
+export type CoreEntityDetails = Static<typeof CoreEntityDetails>;
+
+export const CoreEntityRegistered = Type.Object({ status: Type.Literal('APPLIED'), entity: CoreEntityDetails, card: Type.Optional(CoreCardSummary) });
+export type CoreEntityRegistered = Static<typeof CoreEntityRegistered>;
+
+export const CoreEntityUpdated = Type.Object({ status: Type.Literal('APPLIED'), entity: CoreEntityDetails });
+export type CoreEntityUpdated = Static<typeof CoreEntityUpdated>;
+
+export const CoreCardReplaced = Type.Object({ status: Type.Literal('APPLIED'), replacedCardId: Identifier, card: CoreCardSummary });
+export type CoreCardReplaced = Static<typeof CoreCardReplaced>;
+
+/** An authorization as the core decided it; a decline is a transaction too. */
+export const CoreTransaction = Type.Object({
+  transactionId: Identifier,
+  cardId: Identifier,
+  entityId: Identifier,
+  amount: Decimal,
+  channel: literals(CHANNELS),
+  merchant: Merchant,
+  international: Type.Boolean(),
+  status: literals(TRANSACTION_STATUSES),
+  declineReason: Type.Union([literals(DECLINE_REASONS), Type.Null()]),
+  at: Instant,
+});
+export type CoreTransaction = Static<typeof CoreTransaction>;
+
+export const CoreTransactionApplied = Type.Object({ status: Type.Literal('APPLIED'), transaction: CoreTransaction });
+export type CoreTransactionApplied = Static<typeof CoreTransactionApplied>;
+
+export const CoreRepaymentApplied = Type.Object({
+  status: Type.Literal('APPLIED'),
+  repaymentId: Identifier,
+  entityId: Identifier,
+  amount: Decimal,
+  outstanding: Decimal,
+  availableCredit: Decimal,
+  at: Instant,
+});
+export type CoreRepaymentApplied = Static<typeof CoreRepaymentApplied>;
+
+export const CoreTransactionPage = Type.Object({
+  entityId: Identifier,
+  transactions: Type.Array(CoreTransaction),
+  next: Type.Union([Identifier, Type.Null()]),
+});
+export type CoreTransactionPage = Static<typeof CoreTransactionPage>;
 
 /** A PIN change applied. The answer never carries the block. */
 export const CorePinApplied = Type.Object({ status: Type.Literal('APPLIED'), cardId: Identifier });
@@ -251,7 +385,7 @@ export interface CoreAnswerSpec {
 interface CoreEndpoint {
   /** The OpenAPI operationId: the entry's key in CORE_PROTOCOL. */
   operationId: string;
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   /** Relative to the connector's baseUrl; each `{name}` is filled from the input's field of that name. */
   path: `/v1/${string}`;
   /** The schema of each `{name}` of the path. */
@@ -279,6 +413,11 @@ export interface CoreOperation<R extends CoreRule = CoreRule> extends CoreEndpoi
   keyed: boolean;
   /** How a core answers the rule's value (the 200 body), in the protocol's words. */
   answer(value: RuleValue<R>, input: RuleInput<R>): unknown;
+  /**
+   * How a server reads a request into the rule's input, where the query's strings are not the input's
+   * types (a page size); default: the path's identifiers over the query and the body, as they are.
+   */
+  input?(fields: Record<string, unknown>): RuleInput<R>;
 }
 
 /** A path of the protocol that is not an operation (bank health, entity inspection): no faults drawn, no key. */
@@ -312,7 +451,8 @@ const readAnswers = (value: TSchema): Record<number, CoreAnswerSpec> => ({
   503: { schema: CoreError, description: 'The core is unavailable (CORE_UNAVAILABLE).' },
 });
 
-type Spec<R extends CoreRule, A extends TSchema> = Omit<CoreOperation<R>, 'operationId' | 'kind' | 'serves' | 'keyed' | 'answers' | 'params' | 'answer'> & {
+type Spec<R extends CoreRule, A extends TSchema> = Omit<CoreOperation<R>, 'operationId' | 'kind' | 'serves' | 'keyed' | 'answers' | 'params' | 'answer' | 'input'> & {
+  input?(fields: Record<string, unknown>): RuleInput<R>;
   params?: Record<string, TSchema>;
   /** The 200 body. */
   value: A;
@@ -469,6 +609,87 @@ const operations = {
     summary: "An entity's cards, with masked numbers only",
     answer: (cards, input) => ({ entityId: input.entityId, cards: cards.map(coreCardSummary) }),
   }),
+  registerEntity: write('registerEntity', {
+    method: 'POST',
+    path: '/v1/entities',
+    body: CoreEntityRegistrationRequest,
+    value: CoreEntityRegistered,
+    summary: 'Register a customer (business entity), with its first virtual card unless issueVirtualCard is false',
+    description: 'An entityId already taken is refused with 422 ENTITY_EXISTS; a non-positive credit limit with LIMIT_NOT_POSITIVE.',
+    answer: (r) => ({ status: 'APPLIED' as const, entity: r.entity, ...(r.card ? { card: coreCardSummary(r.card) } : {}) }),
+  }),
+  getEntityProfile: read('getEntity', {
+    method: 'GET',
+    path: '/v1/entities/{entityId}/profile',
+    params: entityId,
+    value: CoreEntityDetails,
+    summary: "Read an entity's profile, contact, primary address and credit line",
+    answer: (entity) => entity,
+  }),
+  updateEntity: write('updateEntity', {
+    method: 'PATCH',
+    path: '/v1/entities/{entityId}',
+    params: entityId,
+    body: CoreEntityUpdateRequest,
+    value: CoreEntityUpdated,
+    summary: "Replace an entity's contact or primary address (the address usePrimaryAddress uses from then on)",
+    answer: (entity) => ({ status: 'APPLIED' as const, entity }),
+  }),
+  issueCard: write('issueCard', {
+    method: 'POST',
+    path: '/v1/entities/{entityId}/cards',
+    params: entityId,
+    value: CoreCardApplied,
+    summary: 'Issue another virtual card (ACTIVE) to an entity',
+    answer: (card) => ({ status: 'APPLIED' as const, ...coreCardSummary(card) }),
+  }),
+  replaceCard: write('replaceCard', {
+    method: 'POST',
+    path: '/v1/cards/{cardId}/replacement',
+    params: cardId,
+    body: CoreReplacementRequest,
+    value: CoreCardReplaced,
+    summary: 'Replace a BLOCKED card: a virtual card, or a physical one (fulfilment ORDERED) on kitNo',
+    description:
+      'Only a BLOCKED card is replaced (422 CARD_NOT_BLOCKED otherwise), and only once (CARD_ALREADY_REPLACED). The new card keeps ' +
+      "the entity and the old card's preferences; a kit must be free (PPCUST_018).",
+    answer: (r) => ({ status: 'APPLIED' as const, replacedCardId: r.replacedCardId, card: coreCardSummary(r.card) }),
+  }),
+  authorize: write('authorize', {
+    method: 'POST',
+    path: '/v1/cards/{cardId}/authorizations',
+    params: cardId,
+    body: CoreAuthorizationRequest,
+    value: CoreTransactionApplied,
+    summary: 'Sandbox: decide an authorization as the issuer host would (approved, or declined with its reason)',
+    description:
+      'A decline is a transaction (200, status DECLINED with declineReason), not a refusal; 422 is for a card the core does not know. ' +
+      'Checks in order: CARD_NOT_ACTIVE, INTERNATIONAL_DISABLED, CHANNEL_DISABLED, DAILY_LIMIT_EXCEEDED, DAILY_COUNT_EXCEEDED, INSUFFICIENT_CREDIT.',
+    answer: (transaction) => ({ status: 'APPLIED' as const, transaction }),
+  }),
+  repay: write('repay', {
+    method: 'POST',
+    path: '/v1/entities/{entityId}/repayments',
+    params: entityId,
+    body: CoreRepaymentRequest,
+    value: CoreRepaymentApplied,
+    summary: "Sandbox: a repayment lowers the entity's outstanding balance",
+    description: 'More than is outstanding is refused with 422 REPAYMENT_EXCEEDS_OUTSTANDING.',
+    answer: (r) => ({ status: 'APPLIED' as const, ...r }),
+  }),
+  listTransactions: read('listTransactions', {
+    method: 'GET',
+    path: '/v1/entities/{entityId}/transactions',
+    params: entityId,
+    query: CoreTransactionQuery,
+    value: CoreTransactionPage,
+    summary: "An entity's transactions, newest first, a page at a time",
+    description:
+      'from (inclusive) and to (exclusive) are instants; before is the next of the previous page (transactions made while a client ' +
+      'pages land above it). An unknown before is 422 TRANSACTION_NOT_FOUND; a cardId of another entity CARD_NOT_FOUND.',
+    input: ({ limit, ...rest }) => ({ ...(rest as Omit<OperationInput<'listTransactions'>, 'limit'>), limit: Number(limit) }),
+    answer: (page, input) => ({ entityId: input.entityId, transactions: page.transactions, next: page.next }),
+  }),
   getEntity: probe({
     method: 'GET',
     path: '/v1/entities/{entityId}',
@@ -517,6 +738,18 @@ export const coreProtocolComponents: Record<string, TSchema> = {
   Preferences: CorePreferences,
   PreferencesApplied: CorePreferencesApplied,
   CreditLimit: CoreCreditLimit,
+  EntityRegistrationRequest: CoreEntityRegistrationRequest,
+  EntityUpdateRequest: CoreEntityUpdateRequest,
+  ReplacementRequest: CoreReplacementRequest,
+  AuthorizationRequest: CoreAuthorizationRequest,
+  RepaymentRequest: CoreRepaymentRequest,
+  EntityDetails: CoreEntityDetails,
+  EntityRegistered: CoreEntityRegistered,
+  EntityUpdated: CoreEntityUpdated,
+  CardReplaced: CoreCardReplaced,
+  TransactionApplied: CoreTransactionApplied,
+  RepaymentApplied: CoreRepaymentApplied,
+  TransactionPage: CoreTransactionPage,
   PinApplied: CorePinApplied,
   CardResolution: CoreCardResolution,
   Accepted: CoreAccepted,

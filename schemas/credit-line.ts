@@ -15,5 +15,10 @@ export const FetchLimitBody = Type.Object({ entityId: Identifier }, { additional
 export type FetchLimitBody = Static<typeof FetchLimitBody>;
 
 export const FetchLimitResponse = envelopeOf(
-  Type.Object({ entityId: Type.String(), creditLimit: Type.String({ description: 'a decimal string: "50000.00"' }) }),
+  Type.Object({
+    entityId: Type.String(),
+    creditLimit: Type.String({ description: 'a decimal string: "50000.00"' }),
+    outstanding: Type.String({ description: 'what the entity owes, a decimal string' }),
+    availableCredit: Type.String({ description: 'creditLimit − outstanding, a decimal string' }),
+  }),
 );

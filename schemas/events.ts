@@ -3,6 +3,8 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { BLOCK_REASONS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.js';
 import { Preferences } from './cards.js';
+import { ENTITY_PARTS, ENTITY_TYPES, REPLACEMENT_REASONS } from './entities.js';
+import { CHANNELS, DECLINE_REASONS } from './transactions.js';
 
 const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -14,7 +16,25 @@ const closed = { additionalProperties: false } as const;
 /** A card changed state (activated, locked, unlocked): the card and where it is now. */
 const CardStateChanged = Type.Object({ cardId: Id, entityId: Id, state: CardState }, closed);
 
-/** Event type → payload schema. The aggregate is the entity (credit limits) or the card (everything else). */
+/** An authorization the core decided: the card, the amount and where, never the card number. */
+const Transaction = <S extends TSchema, R extends TSchema>(status: S, declineReason: R) =>
+  Type.Object(
+    {
+      transactionId: Id,
+      cardId: Id,
+      entityId: Id,
+      amount: Amount,
+      channel: literals(CHANNELS),
+      mcc: Type.String({ pattern: '^\\d{4}$' }),
+      merchantCountry: Type.String({ pattern: '^[A-Z]{2}$' }),
+      international: Type.Boolean(),
+      status,
+      declineReason,
+    },
+    closed,
+  );
+
+/** Event type → payload schema. The aggregate is the entity (credit limits, customers, repayments) or the card (everything else). */
 export const EVENT_PAYLOADS = {
   'credit-limit.upgraded': Type.Object({ entityId: Id, previousLimit: Type.Optional(Amount), newLimit: Amount }, closed),
   'card.upgraded-to-physical': Type.Object(
@@ -28,6 +48,17 @@ export const EVENT_PAYLOADS = {
   'card.fulfilment-advanced': Type.Object({ cardId: Id, entityId: Id, fulfilment: literals(FULFILMENT_STEPS) }, closed),
   'card.preferences-updated': Type.Object({ cardId: Id, preferences: Preferences }, closed),
   'card.pin-set': Type.Object({ cardId: Id }, closed),
+  // Customers: ids, types and amounts; never the name, contact or address (personal data stays in the core).
+  'entity.registered': Type.Object({ entityId: Id, type: literals(ENTITY_TYPES), creditLimit: Amount, cardId: Type.Optional(Id) }, closed),
+  'entity.updated': Type.Object({ entityId: Id, changed: Type.Array(literals(ENTITY_PARTS), { minItems: 1, uniqueItems: true }) }, closed),
+  'card.issued': Type.Object({ cardId: Id, entityId: Id, form: Type.Literal('VIRTUAL'), state: Type.Literal('ACTIVE') }, closed),
+  'card.replaced': Type.Object(
+    { cardId: Id, replacedCardId: Id, entityId: Id, reason: literals(REPLACEMENT_REASONS), form: literals(['VIRTUAL', 'PHYSICAL'] as const), kitNo: Type.Optional(Id) },
+    closed,
+  ),
+  'transaction.approved': Transaction(Type.Literal('APPROVED'), Type.Null()),
+  'transaction.declined': Transaction(Type.Literal('DECLINED'), literals(DECLINE_REASONS)),
+  'repayment.received': Type.Object({ repaymentId: Id, entityId: Id, amount: Amount, outstanding: Amount }, closed),
 } satisfies Record<string, TSchema>;
 
 export type EventType = keyof typeof EVENT_PAYLOADS;
@@ -45,4 +76,11 @@ export const EVENT_AGGREGATE: { [T in EventType]: keyof EventPayload<T> & string
   'card.fulfilment-advanced': 'cardId',
   'card.preferences-updated': 'cardId',
   'card.pin-set': 'cardId',
+  'entity.registered': 'entityId',
+  'entity.updated': 'entityId',
+  'card.issued': 'cardId',
+  'card.replaced': 'cardId',
+  'transaction.approved': 'cardId',
+  'transaction.declined': 'cardId',
+  'repayment.received': 'entityId',
 };

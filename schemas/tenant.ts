@@ -2,6 +2,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Money } from './common.js';
 import { TenantPinConfig } from './pin.js';
+import { COUNTRY_PATTERN } from './transactions.js';
+
+export const DEFAULT_HOME_COUNTRY = 'PT';
+export const DEFAULT_TIME_ZONE = 'UTC';
 
 export const TENANT_ID_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
 /** An entry of encryption.requireEncryptedBody: `*`, or `[METHOD ]/path` with an optional trailing `*`. */
@@ -65,6 +69,13 @@ export const TenantConfig = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /**
+     * The bank's home country (ISO 3166-1 alpha-2): a merchant elsewhere makes a card transaction
+     * international. Default PT, the country of the demo fixtures.
+     */
+    homeCountry: Type.Optional(Type.String({ pattern: COUNTRY_PATTERN, default: DEFAULT_HOME_COUNTRY })),
+    /** The IANA time zone that decides what a day is: daily card limits, report days, date filters. */
+    timeZone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, default: DEFAULT_TIME_ZONE })),
     /** PIN translation keys (schemas/pin.ts); a tenant without them cannot set PINs. */
     pin: Type.Optional(TenantPinConfig),
   },

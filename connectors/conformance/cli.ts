@@ -14,8 +14,8 @@ export is a connector definition (defineConnector), validates the options agains
 and runs every conformance scenario on a fresh instance (create(options) once per scenario).
 
 The scenarios assume the demo fixtures, so the core the connector talks to must hold them, fresh for
-each instance: entities ENT-1001..ENT-1003 with a credit limit of 50000.00 and one ACTIVE virtual card
-each; free kits KIT-2001..KIT-2005; KIT-2101 allocated to ENT-1003; no KIT-9999.
+each instance: entities ENT-1001..ENT-1003 with a credit limit of 50000.00, nothing outstanding and one
+ACTIVE virtual card each, no transaction; free kits KIT-2001..KIT-2005; KIT-2101 allocated to ENT-1003; no KIT-9999.
 
 Options:
   --options <json>   the connector's options, a JSON object (or @path to a JSON file); default {}

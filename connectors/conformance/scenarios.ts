@@ -8,6 +8,7 @@ import {
   type UpgradeLimitInput,
 } from '../contract.js';
 import { check, describeResult, expectAmount, expectEqual, expectRejected, expectSucceeded, fail } from './expect.js';
+import { customerScenarios } from './customers.js';
 import { lifecycleScenarios } from './lifecycle.js';
 import type { Scenario, ScenarioContext } from './types.js';
 
@@ -168,4 +169,5 @@ export const scenarios: Scenario[] = [
   }),
 
   ...lifecycleScenarios,
+  ...customerScenarios,
 ];

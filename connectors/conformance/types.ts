@@ -10,7 +10,7 @@ export interface ConformanceInstance {
 /**
  * What the suite runs against. `create()` is called once per scenario and must return an instance
  * whose core holds the demo fixtures, freshly (the scenarios change state): ENT-1001..1003 with a
- * credit limit of 50000.00 and one ACTIVE virtual card each, free kits KIT-2001..2005, KIT-2101
+ * credit limit of 50000.00, nothing outstanding and one ACTIVE virtual card each, no transaction, free kits KIT-2001..2005, KIT-2101
  * allocated to ENT-1003, no KIT-9999. `dispose()`, if given, runs once after the last scenario.
  */
 export interface ConformanceTarget {

@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
   defineConnector,
+  type AuthorizationInput,
   type BlockCardInput,
   type CardRef,
   type Connector,
@@ -9,7 +10,12 @@ import {
   type ConnectorDeps,
   type PhysicalUpgradeInput,
   type PreferencesInput,
+  type RegisterEntityInput,
+  type ReplaceCardInput,
+  type RepaymentInput,
   type SetPinInput,
+  type TransactionQuery,
+  type UpdateEntityInput,
   type UpgradeLimitInput,
 } from '../contract.js';
 import { FileStore } from './store.js';
@@ -81,7 +87,39 @@ export class FileCore implements Connector {
     return this.store.write('setPin', { cardId: input.cardId, format: input.format, keyId: input.keyId }, ctx.idempotencyKey, ctx.signal);
   }
 
+  registerEntity(input: RegisterEntityInput, ctx: Ctx) {
+    return this.store.write('registerEntity', input, ctx.idempotencyKey, ctx.signal);
+  }
+
+  updateEntity(input: UpdateEntityInput, ctx: Ctx) {
+    return this.store.write('updateEntity', input, ctx.idempotencyKey, ctx.signal);
+  }
+
+  issueCard(input: { entityId: string }, ctx: Ctx) {
+    return this.store.write('issueCard', { entityId: input.entityId }, ctx.idempotencyKey, ctx.signal);
+  }
+
+  replaceCard(input: ReplaceCardInput, ctx: Ctx) {
+    return this.store.write('replaceCard', input, ctx.idempotencyKey, ctx.signal);
+  }
+
+  authorize(input: AuthorizationInput, ctx: Ctx) {
+    return this.store.write('authorize', input, ctx.idempotencyKey, ctx.signal);
+  }
+
+  repay(input: RepaymentInput, ctx: Ctx) {
+    return this.store.write('repay', input, ctx.idempotencyKey, ctx.signal);
+  }
+
   // Reads: served from memory, not journaled.
+
+  getEntity(input: { entityId: string }, ctx: Ctx) {
+    return this.store.read(ctx.signal, (bank) => bank.getEntity(input));
+  }
+
+  listTransactions(input: TransactionQuery, ctx: Ctx) {
+    return this.store.read(ctx.signal, (bank) => bank.listTransactions(input));
+  }
 
   listCards(input: { entityId: string }, ctx: Ctx) {
     return this.store.read(ctx.signal, (bank) => bank.listCards(input));

@@ -9,6 +9,8 @@ import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { ConnectorTimeoutError, ConnectorUnavailableError, type ConnectorSecrets, type OperationResult } from '../contract.js';
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from '../../schemas/card-lifecycle.js';
+import { ENTITY_TYPES } from '../../schemas/entities.js';
+import { CHANNELS, DECLINE_REASONS, TRANSACTION_STATUSES } from '../../schemas/transactions.js';
 import { CORE_OPERATIONS, CoreBank, type CoreOperation } from '../mock/core.js';
 import { demoFixtures, emptyFixtures, fromSnapshot, toSnapshot, type MockCoreSnapshot, type MockCoreState } from '../mock/fixtures.js';
 import { DirLock, pidAlive } from './lock.js';
@@ -539,10 +541,21 @@ const Address = Type.Object({
 });
 const Minor = Type.String({ pattern: '^-?[0-9]{1,20}$' });
 const Id = Type.String({ minLength: 1, maxLength: 100 });
+const oneOf = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
 /** What `importFixtures` accepts: the JSON `exportFixtures` produces (MockCoreSnapshot). */
 export const FixturesSchema = Type.Object({
-  entities: Type.Array(Type.Object({ entityId: Id, name: Type.String(), creditLimitMinor: Minor, primaryAddress: Address })),
+  entities: Type.Array(
+    Type.Object({
+      entityId: Id,
+      name: Type.String(),
+      type: Type.Optional(oneOf(ENTITY_TYPES)),
+      contact: Type.Optional(Type.Object({ email: Type.String(), mobile: Type.String() })),
+      creditLimitMinor: Minor,
+      outstandingMinor: Type.Optional(Minor),
+      primaryAddress: Address,
+    }),
+  ),
   cards: Type.Array(
     Type.Object({
       cardId: Id,
@@ -560,8 +573,27 @@ export const FixturesSchema = Type.Object({
       plasticCode: Type.Optional(Type.Object({ code: Type.String(), description: Type.Optional(Type.String()) })),
       preferences: Type.Optional(Type.Unknown()),
       balanceMinor: Minor,
+      replacedBy: Type.Optional(Id),
     }),
   ),
+  transactions: Type.Optional(
+    Type.Array(
+      Type.Object({
+        transactionId: Id,
+        seq: Type.Integer({ minimum: 1 }),
+        cardId: Id,
+        entityId: Id,
+        amountMinor: Minor,
+        channel: oneOf(CHANNELS),
+        merchant: Type.Object({ name: Type.String(), mcc: Type.String(), country: Type.String() }),
+        international: Type.Boolean(),
+        status: oneOf(TRANSACTION_STATUSES),
+        declineReason: Type.Union([oneOf(DECLINE_REASONS), Type.Null()]),
+        at: Type.String(),
+      }),
+    ),
+  ),
+  repayments: Type.Optional(Type.Array(Type.Object({ repaymentId: Id, entityId: Id, amountMinor: Minor, at: Type.String() }))),
   kits: Type.Array(Type.Object({ kitNo: Id, allocatedTo: Type.Optional(Id), mappedTo: Type.Optional(Id) })),
   idempotency: Type.Optional(Type.Array(Type.Tuple([Type.String(), Type.Unknown()]))),
 });
@@ -573,6 +605,9 @@ function checkFixtures(snapshot: unknown): MockCoreSnapshot {
   const entities = new Set(s.entities.map((e) => e.entityId));
   const cards = new Set(s.cards.map((c) => c.cardId));
   for (const c of s.cards) if (!entities.has(c.entityId)) throw new Error(`Fixtures are invalid: card ${c.cardId} names unknown entity ${c.entityId}`);
+  for (const t of s.transactions ?? []) {
+    if (!cards.has(t.cardId)) throw new Error(`Fixtures are invalid: transaction ${t.transactionId} names unknown card ${t.cardId}`);
+  }
   for (const k of s.kits) {
     if (k.allocatedTo && !entities.has(k.allocatedTo)) throw new Error(`Fixtures are invalid: kit ${k.kitNo} is allocated to unknown entity ${k.allocatedTo}`);
     if (k.mappedTo && !cards.has(k.mappedTo)) throw new Error(`Fixtures are invalid: kit ${k.kitNo} is mapped to unknown card ${k.mappedTo}`);

@@ -3,8 +3,20 @@
 import {
   rejected,
   succeeded,
+  type AuthorizationInput,
   type BlockCardInput,
   type CardDetails,
+  type CardReplacement,
+  type EntityDetails,
+  type EntityRegistration,
+  type RegisterEntityInput,
+  type ReplaceCardInput,
+  type Repayment,
+  type RepaymentInput,
+  type Transaction,
+  type TransactionPage,
+  type TransactionQuery,
+  type UpdateEntityInput,
   type CardRef,
   type CardSummary,
   type CreditLimitResult,
@@ -20,7 +32,8 @@ import type { Preferences } from '../../schemas/cards.js';
 import { transition, type CardAction, type CardStatus } from '../../schemas/card-lifecycle.js';
 import { fromMinor, toMinor } from '../shared/money.js';
 import { maskPan } from '../shared/pan.js';
-import type { MockCard, MockCoreState } from './fixtures.js';
+import type { DeclineReason } from '../../schemas/transactions.js';
+import { virtualCard, type MockCard, type MockCoreState, type MockEntity, type MockTransaction } from './fixtures.js';
 
 /** The writes CoreBank applies; each name prefixes its idempotency keys and names its journal entries. */
 export const CORE_OPERATIONS = [
@@ -33,6 +46,12 @@ export const CORE_OPERATIONS = [
   'updatePreferences',
   'advanceFulfilment',
   'setPin',
+  'registerEntity',
+  'updateEntity',
+  'issueCard',
+  'replaceCard',
+  'authorize',
+  'repay',
 ] as const;
 export type CoreOperation = (typeof CORE_OPERATIONS)[number];
 
@@ -44,8 +63,6 @@ const OPERATION_OF: Record<RefAction, CoreOperation> = { activate: 'activateCard
 
 /** What a PIN change leaves in the core's records: never the block itself. */
 export type PinChange = Pick<SetPinInput, 'cardId' | 'format' | 'keyId'>;
-
-/** First six and last four digits, the rest masked. */
 
 const statusOf = (card: MockCard): CardStatus => ({ form: card.form, state: card.state, fulfilment: card.fulfilment });
 
@@ -62,6 +79,51 @@ export function summaryOf(card: MockCard): CardSummary {
     expiry: card.expiry,
     ...(card.blockReason ? { blockReason: card.blockReason } : {}),
   };
+}
+
+/** An entity as CoreBank shows it: a fresh object. */
+function entityOf(entity: MockEntity, cardCount: number): EntityDetails {
+  return {
+    entityId: entity.entityId,
+    name: entity.name,
+    type: entity.type,
+    contact: { ...entity.contact },
+    primaryAddress: { ...entity.primaryAddress },
+    creditLimit: fromMinor(entity.creditLimitMinor),
+    outstanding: fromMinor(entity.outstandingMinor),
+    availableCredit: fromMinor(entity.creditLimitMinor - entity.outstandingMinor),
+    cardCount,
+  };
+}
+
+function transactionOf(t: MockTransaction): Transaction {
+  return {
+    transactionId: t.transactionId,
+    cardId: t.cardId,
+    entityId: t.entityId,
+    amount: fromMinor(t.amountMinor),
+    channel: t.channel,
+    merchant: { ...t.merchant },
+    international: t.international,
+    status: t.status,
+    declineReason: t.declineReason,
+    at: t.at,
+  };
+}
+
+/** The calendar day of an instant in a time zone: `2026-11-23`. */
+export function dayIn(instant: string, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(instant));
+}
+
+/** The next number after the highest `<prefix><digits>` id in use, so that generated ids never collide. */
+function nextNumber(ids: Iterable<string>, prefix: string, floor: number): number {
+  let max = floor;
+  for (const id of ids) {
+    const m = new RegExp(`^${prefix}(\\d{1,9})$`).exec(id);
+    if (m) max = Math.max(max, Number(m[1]));
+  }
+  return max + 1;
 }
 
 type Resolved = { card: MockCard } | { refusal: OperationResult<never> };
@@ -128,7 +190,172 @@ export class CoreBank {
     });
   }
 
+  registerEntity(input: RegisterEntityInput, idempotencyKey?: string): OperationResult<EntityRegistration> {
+    return this.once('registerEntity', idempotencyKey, () => {
+      if (input.entityId !== undefined && this.state.entities.has(input.entityId)) {
+        return rejected('ENTITY_EXISTS', `Entity ${input.entityId} already exists.`);
+      }
+      const limit = this.positive(input.creditLimit);
+      if (typeof limit !== 'bigint') return limit;
+      const entityId = input.entityId ?? `ENT-${nextNumber(this.state.entities.keys(), 'ENT-', 1000)}`;
+      const entity: MockEntity = {
+        entityId,
+        name: input.name,
+        type: input.type,
+        contact: { ...input.contact },
+        creditLimitMinor: limit,
+        outstandingMinor: 0n,
+        primaryAddress: { ...input.primaryAddress },
+      };
+      this.state.entities.set(entityId, entity);
+      const card = input.issueVirtualCard ? summaryOf(this.newCard(entityId)) : undefined;
+      return succeeded({ entity: entityOf(entity, card ? 1 : 0), ...(card ? { card } : {}) });
+    });
+  }
+
+  updateEntity(input: UpdateEntityInput, idempotencyKey?: string): OperationResult<EntityDetails> {
+    return this.once('updateEntity', idempotencyKey, () => {
+      const entity = this.state.entities.get(input.entityId);
+      if (!entity) return rejected('ENTITY_NOT_FOUND', `Entity ${input.entityId} does not exist.`);
+      if (input.contact) entity.contact = { ...input.contact };
+      if (input.primaryAddress) entity.primaryAddress = { ...input.primaryAddress };
+      return succeeded(entityOf(entity, this.cardsOf(entity.entityId).length));
+    });
+  }
+
+  issueCard(input: { entityId: string }, idempotencyKey?: string): OperationResult<CardSummary> {
+    return this.once('issueCard', idempotencyKey, () => {
+      if (!this.state.entities.has(input.entityId)) return rejected('ENTITY_NOT_FOUND', `Entity ${input.entityId} does not exist.`);
+      return succeeded(summaryOf(this.newCard(input.entityId)));
+    });
+  }
+
+  replaceCard(input: ReplaceCardInput, idempotencyKey?: string): OperationResult<CardReplacement> {
+    return this.once('replaceCard', idempotencyKey, () => {
+      const found = this.cardById(input.cardId);
+      if ('refusal' in found) return found.refusal;
+      const old = found.card;
+      if (old.state !== 'BLOCKED') {
+        return rejected('CARD_NOT_BLOCKED', `Card ${old.cardId} is ${old.state}: only a BLOCKED card can be replaced; block it first.`);
+      }
+      if (old.replacedBy) return rejected('CARD_ALREADY_REPLACED', `Card ${old.cardId} was already replaced by ${old.replacedBy}.`);
+      const kit = input.kitNo === undefined ? undefined : this.state.kits.get(input.kitNo);
+      if (input.kitNo !== undefined) {
+        if (!kit) return rejected('PPCUST_018', `Kit ${input.kitNo} is not known to the core.`);
+        if (kit.mappedTo) return rejected('PPCUST_018', `Kit ${input.kitNo} is already mapped to a card.`);
+        if (kit.allocatedTo && kit.allocatedTo !== old.entityId) return rejected('PPCUST_018', `Kit ${input.kitNo} is allocated to another entity.`);
+      }
+      const card = this.newCard(old.entityId);
+      if (old.preferences) card.preferences = structuredClone(old.preferences);
+      if (kit) {
+        card.form = 'PHYSICAL';
+        card.fulfilment = 'ORDERED';
+        card.kitNo = kit.kitNo;
+        card.deliveryAddress = { ...this.state.entities.get(old.entityId)!.primaryAddress };
+        if (old.plasticCode) card.plasticCode = structuredClone(old.plasticCode);
+        kit.mappedTo = card.cardId;
+        kit.allocatedTo = old.entityId;
+      }
+      old.replacedBy = card.cardId;
+      return succeeded({ replacedCardId: old.cardId, card: summaryOf(card) });
+    });
+  }
+
+  /**
+   * Decides an authorization as an issuer's host would, checks in order (decision 0052): the card is
+   * ACTIVE; an international merchant needs international use switched on (off unless
+   * `international.enabled` is true); the channel is enabled; the channel's daily limit and count (of
+   * the day of `at` in the tenant's zone, approved transactions of this card, channel and category) hold;
+   * the amount fits the available credit. A decline is recorded like an approval.
+   */
+  authorize(input: AuthorizationInput, idempotencyKey?: string): OperationResult<Transaction> {
+    return this.once('authorize', idempotencyKey, () => {
+      const found = this.cardById(input.cardId);
+      if ('refusal' in found) return found.refusal;
+      const card = found.card;
+      const amount = this.positive(input.amount);
+      if (typeof amount !== 'bigint') return amount;
+      const entity = this.state.entities.get(card.entityId)!;
+      const international = input.merchant.country !== input.homeCountry;
+      const reason = this.declineReason(card, entity, input, amount, international);
+      const t: MockTransaction = {
+        transactionId: `TXN-${String(this.state.transactions.length + 1).padStart(8, '0')}`,
+        seq: this.state.transactions.length + 1,
+        cardId: card.cardId,
+        entityId: card.entityId,
+        amountMinor: amount,
+        channel: input.channel,
+        merchant: { ...input.merchant },
+        international,
+        status: reason ? 'DECLINED' : 'APPROVED',
+        declineReason: reason,
+        at: input.at,
+      };
+      this.state.transactions.push(t);
+      if (!reason) entity.outstandingMinor += amount;
+      return succeeded(transactionOf(t));
+    });
+  }
+
+  repay(input: RepaymentInput, idempotencyKey?: string): OperationResult<Repayment> {
+    return this.once('repay', idempotencyKey, () => {
+      const entity = this.state.entities.get(input.entityId);
+      if (!entity) return rejected('ENTITY_NOT_FOUND', `Entity ${input.entityId} does not exist.`);
+      const amount = this.positive(input.amount);
+      if (typeof amount !== 'bigint') return amount;
+      if (amount > entity.outstandingMinor) {
+        return rejected(
+          'REPAYMENT_EXCEEDS_OUTSTANDING',
+          `Entity ${input.entityId} owes ${fromMinor(entity.outstandingMinor)}; a repayment of ${fromMinor(amount)} is more than that.`,
+        );
+      }
+      entity.outstandingMinor -= amount;
+      const repaymentId = `RPY-${String(this.state.repayments.length + 1).padStart(8, '0')}`;
+      this.state.repayments.push({ repaymentId, entityId: entity.entityId, amountMinor: amount, at: input.at });
+      return succeeded({
+        repaymentId,
+        entityId: entity.entityId,
+        amount: fromMinor(amount),
+        outstanding: fromMinor(entity.outstandingMinor),
+        availableCredit: fromMinor(entity.creditLimitMinor - entity.outstandingMinor),
+        at: input.at,
+      });
+    });
+  }
+
   // ── Reads: never journaled, never idempotency-keyed, always copies ──────────────────────────────
+
+  getEntity(input: { entityId: string }): OperationResult<EntityDetails> {
+    const entity = this.state.entities.get(input.entityId);
+    if (!entity) return rejected('ENTITY_NOT_FOUND', `Entity ${input.entityId} does not exist.`);
+    return succeeded(entityOf(entity, this.cardsOf(entity.entityId).length));
+  }
+
+  listTransactions(input: TransactionQuery): OperationResult<TransactionPage> {
+    if (!this.state.entities.has(input.entityId)) return rejected('ENTITY_NOT_FOUND', `Entity ${input.entityId} does not exist.`);
+    if (input.cardId !== undefined && this.state.cards.get(input.cardId)?.entityId !== input.entityId) {
+      return rejected('CARD_NOT_FOUND', `Card ${input.cardId} does not exist for entity ${input.entityId}.`);
+    }
+    const own = this.state.transactions.filter((t) => t.entityId === input.entityId);
+    let below = Infinity;
+    if (input.before !== undefined) {
+      const cursor = own.find((t) => t.transactionId === input.before);
+      if (!cursor) return rejected('TRANSACTION_NOT_FOUND', `Transaction ${input.before} does not exist for entity ${input.entityId}.`);
+      below = cursor.seq;
+    }
+    const from = input.from === undefined ? -Infinity : Date.parse(input.from);
+    const to = input.to === undefined ? Infinity : Date.parse(input.to);
+    const matching = own
+      .filter((t) => t.seq < below && (input.cardId === undefined || t.cardId === input.cardId) && (input.status === undefined || t.status === input.status))
+      .filter((t) => Date.parse(t.at) >= from && Date.parse(t.at) < to)
+      .reverse();
+    const page = matching.slice(0, Math.max(1, input.limit));
+    return succeeded({
+      transactions: page.map(transactionOf),
+      next: matching.length > page.length ? page[page.length - 1]!.transactionId : null,
+    });
+  }
+
 
   listCards(input: { entityId: string }): OperationResult<CardSummary[]> {
     if (!this.state.entities.has(input.entityId)) return rejected('ENTITY_NOT_FOUND', `Entity ${input.entityId} does not exist.`);
@@ -157,7 +384,12 @@ export class CoreBank {
   getCreditLimit(input: { entityId: string }): OperationResult<CreditLimitResult> {
     const entity = this.state.entities.get(input.entityId);
     if (!entity) return rejected('ENTITY_NOT_FOUND', `Entity ${input.entityId} does not exist.`);
-    return succeeded({ entityId: entity.entityId, creditLimit: fromMinor(entity.creditLimitMinor) });
+    return succeeded({
+      entityId: entity.entityId,
+      creditLimit: fromMinor(entity.creditLimitMinor),
+      outstanding: fromMinor(entity.outstandingMinor),
+      availableCredit: fromMinor(entity.creditLimitMinor - entity.outstandingMinor),
+    });
   }
 
   /**
@@ -190,6 +422,48 @@ export class CoreBank {
     const result = apply();
     this.state.idempotency.set(id, structuredClone(result));
     return result;
+  }
+
+  /** A decimal amount above zero in minor units, or the refusal. */
+  private positive(amount: string): bigint | OperationResult<never> {
+    let minor: bigint;
+    try {
+      minor = toMinor(amount);
+    } catch {
+      return rejected('LIMIT_NOT_POSITIVE', `The amount ${amount} is not a decimal amount.`);
+    }
+    return minor > 0n ? minor : rejected('LIMIT_NOT_POSITIVE', 'The amount must be greater than zero.');
+  }
+
+  /** A new VIRTUAL, ACTIVE card of the entity, numbered after the highest card id in use. */
+  private newCard(entityId: string): MockCard {
+    const card = virtualCard(nextNumber(this.state.cards.keys(), 'CARD-', 3000), entityId);
+    this.state.cards.set(card.cardId, card);
+    return card;
+  }
+
+  private declineReason(card: MockCard, entity: MockEntity, input: AuthorizationInput, amount: bigint, international: boolean): DeclineReason | null {
+    if (card.state !== 'ACTIVE') return 'CARD_NOT_ACTIVE';
+    const category = international ? card.preferences?.international : card.preferences?.domestic;
+    if (international && category?.enabled !== true) return 'INTERNATIONAL_DISABLED';
+    const channel = category?.[input.channel.toLowerCase() as 'atm' | 'pos' | 'ecom' | 'contactless'];
+    if (category?.enabled === false || channel?.enabled === false) return 'CHANNEL_DISABLED';
+    if (channel?.dailyLimit !== undefined || channel?.dailyCount !== undefined) {
+      const day = dayIn(input.at, input.timeZone);
+      const today = this.state.transactions.filter(
+        (t) =>
+          t.cardId === card.cardId &&
+          t.status === 'APPROVED' &&
+          t.channel === input.channel &&
+          t.international === international &&
+          dayIn(t.at, input.timeZone) === day,
+      );
+      const spent = today.reduce((sum, t) => sum + t.amountMinor, 0n);
+      if (channel.dailyLimit !== undefined && spent + amount > toMinor(channel.dailyLimit)) return 'DAILY_LIMIT_EXCEEDED';
+      if (channel.dailyCount !== undefined && today.length + 1 > channel.dailyCount) return 'DAILY_COUNT_EXCEEDED';
+    }
+    if (amount > entity.creditLimitMinor - entity.outstandingMinor) return 'INSUFFICIENT_CREDIT';
+    return null;
   }
 
   private cardsOf(entityId: string): MockCard[] {
@@ -273,6 +547,12 @@ export class CoreBank {
       return rejected(
         'LIMIT_DECREASE_NOT_ALLOWED',
         `The product does not allow lowering the limit of ${input.entityId} from ${fromMinor(previous)} to ${fromMinor(next)}.`,
+      );
+    }
+    if (next < entity.outstandingMinor) {
+      return rejected(
+        'LIMIT_BELOW_OUTSTANDING',
+        `Entity ${input.entityId} owes ${fromMinor(entity.outstandingMinor)}; its limit cannot go below that (asked: ${fromMinor(next)}).`,
       );
     }
     entity.creditLimitMinor = next;

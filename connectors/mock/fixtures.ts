@@ -1,6 +1,9 @@
-// Demo fixtures of the mock core: entities ENT-1001..1003 with a credit line and one virtual card each, kits.
+// Demo fixtures of the mock core: entities ENT-1001..1003 with a credit line and one virtual card each, kits;
+// and the core's state as plain JSON (snapshots, fixture files).
 import type { Preferences } from '../../schemas/cards.js';
 import type { BlockReason, CardForm, CardState, Fulfilment } from '../../schemas/card-lifecycle.js';
+import type { Contact, EntityType } from '../../schemas/entities.js';
+import type { Channel, DeclineReason, Merchant, TransactionStatus } from '../../schemas/transactions.js';
 
 export type { BlockReason, CardForm, CardState, Fulfilment };
 
@@ -35,14 +38,42 @@ export interface MockCard {
   preferences?: Preferences | undefined;
   /** Minor units; kept across the upgrade (spec 4.3: account and balance retained). */
   balanceMinor: bigint;
+  /** The card that replaced this one (a card is replaced once). */
+  replacedBy?: string | undefined;
 }
 
 export interface MockEntity {
   entityId: string;
   name: string;
+  type: EntityType;
+  contact: Contact;
   /** Credit limit in minor units. */
   creditLimitMinor: bigint;
+  /** What the entity owes, in minor units: approved authorizations less repayments. */
+  outstandingMinor: bigint;
   primaryAddress: Address;
+}
+
+/** An authorization the core decided, approved or declined; `seq` is its place in the core's order of arrival. */
+export interface MockTransaction {
+  transactionId: string;
+  seq: number;
+  cardId: string;
+  entityId: string;
+  amountMinor: bigint;
+  channel: Channel;
+  merchant: Merchant;
+  international: boolean;
+  status: TransactionStatus;
+  declineReason: DeclineReason | null;
+  at: string;
+}
+
+export interface MockRepayment {
+  repaymentId: string;
+  entityId: string;
+  amountMinor: bigint;
+  at: string;
 }
 
 export interface MockKit {
@@ -57,6 +88,9 @@ export interface MockCoreState {
   entities: Map<string, MockEntity>;
   cards: Map<string, MockCard>;
   kits: Map<string, MockKit>;
+  /** In order of arrival (oldest first). */
+  transactions: MockTransaction[];
+  repayments: MockRepayment[];
   /** Outcomes by `<operation>:<idempotency key>`, so a retry applies once. */
   idempotency: Map<string, unknown>;
 }
@@ -94,39 +128,51 @@ export function demoFixtures(): MockCoreState {
     entities.set(entityId, {
       entityId,
       name: `Demo Business ${i + 1}`,
+      type: 'BUSINESS',
+      contact: { email: `accounts@demo-business-${i + 1}.example`, mobile: `+35191000100${i + 1}` },
       creditLimitMinor: 5_000_000n,
+      outstandingMinor: 0n,
       primaryAddress: { address1: `${10 + i} Demo Street`, city: cities[i]!, state: 'Demo', country: 'PT', pin: `100${i}-001` },
     });
-    const cardId = `CARD-${3001 + i}`;
     // 15 digits and a Luhn check digit: 4000000000030017, 4000000000030025, 4000000000030033.
-    const pan = withLuhnDigit(`40000000000${3001 + i}`);
-    cards.set(cardId, {
-      cardId,
-      entityId,
-      form: 'VIRTUAL',
-      state: 'ACTIVE',
-      pan,
-      expiry: DEMO_EXPIRY,
-      cvv: demoCvv(pan),
-      pinSet: false,
-      balanceMinor: BigInt(12_345 * (i + 1)),
-    });
+    const card = virtualCard(3001 + i, entityId, BigInt(12_345 * (i + 1)));
+    cards.set(card.cardId, card);
   });
   for (let n = 2001; n <= 2005; n++) kits.set(`KIT-${n}`, { kitNo: `KIT-${n}` });
   kits.set('KIT-2101', { kitNo: 'KIT-2101', allocatedTo: 'ENT-1003' });
-  return { entities, cards, kits, idempotency: new Map() };
+  return { entities, cards, kits, transactions: [], repayments: [], idempotency: new Map() };
+}
+
+/** The test PAN of card number `n` (CARD-<n>): `4`, n in 14 digits, and a Luhn check digit. */
+export const demoPan = (n: number): string => withLuhnDigit(`4${String(n).padStart(14, '0')}`);
+
+/**
+ * Card CARD-<n>, VIRTUAL and ACTIVE, with its test PAN and CVV. The simulated core has no clock of its own
+ * (a replayed journal must give the same card), so every card it issues expires 12/29, as the fixtures do.
+ */
+export function virtualCard(n: number, entityId: string, balanceMinor = 0n): MockCard {
+  const pan = demoPan(n);
+  return { cardId: `CARD-${n}`, entityId, form: 'VIRTUAL', state: 'ACTIVE', pan, expiry: DEMO_EXPIRY, cvv: demoCvv(pan), pinSet: false, balanceMinor };
 }
 
 export function emptyFixtures(): MockCoreState {
-  return { entities: new Map(), cards: new Map(), kits: new Map(), idempotency: new Map() };
+  return { entities: new Map(), cards: new Map(), kits: new Map(), transactions: [], repayments: [], idempotency: new Map() };
 }
+
+/** Contact details for entities of snapshots written before entities had them. */
+const legacyContact = (entityId: string): Contact => ({ email: `${entityId.toLowerCase()}@example.invalid`, mobile: '+10000000000' });
 
 /**
  * Plain JSON form of the state (bigints as decimal strings), for files and fixture export. Card fields
  * added later (expiry, cvv, pinSet) are optional so that older snapshots still load; they get defaults.
  */
 export interface MockCoreSnapshot {
-  entities: (Omit<MockEntity, 'creditLimitMinor'> & { creditLimitMinor: string })[];
+  entities: (Omit<MockEntity, 'creditLimitMinor' | 'outstandingMinor' | 'type' | 'contact'> & {
+    creditLimitMinor: string;
+    outstandingMinor?: string | undefined;
+    type?: EntityType | undefined;
+    contact?: Contact | undefined;
+  })[];
   cards: (Omit<MockCard, 'balanceMinor' | 'expiry' | 'cvv' | 'pinSet'> & {
     balanceMinor: string;
     expiry?: string | undefined;
@@ -134,21 +180,40 @@ export interface MockCoreSnapshot {
     pinSet?: boolean | undefined;
   })[];
   kits: MockKit[];
+  transactions?: (Omit<MockTransaction, 'amountMinor'> & { amountMinor: string })[] | undefined;
+  repayments?: (Omit<MockRepayment, 'amountMinor'> & { amountMinor: string })[] | undefined;
   idempotency: [string, unknown][];
 }
 
 export function toSnapshot(state: MockCoreState): MockCoreSnapshot {
   return {
-    entities: [...state.entities.values()].map((e) => ({ ...e, creditLimitMinor: e.creditLimitMinor.toString() })),
+    entities: [...state.entities.values()].map((e) => ({
+      ...structuredClone(e),
+      creditLimitMinor: e.creditLimitMinor.toString(),
+      outstandingMinor: e.outstandingMinor.toString(),
+    })),
     cards: [...state.cards.values()].map((c) => ({ ...structuredClone(c), balanceMinor: c.balanceMinor.toString() })),
     kits: [...state.kits.values()].map((k) => ({ ...k })),
+    transactions: state.transactions.map((t) => ({ ...structuredClone(t), amountMinor: t.amountMinor.toString() })),
+    repayments: state.repayments.map((r) => ({ ...r, amountMinor: r.amountMinor.toString() })),
     idempotency: [...state.idempotency.entries()],
   };
 }
 
 export function fromSnapshot(s: MockCoreSnapshot): MockCoreState {
   return {
-    entities: new Map(s.entities.map((e) => [e.entityId, { ...e, creditLimitMinor: BigInt(e.creditLimitMinor) }])),
+    entities: new Map(
+      s.entities.map((e) => [
+        e.entityId,
+        {
+          ...structuredClone(e),
+          type: e.type ?? 'BUSINESS',
+          contact: e.contact ?? legacyContact(e.entityId),
+          creditLimitMinor: BigInt(e.creditLimitMinor),
+          outstandingMinor: BigInt(e.outstandingMinor ?? '0'),
+        },
+      ]),
+    ),
     cards: new Map(
       s.cards.map((c) => [
         c.cardId,
@@ -162,6 +227,8 @@ export function fromSnapshot(s: MockCoreSnapshot): MockCoreState {
       ]),
     ),
     kits: new Map(s.kits.map((k) => [k.kitNo, { ...k }])),
+    transactions: (s.transactions ?? []).map((t) => ({ ...structuredClone(t), amountMinor: BigInt(t.amountMinor) })),
+    repayments: (s.repayments ?? []).map((r) => ({ ...r, amountMinor: BigInt(r.amountMinor) })),
     idempotency: new Map(s.idempotency ?? []),
   };
 }

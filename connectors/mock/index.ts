@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import {
   ConnectorTimeoutError,
   defineConnector,
+  type AuthorizationInput,
   type BlockCardInput,
   type CardRef,
   type Connector,
@@ -10,7 +11,12 @@ import {
   type OperationResult,
   type PhysicalUpgradeInput,
   type PreferencesInput,
+  type RegisterEntityInput,
+  type ReplaceCardInput,
+  type RepaymentInput,
   type SetPinInput,
+  type TransactionQuery,
+  type UpdateEntityInput,
   type UpgradeLimitInput,
 } from '../contract.js';
 import { CoreBank } from './core.js';
@@ -105,6 +111,38 @@ export class MockCore implements Connector {
   setPin(input: SetPinInput, ctx: Ctx) {
     // Only the record of the change reaches the core's state; the block is not kept.
     return this.call(ctx, (key) => this.bank.setPin({ cardId: input.cardId, format: input.format, keyId: input.keyId }, key));
+  }
+
+  registerEntity(input: RegisterEntityInput, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.registerEntity(input, key));
+  }
+
+  getEntity(input: { entityId: string }, ctx: Ctx) {
+    return this.call(ctx, () => this.bank.getEntity(input));
+  }
+
+  updateEntity(input: UpdateEntityInput, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.updateEntity(input, key));
+  }
+
+  issueCard(input: { entityId: string }, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.issueCard(input, key));
+  }
+
+  replaceCard(input: ReplaceCardInput, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.replaceCard(input, key));
+  }
+
+  authorize(input: AuthorizationInput, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.authorize(input, key));
+  }
+
+  repay(input: RepaymentInput, ctx: Ctx) {
+    return this.call(ctx, (key) => this.bank.repay(input, key));
+  }
+
+  listTransactions(input: TransactionQuery, ctx: Ctx) {
+    return this.call(ctx, () => this.bank.listTransactions(input));
   }
 
   /** Every call, read or write, waits out the latency first; a deadline that passes first applies nothing. */

@@ -5,8 +5,20 @@ import {
   pending,
   rejected,
   succeeded,
+  type AuthorizationInput,
   type BlockCardInput,
   type CardDetails,
+  type CardReplacement,
+  type EntityDetails,
+  type EntityRegistration,
+  type RegisterEntityInput,
+  type ReplaceCardInput,
+  type Repayment,
+  type RepaymentInput,
+  type Transaction,
+  type TransactionPage,
+  type TransactionQuery,
+  type UpdateEntityInput,
   type CardRef,
   type CardSummary,
   type CreditLimitResult,
@@ -34,6 +46,13 @@ import {
   CoreCardResolution,
   CoreCreditLimit,
   CoreCreditLimitApplied,
+  CoreCardReplaced,
+  CoreEntityDetails,
+  CoreEntityRegistered,
+  CoreEntityUpdated,
+  CoreRepaymentApplied,
+  CoreTransactionApplied,
+  CoreTransactionPage,
   CoreError,
   CorePhysicalUpgradeApplied,
   CorePinApplied,
@@ -45,6 +64,12 @@ import {
   type CorePhysicalUpgradeRequest,
   type CorePinRequest,
   type CorePreferencesRequest,
+  type CoreAuthorizationRequest,
+  type CoreEntityRegistrationRequest,
+  type CoreEntityUpdateRequest,
+  type CoreReplacementRequest,
+  type CoreRepaymentRequest,
+  type CoreTransaction,
 } from '../../schemas/core-protocol.js';
 
 // ── Requests ────────────────────────────────────────────────────────────────────────────────────────
@@ -99,6 +124,37 @@ export function toCorePhysicalUpgrade(input: PhysicalUpgradeInput): CorePhysical
     ...(input.preferences !== undefined ? { preferences: input.preferences } : {}),
   };
 }
+
+export const toCoreEntityRegistration = (input: RegisterEntityInput): CoreEntityRegistrationRequest => ({
+  ...(input.entityId !== undefined ? { entityId: input.entityId } : {}),
+  name: input.name,
+  type: input.type,
+  contact: input.contact,
+  primaryAddress: input.primaryAddress,
+  creditLimit: input.creditLimit,
+  issueVirtualCard: input.issueVirtualCard,
+});
+
+export const toCoreEntityUpdate = (input: UpdateEntityInput): CoreEntityUpdateRequest => ({
+  ...(input.contact !== undefined ? { contact: input.contact } : {}),
+  ...(input.primaryAddress !== undefined ? { primaryAddress: input.primaryAddress } : {}),
+});
+
+export const toCoreReplacement = (input: ReplaceCardInput): CoreReplacementRequest => ({
+  reason: input.reason,
+  ...(input.kitNo !== undefined ? { kitNo: input.kitNo } : {}),
+});
+
+export const toCoreAuthorization = (input: AuthorizationInput): CoreAuthorizationRequest => ({
+  amount: input.amount,
+  merchant: input.merchant,
+  channel: input.channel,
+  at: input.at,
+  homeCountry: input.homeCountry,
+  timeZone: input.timeZone,
+});
+
+export const toCoreRepayment = (input: RepaymentInput): CoreRepaymentRequest => ({ amount: input.amount, at: input.at });
 
 // ── Answers ─────────────────────────────────────────────────────────────────────────────────────────
 
@@ -275,8 +331,119 @@ export function fromCorePreferences(answer: CoreAnswer, cardId: string): Classif
   return classifyRead(answer, (body) => (Value.Check(CorePreferences, body) && body.cardId === cardId ? body.preferences : undefined));
 }
 
+/** available = limit − outstanding, by value: an answer that does not add up is not a credit line. */
+const addsUp = (limit: string, outstanding: string, available: string) => {
+  try {
+    return toMinor(limit) - toMinor(outstanding) === toMinor(available);
+  } catch {
+    return false;
+  }
+};
+
 export function fromCoreCreditLimitRead(answer: CoreAnswer, entityId: string): Classified<CreditLimitResult> {
   return classifyRead(answer, (body) =>
-    Value.Check(CoreCreditLimit, body) && body.entityId === entityId ? { entityId: body.entityId, creditLimit: body.creditLimit } : undefined,
+    Value.Check(CoreCreditLimit, body) && body.entityId === entityId && addsUp(body.creditLimit, body.outstanding, body.availableCredit)
+      ? { entityId: body.entityId, creditLimit: body.creditLimit, outstanding: body.outstanding, availableCredit: body.availableCredit }
+      : undefined,
   );
+}
+
+/** The protocol's entity in the contract's words; only the fields the contract names pass. */
+function fromCoreEntity(e: CoreEntityDetails): EntityDetails | undefined {
+  if (!addsUp(e.creditLimit, e.outstanding, e.availableCredit)) return undefined;
+  const a = e.primaryAddress;
+  return {
+    entityId: e.entityId,
+    name: e.name,
+    type: e.type,
+    contact: { email: e.contact.email, mobile: e.contact.mobile },
+    primaryAddress: { address1: a.address1, ...(a.address2 !== undefined ? { address2: a.address2 } : {}), city: a.city, state: a.state, country: a.country, pin: a.pin },
+    creditLimit: e.creditLimit,
+    outstanding: e.outstanding,
+    availableCredit: e.availableCredit,
+    cardCount: e.cardCount,
+  };
+}
+
+function fromCoreTransactionBody(t: CoreTransaction): Transaction {
+  return {
+    transactionId: t.transactionId,
+    cardId: t.cardId,
+    entityId: t.entityId,
+    amount: t.amount,
+    channel: t.channel,
+    merchant: { name: t.merchant.name, mcc: t.merchant.mcc, country: t.merchant.country },
+    international: t.international,
+    status: t.status,
+    // A decline names its reason; an approval none.
+    declineReason: t.status === 'APPROVED' ? null : t.declineReason,
+    at: t.at,
+  };
+}
+
+export function fromCoreEntityRegistered(answer: CoreAnswer, input: RegisterEntityInput): Classified<EntityRegistration> {
+  return classify(answer, (body) => {
+    if (!Value.Check(CoreEntityRegistered, body)) return undefined;
+    const entity = fromCoreEntity(body.entity);
+    if (!entity || entity.name !== input.name || (input.entityId !== undefined && entity.entityId !== input.entityId)) return undefined;
+    // The card asked for, of this entity, and no card when none was asked for.
+    if (input.issueVirtualCard !== (body.card !== undefined) || (body.card && body.card.entityId !== entity.entityId)) return undefined;
+    return { entity, ...(body.card ? { card: fromCoreSummary(body.card) } : {}) };
+  });
+}
+
+export function fromCoreEntityUpdated(answer: CoreAnswer, input: UpdateEntityInput): Classified<EntityDetails> {
+  return classify(answer, (body) => (Value.Check(CoreEntityUpdated, body) && body.entity.entityId === input.entityId ? fromCoreEntity(body.entity) : undefined));
+}
+
+/** A card issued to the entity: VIRTUAL and ACTIVE, or it is not this issue. */
+export function fromCoreCardIssued(answer: CoreAnswer, input: { entityId: string }): Classified<CardSummary> {
+  return classify(answer, (body) =>
+    Value.Check(CoreCardApplied, body) && body.entityId === input.entityId && body.form === 'VIRTUAL' && body.state === 'ACTIVE' ? fromCoreSummary(body) : undefined,
+  );
+}
+
+export function fromCoreCardReplaced(answer: CoreAnswer, input: ReplaceCardInput): Classified<CardReplacement> {
+  return classify(answer, (body) => {
+    if (!Value.Check(CoreCardReplaced, body) || body.replacedCardId !== input.cardId || body.card.cardId === input.cardId) return undefined;
+    const { card } = body;
+    const expected = input.kitNo === undefined ? card.form === 'VIRTUAL' : card.form === 'PHYSICAL' && card.kitNo === input.kitNo;
+    return expected && card.state === 'ACTIVE' ? { replacedCardId: body.replacedCardId, card: fromCoreSummary(card) } : undefined;
+  });
+}
+
+export function fromCoreTransaction(answer: CoreAnswer, input: AuthorizationInput): Classified<Transaction> {
+  return classify(answer, (body) => {
+    if (!Value.Check(CoreTransactionApplied, body)) return undefined;
+    const t = body.transaction;
+    if (t.cardId !== input.cardId || t.channel !== input.channel || !sameAmount(t.amount, input.amount)) return undefined;
+    return fromCoreTransactionBody(t);
+  });
+}
+
+export function fromCoreRepayment(answer: CoreAnswer, input: RepaymentInput): Classified<Repayment> {
+  return classify(answer, (body) => {
+    if (!Value.Check(CoreRepaymentApplied, body) || body.entityId !== input.entityId || !sameAmount(body.amount, input.amount)) return undefined;
+    const { status: _status, ...repayment } = body;
+    return {
+      repaymentId: repayment.repaymentId,
+      entityId: repayment.entityId,
+      amount: repayment.amount,
+      outstanding: repayment.outstanding,
+      availableCredit: repayment.availableCredit,
+      at: repayment.at,
+    };
+  });
+}
+
+export function fromCoreEntityRead(answer: CoreAnswer, entityId: string): Classified<EntityDetails> {
+  return classifyRead(answer, (body) => (Value.Check(CoreEntityDetails, body) && body.entityId === entityId ? fromCoreEntity(body) : undefined));
+}
+
+export function fromCoreTransactionPage(answer: CoreAnswer, input: TransactionQuery): Classified<TransactionPage> {
+  return classifyRead(answer, (body) => {
+    if (!Value.Check(CoreTransactionPage, body) || body.entityId !== input.entityId || body.transactions.length > input.limit) return undefined;
+    if (body.transactions.some((t) => t.entityId !== input.entityId || (input.cardId !== undefined && t.cardId !== input.cardId))) return undefined;
+    return { transactions: body.transactions.map(fromCoreTransactionBody), next: body.next };
+  });
 }

@@ -17,7 +17,13 @@ export type AcmeReason =
   | 'WRONG_STATUS'
   | 'ALREADY_CLOSED'
   | 'NOT_PLASTIC'
-  | 'DELIVERED_ALREADY';
+  | 'DELIVERED_ALREADY'
+  | 'CUSTOMER_EXISTS'
+  | 'CARD_STILL_OPEN'
+  | 'REISSUED_ALREADY'
+  | 'OVERPAYMENT'
+  | 'BELOW_OWED'
+  | 'NO_SWIPE';
 
 export type AcmeReply<T> = { ok: true; data: T } | { ok: false; reason: AcmeReason; text: string };
 
@@ -82,7 +88,85 @@ export interface Plastic {
   status: 'OPEN' | 'HOLD';
 }
 
-type AcmeCard = AcmeCardView & { pinIssued: boolean };
+type AcmeCard = AcmeCardView & { pinIssued: boolean; reissuedAs?: string };
+
+export type AcmeKind = 'PERSON' | 'COMPANY';
+/** Acme keeps a postal address as street lines plus the rest. */
+export interface AcmeHome {
+  street: string[];
+  city: string;
+  region: string;
+  country: string;
+  postcode: string;
+}
+
+export interface AcmeCustomer {
+  name: string;
+  kind: AcmeKind;
+  email: string;
+  phone: string;
+  home: AcmeHome;
+  limitCents: bigint;
+  /** What the customer owes on its line. */
+  owedCents: bigint;
+}
+export type AcmeCustomerView = AcmeCustomer & { id: string; cards: number };
+
+/** A new customer: its profile and line (nothing owed yet), an id when the caller has one, a first card when asked. */
+export type OpenCustomer = Omit<AcmeCustomer, 'owedCents'> & { id?: string | undefined; withCard: boolean; requestKey?: string | undefined };
+
+/** Acme's channels: cash machine, till, web shop, tap to pay. */
+export type AcmeChannel = 'CASH' | 'TILL' | 'WEB' | 'TAP';
+export type AcmeDecline = 'NOT_OPEN' | 'ABROAD_OFF' | 'CHANNEL_OFF' | 'DAY_AMOUNT' | 'DAY_COUNT' | 'NO_FUNDS';
+
+/** A card swipe Acme decided: `outcome` OK or the decline. */
+export interface AcmeSwipe {
+  ref: string;
+  card: string;
+  customer: string;
+  cents: bigint;
+  channel: AcmeChannel;
+  merchant: { name: string; mcc: string; country: string };
+  abroad: boolean;
+  outcome: 'OK' | AcmeDecline;
+  at: string;
+}
+
+export interface SwipeRequest {
+  card: string;
+  cents: bigint;
+  channel: AcmeChannel;
+  merchant: { name: string; mcc: string; country: string };
+  at: string;
+  homeCountry: string;
+  zone: string;
+  requestKey?: string | undefined;
+}
+
+/** The spending controls Acme reads from the document Cardline stores (its preferences). */
+interface Controls {
+  domestic?: ControlGroup;
+  international?: ControlGroup;
+}
+type ControlGroup = { enabled?: boolean } & Partial<Record<'atm' | 'pos' | 'ecom' | 'contactless', { enabled: boolean; dailyLimit?: string; dailyCount?: number }>>;
+const CONTROL_OF: Record<AcmeChannel, 'atm' | 'pos' | 'ecom' | 'contactless'> = { CASH: 'atm', TILL: 'pos', WEB: 'ecom', TAP: 'contactless' };
+
+const cents = (amount: string): bigint => {
+  const [whole, frac = ''] = amount.split('.');
+  return BigInt(whole!) * 100n + BigInt(frac.padEnd(2, '0'));
+};
+const localDay = (at: string, zone: string) => new Intl.DateTimeFormat('en-CA', { timeZone: zone, dateStyle: 'short' }).format(new Date(at));
+
+/** Appends a Luhn check digit. */
+function luhn(partial: string): string {
+  let sum = 0;
+  for (let i = 0; i < partial.length; i++) {
+    let d = Number(partial[partial.length - 1 - i]);
+    if (i % 2 === 0 && (d *= 2) > 9) d -= 9;
+    sum += d;
+  }
+  return partial + String((10 - (sum % 10)) % 10);
+}
 
 const DELIVERY_STEPS: AcmeDelivery[] = ['QUEUED', 'PRINTED', 'SHIPPED', 'RECEIVED'];
 const NUMBERS = ['5100000000001014', '5100000000002020', '5100000000003036'];
@@ -96,7 +180,10 @@ export class AcmeAbortError extends Error {
 }
 
 export interface AcmeState {
-  customers: Map<string, { limitCents: bigint }>;
+  customers: Map<string, AcmeCustomer>;
+  /** Every swipe, oldest first. */
+  swipes: AcmeSwipe[];
+  payments: number;
   cards: Map<string, AcmeCard>;
   /** Kit → the customer it is reserved for (null: free) and the card it is on, once used. */
   kits: Map<string, { reservedFor: string | null; card: string | null }>;
@@ -104,9 +191,17 @@ export interface AcmeState {
 
 /** Acme's copy of the demo fixtures the conformance suite assumes. */
 export function demoState(): AcmeState {
-  const state: AcmeState = { customers: new Map(), cards: new Map(), kits: new Map() };
+  const state = emptyState();
   ['ENT-1001', 'ENT-1002', 'ENT-1003'].forEach((customer, i) => {
-    state.customers.set(customer, { limitCents: 5_000_000n });
+    state.customers.set(customer, {
+      name: `Acme Demo ${i + 1}`,
+      kind: 'COMPANY',
+      email: `books@acme-demo-${i + 1}.example`,
+      phone: `+3519100020${i + 1}`,
+      home: { street: [`${i + 1} Acme Road`], city: 'Lisbon', region: 'Lisboa', country: 'PT', postcode: '1000-001' },
+      limitCents: 5_000_000n,
+      owedCents: 0n,
+    });
     state.cards.set(`AC-${i + 1}`, {
       ref: `AC-${i + 1}`,
       customer,
@@ -124,7 +219,7 @@ export function demoState(): AcmeState {
 }
 
 export function emptyState(): AcmeState {
-  return { customers: new Map(), cards: new Map(), kits: new Map() };
+  return { customers: new Map(), cards: new Map(), kits: new Map(), swipes: [], payments: 0 };
 }
 
 const refuse = <T>(reason: AcmeReason, text: string): AcmeReply<T> => ({ ok: false, reason, text });
@@ -149,6 +244,7 @@ export class AcmeCoreClient {
       if (!customer) return refuse('NO_CUSTOMER', `no customer ${req.customer}`);
       if (req.cents <= 0n) return refuse('BAD_AMOUNT', 'a credit line must be positive');
       if (req.cents < customer.limitCents && !req.mayLower) return refuse('LOWERING_DENIED', 'lowering is not allowed for this product');
+      if (req.cents < customer.owedCents) return refuse('BELOW_OWED', `the customer owes more than ${req.cents} cents`);
       const oldCents = customer.limitCents;
       customer.limitCents = req.cents;
       return { ok: true, data: { oldCents, newCents: req.cents } };
@@ -205,10 +301,135 @@ export class AcmeCoreClient {
     return card ? { ok: true, data: view(card) } : refuse('NO_CARD', `no card ${ref}`);
   }
 
-  async creditLine(customer: string, signal: AbortSignal): Promise<AcmeReply<{ cents: bigint }>> {
+  async creditLine(customer: string, signal: AbortSignal): Promise<AcmeReply<{ cents: bigint; owedCents: bigint }>> {
     await this.wire(signal);
     const c = this.state.customers.get(customer);
-    return c ? { ok: true, data: { cents: c.limitCents } } : refuse('NO_CUSTOMER', `no customer ${customer}`);
+    return c ? { ok: true, data: { cents: c.limitCents, owedCents: c.owedCents } } : refuse('NO_CUSTOMER', `no customer ${customer}`);
+  }
+
+  async openCustomer(req: OpenCustomer, signal: AbortSignal): Promise<AcmeReply<{ customer: AcmeCustomerView; card?: AcmeCardView }>> {
+    await this.wire(signal);
+    return this.once(`open:${req.requestKey}`, req.requestKey, () => {
+      if (req.id !== undefined && this.state.customers.has(req.id)) return refuse('CUSTOMER_EXISTS', `customer ${req.id} exists`);
+      if (req.limitCents <= 0n) return refuse('BAD_AMOUNT', 'a credit line must be positive');
+      const id = req.id ?? `ACME-C${this.state.customers.size + 1}`;
+      const { name, kind, email, phone, home, limitCents } = req;
+      this.state.customers.set(id, { name, kind, email, phone, home: structuredClone(home), limitCents, owedCents: 0n });
+      const card = req.withCard ? view(this.addCard(id)) : undefined;
+      return { ok: true, data: { customer: this.customerView(id)!, ...(card ? { card } : {}) } };
+    });
+  }
+
+  async customer(id: string, signal: AbortSignal): Promise<AcmeReply<AcmeCustomerView>> {
+    await this.wire(signal);
+    const found = this.customerView(id);
+    return found ? { ok: true, data: found } : refuse('NO_CUSTOMER', `no customer ${id}`);
+  }
+
+  async amendCustomer(req: { id: string; email?: string; phone?: string; home?: AcmeHome; requestKey?: string | undefined }, signal: AbortSignal): Promise<AcmeReply<AcmeCustomerView>> {
+    await this.wire(signal);
+    return this.once(`amend:${req.requestKey}`, req.requestKey, () => {
+      const c = this.state.customers.get(req.id);
+      if (!c) return refuse('NO_CUSTOMER', `no customer ${req.id}`);
+      if (req.email !== undefined) c.email = req.email;
+      if (req.phone !== undefined) c.phone = req.phone;
+      if (req.home !== undefined) c.home = structuredClone(req.home);
+      return { ok: true, data: this.customerView(req.id)! };
+    });
+  }
+
+  async newCard(req: { customer: string; requestKey?: string | undefined }, signal: AbortSignal): Promise<AcmeReply<AcmeCardView>> {
+    await this.wire(signal);
+    return this.once(`card:${req.requestKey}`, req.requestKey, () =>
+      this.state.customers.has(req.customer) ? { ok: true, data: view(this.addCard(req.customer)) } : refuse('NO_CUSTOMER', `no customer ${req.customer}`),
+    );
+  }
+
+  /** A closed card's successor: virtual, or plastic on a free kit; the controls carry over. */
+  async reissue(req: { card: string; kit?: string | undefined; requestKey?: string | undefined }, signal: AbortSignal): Promise<AcmeReply<AcmeCardView>> {
+    await this.wire(signal);
+    return this.once(`reissue:${req.requestKey}`, req.requestKey, () => {
+      const old = this.state.cards.get(req.card);
+      if (!old) return refuse('NO_CARD', `no card ${req.card}`);
+      if (old.status !== 'CLOSED') return refuse('CARD_STILL_OPEN', `card ${old.ref} is ${old.status}; close it first`);
+      if (old.reissuedAs) return refuse('REISSUED_ALREADY', `card ${old.ref} was reissued as ${old.reissuedAs}`);
+      const kit = req.kit === undefined ? undefined : this.state.kits.get(req.kit);
+      if (req.kit !== undefined) {
+        const refused = this.kitRefusal(req.kit, old.customer);
+        if (refused) return refused;
+      }
+      const card = this.addCard(old.customer);
+      if (old.controls !== undefined) card.controls = structuredClone(old.controls);
+      if (kit) {
+        Object.assign(card, { kind: 'PLASTIC', kit: req.kit, delivery: 'QUEUED' });
+        Object.assign(kit, { card: card.ref, reservedFor: old.customer });
+      }
+      old.reissuedAs = card.ref;
+      return { ok: true, data: view(card) };
+    });
+  }
+
+  /** Acme's authorization host: every swipe is kept, declined or not. */
+  async swipe(req: SwipeRequest, signal: AbortSignal): Promise<AcmeReply<AcmeSwipe>> {
+    await this.wire(signal);
+    return this.once(`swipe:${req.requestKey}`, req.requestKey, () => {
+      const card = this.state.cards.get(req.card);
+      if (!card) return refuse('NO_CARD', `no card ${req.card}`);
+      const customer = this.state.customers.get(card.customer)!;
+      const abroad = req.merchant.country !== req.homeCountry;
+      const swipe: AcmeSwipe = {
+        ref: `SW-${this.state.swipes.length + 1}`,
+        card: card.ref,
+        customer: card.customer,
+        cents: req.cents,
+        channel: req.channel,
+        merchant: { ...req.merchant },
+        abroad,
+        outcome: this.decide(card, customer, req, abroad),
+        at: req.at,
+      };
+      this.state.swipes.push(swipe);
+      if (swipe.outcome === 'OK') customer.owedCents += req.cents;
+      return { ok: true, data: { ...swipe, merchant: { ...swipe.merchant } } };
+    });
+  }
+
+  async payment(req: { customer: string; cents: bigint; at: string; requestKey?: string | undefined }, signal: AbortSignal): Promise<AcmeReply<{ ref: string; owedCents: bigint; limitCents: bigint }>> {
+    await this.wire(signal);
+    return this.once(`pay:${req.requestKey}`, req.requestKey, () => {
+      const c = this.state.customers.get(req.customer);
+      if (!c) return refuse('NO_CUSTOMER', `no customer ${req.customer}`);
+      if (req.cents <= 0n) return refuse('BAD_AMOUNT', 'a payment must be positive');
+      if (req.cents > c.owedCents) return refuse('OVERPAYMENT', `the customer owes ${c.owedCents} cents`);
+      c.owedCents -= req.cents;
+      return { ok: true, data: { ref: `PAY-${++this.state.payments}`, owedCents: c.owedCents, limitCents: c.limitCents } };
+    });
+  }
+
+  /** A customer's swipes, newest first, `max` at a time; `before` is the `more` of the previous page. */
+  async swipes(
+    q: { customer: string; card?: string | undefined; declined?: boolean | undefined; from?: number; to?: number; before?: string | undefined; max: number },
+    signal: AbortSignal,
+  ): Promise<AcmeReply<{ items: AcmeSwipe[]; more: string | null }>> {
+    await this.wire(signal);
+    if (!this.state.customers.has(q.customer)) return refuse('NO_CUSTOMER', `no customer ${q.customer}`);
+    if (q.card !== undefined && this.state.cards.get(q.card)?.customer !== q.customer) return refuse('NO_CARD', `no card ${q.card} for ${q.customer}`);
+    let end = this.state.swipes.length;
+    if (q.before !== undefined) {
+      end = this.state.swipes.findIndex((w) => w.ref === q.before && w.customer === q.customer);
+      if (end < 0) return refuse('NO_SWIPE', `no swipe ${q.before} for ${q.customer}`);
+    }
+    const items: AcmeSwipe[] = [];
+    for (let i = end - 1; i >= 0 && items.length <= q.max; i--) {
+      const w = this.state.swipes[i]!;
+      const time = Date.parse(w.at);
+      if (w.customer !== q.customer || (q.card !== undefined && w.card !== q.card)) continue;
+      if (q.declined !== undefined && q.declined !== (w.outcome !== 'OK')) continue;
+      if ((q.from !== undefined && time < q.from) || (q.to !== undefined && time >= q.to)) continue;
+      items.push({ ...w, merchant: { ...w.merchant } });
+    }
+    const page = items.slice(0, q.max);
+    return { ok: true, data: { items: page, more: items.length > q.max ? page[page.length - 1]!.ref : null } };
   }
 
   /** Acme's status rules, in Acme's words. */
@@ -269,6 +490,52 @@ export class AcmeCoreClient {
       card.pinIssued = true;
       return { ok: true, data: { card: card.ref } };
     });
+  }
+
+  /** Why a kit cannot go on a card of `customer`: unknown, on a card already, or reserved for another. */
+  private kitRefusal(ref: string, customer: string): AcmeReply<never> | undefined {
+    const kit = this.state.kits.get(ref);
+    if (!kit) return refuse('KIT_UNKNOWN', `no kit ${ref}`);
+    if (kit.card) return refuse('KIT_USED', `kit ${ref} is on card ${kit.card}`);
+    if (kit.reservedFor && kit.reservedFor !== customer) return refuse('KIT_RESERVED', `kit ${ref} is reserved for another customer`);
+    return undefined;
+  }
+
+  private customerView(id: string): AcmeCustomerView | undefined {
+    const c = this.state.customers.get(id);
+    if (!c) return undefined;
+    const cards = [...this.state.cards.values()].filter((card) => card.customer === id).length;
+    return { id, ...structuredClone(c), cards };
+  }
+
+  private addCard(customer: string): AcmeCard {
+    const n = this.state.cards.size + 1;
+    const card: AcmeCard = {
+      ref: `AC-${n}`,
+      customer,
+      kind: 'VIRTUAL',
+      status: 'OPEN',
+      number: luhn(`51000000000${String(n).padStart(4, '0')}`),
+      validThru: '2912',
+      securityCode: String(100 + ((n * 37) % 900)),
+      pinIssued: false,
+    };
+    this.state.cards.set(card.ref, card);
+    return card;
+  }
+
+  /** Acme's rules, in its order: open card, abroad switched on, channel on, the day's amount and count, funds. */
+  private decide(card: AcmeCard, customer: AcmeCustomer, req: SwipeRequest, abroad: boolean): 'OK' | AcmeDecline {
+    if (card.status !== 'OPEN') return 'NOT_OPEN';
+    const group = (card.controls as Controls | undefined)?.[abroad ? 'international' : 'domestic'];
+    if (abroad && group?.enabled !== true) return 'ABROAD_OFF';
+    const control = group?.[CONTROL_OF[req.channel]];
+    if (group?.enabled === false || control?.enabled === false) return 'CHANNEL_OFF';
+    const day = localDay(req.at, req.zone);
+    const same = this.state.swipes.filter((w) => w.card === card.ref && w.outcome === 'OK' && w.channel === req.channel && w.abroad === abroad && localDay(w.at, req.zone) === day);
+    if (control?.dailyLimit !== undefined && same.reduce((sum, w) => sum + w.cents, 0n) + req.cents > cents(control.dailyLimit)) return 'DAY_AMOUNT';
+    if (control?.dailyCount !== undefined && same.length >= control.dailyCount) return 'DAY_COUNT';
+    return req.cents > customer.limitCents - customer.owedCents ? 'NO_FUNDS' : 'OK';
   }
 
   async ping(): Promise<void> {

@@ -4,6 +4,7 @@ import {
   defineConnector,
   rejected,
   succeeded,
+  type AuthorizationInput,
   type BlockCardInput,
   type CardRef,
   type Connector,
@@ -11,7 +12,12 @@ import {
   type OperationResult,
   type PhysicalUpgradeInput,
   type PreferencesInput,
+  type RegisterEntityInput,
+  type ReplaceCardInput,
+  type RepaymentInput,
   type SetPinInput,
+  type TransactionQuery,
+  type UpdateEntityInput,
   type UpgradeLimitInput,
 } from '../../connectors/contract.js';
 import type { Preferences } from '../../schemas/cards.js';
@@ -22,15 +28,22 @@ import {
   fromCents,
   fromFailure,
   fromIssuePlastic,
+  fromReply,
   fromSetCreditLine,
   pickCard,
   refusal,
   toCardDetails,
   toCardQuery,
   toCardSummary,
+  toCents,
   toCloseReason,
+  toEntity,
+  toHome,
   toIssuePlastic,
+  toOpenCustomer,
   toSetCreditLine,
+  toSwipe,
+  toTransaction,
 } from './transformers.js';
 
 export const AcmeOptions = Type.Object(
@@ -126,8 +139,82 @@ class AcmeConnector implements Connector {
   async getCreditLimit(input: { entityId: string }, ctx: ConnectorContext) {
     return this.call(async () => {
       const reply = await this.client.creditLine(input.entityId, ctx.signal);
-      return reply.ok ? succeeded({ entityId: input.entityId, creditLimit: fromCents(reply.data.cents) }) : refusal<never>(reply);
+      return fromReply(reply, ({ cents, owedCents }) => ({
+        entityId: input.entityId,
+        creditLimit: fromCents(cents),
+        outstanding: fromCents(owedCents),
+        availableCredit: fromCents(cents - owedCents),
+      }));
     });
+  }
+
+  async registerEntity(input: RegisterEntityInput, ctx: ConnectorContext) {
+    const request = toOpenCustomer(input, ctx.idempotencyKey);
+    if (!request) return rejected<never>('LIMIT_NOT_POSITIVE', `The amount ${input.creditLimit} is not a decimal amount.`);
+    return this.call(async () =>
+      fromReply(await this.client.openCustomer(request, ctx.signal), ({ customer, card }) => ({ entity: toEntity(customer), ...(card ? { card: toCardSummary(card) } : {}) })),
+    );
+  }
+
+  async getEntity(input: { entityId: string }, ctx: ConnectorContext) {
+    return this.call(async () => fromReply(await this.client.customer(input.entityId, ctx.signal), toEntity));
+  }
+
+  async updateEntity(input: UpdateEntityInput, ctx: ConnectorContext) {
+    const change = {
+      id: input.entityId,
+      ...(input.contact ? { email: input.contact.email, phone: input.contact.mobile } : {}),
+      ...(input.primaryAddress ? { home: toHome(input.primaryAddress) } : {}),
+      requestKey: ctx.idempotencyKey,
+    };
+    return this.call(async () => fromReply(await this.client.amendCustomer(change, ctx.signal), toEntity));
+  }
+
+  async issueCard(input: { entityId: string }, ctx: ConnectorContext) {
+    return this.call(async () => fromReply(await this.client.newCard({ customer: input.entityId, requestKey: ctx.idempotencyKey }, ctx.signal), toCardSummary));
+  }
+
+  async replaceCard(input: ReplaceCardInput, ctx: ConnectorContext) {
+    return this.call(async () =>
+      fromReply(await this.client.reissue({ card: input.cardId, kit: input.kitNo, requestKey: ctx.idempotencyKey }, ctx.signal), (card) => ({
+        replacedCardId: input.cardId,
+        card: toCardSummary(card),
+      })),
+    );
+  }
+
+  async authorize(input: AuthorizationInput, ctx: ConnectorContext) {
+    const swipe = toSwipe(input, ctx.idempotencyKey);
+    if (!swipe) return rejected<never>('LIMIT_NOT_POSITIVE', `The amount ${input.amount} is not a decimal amount.`);
+    return this.call(async () => fromReply(await this.client.swipe(swipe, ctx.signal), toTransaction));
+  }
+
+  async repay(input: RepaymentInput, ctx: ConnectorContext) {
+    const amount = toCents(input.amount);
+    if (amount === null) return rejected<never>('LIMIT_NOT_POSITIVE', `The amount ${input.amount} is not a decimal amount.`);
+    return this.call(async () =>
+      fromReply(await this.client.payment({ customer: input.entityId, cents: amount, at: input.at, requestKey: ctx.idempotencyKey }, ctx.signal), (paid) => ({
+        repaymentId: paid.ref,
+        entityId: input.entityId,
+        amount: fromCents(amount),
+        outstanding: fromCents(paid.owedCents),
+        availableCredit: fromCents(paid.limitCents - paid.owedCents),
+        at: input.at,
+      })),
+    );
+  }
+
+  async listTransactions(input: TransactionQuery, ctx: ConnectorContext) {
+    const query = {
+      customer: input.entityId,
+      card: input.cardId,
+      declined: input.status === undefined ? undefined : input.status === 'DECLINED',
+      ...(input.from !== undefined ? { from: Date.parse(input.from) } : {}),
+      ...(input.to !== undefined ? { to: Date.parse(input.to) } : {}),
+      before: input.before,
+      max: input.limit,
+    };
+    return this.call(async () => fromReply(await this.client.swipes(query, ctx.signal), ({ items, more }) => ({ transactions: items.map(toTransaction), next: more })));
   }
 
   /** A status command on the card `ref` names; a reference by entity or kit is looked up first. */

@@ -4,8 +4,12 @@ import {
   ConnectorUnavailableError,
   rejected,
   succeeded,
+  type AuthorizationInput,
   type CardDetails,
   type CardRef,
+  type EntityDetails,
+  type RegisterEntityInput,
+  type Transaction,
   type CardSummary,
   type OperationResult,
   type PhysicalUpgradeInput,
@@ -15,7 +19,26 @@ import {
 } from '../../connectors/contract.js';
 import type { Preferences } from '../../schemas/cards.js';
 import { transition, type BlockReason, type CardAction, type CardState, type CardStatus, type Fulfilment } from '../../schemas/card-lifecycle.js';
-import type { AcmeCardView, AcmeCloseReason, AcmeDelivery, AcmeReason, AcmeReply, AcmeStatus, IssuePlastic, Plastic, SetCreditLine } from './core.js';
+import type { PrimaryAddress } from '../../schemas/entities.js';
+import type { Channel, DeclineReason } from '../../schemas/transactions.js';
+import type {
+  AcmeCardView,
+  AcmeChannel,
+  AcmeCloseReason,
+  AcmeCustomerView,
+  AcmeDecline,
+  AcmeDelivery,
+  AcmeHome,
+  AcmeReason,
+  AcmeReply,
+  AcmeStatus,
+  AcmeSwipe,
+  IssuePlastic,
+  OpenCustomer,
+  Plastic,
+  SetCreditLine,
+  SwipeRequest,
+} from './core.js';
 
 const DECIMAL = /^(\d{1,15})(?:\.(\d{1,2}))?$/;
 
@@ -50,6 +73,12 @@ const CODES: Record<AcmeReason, string> = {
   ALREADY_CLOSED: 'CARD_STATE_INVALID',
   NOT_PLASTIC: 'CARD_STATE_INVALID',
   DELIVERED_ALREADY: 'CARD_STATE_INVALID',
+  CUSTOMER_EXISTS: 'ENTITY_EXISTS',
+  CARD_STILL_OPEN: 'CARD_NOT_BLOCKED',
+  REISSUED_ALREADY: 'CARD_ALREADY_REPLACED',
+  OVERPAYMENT: 'REPAYMENT_EXCEEDS_OUTSTANDING',
+  BELOW_OWED: 'LIMIT_BELOW_OUTSTANDING',
+  NO_SWIPE: 'TRANSACTION_NOT_FOUND',
 };
 
 /** A refusal Acme explained. A reason this mapping does not know keeps Acme's name, prefixed. */
@@ -172,3 +201,80 @@ export function fromFailure(err: unknown): Error {
   }
   return new ConnectorUnavailableError('Acme core call failed', { cause: err });
 }
+
+// ── Customers and their line ────────────────────────────────────────────────────────────────────────
+
+/** Cardline's address lines become Acme's street lines; the rest maps one to one. */
+export const toHome = (a: PrimaryAddress): AcmeHome => ({
+  street: [a.address1, ...(a.address2 !== undefined ? [a.address2] : [])],
+  city: a.city,
+  region: a.state,
+  country: a.country,
+  postcode: a.pin,
+});
+
+export function toOpenCustomer(input: RegisterEntityInput, requestKey: string | undefined): OpenCustomer | null {
+  const limitCents = toCents(input.creditLimit);
+  if (limitCents === null) return null;
+  return {
+    ...(input.entityId !== undefined ? { id: input.entityId } : {}),
+    name: input.name,
+    kind: input.type === 'INDIVIDUAL' ? 'PERSON' : 'COMPANY',
+    email: input.contact.email,
+    phone: input.contact.mobile,
+    home: toHome(input.primaryAddress),
+    limitCents,
+    withCard: input.issueVirtualCard,
+    requestKey,
+  };
+}
+
+export function toEntity(c: AcmeCustomerView): EntityDetails {
+  const [address1 = '', address2] = c.home.street;
+  return {
+    entityId: c.id,
+    name: c.name,
+    type: c.kind === 'PERSON' ? 'INDIVIDUAL' : 'BUSINESS',
+    contact: { email: c.email, mobile: c.phone },
+    primaryAddress: { address1, ...(address2 !== undefined ? { address2 } : {}), city: c.home.city, state: c.home.region, country: c.home.country, pin: c.home.postcode },
+    creditLimit: fromCents(c.limitCents),
+    outstanding: fromCents(c.owedCents),
+    availableCredit: fromCents(c.limitCents - c.owedCents),
+    cardCount: c.cards,
+  };
+}
+
+const CHANNELS: Record<Channel, AcmeChannel> = { ATM: 'CASH', POS: 'TILL', ECOM: 'WEB', CONTACTLESS: 'TAP' };
+const FROM_CHANNEL = Object.fromEntries(Object.entries(CHANNELS).map(([k, v]) => [v, k])) as Record<AcmeChannel, Channel>;
+const DECLINES: Record<AcmeDecline, DeclineReason> = {
+  NOT_OPEN: 'CARD_NOT_ACTIVE',
+  ABROAD_OFF: 'INTERNATIONAL_DISABLED',
+  CHANNEL_OFF: 'CHANNEL_DISABLED',
+  DAY_AMOUNT: 'DAILY_LIMIT_EXCEEDED',
+  DAY_COUNT: 'DAILY_COUNT_EXCEEDED',
+  NO_FUNDS: 'INSUFFICIENT_CREDIT',
+};
+
+export function toSwipe(input: AuthorizationInput, requestKey: string | undefined): SwipeRequest | null {
+  const amount = toCents(input.amount);
+  if (amount === null) return null;
+  return { card: input.cardId, cents: amount, channel: CHANNELS[input.channel], merchant: input.merchant, at: input.at, homeCountry: input.homeCountry, zone: input.timeZone, requestKey };
+}
+
+export function toTransaction(w: AcmeSwipe): Transaction {
+  return {
+    transactionId: w.ref,
+    cardId: w.card,
+    entityId: w.customer,
+    amount: fromCents(w.cents),
+    channel: FROM_CHANNEL[w.channel],
+    merchant: { ...w.merchant },
+    international: w.abroad,
+    status: w.outcome === 'OK' ? 'APPROVED' : 'DECLINED',
+    declineReason: w.outcome === 'OK' ? null : DECLINES[w.outcome],
+    at: w.at,
+  };
+}
+
+/** An Acme reply as the contract's result, the data mapped by `map`. */
+export const fromReply = <A, T>(reply: AcmeReply<A>, map: (data: A) => T): OperationResult<T> => (reply.ok ? succeeded(map(reply.data)) : refusal(reply));

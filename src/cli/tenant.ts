@@ -1,6 +1,6 @@
 // `cardline tenant create|list`: onboarding a tenant (its record and first key pairs) and listing them.
 import { Command } from 'commander';
-import { DEFAULT_TENANT_CONFIG, type TenantConfig } from '../../schemas/tenant.js';
+import { DEFAULT_HOME_COUNTRY, DEFAULT_TENANT_CONFIG, DEFAULT_TIME_ZONE, type TenantConfig } from '../../schemas/tenant.js';
 import { STORE_HELP, fail, integer, money, orderedJwk, printJson, tenantId } from './common.js';
 
 interface CreateOptions {
@@ -11,6 +11,8 @@ interface CreateOptions {
   maxLimit: string;
   allowDecrease?: boolean;
   allowPlaintextPassword?: boolean;
+  homeCountry?: string;
+  timeZone?: string;
   rateLimitTenant?: number;
   rateLimitUser?: number;
 }
@@ -29,6 +31,8 @@ export function tenantCommand(): Command {
     .option('--max-limit <decimal>', 'highest credit limit the product allows', money, DEFAULT_TENANT_CONFIG.creditLimit.maximum)
     .option('--allow-decrease', 'allow credit limits to be lowered (default: refused)')
     .option('--allow-plaintext-password', 'accept a plain-text password on /api/authenticate (default: JWE only)')
+    .option('--home-country <code>', `the bank's country, ISO 3166-1 alpha-2 (default: ${DEFAULT_HOME_COUNTRY})`)
+    .option('--time-zone <zone>', `IANA time zone that decides what a day is (default: ${DEFAULT_TIME_ZONE})`)
     .option('--rate-limit-tenant <per-minute>', "requests per minute for all the tenant's users together (default: no limit)", integer)
     .option('--rate-limit-user <per-minute>', 'requests per minute for each user (default: no limit)', integer)
     .addHelpText(
@@ -94,6 +98,8 @@ function tenantConfig(opts: CreateOptions): TenantConfig {
     tokenLifetimeSeconds: opts.tokenLifetime ?? DEFAULT_TENANT_CONFIG.tokenLifetimeSeconds,
     creditLimit: { maximum: opts.maxLimit, allowDecrease: opts.allowDecrease === true },
     encryption: { allowPlaintextPassword: opts.allowPlaintextPassword === true },
+    ...(opts.homeCountry !== undefined ? { homeCountry: opts.homeCountry } : {}),
+    ...(opts.timeZone !== undefined ? { timeZone: opts.timeZone } : {}),
     ...(opts.rateLimitTenant !== undefined || opts.rateLimitUser !== undefined
       ? {
           rateLimit: {

@@ -188,7 +188,8 @@ export function buildMockCore(opts: MockCoreOptions = {}): FastifyInstance {
   const operation = (entry: CoreOperation) => async (request: FastifyRequest, res: FastifyReply) => {
     if (await injectFault(request, res, true)) return res;
     const { bankId, ...ids } = request.params as { bankId: string } & Record<string, string>;
-    const input = { ...(entry.query ? (request.query as object) : {}), ...((request.body as object | undefined) ?? {}), ...ids };
+    const fields = { ...(entry.query ? (request.query as object) : {}), ...((request.body as object | undefined) ?? {}), ...ids };
+    const input = entry.input ? entry.input(fields) : fields;
     const key = request.headers['idempotency-key'] as string | undefined;
     const rule = (core: CoreBank) => (core[entry.serves] as (input: unknown, key?: string) => OperationResult<unknown>).call(core, input, key);
     const answer = (value: unknown) => (entry.answer as (value: unknown, input: unknown) => unknown)(value, input);

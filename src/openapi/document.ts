@@ -24,6 +24,7 @@ export const OPENAPI_INFO = {
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JOSE_MEDIA_TYPE = 'application/jose';
+const CSV_MEDIA_TYPE = 'text/csv';
 const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 const ENVELOPE_MEDIA_TYPE = 'application/json';
 const PROBLEM_BASE = 'https://www.jhipster.tech/problem';
@@ -187,7 +188,12 @@ function describe(op: Operation, schema: Record<string, unknown>): Record<string
   described.response = {
     [status]: {
       description: op.summary,
-      content: { 'application/json': { schema: op.response } },
+      content: {
+        'application/json': { schema: op.response },
+        ...(op.csv
+          ? { [CSV_MEDIA_TYPE]: { schema: Type.String({ description: `RFC 4180 CSV with a header row: ${op.csv.columns.join(',')}; sent when Accept prefers text/csv` }) } }
+          : {}),
+      },
     },
   };
   return described;

@@ -22,7 +22,7 @@ export const creditLineOperations = [
     body: UpgradeLimitBody,
     response: UpgradeLimitResponse,
     callsCore: true,
-    refusals: ['ENTITY_NOT_FOUND', 'LIMIT_ABOVE_MAXIMUM', 'LIMIT_DECREASE_NOT_ALLOWED'],
+    refusals: ['ENTITY_NOT_FOUND', 'LIMIT_ABOVE_MAXIMUM', 'LIMIT_DECREASE_NOT_ALLOWED', 'LIMIT_BELOW_OUTSTANDING'],
     execute: ({ body, tenant, core }) => core('upgradeLimit', creditLimitChange(tenant, body.entityId, body.amount)),
     view: () => ({ result: true, exception: null, pagination: null }),
     audit: { target: { entityId: 'body' } },
@@ -49,11 +49,15 @@ export const creditLineOperations = [
     callsCore: true,
     refusals: ['ENTITY_NOT_FOUND'],
     execute: ({ body, core }) => core('getCreditLimit', { entityId: body.entityId }),
-    view: (r) => ({ result: { entityId: r.entityId, creditLimit: r.creditLimit }, exception: null, pagination: null }),
+    view: (r) => ({
+      result: { entityId: r.entityId, creditLimit: r.creditLimit, outstanding: r.outstanding, availableCredit: r.availableCredit },
+      exception: null,
+      pagination: null,
+    }),
     audit: { target: { entityId: 'body' } },
     examples: {
       body: { entityId: 'ENT-1001' },
-      response: { result: { entityId: 'ENT-1001', creditLimit: '50000.00' }, exception: null, pagination: null },
+      response: { result: { entityId: 'ENT-1001', creditLimit: '50000.00', outstanding: '0.00', availableCredit: '50000.00' }, exception: null, pagination: null },
     },
   }),
 ];

@@ -47,9 +47,13 @@ export type Sealed<S extends SensitiveValues> = { [K in keyof S]: undefined exte
  * The event of record a completed call adds to the outbox, in its audit record's transaction. Built from
  * the operation's result and input, checked against the type's closed schema (schemas/events.ts).
  */
-export type EventDecl<V, I> = {
-  [T in EventType]: { type: T; payload: (result: V, input: I) => EventPayload<T> };
-}[EventType];
+export type EventDecl<V, I> =
+  | { [T in EventType]: { type: T; payload: (result: V, input: I) => EventPayload<T> } }[EventType]
+  /** An event whose type depends on the result (an authorization approved or declined). */
+  | { of: (result: V, input: I) => EventOf };
+
+/** One event of record: a type and its payload. */
+export type EventOf = { [T in EventType]: { type: T; payload: EventPayload<T> } }[EventType];
 
 type Source = 'params' | 'query' | 'body';
 /**
@@ -121,6 +125,11 @@ export interface OperationSpec<
   /** false: not audited (reads of the audit trail itself, public key sets). */
   audit: AuditDecl<V> | false;
   event?: EventDecl<V, OperationInput<StaticOf<P>, StaticOf<Q>, StaticOf<B>>>;
+  /**
+   * A second representation: with `Accept: text/csv` the answer is `rows` of the result under a header of
+   * `columns` (RFC 4180, formula cells neutralised), `text/csv; charset=utf-8`.
+   */
+  csv?: { columns: readonly string[]; rows: (result: V) => readonly Record<string, unknown>[] };
   /** Documentation examples, from the demo data. */
   examples?: { body?: StaticOf<B>; response?: Static<R> };
 }

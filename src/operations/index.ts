@@ -7,13 +7,19 @@ import { authOperations } from './auth.js';
 import { cardOperations } from './cards.js';
 import { creditLineOperations } from './credit-line.js';
 import type { Operation } from './define.js';
+import { entityOperations } from './entities.js';
 import { pinOperations } from './pin.js';
+import { reportOperations } from './reports.js';
+import { transactionOperations } from './transactions.js';
 import { sandboxOperations } from './sandbox.js';
 
 export const operations: readonly Operation[] = [
   ...authOperations,
   ...creditLineOperations,
   ...cardOperations,
+  ...entityOperations,
+  ...transactionOperations,
+  ...reportOperations,
   ...pinOperations,
   ...sandboxOperations,
   ...auditOperations,

@@ -3,7 +3,10 @@
 import type { CardSummary } from '../../connectors/contract.js';
 import type { Fulfilment } from '../../schemas/card-lifecycle.js';
 import { EventPayloadError } from '../events/outbox.js';
-import { CardIdParams, CardOperationResponse } from '../../schemas/card-lifecycle-routes.js';
+import { CardIdParams, CardOperationResponse, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
+import { DEFAULT_HOME_COUNTRY, DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
+import { AuthorizationBody, RepaymentBody, RepaymentResponse, TransactionResponse } from '../../schemas/transactions.js';
+import { toTransactionView } from '../views/entities.js';
 import { toCardView } from '../views/cards.js';
 import { checkNoBody } from './cards.js';
 import { defineOperation } from './define.js';
@@ -40,5 +43,90 @@ export const sandboxOperations = [
       type: 'card.fulfilment-advanced',
       payload: (c) => ({ cardId: c.cardId, entityId: c.entityId, fulfilment: fulfilmentOf(c) }),
     },
+  }),
+
+  // What a card network and a bank transfer would bring: on the `sandbox` row (Admin, Operations), like the
+  // fulfilment helper, since they simulate the world outside the bank rather than operate a card (decision 0051).
+  defineOperation({
+    id: 'transaction.authorize',
+    method: 'POST',
+    url: '/v1/sandbox/cards/:cardId/authorizations',
+    summary: 'Sandbox: an authorization as a card network would send it, decided by the core',
+    description:
+      'The core decides as an issuer\'s authorization host: CARD_NOT_ACTIVE, INTERNATIONAL_DISABLED (a merchant outside the tenant\'s ' +
+      '`homeCountry` while international use is off), CHANNEL_DISABLED, DAILY_LIMIT_EXCEEDED / DAILY_COUNT_EXCEEDED (the card\'s ' +
+      'preferences, days of the tenant\'s `timeZone`), INSUFFICIENT_CREDIT. A decline is a transaction too (201, status DECLINED); ' +
+      'an approval raises the outstanding balance. Sandbox tenants only.',
+    tag: 'Sandbox',
+    dialect: 'problem',
+    access: 'sandbox',
+    objectName: 'authorizationRequest',
+    sandbox: true,
+    params: CardIdParams,
+    body: AuthorizationBody,
+    response: TransactionResponse,
+    status: 201,
+    callsCore: true,
+    refusals: ['CARD_NOT_FOUND'],
+    execute: ({ params, body, tenant, core }) =>
+      core('authorize', {
+        cardId: params.cardId,
+        amount: body.amount,
+        merchant: body.merchant,
+        channel: body.channel,
+        at: new Date().toISOString(),
+        homeCountry: tenant.config.homeCountry ?? DEFAULT_HOME_COUNTRY,
+        timeZone: tenant.config.timeZone ?? DEFAULT_TIME_ZONE,
+      }),
+    view: (t) => ({ result: toTransactionView(t), pagination: null }),
+    audit: { target: { cardId: 'params' } },
+    event: {
+      of: (t) => {
+        const common = {
+          transactionId: t.transactionId,
+          cardId: t.cardId,
+          entityId: t.entityId,
+          amount: t.amount,
+          channel: t.channel,
+          mcc: t.merchant.mcc,
+          merchantCountry: t.merchant.country,
+          international: t.international,
+        };
+        if (t.status === 'APPROVED') return { type: 'transaction.approved', payload: { ...common, status: 'APPROVED', declineReason: null } };
+        if (t.declineReason === null) throw new EventPayloadError(`transaction ${t.transactionId} declined without a reason`);
+        return { type: 'transaction.declined', payload: { ...common, status: 'DECLINED', declineReason: t.declineReason } };
+      },
+    },
+    examples: { body: { amount: '42.50', merchant: { name: 'Cafe Central', mcc: '5814', country: 'PT' }, channel: 'POS' } },
+  }),
+
+  defineOperation({
+    id: 'repayment.receive',
+    method: 'POST',
+    url: '/v1/sandbox/entities/:entityId/repayments',
+    summary: "Sandbox: a repayment, as a bank transfer would bring it; lowers the entity's outstanding balance",
+    description: 'More than the entity owes is refused (REPAYMENT_EXCEEDS_OUTSTANDING). Sandbox tenants only.',
+    tag: 'Sandbox',
+    dialect: 'problem',
+    access: 'sandbox',
+    objectName: 'repaymentRequest',
+    sandbox: true,
+    params: EntityIdParams,
+    body: RepaymentBody,
+    response: RepaymentResponse,
+    status: 201,
+    callsCore: true,
+    refusals: ['ENTITY_NOT_FOUND', 'REPAYMENT_EXCEEDS_OUTSTANDING'],
+    execute: ({ params, body, core }) => core('repay', { entityId: params.entityId, amount: body.amount, at: new Date().toISOString() }),
+    view: (r) => ({
+      result: { repaymentId: r.repaymentId, entityId: r.entityId, amount: r.amount, outstanding: r.outstanding, availableCredit: r.availableCredit, at: r.at },
+      pagination: null,
+    }),
+    audit: { target: { entityId: 'params' } },
+    event: {
+      type: 'repayment.received',
+      payload: (r) => ({ repaymentId: r.repaymentId, entityId: r.entityId, amount: r.amount, outstanding: r.outstanding }),
+    },
+    examples: { body: { amount: '100.00' } },
   }),
 ];

@@ -7,6 +7,7 @@ import { Errors } from '../errors.js';
 import { domainEvent, type DomainEvent } from '../events/outbox.js';
 import type { CoreCall, Operation } from '../operations/define.js';
 import { inputOf } from '../operations/register.js';
+import { prefersCsv, toCsv } from '../reports/csv.js';
 
 /** What a request's operation did; the audit step records it. */
 export interface Outcome {
@@ -50,7 +51,8 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
     let event: DomainEvent | undefined;
     if (op.event) {
       try {
-        event = domainEvent(op.event.type, op.event.payload(result, input));
+        const { type, payload } = 'of' in op.event ? op.event.of(result, input) : { type: op.event.type, payload: op.event.payload(result, input) };
+        event = domainEvent(type, payload);
       } catch (err) {
         // An operation that cannot say what it did answers 500, and its record says so (a bug, not the caller's).
         request.log.error({ err }, 'event of record could not be built; the write is not acknowledged');
@@ -60,6 +62,10 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
     const sealed = op.sensitive ? await sealFields(services.clientKeys, tenant.id, op.sensitive(result)) : undefined;
     request.outcome = { result, event };
     reply.code(op.status ?? 200);
+    if (op.csv && prefersCsv(request.headers.accept)) {
+      reply.type('text/csv; charset=utf-8');
+      return toCsv(op.csv.columns, op.csv.rows(result));
+    }
     return op.view(result, input, sealed);
   };
 

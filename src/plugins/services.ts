@@ -18,6 +18,7 @@ import { PinService } from '../services/pins.js';
 import { TenantService } from '../services/tenants.js';
 import { TokenService } from '../services/tokens.js';
 import { UserService } from '../services/users.js';
+import { Reports } from '../reports/reports.js';
 import type { Db } from '../store/db.js';
 import { ChangeFeed } from '../services/changes.js';
 import { ConfigSecrets } from '../crypto/config-secrets.js';
@@ -37,6 +38,8 @@ export interface Services {
   audit: AuditWriter;
   /** Reads of the audit trail (GET /v1/audit). */
   auditLog: AuditLog;
+  /** Reports built from the events of record. */
+  reports: Reports;
   /** PIN changes through the tenant's HSM (the hsm plugin provides it). */
   pins: PinService;
   connectorRegistry: ConnectorRegistry;
@@ -91,6 +94,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     tokens: new TokenService(keys, config.issuer, config.audience, users),
     audit: new AuditWriter(db),
     auditLog: new AuditLog(db),
+    reports: new Reports(db),
     pins: new PinService(() => services.hsm),
     ...createConnectorServices(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs, {
       secretsFor: (tenantId) => connectorSecrets(masterKey, tenantId),

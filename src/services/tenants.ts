@@ -60,6 +60,16 @@ export class TenantConfigError extends Error {
   }
 }
 
+/** Whether Intl knows the zone (the same IANA names PostgreSQL knows). */
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Fills defaults and validates; errors name the field (`/creditLimit/maximum: ...`). */
 export function parseTenantConfig(tenantId: string, raw: unknown): TenantConfig {
   const merged = Value.Default(TenantConfig, structuredClone(raw ?? {})) as Record<string, unknown>;
@@ -67,6 +77,7 @@ export function parseTenantConfig(tenantId: string, raw: unknown): TenantConfig 
     if (merged[key] === undefined) merged[key] = structuredClone(DEFAULT_TENANT_CONFIG[key]);
   }
   const errors = [...Value.Errors(TenantConfig, merged)].map((e) => `${e.path || '/'}: ${e.message}`);
+  if (typeof merged.timeZone === 'string' && !isTimeZone(merged.timeZone)) errors.push(`/timeZone: '${merged.timeZone}' is not an IANA time zone (such as UTC or Europe/Lisbon)`);
   if (errors.length) throw new TenantConfigError(tenantId, errors);
   return merged as TenantConfig;
 }

@@ -23,10 +23,10 @@ describe('core protocol table', () => {
     expect(new Set(routes).size).toBe(routes.length);
   });
 
-  it('writes are POST or PUT, take the Idempotency-Key and may answer 202; reads and probes are GET without 202', () => {
+  it('writes are POST, PUT or PATCH, take the Idempotency-Key and may answer 202; reads and probes are GET without 202', () => {
     for (const e of entries) {
       if (e.kind === 'write') {
-        expect([e.operationId, e.method, e.keyed, 202 in e.answers]).toEqual([e.operationId, expect.stringMatching(/^(POST|PUT)$/), true, true]);
+        expect([e.operationId, e.method, e.keyed, 202 in e.answers]).toEqual([e.operationId, expect.stringMatching(/^(POST|PUT|PATCH)$/), true, true]);
       } else {
         expect([e.operationId, e.method, 202 in e.answers]).toEqual([e.operationId, 'GET', false]);
       }

@@ -40,7 +40,10 @@ function crashFixtures() {
     state.entities.set(`ENT-X${id}`, {
       entityId: `ENT-X${id}`,
       name: `Crash ${id}`,
+      type: 'BUSINESS',
+      contact: { email: `crash-${id}@example.invalid`, mobile: '+10000000000' },
       creditLimitMinor: 100_000n,
+      outstandingMinor: 0n,
       primaryAddress: { address1: `${n} Crash Road`, city: 'Lisbon', state: 'Demo', country: 'PT', pin: '1000-001' },
     });
     state.cards.set(`CARD-X${id}`, {

@@ -1,5 +1,5 @@
-// The file connector's card lifecycle: writes journaled and replayed (outcomes checked), reads served from
-// memory and never journaled, PIN blocks never written to disk, fixtures with the new card fields.
+// The file connector's card lifecycle and customers: writes journaled and replayed (outcomes checked), reads
+// served from memory and never journaled, PIN blocks never written to disk, fixtures with the new fields.
 import { copyFile, mkdtemp, readdir, readFile, rm, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,7 +101,7 @@ describe('file connector: card lifecycle', () => {
     expect(await c.listCards({ entityId: 'ENT-1001' }, ctx())).toMatchObject({ status: 'succeeded', value: [{ cardId: 'CARD-3001', state: 'LOCKED' }] });
     expect(await c.getCard({ cardId: 'CARD-3001' }, ctx())).toMatchObject({ status: 'succeeded', value: { sensitive: { pan: '4000000000030017' } } });
     expect(await c.getPreferences({ cardId: 'CARD-3001' }, ctx())).toEqual({ status: 'succeeded', value: {} });
-    expect(await c.getCreditLimit({ entityId: 'ENT-1001' }, ctx())).toEqual({ status: 'succeeded', value: { entityId: 'ENT-1001', creditLimit: '50000.00' } });
+    expect(await c.getCreditLimit({ entityId: 'ENT-1001' }, ctx())).toEqual({ status: 'succeeded', value: { entityId: 'ENT-1001', creditLimit: '50000.00', outstanding: '0.00', availableCredit: '50000.00' } });
     expect(await c.getCard({ cardId: 'CARD-0' }, ctx())).toMatchObject({ status: 'rejected', code: 'CARD_NOT_FOUND' });
     expect((await journal(dir)).map((e) => e.op)).toEqual(['lockCard']);
     await expect(c.getCard({ cardId: 'CARD-3001' }, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(ConnectorTimeoutError);
@@ -162,5 +162,57 @@ describe('file connector: card lifecycle', () => {
     const bad = structuredClone(exported);
     bad.cards[0]!.expiry = '13/29';
     await expect(importFixtures(join(await tmp(), 'x'), bad, FILE_TEST_SECRETS)).rejects.toThrow(/Fixtures are invalid: \/cards\/0\/expiry/);
+  });
+});
+
+// ── Customers: journaled, replayed after a crash, exported and imported with the transactions ──────────────
+
+const CONTACT = { email: 'a@b.example', mobile: '+351910000001' };
+const ADDRESS = { address1: '1 Road', city: 'Lisbon', state: 'Lisboa', country: 'PT', pin: '1000-001' };
+const at = '2026-11-23T10:00:00.000Z';
+const merchant = { name: 'Shop', mcc: '5411', country: 'PT' };
+
+/** A day of customer writes on a file core; answers the transaction list and the entity read after it. */
+async function aDay(c: FileCore) {
+  await c.registerEntity({ name: 'Acme', type: 'BUSINESS', contact: CONTACT, primaryAddress: ADDRESS, creditLimit: '1000.00', issueVirtualCard: true }, ctx());
+  await c.updateEntity({ entityId: 'ENT-1004', contact: { ...CONTACT, email: 'c@d.example' } }, ctx());
+  await c.issueCard({ entityId: 'ENT-1004' }, ctx());
+  await c.authorize({ cardId: 'CARD-3004', amount: '300.00', merchant, channel: 'POS', at, homeCountry: 'PT', timeZone: 'Europe/Lisbon' }, ctx());
+  await c.authorize({ cardId: 'CARD-3004', amount: '900.00', merchant, channel: 'POS', at, homeCountry: 'PT', timeZone: 'Europe/Lisbon' }, ctx());
+  await c.repay({ entityId: 'ENT-1004', amount: '100.00', at }, ctx());
+  await c.blockCard({ cardId: 'CARD-3004', reasonCode: 'STOLEN' }, ctx());
+  await c.replaceCard({ cardId: 'CARD-3004', reason: 'STOLEN', kitNo: 'KIT-2005' }, ctx());
+}
+
+const snapshotOf = async (c: FileCore) => ({
+  entity: await c.getEntity({ entityId: 'ENT-1004' }, ctx()),
+  transactions: await c.listTransactions({ entityId: 'ENT-1004', limit: 10 }, ctx()),
+  cards: await c.listCards({ entityId: 'ENT-1004' }, ctx()),
+});
+
+describe('file connector: customers', () => {
+  it('journals each customer write and replays it, after a crash, to the same state', async () => {
+    const dir = await tmp();
+    const c = await core(dir);
+    await aDay(c);
+    expect((await journal(dir)).map((e) => e.op)).toEqual(['registerEntity', 'updateEntity', 'issueCard', 'authorize', 'authorize', 'repay', 'blockCard', 'replaceCard']);
+    const before = await snapshotOf(c);
+    expect(before.entity).toMatchObject({ status: 'succeeded', value: { outstanding: '200.00', availableCredit: '800.00', cardCount: 3, contact: { email: 'c@d.example' } } });
+    // A crash: the files as they are, without the close's compaction.
+    expect(await snapshotOf(await core(await crashCopy(dir)))).toEqual(before);
+  });
+
+  it('exports and imports the entities, transactions and repayments', async () => {
+    const dir = await tmp();
+    const c = await core(dir);
+    await aDay(c);
+    const before = await snapshotOf(c);
+    await c.close();
+    const fixtures = await exportFixtures(dir, FILE_TEST_SECRETS);
+    expect(fixtures.transactions).toHaveLength(2);
+    expect(fixtures.repayments).toHaveLength(1);
+    const other = await tmp();
+    await importFixtures(other, JSON.parse(JSON.stringify(fixtures)), FILE_TEST_SECRETS);
+    expect(await snapshotOf(await core(other))).toEqual(before);
   });
 });

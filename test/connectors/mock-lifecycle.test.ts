@@ -54,7 +54,7 @@ describe('answers', () => {
 
   it('getCreditLimit and lifecycle changes answer exactly', () => {
     const b = bank();
-    expect(b.getCreditLimit({ entityId: 'ENT-1002' })).toEqual({ status: 'succeeded', value: { entityId: 'ENT-1002', creditLimit: '50000.00' } });
+    expect(b.getCreditLimit({ entityId: 'ENT-1002' })).toEqual({ status: 'succeeded', value: { entityId: 'ENT-1002', creditLimit: '50000.00', outstanding: '0.00', availableCredit: '50000.00' } });
     expect(b.lockCard({ cardId: 'CARD-3001' })).toEqual({ status: 'succeeded', value: { ...summary3001, state: 'LOCKED' } });
     expect(b.blockCard({ cardId: 'CARD-3001', reasonCode: 'FRAUD' })).toEqual({
       status: 'succeeded',

@@ -331,9 +331,14 @@ describe('read answers (no pending read: anything unrecognised is unavailable)',
       kind: 'unavailable',
     });
     expect(fromCorePreferences({ status: 200, body: { cardId: 'CARD-2', preferences: prefs } }, 'CARD-3001')).toMatchObject({ kind: 'unavailable' });
-    expect(fromCoreCreditLimitRead({ status: 200, body: { entityId: 'ENT-1', creditLimit: '50000.00' } }, 'ENT-1')).toEqual({
+    const line = { entityId: 'ENT-1', creditLimit: '50000.00', outstanding: '120.50', availableCredit: '49879.50' };
+    // A credit line whose available credit is not limit − outstanding, or without them, is not an answer.
+    for (const body of [{ ...line, availableCredit: '50000.00' }, { entityId: 'ENT-1', creditLimit: '50000.00' }]) {
+      expect(fromCoreCreditLimitRead({ status: 200, body }, 'ENT-1')).toMatchObject({ kind: 'unavailable', retryable: false });
+    }
+    expect(fromCoreCreditLimitRead({ status: 200, body: line }, 'ENT-1')).toEqual({
       kind: 'result',
-      result: { status: 'succeeded', value: { entityId: 'ENT-1', creditLimit: '50000.00' } },
+      result: { status: 'succeeded', value: line },
     });
     expect(fromCoreCreditLimitRead({ status: 200, body: { entityId: 'ENT-1', creditLimit: 50000 } }, 'ENT-1')).toMatchObject({ kind: 'unavailable' });
     expect(fromCoreCreditLimitRead({ status: 200, body: { entityId: 'ENT-2', creditLimit: '1.00' } }, 'ENT-1')).toMatchObject({ kind: 'unavailable' });

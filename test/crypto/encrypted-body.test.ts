@@ -74,7 +74,11 @@ describe('encrypted body on the credit-line route (envelope)', () => {
     expect([encrypted.statusCode, encrypted.json()]).toEqual([200, { result: true, exception: null, pagination: null }]);
     expect([encrypted.statusCode, encrypted.json()]).toEqual([plain.statusCode, plain.json()]);
     const read = await send('POST', FETCH_URL, { entityId: 'ENT-1001' }, { encrypted: true });
-    expect(read.json()).toEqual({ result: { entityId: 'ENT-1001', creditLimit: '75000.00' }, exception: null, pagination: null });
+    expect(read.json()).toEqual({
+      result: { entityId: 'ENT-1001', creditLimit: '75000.00', outstanding: '0.00', availableCredit: '75000.00' },
+      exception: null,
+      pagination: null,
+    });
   });
 
   it('answers the same validation, business and strict-JSON errors as the plain body', async () => {
@@ -212,7 +216,7 @@ describe('tenant policy: encryption.requireEncryptedBody', () => {
     ]);
     // The refusal changed nothing: the limit is still the fixture's.
     const read = await send('POST', FETCH_URL, { entityId: 'ENT-1001' }, { tenant: 'strict-bank', encrypted: true });
-    expect(read.json().result).toEqual({ entityId: 'ENT-1001', creditLimit: '50000.00' });
+    expect(read.json().result).toEqual({ entityId: 'ENT-1001', creditLimit: '50000.00', outstanding: '0.00', availableCredit: '50000.00' });
   });
 
   it('accepts the same requests encrypted', async () => {

@@ -199,7 +199,7 @@ describe('card lifecycle', () => {
     const preferences = { domestic: { enabled: true, pos: { enabled: true, dailyLimit: '100.00', dailyCount: 3 } } };
     expect((await put(`${CARD}/preferences`, { preferences })).json()).toEqual({ status: 'APPLIED', cardId: 'CARD-3001', preferences });
     expect((await get(`${CARD}/preferences`)).json()).toEqual({ cardId: 'CARD-3001', preferences });
-    expect((await get('/banks/demo/v1/entities/ENT-1002/credit-limit')).json()).toEqual({ entityId: 'ENT-1002', creditLimit: '50000.00' });
+    expect((await get('/banks/demo/v1/entities/ENT-1002/credit-limit')).json()).toEqual({ entityId: 'ENT-1002', creditLimit: '50000.00', outstanding: '0.00', availableCredit: '50000.00' });
   });
 
   it('reads of what does not exist → 422 with the business code', async () => {

@@ -49,7 +49,11 @@ describe('fetchLimit', () => {
     const res = await fetchLimit({ role, payload: { entityId: 'ENT-1001' } });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.json()).toEqual({ result: { entityId: 'ENT-1001', creditLimit: '50000.00' }, exception: null, pagination: null });
+    expect(res.json()).toEqual({
+      result: { entityId: 'ENT-1001', creditLimit: '50000.00', outstanding: '0.00', availableCredit: '50000.00' },
+      exception: null,
+      pagination: null,
+    });
   });
 
   it('reads what upgradeLimit set, exactly, and only on that tenant', async () => {
@@ -61,13 +65,15 @@ describe('fetchLimit', () => {
     });
     expect(up.statusCode).toBe(200);
     expect((await fetchLimit({ payload: { entityId: 'ENT-1002' } })).json()).toEqual({
-      result: { entityId: 'ENT-1002', creditLimit: '75000.50' },
+      result: { entityId: 'ENT-1002', creditLimit: '75000.50', outstanding: '0.00', availableCredit: '75000.50' },
       exception: null,
       pagination: null,
     });
     expect((await fetchLimit({ tenant: 'demo-b', payload: { entityId: 'ENT-1002' } })).json().result).toEqual({
       entityId: 'ENT-1002',
       creditLimit: '50000.00',
+      outstanding: '0.00',
+      availableCredit: '50000.00',
     });
   });
 

@@ -29,10 +29,12 @@ const forbiddenDetail = (role: Role) => `The role '${role}' may not call this op
 
 interface RouteCase {
   name: string;
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   url: string;
   headers: Record<string, string>;
   allowed: readonly Role[];
+  /** The success status; 200 unless the operation creates something (201). */
+  status?: 200 | 201;
   /** A valid body, distinct per role so that each allowed call succeeds on fresh data. None for GET. */
   body?: (role: Role) => Record<string, unknown>;
   /** Puts the card in the state the operation starts from (on fresh fixtures). */
@@ -69,6 +71,15 @@ const card3001 = (core: MockCore) => {
 };
 const CARD_3001_VIEW = { cardId: 'CARD-3001', entityId: 'ENT-1001', form: 'VIRTUAL', state: 'ACTIVE', panMasked: '400000******0017' };
 const UNCHANGED_3001 = { state: 'ACTIVE', fulfilment: undefined, blockReason: undefined, preferences: undefined };
+
+const MERCHANT = { name: 'Cafe Central', mcc: '5814', country: 'PT' };
+const NEW_CONTACT = { email: 'new@demo.example', mobile: '+351910000777' };
+const roleSlug = (role: Role) => role.toUpperCase().replace(/[^A-Z]/g, '');
+const entity1001 = (core: MockCore) => {
+  const e = core.state.entities.get('ENT-1001')!;
+  return { outstanding: e.outstandingMinor, contact: e.contact };
+};
+const FIXTURE_1001 = { outstanding: 0n, contact: { email: 'accounts@demo-business-1.example', mobile: '+351910001001' } };
 
 const ROUTES: RouteCase[] = [
   {
@@ -219,7 +230,121 @@ const ROUTES: RouteCase[] = [
     }),
     effect: (core) => core.state.entities.get('ENT-1001')?.creditLimitMinor,
     expectedEffect: 5_000_000n,
-    expectedBody: { result: { entityId: 'ENT-1001', creditLimit: '50000.00' }, exception: null, pagination: null },
+    expectedBody: { result: { entityId: 'ENT-1001', creditLimit: '50000.00', outstanding: '0.00', availableCredit: '50000.00' }, exception: null, pagination: null },
+  },
+  {
+    name: 'entity register',
+    method: 'POST',
+    url: '/v1/entities',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: CARD_WRITERS,
+    status: 201,
+    body: (role) => ({
+      entityId: `ENT-${roleSlug(role)}`,
+      name: 'Role Test Ltd',
+      type: 'BUSINESS',
+      contact: NEW_CONTACT,
+      primaryAddress: { address1: '1 Test Road', city: 'Porto', state: 'Porto', country: 'PT', pin: '4000-001' },
+      creditLimit: '1000.00',
+    }),
+    forbidden: problemForbidden,
+    effect: (core) => ({ entities: core.state.entities.size, cards: core.state.cards.size }),
+    expectedEffect: { entities: 4, cards: 4 },
+  },
+  {
+    name: 'entity read',
+    method: 'GET',
+    url: '/v1/entities/ENT-1001',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: EVERYONE,
+    forbidden: problemForbidden,
+    effect: entity1001,
+    expectedEffect: FIXTURE_1001,
+    expectedBody: {
+      result: {
+        entityId: 'ENT-1001',
+        name: 'Demo Business 1',
+        type: 'BUSINESS',
+        contact: { email: 'a*******@demo-business-1.example', mobile: '+********1001' },
+        primaryAddress: { address1: '1* D*** S*****', city: 'Lisbon', state: 'Demo', country: 'PT', pin: '1000-001' },
+        creditLimit: '50000.00',
+        outstanding: '0.00',
+        availableCredit: '50000.00',
+        cardCount: 1,
+      },
+      pagination: null,
+    },
+  },
+  {
+    name: 'entity update',
+    method: 'PATCH',
+    url: '/v1/entities/ENT-1001',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: CARD_WRITERS,
+    body: () => ({ contact: NEW_CONTACT }),
+    forbidden: problemForbidden,
+    effect: entity1001,
+    expectedEffect: { ...FIXTURE_1001, contact: NEW_CONTACT },
+  },
+  {
+    name: 'card issue',
+    method: 'POST',
+    url: '/v1/entities/ENT-1001/cards',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: CARD_WRITERS,
+    status: 201,
+    forbidden: problemForbidden,
+    effect: (core) => core.state.cards.get('CARD-3004')?.entityId,
+    expectedEffect: 'ENT-1001',
+  },
+  {
+    name: 'card replace',
+    method: 'POST',
+    url: '/v1/cards/CARD-3001/replace',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: CARD_WRITERS,
+    status: 201,
+    body: () => ({ reason: 'LOST' }),
+    setup: (core) => Object.assign(core.state.cards.get('CARD-3001')!, { state: 'BLOCKED', blockReason: 'LOST' }),
+    forbidden: problemForbidden,
+    effect: (core) => core.state.cards.get('CARD-3001')?.replacedBy,
+    expectedEffect: 'CARD-3004',
+  },
+  {
+    name: 'sandbox authorization',
+    method: 'POST',
+    url: '/v1/sandbox/cards/CARD-3001/authorizations',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: ['Admin', 'Operations'],
+    status: 201,
+    body: () => ({ amount: '10.00', merchant: MERCHANT, channel: 'POS' }),
+    forbidden: problemForbidden,
+    effect: entity1001,
+    expectedEffect: { ...FIXTURE_1001, outstanding: 1000n },
+  },
+  {
+    name: 'sandbox repayment',
+    method: 'POST',
+    url: '/v1/sandbox/entities/ENT-1001/repayments',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: ['Admin', 'Operations'],
+    status: 201,
+    body: () => ({ amount: '10.00' }),
+    setup: (core) => void (core.state.entities.get('ENT-1001')!.outstandingMinor = 2500n),
+    forbidden: problemForbidden,
+    effect: entity1001,
+    expectedEffect: { ...FIXTURE_1001, outstanding: 1500n },
+  },
+  {
+    name: 'entity transactions',
+    method: 'GET',
+    url: '/v1/entities/ENT-1001/transactions',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: EVERYONE,
+    forbidden: problemForbidden,
+    effect: entity1001,
+    expectedEffect: FIXTURE_1001,
+    expectedBody: { result: [], pagination: { nextCursor: null } },
   },
 ];
 
@@ -228,7 +353,7 @@ const MATRIX = ROUTES.flatMap((route) =>
 );
 
 describe('the matrix covers every role and every business route', () => {
-  it('has 4 roles × 12 routes, with the allowed sets of DESIGN §3', () => {
+  it('has 4 roles × 20 routes, with the allowed sets of DESIGN §3', () => {
     expect(MATRIX.map((c) => `${c.route}/${c.role}/${c.allowed ? 'yes' : 'no'}`)).toEqual([
       'credit-line upgradeLimit/Admin/yes',
       'credit-line upgradeLimit/Operations/no',
@@ -250,6 +375,13 @@ describe('the matrix covers every role and every business route', () => {
       'sandbox fulfilment advance/Read-Only/no',
       ...['entity cards list', 'card read', 'card preferences read', 'credit-line fetchLimit'].flatMap((route) =>
         ROLES.map((role) => `${route}/${role}/yes`),
+      ),
+      ...['entity register', 'entity read', 'entity update', 'card issue', 'card replace', 'sandbox authorization', 'sandbox repayment', 'entity transactions'].flatMap(
+        (route) =>
+          ROLES.map((role) => {
+            const allowed = route.startsWith('sandbox') ? role === 'Admin' || role === 'Operations' : route === 'entity read' || route === 'entity transactions' || role !== 'Read-Only';
+            return `${route}/${role}/${allowed ? 'yes' : 'no'}`;
+          }),
       ),
     ]);
   });
@@ -278,7 +410,7 @@ describe('role matrix', () => {
     expect(core.state).toEqual(before);
   });
 
-  it.each(MATRIX.filter((c) => c.allowed))('$route × $role → 200 with a valid body', async ({ role, spec }) => {
+  it.each(MATRIX.filter((c) => c.allowed))('$route × $role → 200 (201 for a creation) with a valid body', async ({ role, spec }) => {
     spec.setup?.(await mockCore());
     const res = await t.inject({
       method: spec.method,
@@ -287,7 +419,7 @@ describe('role matrix', () => {
       ...(spec.body ? { payload: spec.body(role) } : {}),
     });
     expect(res.statusCode).not.toBe(403);
-    expect(res.statusCode).toBe(200);
+    expect(res.statusCode).toBe(spec.status ?? 200);
     expect(spec.effect(await mockCore())).toEqual(spec.expectedEffect);
     if (spec.expectedBody !== undefined) expect(res.json()).toEqual(spec.expectedBody);
   });
@@ -415,6 +547,17 @@ describe('every route declares its roles or auth: false', () => {
       'GET /v1/admin/config': ADMIN,
       'PATCH /v1/admin/config': ADMIN,
       'PUT /v1/me/password': EVERYONE,
+      'POST /v1/entities': CARD_WRITERS,
+      'GET /v1/entities/:entityId': EVERYONE,
+      'PATCH /v1/entities/:entityId': CARD_WRITERS,
+      'POST /v1/entities/:entityId/cards': CARD_WRITERS,
+      'POST /v1/cards/:cardId/replace': CARD_WRITERS,
+      'GET /v1/entities/:entityId/transactions': EVERYONE,
+      'POST /v1/sandbox/cards/:cardId/authorizations': ['Admin', 'Operations'],
+      'POST /v1/sandbox/entities/:entityId/repayments': ['Admin', 'Operations'],
+      'GET /v1/reports/activity': EVERYONE,
+      'GET /v1/reports/credit-limit-changes': EVERYONE,
+      'GET /v1/reports/transactions': EVERYONE,
     };
     const actual = Object.fromEntries(
       routes.filter((r) => r.config?.roles && r.method !== 'HEAD').map((r) => [`${String(r.method)} ${r.url}`, r.config!.roles!]),

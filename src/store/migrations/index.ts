@@ -208,4 +208,13 @@ ALTER TABLE users ADD COLUMN last_login_at timestamptz;
 ALTER TABLE users ADD COLUMN updated_at timestamptz NOT NULL DEFAULT now();
 `,
   },
+  {
+    // Reports read the events of record by tenant and time (activity), and by tenant, type and time (credit
+    // limits, transactions).
+    name: '0009-outbox-reports',
+    sql: `
+CREATE INDEX outbox_created ON outbox (tenant_id, created_at);
+CREATE INDEX outbox_type_created ON outbox (tenant_id, type, created_at);
+`,
+  },
 ];

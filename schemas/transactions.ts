@@ -1,0 +1,101 @@
+// Schemas of the credit line's transactions: sandbox authorizations and repayments (what a card network and
+// a bank transfer would bring), and the entity's transaction list, paged by an opaque cursor.
+import { Type, type Static } from '@sinclair/typebox';
+import { Identifier, Money, cardEnvelopeOf } from './common.js';
+
+export const CHANNELS = ['ATM', 'POS', 'ECOM', 'CONTACTLESS'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+/** Why an issuer's authorization host declines, in the order it checks (decision 0052). */
+export const DECLINE_REASONS = [
+  'CARD_NOT_ACTIVE',
+  'INTERNATIONAL_DISABLED',
+  'CHANNEL_DISABLED',
+  'DAILY_LIMIT_EXCEEDED',
+  'DAILY_COUNT_EXCEEDED',
+  'INSUFFICIENT_CREDIT',
+] as const;
+export type DeclineReason = (typeof DECLINE_REASONS)[number];
+
+export const TRANSACTION_STATUSES = ['APPROVED', 'DECLINED'] as const;
+export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
+
+const stringEnum = <T extends readonly string[]>(values: T, description: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
+
+/** ISO 3166-1 alpha-2. */
+export const COUNTRY_PATTERN = '^[A-Z]{2}$';
+/** ISO 18245 merchant category code. */
+export const MCC_PATTERN = '^\\d{4}$';
+
+export const Merchant = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    mcc: Type.String({ pattern: MCC_PATTERN, description: 'ISO 18245 merchant category code' }),
+    country: Type.String({ pattern: COUNTRY_PATTERN, description: 'ISO 3166-1 alpha-2' }),
+  },
+  { additionalProperties: false },
+);
+export type Merchant = Static<typeof Merchant>;
+
+export const ChannelSchema = stringEnum(CHANNELS, 'ATM, POS, ECOM or CONTACTLESS');
+
+/** POST /v1/sandbox/cards/{cardId}/authorizations. */
+export const AuthorizationBody = Type.Object({ amount: Money, merchant: Merchant, channel: ChannelSchema }, { additionalProperties: false });
+export type AuthorizationBody = Static<typeof AuthorizationBody>;
+
+/** POST /v1/sandbox/entities/{entityId}/repayments. */
+export const RepaymentBody = Type.Object({ amount: Money }, { additionalProperties: false });
+export type RepaymentBody = Static<typeof RepaymentBody>;
+
+export const TransactionView = Type.Object({
+  transactionId: Type.String(),
+  cardId: Type.String(),
+  entityId: Type.String(),
+  amount: Type.String({ description: 'a decimal string' }),
+  channel: ChannelSchema,
+  merchant: Type.Object({ name: Type.String(), mcc: Type.String(), country: Type.String() }),
+  international: Type.Boolean({ description: "the merchant's country is not the tenant's home country" }),
+  status: stringEnum(TRANSACTION_STATUSES, 'APPROVED or DECLINED'),
+  declineReason: Type.Union([stringEnum(DECLINE_REASONS, 'why it was declined'), Type.Null()]),
+  at: Type.String({ format: 'date-time' }),
+});
+export type TransactionView = Static<typeof TransactionView>;
+
+export const TransactionResponse = cardEnvelopeOf(TransactionView);
+
+export const RepaymentView = Type.Object({
+  repaymentId: Type.String(),
+  entityId: Type.String(),
+  amount: Type.String(),
+  outstanding: Type.String({ description: 'after the repayment' }),
+  availableCredit: Type.String({ description: 'after the repayment' }),
+  at: Type.String({ format: 'date-time' }),
+});
+export const RepaymentResponse = cardEnvelopeOf(RepaymentView);
+
+export const TRANSACTION_PAGE_MAX = 200;
+export const TRANSACTION_PAGE_DEFAULT = 50;
+
+/**
+ * GET /v1/entities/{entityId}/transactions. Query values are strings (no coercion): `from`/`to` are dates
+ * (a day of the tenant's time zone) or date-times with an offset; `limit` digits; the cursor is opaque.
+ */
+export const TransactionQuery = Type.Object(
+  {
+    from: Type.Optional(Type.String({ minLength: 10, maxLength: 40, description: 'inclusive: YYYY-MM-DD (tenant time zone) or a date-time with an offset' })),
+    to: Type.Optional(Type.String({ minLength: 10, maxLength: 40, description: 'YYYY-MM-DD inclusive, or a date-time with an offset (exclusive)' })),
+    cardId: Type.Optional(Identifier),
+    status: Type.Optional(stringEnum(TRANSACTION_STATUSES, 'APPROVED or DECLINED')),
+    limit: Type.Optional(Type.String({ pattern: '^\\d{1,6}$', description: `1..${TRANSACTION_PAGE_MAX}, default ${TRANSACTION_PAGE_DEFAULT}` })),
+    cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,200}$', description: '`pagination.nextCursor` of the previous page' })),
+  },
+  { additionalProperties: false },
+);
+export type TransactionQuery = Static<typeof TransactionQuery>;
+
+/** Newest first; `nextCursor` names the next (older) page, null on the last. */
+export const TransactionPageResponse = Type.Object({
+  result: Type.Array(TransactionView),
+  pagination: Type.Object({ nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+});
