@@ -98,6 +98,9 @@ describe('tenants', () => {
         sandbox: true,
         tokenLifetimeSeconds: 900,
         rateLimit: { perUserPerMinute: 120 },
+        // Defaults filled in (decision 0057).
+        homeCountry: 'PT',
+        timeZone: 'UTC',
       },
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
