@@ -194,13 +194,19 @@ async function cliInProcess(args: string[], env: NodeJS.ProcessEnv): Promise<unk
   const err: string[] = [];
   const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
   const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (err.push(String(chunk)), true));
-  process.env = env;
+  // The real environment object is changed in place, never replaced: a replaced process.env is a plain
+  // object that native code (SoftHSM2 reading SOFTHSM2_CONF, in a later test file of this worker) never sees.
+  const replaceEnv = (next: NodeJS.ProcessEnv) => {
+    for (const k of Object.keys(process.env)) if (!(k in next)) delete process.env[k];
+    Object.assign(process.env, next);
+  };
+  replaceEnv(env);
   try {
     const code = await run(['node', 'cardline', ...args]);
     if (code !== 0) throw new Error(err.join('').trim());
     return JSON.parse(out.join(''));
   } finally {
-    process.env = saved;
+    replaceEnv(saved);
     stdout.mockRestore();
     stderr.mockRestore();
   }
