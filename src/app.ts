@@ -75,11 +75,15 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(operation);
 
   // One line per request, on completion, with nothing from headers or bodies.
+  // …and counted: requests by route pattern (never the concrete URL: ids would explode the series) and status.
+  const { metrics } = fastify.cardline;
   fastify.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url;
     request.log.info(
-      { method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.tenant?.id },
+      { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.tenant?.id },
       'request completed',
     );
+    metrics.request(route ?? 'unmatched', request.method, reply.statusCode, request.tenant?.id ?? null, reply.elapsedTime / 1000);
   });
 
   await fastify.register(healthRoutes);

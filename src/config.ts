@@ -28,6 +28,8 @@ export interface Config {
   adminPort: number;
   /** The demo's operator key; without it the demo creates a random one and prints it once. */
   demoOperatorKey: string | undefined;
+  /** A `tenant` label on the per-request, per-call and login metrics (CARDLINE_METRICS_TENANT_LABEL, default on). */
+  metricsTenantLabel: boolean;
   logLevel: string;
   dataDir: string;
   databaseUrl: string | undefined;
@@ -142,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminHost: env.CARDLINE_ADMIN_HOST || '127.0.0.1',
     adminPort: int(env, 'CARDLINE_ADMIN_PORT', 8081, 0, 65535),
     demoOperatorKey: demoOperatorKey(env),
+    metricsTenantLabel: env.CARDLINE_METRICS_TENANT_LABEL === undefined || env.CARDLINE_METRICS_TENANT_LABEL === '' ? true : bool(env, 'CARDLINE_METRICS_TENANT_LABEL'),
     logLevel,
     dataDir: resolve(env.CARDLINE_DATA_DIR || './data'),
     databaseUrl,

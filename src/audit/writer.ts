@@ -7,6 +7,7 @@
 // replica moved the head, the head is re-read and the chain recomputed.
 import { uuidv7 } from 'uuidv7';
 import type { Db } from '../store/db.js';
+import type { Observer } from '../services/metrics.js';
 import type { DomainEvent } from '../events/outbox.js';
 import { GENESIS_HASH, recordHash, type AuditEntry } from './chain.js';
 
@@ -121,7 +122,11 @@ export class AuditWriter {
   /** Where each tenant's chain head was after this process's last write (or read). */
   private readonly heads = new Map<string, Head>();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Told of every committed batch (the metrics). */
+    private readonly observer?: Pick<Observer, 'auditBatch'>,
+  ) {}
 
   /** Resolves once the record is committed. */
   record(entry: WriterEntry): Promise<void> {
@@ -163,6 +168,7 @@ export class AuditWriter {
   }
 
   private async append(tenantId: string, entries: WriterEntry[]): Promise<void> {
+    const started = performance.now();
     for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
       const head = this.heads.get(tenantId) ?? (await this.readHead(tenantId));
       let seq = head.seq;
@@ -208,6 +214,7 @@ export class AuditWriter {
       );
       if (r.rowCount === rows.length) {
         this.heads.set(tenantId, { seq, hash: prev });
+        this.observer?.auditBatch(rows.length, (performance.now() - started) / 1000);
         return;
       }
       // Another writer advanced the chain: forget our view of the head, back off a little (jittered, so

@@ -51,6 +51,12 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
 
   app.get('/health/live', { config: { operator: false } }, async () => ({ status: 'ok' }));
 
+  // Prometheus scrapes without a key, like its exporters: this listener stays on a private network (decision 0070).
+  app.get('/metrics', { config: { operator: false } }, async (_request, reply) => {
+    reply.type(services.metrics.contentType);
+    return services.metrics.text();
+  });
+
   // ── Tenants ──────────────────────────────────────────────────────────────────────────────────────
 
   app.get('/v1/tenants', {

@@ -23,6 +23,7 @@ import type { Db } from '../store/db.js';
 import { ChangeFeed } from '../services/changes.js';
 import { ConfigSecrets } from '../crypto/config-secrets.js';
 import { OperatorKeys } from '../services/operator-keys.js';
+import { Metrics } from '../services/metrics.js';
 import { sealLegacySecrets } from '../services/tenant-admin.js';
 import { migrate } from '../store/migrate.js';
 
@@ -56,6 +57,8 @@ export interface Services {
   secrets: ConfigSecrets;
   /** The platform operators' API keys (the management listener). */
   operatorKeys: OperatorKeys;
+  /** Prometheus metrics, served by the management listener's GET /metrics. */
+  metrics: Metrics;
 }
 
 declare module 'fastify' {
@@ -81,9 +84,17 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   await checkMasterKey(db, masterKey);
   const redis = config.redisUrl ? await openRedis(config, app.log) : null;
   const changes = new ChangeFeed(db, app.log);
+  // The gauges read the services when Prometheus scrapes; `services` exists by then.
+  const metrics = new Metrics(
+    { tenantLabel: config.metricsTenantLabel },
+    {
+      outboxDepth: async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE status = 'pending'")).rows[0]?.n ?? 0,
+      breakers: () => breakerStates(services.connectors),
+    },
+  );
   const keys = new KeyRing(db, masterKey, config.tenantCacheTtlMs, changes);
   const secrets = new ConfigSecrets(masterKey);
-  const users = new UserService(db, changes);
+  const users = new UserService(db, changes, metrics);
   const services: Services = {
     config,
     db,
@@ -92,18 +103,20 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     tenants: new TenantService(db, config.tenantCacheTtlMs, secrets),
     users,
     tokens: new TokenService(keys, config.issuer, config.audience, users),
-    audit: new AuditWriter(db),
+    audit: new AuditWriter(db, metrics),
     auditLog: new AuditLog(db),
     reports: new Reports(db),
     pins: new PinService(() => services.hsm),
     ...createConnectorServices(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs, {
       secretsFor: (tenantId) => connectorSecrets(masterKey, tenantId),
+      observer: metrics,
     }),
     replay: createReplayCache(db, redis, config.redisPrefix),
     redis,
     changes,
     secrets,
     operatorKeys: new OperatorKeys(db, changes),
+    metrics,
   };
   // Caches refresh on change, whichever process made it.
   changes.subscribe((change) => {
@@ -152,3 +165,13 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
 };
 
 export default fp(servicesPlugin, { name: 'services' });
+
+/** The circuit breaker of each started connector that has one (an HTTP connector's `stats().breaker`). */
+function breakerStates(instances: ConnectorInstances): { tenant: string; connector: string; state: 'closed' | 'half-open' | 'open' }[] {
+  const out: { tenant: string; connector: string; state: 'closed' | 'half-open' | 'open' }[] = [];
+  for (const { tenantId, connectorId, connector } of instances.started()) {
+    const stats = (connector as { stats?: () => { breaker?: { state: 'closed' | 'half-open' | 'open' } } }).stats?.();
+    if (stats?.breaker) out.push({ tenant: tenantId, connector: connectorId, state: stats.breaker.state });
+  }
+  return out;
+}

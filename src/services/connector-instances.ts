@@ -39,7 +39,10 @@ interface Instance {
   key: string;
   /** The tenant version it was built for: an older request never replaces it. */
   version: number;
+  connectorId: string;
   connector: Promise<Connector>;
+  /** The connector once it has started (for the metrics' breaker states). */
+  started?: Connector;
   /** Calls holding a lease on it. */
   inFlight: number;
   /** Replaced by a newer configuration: closed as soon as `inFlight` is zero. */
@@ -104,6 +107,13 @@ export class ConnectorInstances {
     }
   }
 
+  /** The current, started connector of each tenant, with the id its configuration names (for the metrics). */
+  *started(): Iterable<{ tenantId: string; connectorId: string; connector: Connector }> {
+    for (const instance of this.instances.values()) {
+      if (instance.started) yield { tenantId: instance.tenantId, connectorId: instance.connectorId, connector: instance.started };
+    }
+  }
+
   /** Calls in flight on the tenant's current instance (for tests and diagnostics). */
   inFlight(tenantId: string): number {
     return this.instances.get(tenantId)?.inFlight ?? 0;
@@ -128,8 +138,9 @@ export class ConnectorInstances {
         throw new ConnectorConfigError(tenant.id, definition.id, `failed to start: ${firstLine(err)}`);
       }
     })();
-    const instance: Instance = { tenantId: tenant.id, key, version, connector, inFlight: 0, retired: false };
+    const instance: Instance = { tenantId: tenant.id, key, version, connectorId: config.id, connector, inFlight: 0, retired: false };
     this.instances.set(tenant.id, instance);
+    connector.then((c) => (instance.started = c), () => undefined);
     // A connector that fails to start is retried on the next request rather than cached broken.
     connector.catch(() => {
       if (this.instances.get(tenant.id) === instance) this.instances.delete(tenant.id);

@@ -5,6 +5,7 @@ import type { ConnectorDefinition } from '../../connectors/contract.js';
 import { ConnectorInstances, type ConnectorInstancesOptions } from './connector-instances.js';
 import { ConnectorRegistry, type ConnectorRegistryOptions } from './connector-registry.js';
 import { CoreCaller } from './core-caller.js';
+import type { Observer } from './metrics.js';
 
 export { ConnectorConfigError, ConnectorRegistry, type ConnectorConfig } from './connector-registry.js';
 export { ConnectorInstances, type ConnectorLease, type DegradedTenant } from './connector-instances.js';
@@ -27,6 +28,8 @@ export type ConnectorServicesOptions = ConnectorRegistryOptions &
   Omit<ConnectorInstancesOptions, 'startTimeoutMs'> & {
     /** Monotonic clock in milliseconds (tests replace it), for probes and latencies alike. */
     now?: () => number;
+    /** Told of every call (the metrics). */
+    observer?: Pick<Observer, 'connectorCall'>;
   };
 
 /**
@@ -41,5 +44,9 @@ export function createConnectorServices(
 ): ConnectorServices {
   const connectorRegistry = new ConnectorRegistry(definitions, logger, opts);
   const connectors = new ConnectorInstances(connectorRegistry, logger, { ...opts, startTimeoutMs: timeoutMs });
-  return { connectorRegistry, connectors, core: new CoreCaller(connectors, { timeoutMs, ...(opts.now ? { now: opts.now } : {}) }) };
+  return {
+    connectorRegistry,
+    connectors,
+    core: new CoreCaller(connectors, { timeoutMs, ...(opts.now ? { now: opts.now } : {}), observer: opts.observer }),
+  };
 }

@@ -1,6 +1,7 @@
 // The call to a tenant's core: the connector operation under the request's deadline, its outcome mapped
 // to the catalogue's errors, and per-operation counters and latency histogram.
 import type { FastifyBaseLogger } from 'fastify';
+import type { Observer } from './metrics.js';
 import {
   isConnectorTimeoutError,
   isConnectorUnavailableError,
@@ -51,6 +52,8 @@ export interface CoreCallerOptions {
   timeoutMs: number;
   /** Monotonic clock in milliseconds (tests replace it). */
   now?: () => number;
+  /** Told of every call (the metrics). */
+  observer?: Pick<Observer, 'connectorCall'> | undefined;
 }
 
 export class CoreCaller {
@@ -64,7 +67,10 @@ export class CoreCaller {
   ) {
     this.timeoutMs = opts.timeoutMs;
     this.now = opts.now ?? (() => performance.now());
+    this.observer = opts.observer;
   }
+
+  private readonly observer: Pick<Observer, 'connectorCall'> | undefined;
 
   /**
    * Calls one operation under the request's deadline and maps the outcome: succeeded → value;
@@ -170,6 +176,7 @@ export class CoreCaller {
     s.latencyMs.max = Math.max(s.latencyMs.max, ms);
     const bucket = LATENCY_BUCKETS_MS.findIndex((le) => ms <= le);
     s.latencyMs.buckets[bucket === -1 ? LATENCY_BUCKETS_MS.length : bucket]!++;
+    this.observer?.connectorCall(tenant.id, connector, operation, kind, ms / 1000);
   }
 
   /** Per tenant, connector and operation: calls, outcomes and latency, for the metrics endpoint. A copy. */

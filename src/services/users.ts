@@ -9,6 +9,7 @@ import { ROLES, type Role } from '../../schemas/common.js';
 import { Errors } from '../errors.js';
 import type { Db, Queryable } from '../store/db.js';
 import type { ChangeFeed } from './changes.js';
+import type { Observer } from './metrics.js';
 
 export const MAX_FAILURES = 10;
 export const LOCK_MINUTES = 30;
@@ -92,6 +93,8 @@ export class UserService {
   constructor(
     private readonly db: Db,
     private readonly changes?: ChangeFeed,
+    /** Told of failed logins and lockouts (the metrics). */
+    private readonly observer?: Pick<Observer, 'loginFailed' | 'lockedOut'>,
   ) {}
 
   /** Tells every process that the user changed (in `tx`, delivered at commit), then this one at once. */
@@ -300,9 +303,12 @@ export class UserService {
       return null;
     }
     const ok = await this.checkPassword(row.password_hash, password);
-    if ((await this.endAttempt(tenantId, username, ok)) === 'locked') {
+    const ended = await this.endAttempt(tenantId, username, ok);
+    if (!ok) this.observer?.loginFailed(tenantId);
+    if (ended === 'locked') {
       // One line per lock, for the operator (and a SIEM): who, never the password.
       log?.warn({ tenant: tenantId, user: username, failures: MAX_FAILURES, lockedMinutes: LOCK_MINUTES }, 'user locked after repeated failed logins');
+      this.observer?.lockedOut(tenantId);
     }
     return ok ? { id: row.id, tenantId, username: row.username, role: row.role, generation: Number(row.token_generation) } : null;
   }

@@ -1,0 +1,142 @@
+// Prometheus metrics (prom-client), served by GET /metrics on the management listener: requests, connector
+// calls and circuit breakers, audit batches, the outbox's depth, logins, and Node's own. Hot paths only
+// increment; what the store or the connectors know is read when Prometheus scrapes (decision 0070).
+import client from 'prom-client';
+
+/** How a connector call ended (as the core caller counts it). */
+export type CallOutcome = 'succeeded' | 'business' | 'pending' | 'unavailable' | 'timeout' | 'internal';
+
+/** What the services report as they work; the metrics module turns it into series. */
+export interface Observer {
+  request(route: string, method: string, status: number, tenant: string | null, seconds: number): void;
+  connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number): void;
+  auditBatch(records: number, seconds: number): void;
+  loginFailed(tenant: string): void;
+  lockedOut(tenant: string): void;
+}
+
+export interface MetricsOptions {
+  /**
+   * A `tenant` label on per-request, per-call and login series (default on). With thousands of tenants it
+   * multiplies the series: switch it off (CARDLINE_METRICS_TENANT_LABEL=0) and per-tenant series disappear.
+   */
+  tenantLabel: boolean;
+}
+
+/** Scrape-time readers: what is not counted on the hot path. */
+export interface Gauges {
+  /** Events of record not yet delivered. */
+  outboxDepth?: () => Promise<number>;
+  /** Each started connector's circuit breaker, when it has one. */
+  breakers?: () => { tenant: string; connector: string; state: 'closed' | 'half-open' | 'open' }[];
+}
+
+const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
+
+export class Metrics implements Observer {
+  readonly registry = new client.Registry();
+  private readonly tenantLabel: boolean;
+  private readonly requests: client.Counter<string>;
+  private readonly requestSeconds: client.Histogram<string>;
+  private readonly calls: client.Counter<string>;
+  private readonly callSeconds: client.Histogram<string>;
+  private readonly batchRecords: client.Histogram<string>;
+  private readonly commitSeconds: client.Histogram<string>;
+  private readonly loginFailures: client.Counter<string>;
+  private readonly lockouts: client.Counter<string>;
+
+  constructor(opts: MetricsOptions, gauges: Gauges = {}) {
+    this.tenantLabel = opts.tenantLabel;
+    const registers = [this.registry];
+    const t = (labels: string[]) => (this.tenantLabel ? [...labels, 'tenant'] : labels);
+    client.collectDefaultMetrics({ register: this.registry, prefix: 'cardline_' });
+    this.requests = new client.Counter({ name: 'cardline_http_requests_total', help: 'Requests answered, by route pattern, method and status.', labelNames: t(['route', 'method', 'status']), registers });
+    this.requestSeconds = new client.Histogram({
+      name: 'cardline_http_request_duration_seconds',
+      help: 'Time from the request to its answer, by route pattern, method and status.',
+      labelNames: t(['route', 'method', 'status']),
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
+    this.calls = new client.Counter({ name: 'cardline_connector_calls_total', help: 'Calls to a core, by connector, operation and outcome.', labelNames: t(['connector', 'operation', 'outcome']), registers });
+    this.callSeconds = new client.Histogram({
+      name: 'cardline_connector_call_duration_seconds',
+      help: 'Time a core took to answer, by connector and operation.',
+      labelNames: t(['connector', 'operation']),
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
+    this.batchRecords = new client.Histogram({
+      name: 'cardline_audit_batch_records',
+      help: 'Audit records (with their events and idempotency settlements) committed per statement.',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+      registers,
+    });
+    this.commitSeconds = new client.Histogram({ name: 'cardline_audit_commit_seconds', help: 'Time one audit batch took to commit.', buckets: SECONDS_BUCKETS, registers });
+    this.loginFailures = new client.Counter({ name: 'cardline_login_failures_total', help: 'Logins refused for a wrong password of a known user.', labelNames: t([]), registers });
+    this.lockouts = new client.Counter({ name: 'cardline_lockouts_total', help: 'Users locked after ten failed logins.', labelNames: t([]), registers });
+    if (gauges.outboxDepth) {
+      const depth = gauges.outboxDepth;
+      new client.Gauge({
+        name: 'cardline_outbox_pending',
+        help: 'Events of record waiting to be delivered.',
+        registers,
+        async collect() {
+          this.set(await depth());
+        },
+      });
+    }
+    if (gauges.breakers) {
+      const breakers = gauges.breakers;
+      const withTenant = this.tenantLabel;
+      new client.Gauge({
+        name: 'cardline_circuit_breaker_state',
+        help: "A core's circuit breaker: 0 closed, 1 half-open, 2 open.",
+        labelNames: withTenant ? ['connector', 'tenant'] : ['connector'],
+        registers,
+        collect() {
+          this.reset();
+          for (const b of breakers()) this.set(withTenant ? { connector: b.connector, tenant: b.tenant } : { connector: b.connector }, BREAKER_STATE[b.state]);
+        },
+      });
+    }
+  }
+
+  private labels(base: Record<string, string>, tenant: string | null): Record<string, string> {
+    return this.tenantLabel ? { ...base, tenant: tenant ?? '' } : base;
+  }
+
+  request(route: string, method: string, status: number, tenant: string | null, seconds: number): void {
+    const labels = this.labels({ route, method, status: String(status) }, tenant);
+    this.requests.inc(labels);
+    this.requestSeconds.observe(labels, seconds);
+  }
+
+  connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number): void {
+    this.calls.inc(this.labels({ connector, operation, outcome }, tenant));
+    this.callSeconds.observe(this.labels({ connector, operation }, tenant), seconds);
+  }
+
+  auditBatch(records: number, seconds: number): void {
+    this.batchRecords.observe(records);
+    this.commitSeconds.observe(seconds);
+  }
+
+  loginFailed(tenant: string): void {
+    this.loginFailures.inc(this.labels({}, tenant));
+  }
+
+  lockedOut(tenant: string): void {
+    this.lockouts.inc(this.labels({}, tenant));
+  }
+
+  /** The Prometheus text exposition. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
