@@ -35,6 +35,10 @@ export function resolveMasterKey(
   return key;
 }
 
-export function openStore(config: Config): Promise<Db> {
-  return openDb({ databaseUrl: config.databaseUrl, dataDir: join(config.dataDir, 'pglite') });
+/**
+ * The gateway's store. The gateway runs the embedded store on a thread of its own (config.storeThread); a CLI
+ * command, over in a moment, keeps it in process.
+ */
+export function openStore(config: Config, opts: { thread?: boolean } = {}): Promise<Db> {
+  return openDb({ databaseUrl: config.databaseUrl, dataDir: join(config.dataDir, 'pglite'), thread: opts.thread ?? false });
 }

@@ -30,6 +30,8 @@ export interface Config {
   demoOperatorKey: string | undefined;
   /** A `tenant` label on the per-request, per-call and login metrics (CARDLINE_METRICS_TENANT_LABEL, default on). */
   metricsTenantLabel: boolean;
+  /** The embedded store on a worker thread of its own, off the event loop (CARDLINE_STORE_THREAD, default on). */
+  storeThread: boolean;
   logLevel: string;
   dataDir: string;
   databaseUrl: string | undefined;
@@ -144,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminHost: env.CARDLINE_ADMIN_HOST || '127.0.0.1',
     adminPort: int(env, 'CARDLINE_ADMIN_PORT', 8081, 0, 65535),
     demoOperatorKey: demoOperatorKey(env),
+    storeThread: env.CARDLINE_STORE_THREAD === undefined || env.CARDLINE_STORE_THREAD === '' ? true : bool(env, 'CARDLINE_STORE_THREAD'),
     metricsTenantLabel: env.CARDLINE_METRICS_TENANT_LABEL === undefined || env.CARDLINE_METRICS_TENANT_LABEL === '' ? true : bool(env, 'CARDLINE_METRICS_TENANT_LABEL'),
     logLevel,
     dataDir: resolve(env.CARDLINE_DATA_DIR || './data'),

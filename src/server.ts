@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   const demoFlag = process.argv.includes('--demo');
   const config = loadConfig(process.env, demoFlag ? { demo: true } : {});
   const masterKey = resolveMasterKey(config, { allowGenerate: config.demo });
-  const db = await openStore(config);
+  const db = await openStore(config, { thread: config.storeThread });
   const app = await buildApp({ config, db, masterKey });
 
   if (config.demo) {

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import pg from 'pg';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
+import { PgliteThread } from './pglite-thread.js';
+import type { WorkerError } from './pglite-worker.js';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -167,6 +169,61 @@ class PgliteDb implements Db {
   }
 }
 
+/** A database error from the store's thread (its safe fields only), or the thread's own failure. */
+const threadError = (e: WorkerError): Error => (e.code ? new StoreError({ ...e, code: e.code }) : new Error(e.message ?? 'store error'));
+
+/** PGlite on a thread of its own (src/store/pglite-thread.ts): the same store, off the event loop. */
+class PgliteThreadDb implements Db {
+  readonly kind = 'pglite' as const;
+  private readonly direct: Queryable;
+  private closed = false;
+
+  constructor(
+    private readonly thread: PgliteThread,
+    private readonly release: () => Promise<void> = async () => undefined,
+  ) {
+    this.direct = thread.queryable(threadError);
+  }
+
+  query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
+    return this.direct.query<T>(sql, params);
+  }
+
+  exec(sql: string): Promise<void> {
+    return this.direct.exec(sql);
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const { tx } = await this.thread.call({ op: 'begin' }, threadError);
+    let result: T;
+    try {
+      result = await fn(this.thread.queryable(threadError, tx));
+    } catch (err) {
+      await this.thread.call({ op: 'end', tx: tx!, commit: false }, threadError).catch(() => undefined);
+      throw err;
+    }
+    await this.thread.call({ op: 'end', tx: tx!, commit: true }, threadError);
+    return result;
+  }
+
+  exclusive<T>(_lockId: number, fn: (db: Queryable) => Promise<T>): Promise<T> {
+    return fn(this);
+  }
+
+  async dump(): Promise<Blob> {
+    const { dump } = await this.thread.call({ op: 'dump' }, threadError);
+    return new Blob([dump!]);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.thread.call({ op: 'close' }, threadError).catch(() => undefined);
+    await this.thread.terminate();
+    await this.release();
+  }
+}
+
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   constructor(
@@ -279,6 +336,20 @@ export interface OpenOptions {
    * seconds; loading a migrated dump takes about one (the test suite starts every store this way).
    */
   loadDataDir?: Blob;
+  /**
+   * PGlite on a worker thread of its own, off the event loop (the gateway's default); in process otherwise
+   * (short CLI commands, most tests).
+   */
+  thread?: boolean;
+}
+
+async function openPglite(dataDir: string, opts: OpenOptions, release?: () => Promise<void>): Promise<Db> {
+  if (opts.thread) {
+    const loadDataDir = opts.loadDataDir ? await opts.loadDataDir.arrayBuffer() : undefined;
+    return new PgliteThreadDb(await PgliteThread.start({ dataDir, ...(loadDataDir ? { loadDataDir } : {}) }, threadError), release);
+  }
+  const { PGlite } = await import('@electric-sql/pglite');
+  return new PgliteDb(await PGlite.create(dataDir, opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}), release);
 }
 
 export async function openDb(opts: OpenOptions): Promise<Db> {
@@ -288,11 +359,8 @@ export async function openDb(opts: OpenOptions): Promise<Db> {
     pool.on('error', () => undefined);
     return new PostgresDb(pool, opts.databaseUrl);
   }
-  const { PGlite } = await import('@electric-sql/pglite');
   const dataDir = opts.dataDir ?? 'memory://';
-  if (dataDir.startsWith('memory://')) {
-    return new PgliteDb(await PGlite.create(dataDir, opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}));
-  }
+  if (dataDir.startsWith('memory://')) return openPglite(dataDir, opts);
   mkdirSync(dataDir, { recursive: true });
   // The lock is refreshed every 5 s; one left by a killed process goes stale after 30 s.
   let release: () => Promise<void>;
@@ -303,7 +371,7 @@ export async function openDb(opts: OpenOptions): Promise<Db> {
     throw err;
   }
   try {
-    return new PgliteDb(await PGlite.create(dataDir), release);
+    return await openPglite(dataDir, { ...opts, loadDataDir: undefined }, release);
   } catch (err) {
     await release();
     throw err;
@@ -312,6 +380,6 @@ export async function openDb(opts: OpenOptions): Promise<Db> {
 
 /** The data directory of a PGlite store as an uncompressed tarball, for `openDb({ loadDataDir })`. */
 export function dumpPglite(db: Db): Promise<Blob> {
-  if (!(db instanceof PgliteDb)) throw new Error('Only a PGlite store can be dumped');
+  if (!(db instanceof PgliteDb) && !(db instanceof PgliteThreadDb)) throw new Error('Only a PGlite store can be dumped');
   return db.dump();
 }

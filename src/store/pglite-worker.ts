@@ -1,0 +1,152 @@
+// The embedded store's thread: it owns the PGlite instance, so that PostgreSQL's work (parsing, planning,
+// executing, writing pages) runs beside the event loop instead of on it. The gateway's thread sends each
+// statement as a message and awaits the answer (src/store/pglite-thread.ts).
+//
+// Protocol (every request carries an id; every answer repeats it):
+//   { op: 'query', sql, params, tx? } → { rows, rowCount }
+//   { op: 'exec', sql, tx? }          → {}
+//   { op: 'begin' }                   → { tx }  once the transaction holds PGlite; statements naming tx run in it
+//   { op: 'end', tx, commit }         → {}      after COMMIT (or ROLLBACK) has run
+//   { op: 'dump' }                    → { dump: ArrayBuffer }
+//   { op: 'close' }                   → {}
+// A failure answers { error }: a database error's SQLSTATE and schema names only (never its message, which
+// may quote a row or a parameter), or another error's message.
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+
+export interface PgliteWorkerData {
+  dataDir: string;
+  loadDataDir?: ArrayBuffer;
+}
+
+export type WorkerRequest =
+  | { id: number; op: 'query'; sql: string; params: unknown[]; tx?: number }
+  | { id: number; op: 'exec'; sql: string; tx?: number }
+  | { id: number; op: 'begin' }
+  | { id: number; op: 'end'; tx: number; commit: boolean }
+  | { id: number; op: 'dump' }
+  | { id: number; op: 'close' };
+
+/** What may leave the thread of a database error: the fields StoreError keeps. */
+export interface WorkerError {
+  code?: string;
+  severity?: string;
+  schema?: string;
+  table?: string;
+  column?: string;
+  dataType?: string;
+  constraint?: string;
+  /** Only for errors that are not the database's (they quote no row). */
+  message?: string;
+}
+
+export interface WorkerAnswer {
+  id: number;
+  error?: WorkerError;
+  rows?: unknown[];
+  rowCount?: number;
+  tx?: number;
+  dump?: ArrayBuffer;
+}
+
+const SAFE = ['code', 'severity', 'schema', 'table', 'column', 'dataType', 'constraint'] as const;
+
+function describe(err: unknown): WorkerError {
+  const e = err as Record<string, unknown> | null;
+  if (e && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) && 'severity' in e) {
+    const out: WorkerError = {};
+    for (const f of SAFE) if (typeof e[f] === 'string' && e[f]) out[f] = e[f];
+    return out;
+  }
+  return { message: err instanceof Error ? err.message : String(err) };
+}
+
+interface OpenTx {
+  tx: Transaction;
+  end: (commit: boolean) => void;
+  done: Promise<unknown>;
+}
+
+async function main(): Promise<void> {
+  const port = parentPort;
+  if (!port) throw new Error('pglite-worker runs as a worker thread');
+  const data = workerData as PgliteWorkerData;
+  const db = await PGlite.create(data.dataDir, data.loadDataDir ? { loadDataDir: new Blob([data.loadDataDir]) } : {});
+  const open = new Map<number, OpenTx>();
+  let nextTx = 1;
+
+  const answer = (msg: WorkerAnswer, transfer: ArrayBuffer[] = []) => port.postMessage(msg, transfer);
+  const target = (tx: number | undefined) => {
+    if (tx === undefined) return db;
+    const t = open.get(tx);
+    if (!t) throw new Error(`transaction ${tx} is not open`);
+    return t.tx;
+  };
+
+  const handle = async (req: WorkerRequest): Promise<void> => {
+    try {
+      switch (req.op) {
+        case 'query': {
+          const r = await target(req.tx).query(req.sql, req.params);
+          return answer({ id: req.id, rows: r.rows, rowCount: r.affectedRows ?? r.rows.length });
+        }
+        case 'exec':
+          await target(req.tx).exec(req.sql);
+          return answer({ id: req.id });
+        case 'begin': {
+          const tx = nextTx++;
+          // PGlite's transaction() holds its lock until the callback settles: the callback waits for 'end'.
+          const entry = {} as OpenTx;
+          const started = new Promise<void>((began) => {
+            entry.done = db.transaction(
+              (t) =>
+                new Promise<void>((resolve, reject) => {
+                  entry.tx = t;
+                  entry.end = (commit) => (commit ? resolve() : reject(new RollBack()));
+                  open.set(tx, entry);
+                  began();
+                }),
+            );
+          });
+          // A failed BEGIN never calls the callback: answer its error instead of waiting forever.
+          await Promise.race([started, entry.done]);
+          return answer({ id: req.id, tx });
+        }
+        case 'end': {
+          const t = open.get(req.tx);
+          if (!t) throw new Error(`transaction ${req.tx} is not open`);
+          open.delete(req.tx);
+          t.end(req.commit);
+          try {
+            await t.done;
+          } catch (err) {
+            if (!(err instanceof RollBack)) throw err;
+          }
+          return answer({ id: req.id });
+        }
+        case 'dump': {
+          const blob = await db.dumpDataDir('none');
+          const dump = await blob.arrayBuffer();
+          return answer({ id: req.id, dump }, [dump]);
+        }
+        case 'close':
+          if (!db.closed) await db.close();
+          answer({ id: req.id });
+          port.close();
+          return;
+      }
+    } catch (err) {
+      answer({ id: req.id, error: describe(err) });
+    }
+  };
+
+  port.on('message', (req: WorkerRequest) => void handle(req));
+  port.postMessage({ ready: true });
+}
+
+/** The rollback the gateway asked for: not an error of the transaction. */
+class RollBack extends Error {}
+
+main().catch((err: unknown) => {
+  parentPort?.postMessage({ ready: false, error: describe(err) });
+});
