@@ -4,12 +4,13 @@ import type { Server } from 'node:http';
 import type { FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from 'fastify';
 import Fastify, { LogController } from 'fastify';
 import fp from 'fastify-plugin';
-import helmet from '@fastify/helmet';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import helmet, { type HelmetOptions } from 'helmet';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { ConnectorDefinition } from '../connectors/contract.js';
 import type { Db } from './store/db.js';
-import { loggerOptions, scrubBindings } from './logging.js';
+import { lazyChildLogger, loggerOptions, scrubBindings } from './logging.js';
 import './route-config.js';
 import services from './plugins/services.js';
 import errors, { frameworkErrors } from './plugins/errors.js';
@@ -79,8 +80,9 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   const { metrics } = fastify.cardline;
   fastify.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url;
-    request.log.info(
-      { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.tenant?.id },
+    // On the root logger with the request id as a field: no request child is made for this line.
+    fastify.log.info(
+      { requestId: request.id, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.tenant?.id },
       'request completed',
     );
     metrics.request(route ?? 'unmatched', request.method, reply.statusCode, request.tenant?.id ?? null, reply.elapsedTime / 1000);
@@ -100,8 +102,8 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
  */
 export const securityHeaders = fp(
   async (fastify) => {
-    await fastify.register(helmet, {
-      global: true,
+    // Computed once, by helmet itself, instead of rebuilding its configuration on every request.
+    const headers = helmetHeaders({
       contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
       crossOriginOpenerPolicy: false,
       originAgentCluster: false,
@@ -111,13 +113,29 @@ export const securityHeaders = fp(
       frameguard: { action: 'deny' },
       referrerPolicy: { policy: 'no-referrer' },
     });
-    fastify.addHook('onRequest', async (request, reply) => {
+    fastify.addHook('onRequest', (request, reply, done) => {
+      reply.headers(headers);
       reply.header('x-request-id', request.id);
-      reply.header('cache-control', 'no-store');
+      done();
     });
   },
   { name: 'security-headers' },
 );
+
+/** The headers helmet sets for these options, read once from its middleware. */
+function helmetHeaders(options: HelmetOptions): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const res = {
+    setHeader: (name: string, value: string | number | readonly string[]) => void (headers[name.toLowerCase()] = String(value)),
+    removeHeader: (name: string) => void delete headers[name.toLowerCase()],
+  };
+  let failure: unknown = null;
+  helmet(options)({} as IncomingMessage, res as unknown as ServerResponse, (err?: unknown) => void (failure = err ?? null));
+  if (failure) throw failure instanceof Error ? failure : new Error(String(failure));
+  // Nothing here may sit in a shared cache (the public key sets override this per route).
+  headers['cache-control'] = 'no-store';
+  return headers;
+}
 
 const cardlineApp = fp(app, { name: 'cardline' });
 export default cardlineApp;
@@ -133,6 +151,8 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     loggerInstance: scrubBindings((logger as Logger | undefined) ?? pino(loggerOptions(config.logLevel))),
     // Fastify's own per-request lines are replaced by one completion line (see app.ts onResponse).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    // No pino child per request unless something logs through request.log (src/logging.ts).
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
     // request.ip (the audit's origin) is the client behind the trusted proxies named by TRUST_PROXY; an
     // X-Forwarded-For from anyone else is ignored (decision 0047).

@@ -100,3 +100,56 @@ export function scrubBindings<L extends Logger>(logger: L): L {
   });
   return logger;
 }
+
+type LogFn = Logger['info'];
+
+/**
+ * A request's logger, made when first used: most requests log one completion line, which the gateway writes
+ * on the root logger with the request id as a field, so building a pino child (its bindings serialised)
+ * for every request would be work thrown away. Anything that logs through request.log gets the real child.
+ */
+class LazyChildLogger {
+  #real: Logger | undefined;
+  constructor(
+    private readonly parent: Logger,
+    private readonly childBindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  private get real(): Logger {
+    return (this.#real ??= this.parent.child(this.childBindings, this.options));
+  }
+
+  get level(): string {
+    return this.#real?.level ?? this.options.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.real.level = level;
+  }
+
+  fatal: LogFn = (...args: Parameters<LogFn>) => this.real.fatal(...args);
+  error: LogFn = (...args: Parameters<LogFn>) => this.real.error(...args);
+  warn: LogFn = (...args: Parameters<LogFn>) => this.real.warn(...args);
+  info: LogFn = (...args: Parameters<LogFn>) => this.real.info(...args);
+  debug: LogFn = (...args: Parameters<LogFn>) => this.real.debug(...args);
+  trace: LogFn = (...args: Parameters<LogFn>) => this.real.trace(...args);
+  silent: LogFn = () => undefined;
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
+    return this.real.child(bindings, options);
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return this.real.isLevelEnabled(level);
+  }
+
+  bindings(): Bindings {
+    return this.real.bindings();
+  }
+}
+
+/** Fastify's childLoggerFactory: a request's logger made only when something logs through it. */
+export function lazyChildLogger(logger: unknown, bindings: Bindings, options: ChildLoggerOptions): Logger {
+  return new LazyChildLogger(logger as Logger, bindings, options) as unknown as Logger;
+}

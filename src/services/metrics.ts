@@ -107,15 +107,35 @@ export class Metrics implements Observer {
     return this.tenantLabel ? { ...base, tenant: tenant ?? '' } : base;
   }
 
+  /**
+   * The series a label set names, looked up once: prom-client validates and hashes the labels on every
+   * inc/observe otherwise. As many entries as series, which the label values bound.
+   */
+  private readonly series = new Map<string, { inc(): void } | { observe(value: number): void }>();
+
+  private counter(metric: client.Counter<string>, key: string, labels: () => Record<string, string>): { inc(): void } {
+    let child = this.series.get(key) as { inc(): void } | undefined;
+    if (!child) this.series.set(key, (child = metric.labels(labels())));
+    return child;
+  }
+
+  private histogram(metric: client.Histogram<string>, key: string, labels: () => Record<string, string>): { observe(value: number): void } {
+    let child = this.series.get(key) as { observe(value: number): void } | undefined;
+    if (!child) this.series.set(key, (child = metric.labels(labels())));
+    return child;
+  }
+
   request(route: string, method: string, status: number, tenant: string | null, seconds: number): void {
-    const labels = this.labels({ route, method, status: String(status) }, tenant);
-    this.requests.inc(labels);
-    this.requestSeconds.observe(labels, seconds);
+    const key = `${route}\u0000${method}\u0000${status}\u0000${this.tenantLabel ? (tenant ?? '') : ''}`;
+    const labels = () => this.labels({ route, method, status: String(status) }, tenant);
+    this.counter(this.requests, `r\u0000${key}`, labels).inc();
+    this.histogram(this.requestSeconds, `rs\u0000${key}`, labels).observe(seconds);
   }
 
   connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number): void {
-    this.calls.inc(this.labels({ connector, operation, outcome }, tenant));
-    this.callSeconds.observe(this.labels({ connector, operation }, tenant), seconds);
+    const t = this.tenantLabel ? tenant : '';
+    this.counter(this.calls, `c\u0000${connector}\u0000${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ connector, operation, outcome }, tenant)).inc();
+    this.histogram(this.callSeconds, `cs\u0000${connector}\u0000${operation}\u0000${t}`, () => this.labels({ connector, operation }, tenant)).observe(seconds);
   }
 
   auditBatch(records: number, seconds: number): void {
