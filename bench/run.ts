@@ -1,16 +1,21 @@
-// `npm run bench`: the full Cardline pipeline against a bare Fastify floor, alternating rounds, loopback only.
-//   BENCH_SECONDS (10) per run, BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_WARMUP_SECONDS (2),
-//   BENCH_STORE (disk | memory | postgres, with DATABASE_URL) the full app's store,
-//   BENCH_PROFILE=1 starts the child with --cpu-prof (profiles land in bench/profiles/).
-// Fails (exit 1) when the full pipeline answers anything but 2xx or the child cannot start.
+// `npm run bench`: the full Cardline pipeline against a bare Fastify floor, alternating rounds, loopback only,
+// for each target of the performance issue, side by side in one run, and one summary table at the end.
+//   Variants (default all): one tenant; 1 000 and 10 000 tenants (requests spread round-robin, a token each);
+//   one tenant with an Idempotency-Key on every write and rate limits. BENCH_TENANTS=N, BENCH_IDEMPOTENCY=1
+//   and BENCH_RATE_LIMIT=1 run that one variant instead.
+//   BENCH_STORE (disk | memory | postgres, with DATABASE_URL), BENCH_SECONDS (10) per run, BENCH_CONNECTIONS
+//   (32), BENCH_ROUNDS (2), BENCH_WARMUP_SECONDS (2), BENCH_AUDIT_ROWS (1 000 000; 0 skips the audit-query
+//   target), BENCH_PROFILE=1 (the child runs with --cpu-prof; profiles land in bench/profiles/).
+// Fails (exit 1) when the full pipeline answers anything but 2xx or a child cannot start.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import { encryptCompact } from '../src/crypto/jwe.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
@@ -28,12 +33,115 @@ const SECONDS = envInt('BENCH_SECONDS', 10, 1, 300);
 const CONNECTIONS = envInt('BENCH_CONNECTIONS', 32, 1, 1024);
 const ROUNDS = envInt('BENCH_ROUNDS', 2, 1, 20);
 const WARMUP = envInt('BENCH_WARMUP_SECONDS', 2, 0, 60);
+const AUDIT_ROWS = envInt('BENCH_AUDIT_ROWS', 1_000_000, 0, 10_000_000);
 const PROFILE = process.env.BENCH_PROFILE === '1';
+const STORE = process.env.BENCH_STORE || 'disk';
+
+interface Variant {
+  name: string;
+  tenants: number;
+  idempotency: boolean;
+  rateLimit: boolean;
+}
+
+function variants(): Variant[] {
+  const single = process.env.BENCH_TENANTS || process.env.BENCH_IDEMPOTENCY === '1' || process.env.BENCH_RATE_LIMIT === '1';
+  if (single) {
+    const tenants = envInt('BENCH_TENANTS', 1, 1, 100_000);
+    const idempotency = process.env.BENCH_IDEMPOTENCY === '1';
+    const rateLimit = process.env.BENCH_RATE_LIMIT === '1';
+    const extras = [idempotency ? 'Idempotency-Key' : '', rateLimit ? 'rate limits' : ''].filter(Boolean).join(' + ');
+    return [{ name: `${tenants} tenant${tenants === 1 ? '' : 's'}${extras ? ` + ${extras}` : ''}`, tenants, idempotency, rateLimit }];
+  }
+  return [
+    { name: '1 tenant', tenants: 1, idempotency: false, rateLimit: false },
+    { name: '1 000 tenants', tenants: 1_000, idempotency: false, rateLimit: false },
+    { name: '10 000 tenants', tenants: 10_000, idempotency: false, rateLimit: false },
+    { name: '1 tenant + Idempotency-Key + rate limits', tenants: 1, idempotency: true, rateLimit: true },
+  ];
+}
 
 interface Ports {
   bare: number;
   full: number;
 }
+
+interface Started {
+  child: ChildProcess;
+  ports: Ports;
+  store: string;
+  startupMs: number;
+  seedMs: number;
+  tokens: { tenant: string; token: string }[];
+}
+
+function startChild(variant: Variant): Promise<Started> {
+  const args = ['--import', 'tsx'];
+  if (PROFILE) {
+    const dir = join(ROOT, 'bench', 'profiles');
+    mkdirSync(dir, { recursive: true });
+    args.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
+  }
+  args.push(join(ROOT, 'bench', 'server.ts'));
+  const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-tokens-'));
+  const tokensFile = join(dir, 'tokens.json');
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      BENCH_TOKENS_FILE: tokensFile,
+      BENCH_TENANTS: String(variant.tenants),
+      BENCH_RATE_LIMIT: variant.rateLimit ? '1' : '0',
+    },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  return new Promise((resolveStarted, reject) => {
+    const timer = setTimeout(() => reject(new Error('bench server did not start within 10 minutes')), 600_000);
+    child.once('exit', (code) => reject(new Error(`bench server exited early with code ${code}`)));
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { benchPorts?: Ports; store?: string; startupMs?: number; seedMs?: number };
+        if (msg.benchPorts) {
+          clearTimeout(timer);
+          const tokens = JSON.parse(readFileSync(tokensFile, 'utf8')) as Started['tokens'];
+          rmSync(dir, { recursive: true, force: true });
+          resolveStarted({ child, ports: msg.benchPorts, store: msg.store ?? '?', startupMs: msg.startupMs ?? NaN, seedMs: msg.seedMs ?? NaN, tokens });
+          return;
+        }
+      } catch {
+        // not ours
+      }
+      process.stderr.write(`[server] ${line}\n`);
+    });
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  child.stdin?.end();
+  child.kill('SIGTERM');
+  await new Promise<void>((r) => {
+    if (child.exitCode !== null) return r();
+    const t = setTimeout(() => {
+      child.kill('SIGKILL');
+      r();
+    }, 15_000);
+    child.once('exit', () => {
+      clearTimeout(t);
+      r();
+    });
+  });
+}
+
+interface Stats {
+  elu: EventLoopUtilization;
+  cpu: NodeJS.CpuUsage;
+  rss: number;
+  auditRows: number;
+}
+
+const stats = async (port: number): Promise<Stats> => (await (await fetch(`http://127.0.0.1:${port}/__bench/stats`)).json()) as Stats;
 
 interface Run {
   rps: number;
@@ -42,67 +150,37 @@ interface Run {
   non2xx: number;
   errors: number;
   total: number;
+  /** Event-loop busy time and process CPU per request, in µs, and RSS in MB (full runs only). */
+  eluUs?: number;
+  cpuUs?: number;
+  rssMb?: number;
 }
 
-function startChild(password: string): Promise<{ child: ChildProcess; ports: Ports; logLevel: string; store: string }> {
-  const args = ['--import', 'tsx'];
-  if (PROFILE) {
-    const dir = join(ROOT, 'bench', 'profiles');
-    mkdirSync(dir, { recursive: true });
-    args.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
-  }
-  args.push(join(ROOT, 'bench', 'server.ts'));
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, BENCH_PASSWORD: password, NODE_ENV: 'production' },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  return new Promise((resolvePorts, reject) => {
-    const timer = setTimeout(() => reject(new Error('bench server did not start within 60 s')), 60_000);
-    child.once('exit', (code) => reject(new Error(`bench server exited early with code ${code}`)));
-    const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      try {
-        const msg = JSON.parse(line) as { benchPorts?: Ports; logLevel?: string; store?: string };
-        if (msg.benchPorts) {
-          clearTimeout(timer);
-          resolvePorts({ child, ports: msg.benchPorts, logLevel: msg.logLevel ?? '?', store: msg.store ?? '?' });
-          return;
-        }
-      } catch {
-        // not ours: a log line
-      }
-      process.stderr.write(`[server] ${line}\n`);
-    });
-  });
-}
-
-async function login(port: number, password: string): Promise<string> {
-  const base = `http://127.0.0.1:${port}`;
-  const keys = (await (await fetch(`${base}/api/keys`, { headers: { TENANT: 'demo' } })).json()) as { keys: Parameters<typeof encryptCompact>[1][] };
-  const res = await fetch(`${base}/api/authenticate`, {
-    method: 'POST',
-    headers: { TENANT: 'demo', 'content-type': 'application/json' },
-    body: JSON.stringify({ username: 'integration', password: await encryptCompact(password, keys.keys[0]!) }),
-  });
-  if (res.status !== 200) throw new Error(`authentication failed: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { id_token: string }).id_token;
-}
-
-async function auditRows(port: number): Promise<number> {
-  const res = await fetch(`http://127.0.0.1:${port}/__bench/audit-count`);
-  return ((await res.json()) as { auditRows: number }).auditRows;
-}
-
-async function load(port: number, token: string, seconds: number): Promise<Run> {
+async function load(port: number, variant: Variant, tokens: Started['tokens'], seconds: number): Promise<Run> {
+  let i = 0;
   const result = await autocannon({
-    url: `http://127.0.0.1:${port}${LIMIT_URL}`,
-    method: 'POST',
+    url: `http://127.0.0.1:${port}`,
     connections: CONNECTIONS,
     duration: seconds,
     timeout: 10,
-    headers: { TENANT: 'demo', authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: BODY,
+    requests: [
+      {
+        method: 'POST',
+        path: LIMIT_URL,
+        body: BODY,
+        // Round-robin over the tenants, each with its own token; a fresh key per write when asked.
+        setupRequest: (req) => {
+          const t = tokens[i++ % tokens.length]!;
+          req.headers = {
+            'content-type': 'application/json',
+            TENANT: t.tenant,
+            authorization: `Bearer ${t.token}`,
+            ...(variant.idempotency ? { 'idempotency-key': randomUUID() } : {}),
+          };
+          return req;
+        },
+      },
+    ],
   });
   return {
     rps: result.requests.average,
@@ -114,97 +192,130 @@ async function load(port: number, token: string, seconds: number): Promise<Run> 
   };
 }
 
+/** A full run with the server's counters read around it. */
+async function measuredFull(started: Started, variant: Variant): Promise<Run> {
+  const before = await stats(started.ports.bare);
+  const run = await load(started.ports.full, variant, started.tokens, SECONDS);
+  const after = await stats(started.ports.bare);
+  const requests = Math.max(1, after.auditRows - before.auditRows);
+  const busyMs = after.elu.active - before.elu.active;
+  const cpuUs = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
+  return { ...run, eluUs: (busyMs * 1000) / requests, cpuUs: cpuUs / requests, rssMb: after.rss / 1024 / 1024 };
+}
+
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
+const fmt = (n: number | undefined, digits = 0) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixed(digits));
 
-const fmt = (n: number, digits = 0) => n.toFixed(digits);
+interface Result {
+  variant: Variant;
+  store: string;
+  startupMs: number;
+  seedMs: number;
+  bare: Run[];
+  full: Run[];
+}
 
-async function main(): Promise<number> {
-  const password = randomBytes(18).toString('base64url');
-  const { child, ports, logLevel, store } = await startChild(password);
-  const killTimer = setTimeout(() => child.kill('SIGKILL'), (ROUNDS * 2 * (SECONDS + 5) + WARMUP * 2 + 120) * 1000);
-  killTimer.unref();
+async function measure(variant: Variant): Promise<Result> {
+  const started = await startChild(variant);
   try {
-    const token = await login(ports.full, password);
-    console.log(
-      `Cardline bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds (bare, full alternating), ` +
-        `warm-up ${WARMUP} s each; full app LOG_LEVEL=${logLevel}, store ${store === 'disk' ? 'PGlite on disk' : store === 'memory' ? 'PGlite in memory' : 'PostgreSQL'}, mock connector; node ${process.version}`,
-    );
+    console.log(`\n== ${variant.name}: seeded in ${fmt(started.seedMs / 1000, 1)} s, started again to ready in ${fmt(started.startupMs)} ms`);
     if (WARMUP > 0) {
-      await load(ports.bare, token, WARMUP);
-      await load(ports.full, token, WARMUP);
+      await load(started.ports.bare, variant, started.tokens, WARMUP);
+      await load(started.ports.full, variant, started.tokens, WARMUP);
     }
-    const before = await auditRows(ports.bare);
     const bare: Run[] = [];
     const full: Run[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      bare.push(await load(ports.bare, token, SECONDS));
-      full.push(await load(ports.full, token, SECONDS));
+      bare.push(await load(started.ports.bare, variant, started.tokens, SECONDS));
+      full.push(await measuredFull(started, variant));
+      const b = bare[round]!;
+      const f = full[round]!;
+      console.log(
+        `   round ${round + 1}: bare ${fmt(b.rps)} req/s, full ${fmt(f.rps)} req/s (${fmt(f.rps / b.rps, 2)}), p50 ${fmt(f.p50, 1)} ms, p99 ${fmt(f.p99, 1)} ms, ` +
+          `event loop ${fmt(f.eluUs)} µs/req, CPU ${fmt(f.cpuUs)} µs/req, RSS ${fmt(f.rssMb)} MB${f.non2xx + f.errors ? `, ${f.non2xx} non-2xx, ${f.errors} errors` : ''}`,
+      );
     }
-    const after = await auditRows(ports.bare);
-
-    const header = ['round', 'target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'requests', 'full/bare'];
-    const rows: string[][] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      const b = bare[i]!;
-      const f = full[i]!;
-      rows.push([String(i + 1), 'bare', fmt(b.rps), fmt(b.p50, 1), fmt(b.p99, 1), String(b.non2xx), String(b.errors), String(b.total), '']);
-      rows.push([String(i + 1), 'full', fmt(f.rps), fmt(f.p50, 1), fmt(f.p99, 1), String(f.non2xx), String(f.errors), String(f.total), fmt(f.rps / b.rps, 2)]);
-    }
-    const med = (runs: Run[], k: keyof Run) => median(runs.map((r) => r[k]));
-    const ratio = med(full, 'rps') / med(bare, 'rps');
-    for (const [name, runs] of [['bare', bare], ['full', full]] as const) {
-      rows.push([
-        'median',
-        name,
-        fmt(med(runs, 'rps')),
-        fmt(med(runs, 'p50'), 1),
-        fmt(med(runs, 'p99'), 1),
-        String(runs.reduce((s, r) => s + r.non2xx, 0)),
-        String(runs.reduce((s, r) => s + r.errors, 0)),
-        String(runs.reduce((s, r) => s + r.total, 0)),
-        name === 'full' ? fmt(ratio, 2) : '',
-      ]);
-    }
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-    console.log('');
-    console.log(line(header));
-    console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-    for (const r of rows) console.log(line(r));
-    console.log('');
-    const fullRequests = full.reduce((s, r) => s + r.total, 0);
-    console.log('(median rows: req/s and latencies are medians over rounds; non-2xx, errors and requests are totals)');
-    console.log(
-      `audit rows written during measured runs: ${after - before} (full-pipeline responses counted by the client: ${fullRequests}; ` +
-        `requests still in flight when a run stops are answered and audited, not counted); total audit rows: ${after}`,
-    );
-    console.log(`full/bare (median req/s): ${fmt(ratio, 2)} — target >= 0.50: ${ratio >= 0.5 ? 'met' : 'NOT met'}`);
-
-    const badFull = full.reduce((s, r) => s + r.non2xx + r.errors, 0);
-    if (badFull > 0) {
-      console.error(`FAIL: the full pipeline answered ${badFull} non-2xx responses or errors`);
-      return 1;
-    }
-    return 0;
+    return { variant, store: started.store, startupMs: started.startupMs, seedMs: started.seedMs, bare, full };
   } finally {
-    child.stdin?.end();
-    child.kill('SIGTERM');
-    await new Promise<void>((r) => {
-      if (child.exitCode !== null) return r();
-      const t = setTimeout(() => {
-        child.kill('SIGKILL');
-        r();
-      }, 10_000);
-      child.once('exit', () => {
-        clearTimeout(t);
-        r();
-      });
-    });
+    await stopChild(started.child);
   }
+}
+
+/** The audit query target: a filter by action or outcome over a tenant's 1 000 000 records. */
+async function auditQuery(): Promise<{ rows: number; actionMs: number; outcomeMs: number } | null> {
+  if (AUDIT_ROWS === 0) return null;
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'audit-query.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_AUDIT_ROWS: String(AUDIT_ROWS) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  if (code !== 0) throw new Error(`audit query bench exited with ${code}`);
+  return JSON.parse(out.trim().split('\n').pop()!) as { rows: number; actionMs: number; outcomeMs: number };
+}
+
+async function main(): Promise<number> {
+  console.log(
+    `Cardline bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds (bare, full alternating), ` +
+      `warm-up ${WARMUP} s each; store ${STORE}; mock connector; every step on (log line at info to /dev/null); node ${process.version}`,
+  );
+  const results: Result[] = [];
+  for (const v of variants()) results.push(await measure(v));
+  const audit = await auditQuery();
+
+  const med = (runs: Run[], k: keyof Run) => median(runs.map((r) => r[k] ?? NaN));
+  const one = results.find((r) => r.variant.tenants === 1 && !r.variant.idempotency && !r.variant.rateLimit);
+  const ratioOf = (r: Result) => med(r.full, 'rps') / med(r.bare, 'rps');
+  const header = ['variant', 'bare req/s', 'full req/s', 'full/bare', 'vs 1 tenant', 'loop µs/req', 'CPU µs/req', 'RSS MB', 'p50 ms', 'p99 ms', 'ready ms'];
+  const rows = results.map((r) => [
+    r.variant.name,
+    fmt(med(r.bare, 'rps')),
+    fmt(med(r.full, 'rps')),
+    fmt(ratioOf(r), 2),
+    one ? fmt(ratioOf(r) / ratioOf(one), 2) : '—',
+    fmt(med(r.full, 'eluUs')),
+    fmt(med(r.full, 'cpuUs')),
+    fmt(Math.max(...r.full.map((f) => f.rssMb ?? 0))),
+    fmt(med(r.full, 'p50'), 1),
+    fmt(med(r.full, 'p99'), 1),
+    fmt(r.startupMs),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  console.log(`\nSummary (store ${results[0]?.store ?? STORE}; medians over ${ROUNDS} rounds; RSS the highest seen):`);
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const row of rows) console.log(line(row));
+  if (audit) console.log(`audit query over ${audit.rows} records of one tenant: by action ${fmt(audit.actionMs, 1)} ms, by outcome ${fmt(audit.outcomeMs, 1)} ms (median of 5)`);
+
+  console.log('\nTargets:');
+  const target = (ok: boolean, what: string) => console.log(`  ${ok ? 'met    ' : 'NOT met'}  ${what}`);
+  if (one) {
+    target(ratioOf(one) >= 0.3, `one tenant: full/bare >= 0.30 (${fmt(ratioOf(one), 2)}); the long-term aim is 0.50`);
+    target(med(one.full, 'eluUs') <= 110, `one tenant: event-loop busy <= 110 µs/req (${fmt(med(one.full, 'eluUs'))})`);
+  }
+  for (const r of results.filter((x) => x !== one)) {
+    const vs = one ? ratioOf(r) / ratioOf(one) : NaN;
+    target(vs >= 0.8, `${r.variant.name}: >= 0.8 of the one-tenant figure (${fmt(vs, 2)})`);
+    if (r.variant.tenants >= 10_000) {
+      target(r.startupMs <= 3000, `${r.variant.name}: started to ready <= 3 s (${fmt(r.startupMs)} ms)`);
+      target(Math.max(...r.full.map((f) => f.rssMb ?? 0)) <= 400, `${r.variant.name}: RSS <= 400 MB (${fmt(Math.max(...r.full.map((f) => f.rssMb ?? 0)))} MB)`);
+    }
+  }
+  if (audit) target(Math.max(audit.actionMs, audit.outcomeMs) <= 50, `audit query by action or outcome at ${audit.rows} records <= 50 ms`);
+
+  const bad = results.reduce((s, r) => s + r.full.reduce((t, f) => t + f.non2xx + f.errors, 0), 0);
+  if (bad > 0) {
+    console.error(`FAIL: the full pipeline answered ${bad} non-2xx responses or errors`);
+    return 1;
+  }
+  return 0;
 }
 
 main().then(

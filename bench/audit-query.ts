@@ -1,0 +1,79 @@
+// The audit-query target of `npm run bench`: one tenant's trail of BENCH_AUDIT_ROWS records (generated in
+// the store, actions and outcomes spread as traffic spreads them), queried through the audit read service
+// by action and by outcome (GET /v1/audit's filters). Prints {"rows","actionMs","outcomeMs"} (medians of 5).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { AuditLog } from '../src/audit/log.js';
+import { openDb, type Db } from '../src/store/db.js';
+import { migrate } from '../src/store/migrate.js';
+
+const ROWS = Number(process.env.BENCH_AUDIT_ROWS || '1000000');
+
+async function main(): Promise<void> {
+  let db: Db;
+  let cleanup: () => Promise<void>;
+  if ((process.env.BENCH_STORE || 'disk') === 'postgres') {
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    const name = `cardline_bench_audit_${randomBytes(6).toString('hex')}`;
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/${name}`;
+    db = await openDb({ databaseUrl: url.toString() });
+    cleanup = async () => {
+      await db.close();
+      const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    };
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-audit-'));
+    db = await openDb({ dataDir: join(dir, 'pglite') });
+    cleanup = async () => {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  try {
+    await migrate(db);
+    // 24 actions, mostly successes; one record in a thousand failed, one in fifty refused.
+    await db.query(
+      `INSERT INTO audit_log (tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status, request_id, origin, prev_hash, hash)
+       SELECT 'demo', g, gen_random_uuid(), now() - ($1::int - g) * interval '1 millisecond', 'integration', 'API Integration',
+              'action-' || (g % 24), 'POST', '/route/' || (g % 24), '{}'::jsonb,
+              CASE WHEN g % 1000 = 0 THEN 'failed' WHEN g % 50 = 0 THEN 'refused' ELSE 'succeeded' END,
+              200, 'req-' || g, '127.0.0.1', md5(g::text), md5((g + 1)::text)
+         FROM generate_series(1, $1::int) AS g`,
+      [ROWS],
+    );
+    await db.query(`INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ('demo', $1::int, md5(($1::int + 1)::text))`, [ROWS]);
+    await db.exec('ANALYZE audit_log');
+    const log = new AuditLog(db);
+    const time = async (filter: { action?: string; outcome?: 'failed' }) => {
+      const samples: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now();
+        const page = await log.page('demo', { ...filter, limit: 50 });
+        samples.push(performance.now() - started);
+        if (page.records.length !== 50) throw new Error(`expected a full page, got ${page.records.length}`);
+      }
+      return samples.sort((a, b) => a - b)[2]!;
+    };
+    const actionMs = await time({ action: 'action-7' });
+    const outcomeMs = await time({ outcome: 'failed' });
+    process.stdout.write(`${JSON.stringify({ rows: ROWS, actionMs, outcomeMs })}\n`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`audit query bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
