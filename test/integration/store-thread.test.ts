@@ -1,0 +1,112 @@
+// The embedded store on its own thread (src/store/pglite-thread.ts), as the gateway runs it: the same answers
+// as PGlite in process, transactions that commit or roll back as a whole and hold the store meanwhile, errors
+// reduced to what cannot quote a row, a data directory that survives a restart, and a dump that loads.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dumpPglite, openDb, StoreError, type Db } from '../../src/store/db.js';
+import { pgliteTemplate } from '../helpers/pglite-pool.js';
+
+describe.runIf(!process.env.DATABASE_URL)('the embedded store on a worker thread', () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await openDb({ dataDir: 'memory://', loadDataDir: await pgliteTemplate(), thread: true });
+    await db.exec('CREATE TABLE thread_probe (id integer PRIMARY KEY, secret text NOT NULL, at timestamptz, blob bytea, doc jsonb)');
+  });
+  afterAll(() => db?.close());
+
+  it('answers statements with the values PGlite in process gives (dates, bytes, JSON, counts)', async () => {
+    const at = new Date('2026-11-24T10:00:00.000Z');
+    const r = await db.query('INSERT INTO thread_probe VALUES ($1, $2, $3, $4, $5), ($6, $7, $3, $4, $5)', [1, 'a', at, new Uint8Array([1, 2, 255]), JSON.stringify({ k: ['v'] }), 2, 'b']);
+    expect(r.rowCount).toBe(2);
+    const rows = await db.query<{ id: number; at: Date; blob: Uint8Array; doc: unknown }>('SELECT id, at, blob, doc FROM thread_probe ORDER BY id');
+    expect(rows.rows.map((x) => ({ ...x, blob: [...x.blob] }))).toEqual([
+      { id: 1, at, blob: [1, 2, 255], doc: { k: ['v'] } },
+      { id: 2, at, blob: [1, 2, 255], doc: { k: ['v'] } },
+    ]);
+    // The gateway's own schema is there: the store started from the migrated template.
+    expect((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM tenants WHERE tenant_id = 'demo'")).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('a transaction commits as a whole, or rolls back as a whole when its function throws', async () => {
+    await db.transaction(async (tx) => {
+      await tx.query('INSERT INTO thread_probe (id, secret) VALUES (10, $1)', ['x']);
+      await tx.query('INSERT INTO thread_probe (id, secret) VALUES (11, $1)', ['y']);
+    });
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query('INSERT INTO thread_probe (id, secret) VALUES (12, $1)', ['z']);
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    const ids = await db.query<{ id: number }>('SELECT id FROM thread_probe WHERE id >= 10 ORDER BY id');
+    expect(ids.rows).toEqual([{ id: 10 }, { id: 11 }]);
+  });
+
+  it('a statement outside an open transaction waits for it, and sees what it committed', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const tx = db.transaction(async (t) => {
+      await t.query('INSERT INTO thread_probe (id, secret) VALUES (20, $1)', ['during']);
+      await held;
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    const outside = db.query<{ n: number }>('SELECT count(*)::int AS n FROM thread_probe WHERE id = 20');
+    let answered = false;
+    void outside.then(() => (answered = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(answered).toBe(false);
+    release();
+    await tx;
+    expect((await outside).rows).toEqual([{ n: 1 }]);
+  });
+
+  it('an error is a StoreError with the SQLSTATE and schema names, never the row or the parameter', async () => {
+    const err = await db.query('INSERT INTO thread_probe (id, secret) VALUES (1, $1)', ['4111111111111111']).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect(err).toMatchObject({ code: '23505', table: 'thread_probe', constraint: 'thread_probe_pkey' });
+    expect(JSON.stringify({ ...(err as object), message: (err as Error).message })).not.toMatch(/4111|\(1\)/);
+    const bad = await db.query('SELECT $1::uuid', ['not-a-uuid-4111111111111111']).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(StoreError);
+    expect((bad as StoreError).code).toBe('22P02');
+    expect((bad as Error).message).not.toContain('4111');
+    // A failed statement inside a transaction rolls it back and reaches the caller the same way.
+    const inTx = await db
+      .transaction(async (tx) => {
+        await tx.query('INSERT INTO thread_probe (id, secret) VALUES (30, $1)', ['ok']);
+        await tx.query('INSERT INTO thread_probe (id, secret) VALUES (30, $1)', ['dup']);
+      })
+      .catch((e: unknown) => e);
+    expect(inTx).toMatchObject({ code: '23505' });
+    expect((await db.query('SELECT 1 FROM thread_probe WHERE id = 30')).rows).toEqual([]);
+  });
+
+  it('a dump taken on the thread loads into a new store', async () => {
+    const copy = await openDb({ dataDir: 'memory://', loadDataDir: await dumpPglite(db) });
+    try {
+      expect((await copy.query<{ id: number }>('SELECT id FROM thread_probe ORDER BY id')).rows.map((r) => r.id)).toEqual([1, 2, 10, 11, 20]);
+    } finally {
+      await copy.close();
+    }
+  });
+
+  it('a data directory written on the thread is there after a restart; a closed store refuses statements', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cardline-thread-'));
+    try {
+      const first = await openDb({ dataDir: join(dir, 'pglite'), thread: true });
+      await first.exec('CREATE TABLE kept (v text)');
+      await first.query('INSERT INTO kept VALUES ($1)', ['after restart']);
+      await first.close();
+      await expect(first.query('SELECT 1')).rejects.toThrow(/thread/);
+      const second = await openDb({ dataDir: join(dir, 'pglite'), thread: true });
+      try {
+        expect((await second.query('SELECT v FROM kept')).rows).toEqual([{ v: 'after restart' }]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
