@@ -1,10 +1,11 @@
 // Durable audit with group commit: records queue up while a batch commits, and the next batch takes
 // them all. A write is acknowledged only after its batch has committed.
 //
-// Each tenant's part of a batch is ONE statement: it advances the chain head only if the head is still
-// where this process last saw it (optimistic), and inserts the records only if it did. A statement is
+// A batch is ONE statement, across every tenant it holds: it advances the chain heads only if each is still
+// where this process last saw it (optimistic), and inserts the records only if they all were. A statement is
 // atomic, so no explicit transaction is needed, and the cost per batch is one round trip. When another
-// replica moved the head, the head is re-read and the chain recomputed.
+// replica moved a head, the heads are re-read and the chains recomputed. On PostgreSQL several batches are
+// under way at once, never two of one tenant.
 import { uuidv7 } from 'uuidv7';
 import type { Db } from '../store/db.js';
 import type { Observer } from '../services/metrics.js';
@@ -33,14 +34,14 @@ export interface WriterEntry extends AuditEntry {
 
 /**
  * The transactional outbox: the events of record are inserted by the same statement that appends their
- * audit records, so both commit or neither does (and neither when the head moved under us).
+ * audit records, so both commit or neither does (and neither when a head moved under us).
  */
 const outboxCte = (param: string) => `,
          evented AS (
            INSERT INTO outbox (tenant_id, id, audit_seq, type, aggregate_id, payload, request_id, created_at)
            SELECT tenant_id, id, audit_seq, type, aggregate_id, payload, request_id, created_at
              FROM jsonb_populate_recordset(NULL::outbox, ${param}::jsonb)
-            WHERE EXISTS (SELECT 1 FROM moved)
+            WHERE (SELECT ok FROM verdict)
          )`;
 
 /**
@@ -53,10 +54,38 @@ const settleCte = (param: string) => `,
            UPDATE idempotency_keys k
               SET state = CASE WHEN s.status IS NULL THEN 'released' ELSE 'completed' END,
                   status = s.status, content_type = s.content_type, body = s.body, lock_token = NULL, locked_at = NULL
-             FROM jsonb_to_recordset(${param}::jsonb) AS s(scope_hash text, lock_token uuid, status integer, content_type text, body text)
-            WHERE k.tenant_id = $1 AND k.scope_hash = s.scope_hash AND k.lock_token = s.lock_token
-              AND EXISTS (SELECT 1 FROM moved)
+             FROM jsonb_to_recordset(${param}::jsonb) AS s(tenant_id text, scope_hash text, lock_token uuid, status integer, content_type text, body text)
+            WHERE k.tenant_id = s.tenant_id AND k.scope_hash = s.scope_hash AND k.lock_token = s.lock_token
+              AND (SELECT ok FROM verdict)
          )`;
+
+/**
+ * One statement appends a whole batch, whatever tenants it holds: it locks the chain heads it expects (in
+ * tenant order, so that replicas cannot deadlock), and only if every head is still where this process last
+ * saw it does it advance them all and insert the records, events and settlements. A statement is atomic, so
+ * no explicit transaction is needed, and a batch costs one round trip.
+ */
+const APPEND = (ctes: string) => `
+  WITH input AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(tenant_id text, old_seq bigint, old_hash text, new_seq bigint, new_hash text)
+       ),
+       locked AS (
+         SELECT h.tenant_id FROM audit_heads h JOIN input i ON h.tenant_id = i.tenant_id AND h.seq = i.old_seq AND h.hash = i.old_hash
+          ORDER BY h.tenant_id FOR UPDATE OF h
+       ),
+       verdict AS (
+         SELECT (SELECT count(*) FROM locked) = (SELECT count(*) FROM input) AS ok
+       ),
+       moved AS (
+         UPDATE audit_heads h SET seq = i.new_seq, hash = i.new_hash FROM input i
+          WHERE h.tenant_id = i.tenant_id AND (SELECT ok FROM verdict)
+       )${ctes}
+  INSERT INTO audit_log (tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status,
+                         request_id, origin, prev_hash, hash)
+  SELECT tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status,
+         request_id, origin, prev_hash, hash
+    FROM jsonb_populate_recordset(NULL::audit_log, $2::jsonb)
+   WHERE (SELECT ok FROM verdict)`;
 
 /**
  * Text the store accepts, whatever a client sent: well-formed UTF-16 (a lone surrogate becomes U+FFFD) without
@@ -121,73 +150,119 @@ export class AuditWriter {
   private closed = false;
   /** Where each tenant's chain head was after this process's last write (or read). */
   private readonly heads = new Map<string, Head>();
+  /** Tenants with a batch under way: their next records wait, so that one tenant's batches never race. */
+  private readonly busy = new Set<string>();
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Wakes the drain when a record arrives while it waits for a batch (a free slot may take it). */
+  private arrived: (() => void) | null = null;
+  /**
+   * Batches under way at once: several on a PostgreSQL server (each on its own connection), one on the
+   * embedded store, which runs one statement at a time anyway.
+   */
+  private readonly maxInFlight: number;
 
   constructor(
     private readonly db: Db,
     /** Told of every committed batch (the metrics). */
     private readonly observer?: Pick<Observer, 'auditBatch'>,
-  ) {}
+  ) {
+    this.maxInFlight = db.kind === 'postgres' ? 4 : 1;
+  }
 
   /** Resolves once the record is committed. */
   record(entry: WriterEntry): Promise<void> {
     if (this.closed) return Promise.reject(new Error('audit writer closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ entry: storableEntry(entry), resolve, reject });
+      this.arrived?.();
       this.draining ??= this.drain();
     });
   }
 
   private async drain(): Promise<void> {
-    while (this.queue.length) {
-      // Let the requests already under way reach record() before the batch is cut: PGlite answers
-      // without yielding to the event loop, so without this every batch would hold a single record.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      const batch = this.queue.splice(0, MAX_BATCH);
-      const byTenant = new Map<string, Pending[]>();
-      for (const p of batch) {
-        const list = byTenant.get(p.entry.tenantId);
-        if (list) list.push(p);
-        else byTenant.set(p.entry.tenantId, [p]);
+    while (this.queue.length || this.inFlight.size) {
+      if (this.queue.length && this.inFlight.size < this.maxInFlight) {
+        // Let the requests already under way reach record() before the batch is cut: PGlite in process
+        // answers without yielding to the event loop, so without this every batch would hold a single record.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        const batch = this.cut();
+        if (batch.length) {
+          const run = this.commit(batch).finally(() => {
+            this.inFlight.delete(run);
+            for (const p of batch) this.busy.delete(p.entry.tenantId);
+          });
+          this.inFlight.add(run);
+          continue;
+        }
       }
-      await Promise.all(
-        [...byTenant].map(async ([tenantId, pending]) => {
-          try {
-            await this.append(tenantId, pending.map((p) => p.entry));
-            for (const p of pending) p.resolve();
-          } catch (err) {
-            if (pending.length === 1) return pending[0]!.reject(err);
-            // One bad record must not fail the others that happened to share its batch: retry singly.
-            for (const p of pending) {
-              await this.append(tenantId, [p.entry]).then(p.resolve, p.reject);
-            }
-          }
-        }),
-      );
+      // Wait for a batch to finish (it frees a slot, or the tenants whose records wait) or a record to arrive.
+      if (this.inFlight.size) {
+        await new Promise<void>((resolve) => {
+          this.arrived = this.inFlight.size < this.maxInFlight ? resolve : null;
+          for (const run of this.inFlight) void run.then(resolve);
+        });
+        this.arrived = null;
+      }
     }
     this.draining = null;
   }
 
-  private async append(tenantId: string, entries: WriterEntry[]): Promise<void> {
+  /** The next batch: queued records, in order, of tenants without a batch under way. */
+  private cut(): Pending[] {
+    const batch: Pending[] = [];
+    const rest: Pending[] = [];
+    const taken = new Set<string>();
+    for (const p of this.queue) {
+      const tenant = p.entry.tenantId;
+      if (batch.length < MAX_BATCH && (taken.has(tenant) || !this.busy.has(tenant))) {
+        batch.push(p);
+        taken.add(tenant);
+      } else {
+        rest.push(p);
+      }
+    }
+    for (const t of taken) this.busy.add(t);
+    this.queue = rest;
+    return batch;
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    try {
+      await this.append(batch.map((p) => p.entry));
+      for (const p of batch) p.resolve();
+      return;
+    } catch {
+      // One bad record must not fail the others that happened to share its batch: each is tried alone.
+    }
+    if (batch.length === 1) {
+      await this.append([batch[0]!.entry]).then(batch[0]!.resolve, batch[0]!.reject);
+      return;
+    }
+    for (const p of batch) await this.append([p.entry]).then(p.resolve, p.reject);
+  }
+
+  private async append(entries: WriterEntry[]): Promise<void> {
     const started = performance.now();
+    const tenants = [...new Set(entries.map((e) => e.tenantId))];
     for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
-      const head = this.heads.get(tenantId) ?? (await this.readHead(tenantId));
-      let seq = head.seq;
-      let prev = head.hash;
+      const unknown = tenants.filter((t) => !this.heads.has(t));
+      if (unknown.length) await this.readHeads(unknown);
+      const next = new Map<string, Head>();
       const events: Record<string, unknown>[] = [];
       const settlements: Record<string, unknown>[] = [];
       const rows = entries.map((e) => {
-        seq += 1;
+        const head = next.get(e.tenantId) ?? this.heads.get(e.tenantId)!;
+        const seq = head.seq + 1;
+        const prev = head.hash;
         const id = uuidv7();
         const hash = recordHash(prev, { ...e, seq, id });
-        const row = {
-          tenant_id: e.tenantId, seq, id, at: e.at.toISOString(), actor: e.actor, role: e.role, action: e.action,
-          method: e.method, route: e.route, target: e.target, outcome: e.outcome, status: e.status,
-          request_id: e.requestId, origin: e.origin, prev_hash: prev, hash,
-        };
-        prev = hash;
+        next.set(e.tenantId, { seq, hash });
         if (e.settlement) {
           const { scope, token, response } = e.settlement;
-          settlements.push({ scope_hash: scope, lock_token: token, status: response?.status ?? null, content_type: response?.contentType ?? null, body: response?.body ?? null });
+          settlements.push({
+            tenant_id: e.tenantId, scope_hash: scope, lock_token: token,
+            status: response?.status ?? null, content_type: response?.contentType ?? null, body: response?.body ?? null,
+          });
         }
         if (e.event) {
           events.push({
@@ -195,40 +270,45 @@ export class AuditWriter {
             payload: e.event.payload, request_id: e.requestId, created_at: e.at.toISOString(),
           });
         }
-        return row;
+        return {
+          tenant_id: e.tenantId, seq, id, at: e.at.toISOString(), actor: e.actor, role: e.role, action: e.action,
+          method: e.method, route: e.route, target: e.target, outcome: e.outcome, status: e.status,
+          request_id: e.requestId, origin: e.origin, prev_hash: prev, hash,
+        };
       });
-      const params: unknown[] = [tenantId, seq, prev, head.seq, head.hash, JSON.stringify(rows)];
+      const heads = tenants.map((t) => {
+        const from = this.heads.get(t)!;
+        const to = next.get(t)!;
+        return { tenant_id: t, old_seq: from.seq, old_hash: from.hash, new_seq: to.seq, new_hash: to.hash };
+      });
+      const params: unknown[] = [JSON.stringify(heads), JSON.stringify(rows)];
       const param = (value: unknown) => `$${params.push(value)}`;
       const ctes = (events.length ? outboxCte(param(JSON.stringify(events))) : '') + (settlements.length ? settleCte(param(JSON.stringify(settlements))) : '');
-      const r = await this.db.query(
-        `WITH moved AS (
-           UPDATE audit_heads SET seq = $2, hash = $3 WHERE tenant_id = $1 AND seq = $4 AND hash = $5 RETURNING 1
-         )${ctes}
-         INSERT INTO audit_log (tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status,
-                                request_id, origin, prev_hash, hash)
-         SELECT tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status,
-                request_id, origin, prev_hash, hash
-           FROM jsonb_populate_recordset(NULL::audit_log, $6::jsonb)
-          WHERE EXISTS (SELECT 1 FROM moved)`,
-        params,
-      );
-      if (r.rowCount === rows.length) {
-        this.heads.set(tenantId, { seq, hash: prev });
+      let r: { rowCount: number } | null = null;
+      try {
+        r = await this.db.query(APPEND(ctes), params);
+      } catch (err) {
+        // Replicas locking the same heads in a different batch can deadlock; PostgreSQL aborts one of them.
+        if ((err as { code?: string }).code !== '40P01') throw err;
+      }
+      if (r && r.rowCount === rows.length) {
+        for (const [t, h] of next) this.heads.set(t, h);
         this.observer?.auditBatch(rows.length, (performance.now() - started) / 1000);
         return;
       }
-      // Another writer advanced the chain: forget our view of the head, back off a little (jittered, so
+      // Another writer advanced a chain: forget our view of these heads, back off a little (jittered, so
       // that replicas contending for one tenant's chain spread out) and compute again.
-      this.heads.delete(tenantId);
+      for (const t of tenants) this.heads.delete(t);
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (attempt + 1)));
     }
-    throw new Error(`audit chain of tenant '${tenantId}' is contended; gave up after ${MAX_CONFLICT_RETRIES} retries`);
+    throw new Error(`audit chain of tenant${tenants.length > 1 ? 's' : ''} '${tenants.join("', '")}' contended; gave up after ${MAX_CONFLICT_RETRIES} retries`);
   }
 
-  private async readHead(tenantId: string): Promise<Head> {
-    await this.db.query('INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING', [tenantId, GENESIS_HASH]);
-    const r = await this.db.query<{ seq: string | number; hash: string }>('SELECT seq, hash FROM audit_heads WHERE tenant_id = $1', [tenantId]);
-    return { seq: Number(r.rows[0]!.seq), hash: r.rows[0]!.hash };
+  /** The heads of these tenants' chains, made at the genesis for a tenant that has none yet. */
+  private async readHeads(tenantIds: string[]): Promise<void> {
+    await this.db.query('INSERT INTO audit_heads (tenant_id, seq, hash) SELECT t, 0, $2 FROM unnest($1::text[]) AS t ON CONFLICT DO NOTHING', [tenantIds, GENESIS_HASH]);
+    const r = await this.db.query<{ tenant_id: string; seq: string | number; hash: string }>('SELECT tenant_id, seq, hash FROM audit_heads WHERE tenant_id = ANY($1::text[])', [tenantIds]);
+    for (const row of r.rows) this.heads.set(row.tenant_id, { seq: Number(row.seq), hash: row.hash });
   }
 
   /** Waits for queued records to commit; later records are refused. */
