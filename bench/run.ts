@@ -8,7 +8,7 @@
 //   target), BENCH_PROFILE=1 (the child runs with --cpu-prof; profiles land in bench/profiles/).
 // Fails (exit 1) when the full pipeline answers anything but 2xx or a child cannot start.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -16,6 +16,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import pg from 'pg';
+import { MasterKey } from '../src/crypto/master-key.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
@@ -75,27 +77,72 @@ interface Started {
   tokens: { tenant: string; token: string }[];
 }
 
-function startChild(variant: Variant): Promise<Started> {
+/** A store of the variant's own: a temporary data directory, or a database created on DATABASE_URL's server. */
+async function prepareStore(): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
+  if (STORE === 'memory') return { env: {}, cleanup: async () => undefined };
+  if (STORE === 'postgres') {
+    if (!process.env.DATABASE_URL) throw new Error('BENCH_STORE=postgres needs DATABASE_URL');
+    const name = `cardline_bench_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = `/${name}`;
+    return {
+      env: { BENCH_DATABASE_URL: url.toString() },
+      cleanup: async () => {
+        const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+        await c.connect();
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await c.end();
+      },
+    };
+  }
+  if (STORE !== 'disk') throw new Error(`BENCH_STORE must be disk, memory or postgres, not '${STORE}'`);
+  const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-'));
+  return { env: { BENCH_DATA_DIR: join(dir, 'pglite') }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function childArgs(phase: string): string[] {
   const args = ['--import', 'tsx'];
-  if (PROFILE) {
+  if (PROFILE && phase !== 'seed') {
     const dir = join(ROOT, 'bench', 'profiles');
     mkdirSync(dir, { recursive: true });
     args.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
   }
-  args.push(join(ROOT, 'bench', 'server.ts'));
+  return [...args, join(ROOT, 'bench', 'server.ts')];
+}
+
+async function startChild(variant: Variant): Promise<Started> {
+  const store = await prepareStore();
   const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-tokens-'));
   const tokensFile = join(dir, 'tokens.json');
-  const child = spawn(process.execPath, args, {
+  const env = {
+    ...process.env,
+    ...store.env,
+    NODE_ENV: 'production',
+    BENCH_TOKENS_FILE: tokensFile,
+    BENCH_MASTER_KEY: MasterKey.generate(),
+    BENCH_TENANTS: String(variant.tenants),
+    BENCH_RATE_LIMIT: variant.rateLimit ? '1' : '0',
+  };
+  let seedMs = NaN;
+  if (STORE !== 'memory') {
+    // Seeded by a process of its own, so that the gateway's start and memory are measured alone.
+    const seeder = spawn(process.execPath, childArgs('seed'), { cwd: ROOT, env: { ...env, BENCH_PHASE: 'seed' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    seeder.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const code = await new Promise<number | null>((r) => seeder.once('exit', r));
+    if (code !== 0) throw new Error(`bench seeding exited with ${code}`);
+    seedMs = (JSON.parse(out.trim().split('\n').pop()!) as { seedMs: number }).seedMs;
+  }
+  const child = spawn(process.execPath, childArgs('serve'), {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      BENCH_TOKENS_FILE: tokensFile,
-      BENCH_TENANTS: String(variant.tenants),
-      BENCH_RATE_LIMIT: variant.rateLimit ? '1' : '0',
-    },
+    env: { ...env, BENCH_PHASE: STORE === 'memory' ? 'all' : 'serve' },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
+  child.once('exit', () => void store.cleanup());
   return new Promise((resolveStarted, reject) => {
     const timer = setTimeout(() => reject(new Error('bench server did not start within 10 minutes')), 600_000);
     child.once('exit', (code) => reject(new Error(`bench server exited early with code ${code}`)));
@@ -107,7 +154,7 @@ function startChild(variant: Variant): Promise<Started> {
           clearTimeout(timer);
           const tokens = JSON.parse(readFileSync(tokensFile, 'utf8')) as Started['tokens'];
           rmSync(dir, { recursive: true, force: true });
-          resolveStarted({ child, ports: msg.benchPorts, store: msg.store ?? '?', startupMs: msg.startupMs ?? NaN, seedMs: msg.seedMs ?? NaN, tokens });
+          resolveStarted({ child, ports: msg.benchPorts, store: msg.store ?? '?', startupMs: msg.startupMs ?? NaN, seedMs: msg.seedMs ?? seedMs, tokens });
           return;
         }
       } catch {
@@ -222,7 +269,7 @@ interface Result {
 async function measure(variant: Variant): Promise<Result> {
   const started = await startChild(variant);
   try {
-    console.log(`\n== ${variant.name}: seeded in ${fmt(started.seedMs / 1000, 1)} s, started again to ready in ${fmt(started.startupMs)} ms`);
+    console.log(`\n== ${variant.name}: seeded in ${fmt(started.seedMs / 1000, 1)} s; the gateway started on it, in a process of its own, to ready in ${fmt(started.startupMs)} ms`);
     if (WARMUP > 0) {
       await load(started.ports.bare, variant, started.tokens, WARMUP);
       await load(started.ports.full, variant, started.tokens, WARMUP);

@@ -1,26 +1,24 @@
-// Benchmark targets, started by bench/run.ts in a child process on loopback, random ports:
+// Benchmark targets, started by bench/run.ts in child processes on loopback, random ports:
 //   bare — Fastify with one POST route that parses the same JSON body and answers the success envelope;
-//   full — the Cardline app (buildApp) on the store BENCH_STORE names: 'disk' (default: PGlite in a temporary
-//          data directory, as `npm run demo` runs), 'memory' (PGlite in memory: not durable), or 'postgres'
-//          (DATABASE_URL, a database of its own, dropped at exit). BENCH_TENANTS tenants on the mock core, each
-//          with its own user and token; BENCH_RATE_LIMIT=1 gives them rate limits (counted, never reached).
-//          Every step is on: strict JSON, security headers, the request log line (to /dev/null), durable audit.
-// The store is seeded, the app closed, and the gateway started again on it: that start is timed (startupMs).
-// Prints one JSON line {"benchPorts":{...},...} on stdout; writes the tokens to BENCH_TOKENS_FILE; exits on
-// SIGTERM/SIGINT or when stdin closes. GET /__bench/stats on the bare port reads the process's counters.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+//   full — the Cardline app (buildApp) on the store bench/run.ts prepared: BENCH_DATA_DIR (PGlite on disk, as
+//          `npm run demo` runs it, on its own thread unless BENCH_STORE_THREAD=0), BENCH_DATABASE_URL
+//          (PostgreSQL), or neither (PGlite in memory). BENCH_TENANTS tenants on the mock core, each with its
+//          own user and token; BENCH_RATE_LIMIT=1 gives them rate limits (counted, never reached). Every step
+//          is on: strict JSON, security headers, the request log line (to /dev/null), durable audit.
+// BENCH_PHASE=seed seeds the store through the services, writes the tokens to BENCH_TOKENS_FILE and exits;
+// BENCH_PHASE=serve starts the gateway on the seeded store, as after a deployment, in a fresh process (its
+// start to ready is timed, and its RSS is the gateway's alone); the default does both in one process (memory).
+// Serving prints one JSON line {"benchPorts":{...},...} on stdout and exits on SIGTERM/SIGINT or when stdin
+// closes. GET /__bench/stats on the bare port reads the process's counters.
+import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Algorithm, hash } from '@node-rs/argon2';
-import pg from 'pg';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { MasterKey } from '../src/crypto/master-key.js';
+import { loadConfig, type Config } from '../src/config.js';
 import { loggerOptions } from '../src/logging.js';
 import { createTenant } from '../src/services/onboarding.js';
 import { openDb, type Db } from '../src/store/db.js';
@@ -35,47 +33,19 @@ const THREAD = process.env.BENCH_STORE_THREAD !== '0';
 /** Tenant ids: `demo` alone, or `bench-00000`… */
 const tenantIds = (n: number) => (n === 1 ? ['demo'] : Array.from({ length: n }, (_, i) => `bench-${String(i).padStart(5, '0')}`));
 
-async function openStore(): Promise<{ open: () => Promise<Db>; cleanup: () => Promise<void>; label: string; shared?: boolean }> {
-  const store = process.env.BENCH_STORE || 'disk';
-  if (store === 'postgres') {
-    if (!process.env.DATABASE_URL) throw new Error('BENCH_STORE=postgres needs DATABASE_URL');
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    const name = `cardline_bench_${randomBytes(6).toString('hex')}`;
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(process.env.DATABASE_URL);
-    url.pathname = `/${name}`;
-    return {
-      label: 'postgres',
-      open: () => openDb({ databaseUrl: url.toString() }),
-      cleanup: async () => {
-        const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
-        await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await c.end();
-      },
-    };
-  }
-  if (store === 'memory') {
-    // In memory there is no restart: the seeding app leaves the store open and the timed one starts on it.
-    const db = await openDb({ dataDir: 'memory://', thread: THREAD });
-    return { label: 'memory', open: async () => db, cleanup: () => db.close(), shared: true };
-  }
-  if (store !== 'disk') throw new Error(`BENCH_STORE must be disk, memory or postgres, not '${store}'`);
-  const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-'));
-  return { label: 'disk', open: () => openDb({ dataDir: join(dir, 'pglite'), thread: THREAD }), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+/**
+ * The store bench/run.ts prepared: BENCH_DATA_DIR (PGlite on disk) or BENCH_DATABASE_URL (a database of its
+ * own on a PostgreSQL server); with neither, PGlite in memory, seeded and served by this one process.
+ */
+function storeOf(): { open: () => Promise<Db>; label: string; shared: boolean } {
+  if (process.env.BENCH_DATABASE_URL) return { label: 'postgres', open: () => openDb({ databaseUrl: process.env.BENCH_DATABASE_URL }), shared: false };
+  if (process.env.BENCH_DATA_DIR) return { label: 'disk', open: () => openDb({ dataDir: process.env.BENCH_DATA_DIR, thread: THREAD }), shared: false };
+  let db: Promise<Db> | null = null;
+  return { label: 'memory', open: () => (db ??= openDb({ dataDir: 'memory://', thread: THREAD })), shared: true };
 }
 
-async function main(): Promise<void> {
-  const tokensFile = process.env.BENCH_TOKENS_FILE;
-  if (!tokensFile) throw new Error('BENCH_TOKENS_FILE is not set (bench/run.ts sets it)');
-  const store = await openStore();
-  const masterKey = MasterKey.generate();
-  const logger = pino(loggerOptions(LOG_LEVEL), pino.destination({ dest: '/dev/null', sync: false }));
-  const config = loadConfig({ LOG_LEVEL, HOST: '127.0.0.1' });
-
-  // Seeding, through the services (the same validation and sealing as the management API).
+/** Seeds the store through the services (the same validation and sealing as the management API). */
+async function seed(store: ReturnType<typeof storeOf>, config: Config, masterKey: string, logger: Logger, tokensFile: string): Promise<number> {
   const seeding = await buildApp({ config, db: await store.open(), masterKey, logger, ownsDb: !store.shared });
   const services = seeding.cardline;
   const ids = tenantIds(TENANTS);
@@ -101,8 +71,28 @@ async function main(): Promise<void> {
   const seedMs = performance.now() - seedStarted;
   writeFileSync(tokensFile, JSON.stringify(tokens));
   await seeding.close();
+  return seedMs;
+}
 
-  // The gateway started again on the seeded store, as after a deployment: timed to ready.
+async function main(): Promise<void> {
+  const tokensFile = process.env.BENCH_TOKENS_FILE;
+  const masterKey = process.env.BENCH_MASTER_KEY;
+  if (!tokensFile || !masterKey) throw new Error('BENCH_TOKENS_FILE and BENCH_MASTER_KEY are not set (bench/run.ts sets them)');
+  const phase = process.env.BENCH_PHASE || 'all';
+  const store = storeOf();
+  const logger = pino(loggerOptions(LOG_LEVEL), pino.destination({ dest: '/dev/null', sync: false }));
+  const config = loadConfig({ LOG_LEVEL, HOST: '127.0.0.1' });
+
+  if (phase === 'seed' || phase === 'all') {
+    const seedMs = await seed(store, config, masterKey, logger, tokensFile);
+    if (phase === 'seed') {
+      process.stdout.write(`${JSON.stringify({ seeded: true, seedMs })}\n`);
+      process.exit(0);
+    }
+  }
+
+  // The gateway started on the seeded store, as after a deployment (in a process of its own unless the store
+  // is in memory): timed to ready.
   const started = performance.now();
   const db = await store.open();
   const full = await buildApp({ config, db, masterKey, logger, ownsDb: !store.shared });
@@ -131,7 +121,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     Promise.allSettled([bare.close(), full.close()]).then(async () => {
-      await store.cleanup();
+      if (store.shared) await db.close();
       process.exit(0);
     });
     setTimeout(() => process.exit(1), 10_000).unref();
@@ -143,7 +133,7 @@ async function main(): Promise<void> {
   process.stdin.resume();
 
   process.stdout.write(
-    JSON.stringify({ benchPorts: { bare: port(bare), full: port(full) }, logLevel: LOG_LEVEL, store: store.label, tenants: ids.length, startupMs, seedMs }) + '\n',
+    JSON.stringify({ benchPorts: { bare: port(bare), full: port(full) }, logLevel: LOG_LEVEL, store: store.label, tenants: TENANTS, startupMs }) + '\n',
   );
 }
 

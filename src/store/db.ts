@@ -343,13 +343,20 @@ export interface OpenOptions {
   thread?: boolean;
 }
 
+/**
+ * PostgreSQL's shared buffers inside PGlite: its default (128 MB) is most of an embedded store's memory, and
+ * the operating system's page cache holds the data files anyway (PGlite reads them through Node's fs).
+ */
+export const PGLITE_SHARED_BUFFERS = '32MB';
+
 async function openPglite(dataDir: string, opts: OpenOptions, release?: () => Promise<void>): Promise<Db> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`];
   if (opts.thread) {
     const loadDataDir = opts.loadDataDir ? await opts.loadDataDir.arrayBuffer() : undefined;
-    return new PgliteThreadDb(await PgliteThread.start({ dataDir, ...(loadDataDir ? { loadDataDir } : {}) }, threadError), release);
+    return new PgliteThreadDb(await PgliteThread.start({ dataDir, startParams, ...(loadDataDir ? { loadDataDir } : {}) }, threadError), release);
   }
-  const { PGlite } = await import('@electric-sql/pglite');
-  return new PgliteDb(await PGlite.create(dataDir, opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}), release);
+  return new PgliteDb(await PGlite.create(dataDir, { startParams, ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}) }), release);
 }
 
 export async function openDb(opts: OpenOptions): Promise<Db> {

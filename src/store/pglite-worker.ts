@@ -16,6 +16,7 @@ import { PGlite, type Transaction } from '@electric-sql/pglite';
 
 export interface PgliteWorkerData {
   dataDir: string;
+  startParams: string[];
   loadDataDir?: ArrayBuffer;
 }
 
@@ -71,7 +72,7 @@ async function main(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('pglite-worker runs as a worker thread');
   const data = workerData as PgliteWorkerData;
-  const db = await PGlite.create(data.dataDir, data.loadDataDir ? { loadDataDir: new Blob([data.loadDataDir]) } : {});
+  const db = await PGlite.create(data.dataDir, { startParams: data.startParams, ...(data.loadDataDir ? { loadDataDir: new Blob([data.loadDataDir]) } : {}) });
   const open = new Map<number, OpenTx>();
   let nextTx = 1;
 
