@@ -68,8 +68,24 @@ export interface IdempotencyStoreOptions {
   sweep?: boolean;
 }
 
+interface PendingInsert {
+  tenantId: string;
+  scope: string;
+  fingerprint: string;
+  connectorKey: string;
+  token: string;
+  resolve: (inserted: boolean) => void;
+  reject: (err: unknown) => void;
+}
+
+/** New keys taken in one statement at most. */
+const MAX_INSERT_BATCH = 500;
+
 export class IdempotencyStore {
   private timer: NodeJS.Timeout | undefined;
+  /** First claims of new keys, taken together in one statement (most keys are new). */
+  private inserts: PendingInsert[] = [];
+  private inserting: Promise<void> | null = null;
   readonly ttlSeconds: number;
   readonly leaseSeconds: number;
 
@@ -94,13 +110,7 @@ export class IdempotencyStore {
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const token = randomUUID();
       const connectorKey = randomUUID();
-      const inserted = await this.db.query(
-        `INSERT INTO idempotency_keys (tenant_id, scope_hash, fingerprint, state, connector_key, lock_token, locked_at, created_at)
-         VALUES ($1, $2, $3, 'in_flight', $4, $5, now(), now())
-         ON CONFLICT (tenant_id, scope_hash) DO NOTHING`,
-        [tenantId, scope, fingerprint, connectorKey, token],
-      );
-      if (inserted.rowCount === 1) return { kind: 'owner', token, connectorKey };
+      if (await this.insert(tenantId, scope, fingerprint, connectorKey, token)) return { kind: 'owner', token, connectorKey };
 
       const found = await this.db.query<Row>(
         `SELECT fingerprint, state, connector_key, lock_token, status, content_type, body,
@@ -141,6 +151,41 @@ export class IdempotencyStore {
       return { kind: 'in_flight' };
     }
     return { kind: 'in_flight' };
+  }
+
+  /**
+   * Takes a new key (true), or finds it taken (false). Claims arriving together share one statement: a row
+   * is inserted for each key not yet there, and RETURNING names, by lock token, the claims that took theirs
+   * (of two claims of one key in one batch, one takes it and the other finds it taken).
+   */
+  private insert(tenantId: string, scope: string, fingerprint: string, connectorKey: string, token: string): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.inserts.push({ tenantId, scope, fingerprint, connectorKey, token, resolve, reject });
+      this.inserting ??= this.drainInserts();
+    });
+  }
+
+  private async drainInserts(): Promise<void> {
+    while (this.inserts.length) {
+      // Let the requests already under way reach insert() before the batch is cut.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const batch = this.inserts.splice(0, MAX_INSERT_BATCH);
+      try {
+        const r = await this.db.query<{ lock_token: string }>(
+          `INSERT INTO idempotency_keys (tenant_id, scope_hash, fingerprint, state, connector_key, lock_token, locked_at, created_at)
+           SELECT tenant_id, scope_hash, fingerprint, 'in_flight', connector_key, lock_token, now(), now()
+             FROM jsonb_to_recordset($1::jsonb) AS k(tenant_id text, scope_hash text, fingerprint text, connector_key uuid, lock_token uuid)
+           ON CONFLICT (tenant_id, scope_hash) DO NOTHING
+           RETURNING lock_token`,
+          [JSON.stringify(batch.map((p) => ({ tenant_id: p.tenantId, scope_hash: p.scope, fingerprint: p.fingerprint, connector_key: p.connectorKey, lock_token: p.token })))],
+        );
+        const taken = new Set(r.rows.map((row) => row.lock_token));
+        for (const p of batch) p.resolve(taken.has(p.token));
+      } catch (err) {
+        for (const p of batch) p.reject(err);
+      }
+    }
+    this.inserting = null;
   }
 
   /** Stores the response of the holder's request; duplicates replay it until the key expires. */
