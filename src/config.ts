@@ -44,7 +44,11 @@ export interface Config {
   bodyLimit: number;
   requestTimeoutMs: number;
   connectorTimeoutMs: number;
-  tenantCacheTtlMs: number;
+  /**
+   * How long tenant, key and client-key lookups stay cached: null (the default) until a change is told
+   * (decision 0034); a number of milliseconds adds an expiry as a safety net; 0 caches nothing (tests).
+   */
+  tenantCacheTtlMs: number | null;
   shutdownGraceMs: number;
   /** How long an Idempotency-Key and its stored response are kept (hours). */
   idempotencyTtlHours: number;
@@ -160,7 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     bodyLimit: int(env, 'CARDLINE_BODY_LIMIT', 64 * 1024, 1024, 10 * 1024 * 1024),
     requestTimeoutMs: int(env, 'CARDLINE_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     connectorTimeoutMs: int(env, 'CARDLINE_CONNECTOR_TIMEOUT_MS', 10_000, 10, 600_000),
-    tenantCacheTtlMs: int(env, 'CARDLINE_TENANT_CACHE_TTL_MS', 5_000, 0, 3_600_000),
+    tenantCacheTtlMs: env.CARDLINE_TENANT_CACHE_TTL_MS === undefined || env.CARDLINE_TENANT_CACHE_TTL_MS === '' ? null : int(env, 'CARDLINE_TENANT_CACHE_TTL_MS', 0, 0, 3_600_000),
     shutdownGraceMs: int(env, 'CARDLINE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     idempotencyTtlHours: int(env, 'CARDLINE_IDEMPOTENCY_TTL_HOURS', 24, 1, 720),
     redisUrl,

@@ -2,6 +2,7 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import { Value } from '@sinclair/typebox/value';
 import { LRUCache } from 'lru-cache';
+import { cacheTtl, TENANT_CACHE_MAX } from '../services/cache-ttl.js';
 import { ClientJwk, type RegisteredClientJwk } from '../../schemas/keys.js';
 import type { Db } from '../store/db.js';
 import type { ChangeFeed } from '../services/changes.js';
@@ -65,10 +66,10 @@ export class ClientKeyStore {
 
   constructor(
     private readonly db: Db,
-    cacheTtlMs = 5_000,
+    cacheTtlMs: number | null = null,
     private readonly changes?: ChangeFeed,
   ) {
-    this.cache = new LRUCache({ max: 100_000, ttl: Math.max(cacheTtlMs, 1) });
+    this.cache = new LRUCache({ max: TENANT_CACHE_MAX, ...cacheTtl(cacheTtlMs) });
   }
 
   /** The tenant's client key, or null when none is registered (response fields are then omitted). */

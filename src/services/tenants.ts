@@ -2,6 +2,7 @@
 // (src/services/changes.ts). Secrets in a connector's options are stored sealed and opened here, in memory.
 import { Value } from '@sinclair/typebox/value';
 import { LRUCache } from 'lru-cache';
+import { cacheTtl, TENANT_CACHE_MAX } from './cache-ttl.js';
 import { DEFAULT_TENANT_CONFIG, TENANT_ID_PATTERN, TenantConfig } from '../../schemas/tenant.js';
 import type { ConfigSecrets } from '../crypto/config-secrets.js';
 import type { Db, Queryable } from '../store/db.js';
@@ -102,10 +103,10 @@ export class TenantService {
   /** Without `secrets` (tools that only list), sealed options stay sealed: such a tenant cannot call its core. */
   constructor(
     private readonly db: Db,
-    cacheTtlMs: number,
+    cacheTtlMs: number | null,
     private readonly secrets?: ConfigSecrets,
   ) {
-    this.cache = new LRUCache({ max: 100_000, ttl: Math.max(cacheTtlMs, 1) });
+    this.cache = new LRUCache({ max: TENANT_CACHE_MAX, ...cacheTtl(cacheTtlMs) });
   }
 
   /** The tenant, or null when unknown. Unknown ids are cached too, so a flood of them costs no queries. */
