@@ -144,11 +144,12 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   });
   await changes.start();
   // Secrets stored in clear by an older version are sealed now (decision 0035).
-  await sealLegacySecrets(services, app.log);
+  const mark = services.tenants.mark();
+  const stored = await sealLegacySecrets(services, app.log);
   // Before the server listens, every active tenant's connector is loaded (external modules by dynamic
   // import), its options validated and an instance started. One tenant's broken connector is logged
   // with the reason and leaves that tenant degraded (503, listed by /health/ready), not the gateway down.
-  const { tenants, invalid } = await services.tenants.listChecked();
+  const { tenants, invalid } = await services.tenants.listChecked({ stored, primeSince: mark });
   for (const { tenant, reason } of invalid) {
     app.log.error({ tenant, reason }, 'tenant configuration is invalid; its requests will answer 503 until it is fixed');
   }

@@ -135,9 +135,16 @@ export async function encryptionKeys(deps: Pick<TenantAdminDeps, 'keys'>, tenant
  * Seals the secrets of tenants stored by a version that kept them in clear (decision 0035). A tenant whose
  * connector cannot be loaded is left as it is: it is reported degraded, and fixing it seals it.
  */
-export async function sealLegacySecrets(deps: TenantAdminDeps, log: { warn(obj: object, msg: string): void }): Promise<void> {
-  if (!deps.connectorRegistry || !deps.secrets) return;
-  for (const stored of await deps.tenants.listStored()) {
+export async function sealLegacySecrets(
+  deps: TenantAdminDeps,
+  log: { warn(obj: object, msg: string): void },
+  /** The stored tenants, when the caller has read them already (the boot reads them once). */
+  all?: StoredTenant[],
+): Promise<StoredTenant[]> {
+  const list = all ?? (await deps.tenants.listStored());
+  if (!deps.connectorRegistry || !deps.secrets) return list;
+  let changed = false;
+  for (const stored of list) {
     const connector = stored.config.connector as { id?: unknown; module?: unknown; options?: unknown } | undefined;
     if (!connector || connector.options === undefined) continue;
     let sealed: unknown;
@@ -152,5 +159,7 @@ export async function sealLegacySecrets(deps: TenantAdminDeps, log: { warn(obj: 
     await deps.tenants.update(stored.id, { name: stored.name, config: { ...stored.config, connector: { ...connector, options: sealed } } });
     await deps.changes?.changed({ kind: 'tenant', tenantId: stored.id });
     log.warn({ tenant: stored.id }, 'sealed connector secrets that were stored in clear');
+    changed = true;
   }
+  return changed ? deps.tenants.listStored() : list;
 }
