@@ -185,6 +185,9 @@ interface Stats {
   elu: EventLoopUtilization;
   cpu: NodeJS.CpuUsage;
   rss: number;
+  /** The gateway thread's V8 heap, and memory outside it (the store thread's WebAssembly heap, buffers, keys). */
+  heapUsed: number;
+  external: number;
   auditRows: number;
 }
 
@@ -201,6 +204,8 @@ interface Run {
   eluUs?: number;
   cpuUs?: number;
   rssMb?: number;
+  heapMb?: number;
+  externalMb?: number;
 }
 
 /** Loads a target for `seconds`, or with exactly `amount` requests. */
@@ -248,7 +253,7 @@ async function measuredFull(started: Started, variant: Variant): Promise<Run> {
   const requests = Math.max(1, after.auditRows - before.auditRows);
   const busyMs = after.elu.active - before.elu.active;
   const cpuUs = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
-  return { ...run, eluUs: (busyMs * 1000) / requests, cpuUs: cpuUs / requests, rssMb: after.rss / 1024 / 1024 };
+  return { ...run, eluUs: (busyMs * 1000) / requests, cpuUs: cpuUs / requests, rssMb: after.rss / 1024 / 1024, heapMb: after.heapUsed / 1024 / 1024, externalMb: after.external / 1024 / 1024 };
 }
 
 const median = (xs: number[]): number => {
@@ -287,7 +292,7 @@ async function measure(variant: Variant): Promise<Result> {
       const f = full[round]!;
       console.log(
         `   round ${round + 1}: bare ${fmt(b.rps)} req/s, full ${fmt(f.rps)} req/s (${fmt(f.rps / b.rps, 2)}), p50 ${fmt(f.p50, 1)} ms, p99 ${fmt(f.p99, 1)} ms, ` +
-          `event loop ${fmt(f.eluUs)} µs/req, CPU ${fmt(f.cpuUs)} µs/req, RSS ${fmt(f.rssMb)} MB${f.non2xx + f.errors ? `, ${f.non2xx} non-2xx, ${f.errors} errors` : ''}`,
+          `event loop ${fmt(f.eluUs)} µs/req, CPU ${fmt(f.cpuUs)} µs/req, RSS ${fmt(f.rssMb)} MB (V8 heap ${fmt(f.heapMb)}, external ${fmt(f.externalMb)})${f.non2xx + f.errors ? `, ${f.non2xx} non-2xx, ${f.errors} errors` : ''}`,
       );
     }
     return { variant, store: started.store, startupMs: started.startupMs, seedMs: started.seedMs, bare, full };
@@ -314,7 +319,7 @@ async function auditQuery(): Promise<{ rows: number; actionMs: number; outcomeMs
 async function main(): Promise<number> {
   console.log(
     `Cardline bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds (bare, full alternating), ` +
-      `warm-up ${WARMUP} s each; store ${STORE}; mock connector; every step on (log line at info to /dev/null); node ${process.version}`,
+      `warm-up ${WARMUP} s each; store ${STORE}; mock connector; every step on (log line at info to /dev/null; metrics with a tenant label below 1 000 tenants, without from 1 000); node ${process.version}`,
   );
   const results: Result[] = [];
   for (const v of variants()) results.push(await measure(v));
