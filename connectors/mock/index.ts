@@ -32,11 +32,9 @@ const MockOptions = Type.Object(
 );
 
 /** Waits out the simulated latency; a deadline that passes first is a timeout, and nothing is applied. */
-async function simulateLatency(ms: number, ctx: Pick<ConnectorContext, 'signal'>): Promise<void> {
-  // Without latency the signal is not read: a gateway makes its AbortController only for a connector that does.
-  if (!ms) return;
-  const signal = ctx.signal;
+async function simulateLatency(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) throw new ConnectorTimeoutError('deadline passed before the core was called');
+  if (!ms) return;
   await new Promise<void>((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);
@@ -149,7 +147,7 @@ export class MockCore implements Connector {
 
   /** Every call, read or write, waits out the latency first; a deadline that passes first applies nothing. */
   private async call<T>(ctx: Ctx, apply: (idempotencyKey: string | undefined) => OperationResult<T>): Promise<OperationResult<T>> {
-    await simulateLatency(this.latencyMs, ctx);
+    await simulateLatency(this.latencyMs, ctx.signal);
     return apply(ctx.idempotencyKey);
   }
 }
