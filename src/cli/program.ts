@@ -7,10 +7,11 @@ import { auditCommand } from './audit.js';
 import { encryptCommand } from './encrypt.js';
 import { fileCoreCommand } from './file-core.js';
 import { keysCommand } from './keys.js';
+import { operatorKeyCommand } from './operator-key.js';
 import { tenantCommand } from './tenant.js';
 import { userCommand } from './user.js';
 
-const EXPECTED_ERRORS = new Set(['CliError', 'ConfigError', 'StartupError', 'TenantConfigError', 'ConnectorConfigError', 'MasterKeyMismatchError']);
+const EXPECTED_ERRORS = new Set(['CliError', 'CardlineError', 'ConfigError', 'StartupError', 'TenantConfigError', 'ConnectorConfigError', 'MasterKeyMismatchError']);
 
 function version(): string {
   // src/cli/program.ts in a checkout, dist/src/cli/program.js in a build: package.json is two or three up.
@@ -28,17 +29,23 @@ export function createProgram(): Command {
   const program = new Command('cardline')
     .description('Cardline administration: tenants, users, keys, and encrypting values as clients do.')
     .version(version())
+    .option('--admin-url <url>', "a running gateway's management API (e.g. http://127.0.0.1:8081); also CARDLINE_ADMIN_URL")
     .showSuggestionAfterError()
     .addHelpText(
       'after',
       `
-Store commands (tenant, user, keys, audit, encrypt --store) use the store configured by DATABASE_URL or
-CARDLINE_DATA_DIR, as the gateway does; see \`cardline <command> --help\`.`,
+Store commands (tenant, user, operator-key, keys, audit, encrypt --store) use the store configured by
+DATABASE_URL or CARDLINE_DATA_DIR, as the gateway does; see \`cardline <command> --help\`.
+
+With --admin-url (or CARDLINE_ADMIN_URL), tenant, user and operator-key commands call a running gateway's
+management API instead, with the operator key in CARDLINE_OPERATOR_KEY: the way to onboard while the
+gateway runs on its embedded store.`,
     );
 
   program.addCommand(encryptCommand());
   program.addCommand(tenantCommand());
   program.addCommand(userCommand());
+  program.addCommand(operatorKeyCommand());
   program.addCommand(keysCommand());
   program.addCommand(auditCommand());
   program.addCommand(fileCoreCommand());

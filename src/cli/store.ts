@@ -10,6 +10,9 @@ import { loadConfig, type Config } from '../config.js';
 import { KeyRing, checkMasterKey, type TenantKeys } from '../crypto/keys.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { ConnectorRegistry } from '../services/connectors.js';
+import { ConfigSecrets } from '../crypto/config-secrets.js';
+import { ChangeFeed } from '../services/changes.js';
+import { OperatorKeys } from '../services/operator-keys.js';
 import { TenantService } from '../services/tenants.js';
 import { UserService } from '../services/users.js';
 import { StoreInUseError, type Db } from '../store/db.js';
@@ -24,6 +27,11 @@ export interface CliStore {
   connectorRegistry: ConnectorRegistry;
   /** Only when the command asked for the master key. */
   keys: KeyRing;
+  /** Seals connector secrets (when the master key is known). */
+  secrets: ConfigSecrets | undefined;
+  operatorKeys: OperatorKeys;
+  /** Tells running gateways on PostgreSQL of a change (the embedded store has none running). */
+  changes: ChangeFeed;
 }
 
 export interface StoreOptions {
@@ -61,11 +69,16 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
     if (masterKey) await checkMasterKey(db, masterKey);
     const logger = pino({ enabled: false }) as FastifyBaseLogger;
     const keyRing = opts.masterKey && masterKey ? new KeyRing(db, masterKey, 0) : undefined;
+    const changes = new ChangeFeed(db);
+    const users = new UserService(db, changes);
     const store: CliStore = {
       config,
       db,
+      secrets: masterKey ? new ConfigSecrets(masterKey) : undefined,
+      operatorKeys: new OperatorKeys(db, changes),
+      changes,
       tenants: new TenantService(db, 0),
-      users: new UserService(db),
+      users,
       connectorRegistry: new ConnectorRegistry(builtInConnectors, logger),
       get keys(): KeyRing {
         if (!keyRing) throw new Error('internal: this command did not load the master key');

@@ -1,112 +1,273 @@
-// `cardline tenant create|list`: onboarding a tenant (its record and first key pairs) and listing them.
+// `cardline tenant create|update|show|list|disable|enable`: a tenant's record, configuration and first key
+// pairs. Every configuration field has a flag, and `--config file.json` gives any of them (the PIN section,
+// say) as JSON; flags win over the file. With --admin-url the commands call a running gateway's management
+// API; otherwise they work on the store.
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { DEFAULT_HOME_COUNTRY, DEFAULT_TENANT_CONFIG, DEFAULT_TIME_ZONE, type TenantConfig } from '../../schemas/tenant.js';
-import { STORE_HELP, fail, integer, money, orderedJwk, printJson, tenantId } from './common.js';
+import jsonMergePatch from 'json-merge-patch';
+import { DEFAULT_HOME_COUNTRY, DEFAULT_TENANT_CONFIG, DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
+import type { PublicJwk } from '../crypto/keys.js';
+import type { TenantView } from '../services/tenant-admin.js';
+import { STORE_HELP, fail, integer, money, orderedJwk, printJson, table, tenantId } from './common.js';
+import { apiPath, managementApi } from './remote.js';
 
-interface CreateOptions {
+interface ConfigOptions {
   name?: string;
-  connector: string;
+  config?: string;
+  connector?: string;
+  connectorModule?: string;
   connectorOptions?: string;
   tokenLifetime?: number;
-  maxLimit: string;
+  maxLimit?: string;
   allowDecrease?: boolean;
   allowPlaintextPassword?: boolean;
+  requireEncryptedBody?: string[];
+  sandbox?: boolean;
   homeCountry?: string;
   timeZone?: string;
   rateLimitTenant?: number;
   rateLimitUser?: number;
 }
 
-export function tenantCommand(): Command {
-  const tenant = new Command('tenant').description('Create and list tenants.');
+const REMOTE_HELP = `
+Management API:
+  With --admin-url URL (before the command: cardline --admin-url URL tenant ...) or CARDLINE_ADMIN_URL,
+  the command calls a running gateway's management API with the operator key in CARDLINE_OPERATOR_KEY;
+  the change reaches every gateway process within 2 s. Otherwise it works on the store directly.`;
 
-  tenant
-    .command('create')
-    .description("Create a tenant with its first encryption and signing key pairs; prints its public encryption key set.")
-    .argument('<id>', 'tenant id: 1-63 lower-case letters, digits and dashes', tenantId)
-    .option('--name <name>', 'display name (default: the id)')
-    .option('--connector <id>', 'core-banking connector', DEFAULT_TENANT_CONFIG.connector.id)
-    .option('--connector-options <json>', "the connector's options, a JSON object")
-    .option('--token-lifetime <seconds>', `token lifetime, 60-86400 (default: ${DEFAULT_TENANT_CONFIG.tokenLifetimeSeconds})`, integer)
-    .option('--max-limit <decimal>', 'highest credit limit the product allows', money, DEFAULT_TENANT_CONFIG.creditLimit.maximum)
-    .option('--allow-decrease', 'allow credit limits to be lowered (default: refused)')
-    .option('--allow-plaintext-password', 'accept a plain-text password on /api/authenticate (default: JWE only)')
-    .option('--home-country <code>', `the bank's country, ISO 3166-1 alpha-2 (default: ${DEFAULT_HOME_COUNTRY})`)
-    .option('--time-zone <zone>', `IANA time zone that decides what a day is (default: ${DEFAULT_TIME_ZONE})`)
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** The configuration flags, shared by create and update. */
+function configOptions(cmd: Command, forUpdate: boolean): Command {
+  const dflt = (text: string) => (forUpdate ? '' : ` (default: ${text})`);
+  return cmd
+    .option('--name <name>', `display name${dflt('the id')}`)
+    .option('--config <file>', forUpdate ? 'a JSON merge patch of the configuration, from a file' : 'the configuration, or part of it, as JSON in a file')
+    .option('--connector <id>', `core-banking connector: mock, rest, file, or an external module's id${dflt(DEFAULT_TENANT_CONFIG.connector.id)}`)
+    .option('--connector-module <module>', "an external connector's module: a path or a package name whose default export is its definition")
+    .option('--connector-options <json>', `the connector's options, a JSON object${forUpdate ? ' (merged into the current ones; null removes one)' : ''}`)
+    .option('--token-lifetime <seconds>', `token lifetime, 60-86400${dflt(String(DEFAULT_TENANT_CONFIG.tokenLifetimeSeconds))}`, integer)
+    .option('--max-limit <decimal>', `highest credit limit the product allows${dflt(DEFAULT_TENANT_CONFIG.creditLimit.maximum)}`, money)
+    .option('--allow-decrease', 'allow credit limits to be lowered')
+    .option('--no-allow-decrease', 'refuse lowering a credit limit (the default)')
+    .option('--allow-plaintext-password', 'accept a plain-text password on /api/authenticate')
+    .option('--no-allow-plaintext-password', 'accept only a JWE password (the default)')
+    .option('--require-encrypted-body <route>', 'a route whose body must arrive encrypted, e.g. "PUT /v1/cards/upgrade/physical", "/v1/cards/*" or "*" (repeat the flag for several)', collect)
+    .option('--sandbox', 'open the /v1/sandbox/ simulation routes (demos, integration testing)')
+    .option('--no-sandbox', 'close the sandbox routes (the default)')
+    .option('--home-country <code>', `the bank's country, ISO 3166-1 alpha-2${dflt(DEFAULT_HOME_COUNTRY)}`)
+    .option('--time-zone <zone>', `IANA time zone that decides what a day is${dflt(DEFAULT_TIME_ZONE)}`)
     .option('--rate-limit-tenant <per-minute>', "requests per minute for all the tenant's users together (default: no limit)", integer)
-    .option('--rate-limit-user <per-minute>', 'requests per minute for each user (default: no limit)', integer)
+    .option('--rate-limit-user <per-minute>', 'requests per minute for each user (default: no limit)', integer);
+}
+
+function jsonObject(text: string, what: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    fail(`${what} must be a JSON object, e.g. '{"fixtures":"empty"}'.`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) fail(`${what} must be a JSON object.`);
+  return parsed as Record<string, unknown>;
+}
+
+function configFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    return fail(`Cannot read --config ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+  }
+  return jsonObject(text, `--config ${path}`);
+}
+
+/** The configuration the flags give (only the fields given), as a merge patch. */
+function flagsPatch(opts: ConfigOptions): Record<string, unknown> {
+  const patch: Record<string, Record<string, unknown> | unknown> = {};
+  const section = (name: string) => (patch[name] ??= {}) as Record<string, unknown>;
+  if (opts.connector !== undefined) section('connector').id = opts.connector;
+  if (opts.connectorModule !== undefined) section('connector').module = opts.connectorModule;
+  if (opts.connectorOptions !== undefined) section('connector').options = jsonObject(opts.connectorOptions, '--connector-options');
+  if (opts.tokenLifetime !== undefined) patch.tokenLifetimeSeconds = opts.tokenLifetime;
+  if (opts.maxLimit !== undefined) section('creditLimit').maximum = opts.maxLimit;
+  if (opts.allowDecrease !== undefined) section('creditLimit').allowDecrease = opts.allowDecrease;
+  if (opts.allowPlaintextPassword !== undefined) section('encryption').allowPlaintextPassword = opts.allowPlaintextPassword;
+  if (opts.requireEncryptedBody !== undefined) section('encryption').requireEncryptedBody = opts.requireEncryptedBody;
+  if (opts.sandbox !== undefined) patch.sandbox = opts.sandbox;
+  if (opts.homeCountry !== undefined) patch.homeCountry = opts.homeCountry;
+  if (opts.timeZone !== undefined) patch.timeZone = opts.timeZone;
+  if (opts.rateLimitTenant !== undefined) section('rateLimit').perTenantPerMinute = opts.rateLimitTenant;
+  if (opts.rateLimitUser !== undefined) section('rateLimit').perUserPerMinute = opts.rateLimitUser;
+  return patch;
+}
+
+/** A new tenant's configuration: the file, then the flags, then the defaults of what neither gave. */
+export function createConfig(opts: ConfigOptions): Record<string, unknown> {
+  const given = jsonMergePatch.apply(opts.config ? configFile(opts.config) : {}, flagsPatch(opts)) as Record<string, unknown>;
+  const connector = { id: DEFAULT_TENANT_CONFIG.connector.id, options: {}, ...(given.connector as object | undefined) };
+  return {
+    ...given,
+    connector,
+    tokenLifetimeSeconds: given.tokenLifetimeSeconds ?? DEFAULT_TENANT_CONFIG.tokenLifetimeSeconds,
+    creditLimit: { ...DEFAULT_TENANT_CONFIG.creditLimit, ...(given.creditLimit as object | undefined) },
+    encryption: { ...DEFAULT_TENANT_CONFIG.encryption, ...(given.encryption as object | undefined) },
+  };
+}
+
+/** An update's merge patch: the file's patch, then the flags. */
+export function updatePatch(opts: ConfigOptions): Record<string, unknown> {
+  return jsonMergePatch.apply(opts.config ? configFile(opts.config) : {}, flagsPatch(opts)) as Record<string, unknown>;
+}
+
+export function tenantCommand(): Command {
+  const tenant = new Command('tenant').description('Create, change, show, list, disable and enable tenants.');
+
+  configOptions(
+    tenant
+      .command('create')
+      .description("Create a tenant with its first encryption and signing key pairs; prints its public encryption key set.")
+      .argument('<id>', 'tenant id: 1-63 lower-case letters, digits and dashes', tenantId),
+    false,
+  )
     .addHelpText(
       'after',
       `
 The public key set printed on stdout is what the bank's integration team encrypts passwords and
 fields to (it is also served by GET /api/keys with the TENANT header).
 
-Example:
+Examples:
   cardline tenant create acme --name "Acme Bank" --max-limit 250000.00 > acme-enc-jwks.json
+  cardline --admin-url http://127.0.0.1:8081 tenant create acme --connector rest \\
+    --connector-options '{"baseUrl":"http://127.0.0.1:4010/banks/acme","auth":{"type":"bearer","token":"..."}}'
+  cardline tenant create acme --config acme.json --sandbox
+${REMOTE_HELP}
 ${STORE_HELP}`,
     )
-    .action(async (id: string, opts: CreateOptions) => {
-      const config = tenantConfig(opts);
-      const { createTenant } = await import('../services/onboarding.js');
-      const { tenantKeys, withStore } = await import('./store.js');
-      await withStore({ masterKey: true, create: true }, async (store) => {
-        if (await store.tenants.get(id)) fail(`Tenant '${id}' already exists.`);
-        try {
-          await createTenant(store, { id, name: opts.name ?? id, config });
-        } catch (err) {
-          if ((err as { code?: unknown }).code === '23505') fail(`Tenant '${id}' already exists.`);
-          throw err;
-        }
-        const { enc } = await tenantKeys(store, id);
-        printJson({ keys: enc.map((k) => orderedJwk(k.publicJwk)) });
-        process.stderr.write(`Tenant '${id}' created.\n`);
-      });
+    .action(async (id: string, opts: ConfigOptions, command: Command) => {
+      const config = createConfig(opts);
+      const name = opts.name ?? id;
+      const api = managementApi(command);
+      let keys: PublicJwk[];
+      if (api) {
+        keys = (await api.result<{ encryptionKeys: { keys: PublicJwk[] } }>('POST', '/v1/tenants', { id, name, config })).encryptionKeys.keys;
+      } else {
+        const { createTenant } = await import('../services/onboarding.js');
+        const { tenantKeys, withStore } = await import('./store.js');
+        keys = await withStore({ masterKey: true, create: true }, async (store) => {
+          if (await store.tenants.stored(id)) fail(`Tenant '${id}' already exists.`);
+          try {
+            await createTenant(store, { id, name, config });
+          } catch (err) {
+            if ((err as { code?: unknown }).code === '23505') fail(`Tenant '${id}' already exists.`);
+            throw err;
+          }
+          await store.changes.changed({ kind: 'tenant', tenantId: id });
+          return (await tenantKeys(store, id)).enc.map((k) => k.publicJwk);
+        });
+      }
+      printJson({ keys: keys.map(orderedJwk) });
+      process.stderr.write(`Tenant '${id}' created.\n`);
+    });
+
+  configOptions(
+    tenant
+      .command('update')
+      .description('Change a tenant: the flags and --config file are a JSON merge patch of its configuration; prints the tenant.')
+      .argument('<id>', 'tenant id', tenantId),
+    true,
+  )
+    .addHelpText(
+      'after',
+      `
+Only what is given changes. The result is validated as at creation (an external module that does not
+load, or options that do not match its connector's schema, are refused with the reason). A connector
+secret shown as "***" keeps its value; a new value replaces it.
+
+Examples:
+  cardline tenant update acme --max-limit 500000.00 --rate-limit-user 600
+  cardline tenant update acme --connector rest --connector-options '{"fixtures":null,"baseUrl":"https://core.acme.example"}'
+  cardline tenant update acme --config acme-pin.json
+${REMOTE_HELP}
+${STORE_HELP}`,
+    )
+    .action(async (id: string, opts: ConfigOptions, command: Command) => {
+      const patch = updatePatch(opts);
+      const body = { ...(opts.name !== undefined ? { name: opts.name } : {}), ...(Object.keys(patch).length ? { config: patch } : {}) };
+      if (!Object.keys(body).length) fail('Nothing to change: give --name, --config or a configuration flag (see --help).');
+      const api = managementApi(command);
+      if (api) return printJson(await api.result<TenantView>('PATCH', apiPath('tenants', id), body));
+      const { tenantView, updateTenant } = await import('../services/tenant-admin.js');
+      const { withStore } = await import('./store.js');
+      printJson(
+        await withStore({ masterKey: true }, async (store) => {
+          if (!(await updateTenant(store, id, body))) fail(`Unknown tenant '${id}'.`);
+          return tenantView((await store.tenants.stored(id))!);
+        }),
+      );
+    });
+
+  tenant
+    .command('show')
+    .description('Print a tenant: status, version and configuration (secrets as "***").')
+    .argument('<id>', 'tenant id', tenantId)
+    .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
+    .action(async (id: string, _opts: unknown, command: Command) => {
+      const api = managementApi(command);
+      if (api) return printJson(await api.result<TenantView>('GET', apiPath('tenants', id)));
+      const { tenantView } = await import('../services/tenant-admin.js');
+      const { withStore } = await import('./store.js');
+      printJson(
+        await withStore({ masterKey: false }, async (store) => {
+          const stored = await store.tenants.stored(id);
+          if (!stored) fail(`Unknown tenant '${id}'.`);
+          return tenantView(stored);
+        }),
+      );
     });
 
   tenant
     .command('list')
     .description('List tenants: id, status, connector and name.')
-    .option('--json', 'print JSON (id, name, status, config) instead of a table')
-    .addHelpText('after', STORE_HELP)
-    .action(async (opts: { json?: boolean }) => {
-      const { withStore } = await import('./store.js');
-      const tenants = await withStore({ masterKey: false }, (store) => store.tenants.list());
+    .option('--json', 'print JSON (id, name, status, version, config with secrets as "***") instead of a table')
+    .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
+    .action(async (opts: { json?: boolean }, command: Command) => {
+      const api = managementApi(command);
+      let tenants: TenantView[];
+      if (api) tenants = await api.result<TenantView[]>('GET', '/v1/tenants');
+      else {
+        const { tenantView } = await import('../services/tenant-admin.js');
+        const { withStore } = await import('./store.js');
+        tenants = (await withStore({ masterKey: false }, (store) => store.tenants.listStored())).map(tenantView);
+      }
       if (opts.json) return printJson(tenants);
-      const rows = [['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, t.config.connector.id, t.name])];
-      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-      for (const r of rows) process.stdout.write(r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i]!) : c)).join('  ') + '\n');
+      table([['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, String((t.config.connector as { id?: unknown } | undefined)?.id ?? '?'), t.name])]);
     });
+
+  for (const [verb, status, what] of [
+    ['disable', 'disabled', 'Disable a tenant: its requests answer as for an unknown tenant, on every gateway within 2 s; nothing is deleted.'],
+    ['enable', 'active', 'Enable a disabled tenant again.'],
+  ] as const) {
+    tenant
+      .command(verb)
+      .description(what)
+      .argument('<id>', 'tenant id', tenantId)
+      .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
+      .action(async (id: string, _opts: unknown, command: Command) => {
+        const api = managementApi(command);
+        if (api) await api.result<TenantView>('POST', apiPath('tenants', id, verb));
+        else {
+          const { setTenantStatus } = await import('../services/tenant-admin.js');
+          const { withStore } = await import('./store.js');
+          await withStore({ masterKey: true }, async (store) => {
+            if (!(await setTenantStatus(store, id, status))) fail(`Unknown tenant '${id}'.`);
+          });
+        }
+        process.stdout.write(`Tenant '${id}' ${status === 'active' ? 'enabled' : 'disabled'}.\n`);
+      });
+  }
 
   return tenant;
 }
 
-/** The tenant configuration from the options; the store validates it again (TypeBox) on create. */
-function tenantConfig(opts: CreateOptions): TenantConfig {
-  let options: Record<string, unknown> = {};
-  if (opts.connectorOptions !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(opts.connectorOptions);
-    } catch {
-      fail('--connector-options must be a JSON object, e.g. \'{"fixtures":"empty"}\'.');
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) fail('--connector-options must be a JSON object.');
-    options = parsed as Record<string, unknown>;
-  }
-  return {
-    connector: { id: opts.connector, options },
-    tokenLifetimeSeconds: opts.tokenLifetime ?? DEFAULT_TENANT_CONFIG.tokenLifetimeSeconds,
-    creditLimit: { maximum: opts.maxLimit, allowDecrease: opts.allowDecrease === true },
-    encryption: { allowPlaintextPassword: opts.allowPlaintextPassword === true },
-    ...(opts.homeCountry !== undefined ? { homeCountry: opts.homeCountry } : {}),
-    ...(opts.timeZone !== undefined ? { timeZone: opts.timeZone } : {}),
-    ...(opts.rateLimitTenant !== undefined || opts.rateLimitUser !== undefined
-      ? {
-          rateLimit: {
-            ...(opts.rateLimitTenant !== undefined ? { perTenantPerMinute: opts.rateLimitTenant } : {}),
-            ...(opts.rateLimitUser !== undefined ? { perUserPerMinute: opts.rateLimitUser } : {}),
-          },
-        }
-      : {}),
-  };
-}
+

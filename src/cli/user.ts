@@ -1,13 +1,51 @@
-// `cardline user add`: an API user of a tenant. The password never travels as an argument.
+// `cardline user add|list|remove|unlock`: a tenant's API users. The password never travels as an argument;
+// to the management API it travels as a JWE to the tenant's encryption key, as at login.
 import { Command, Option } from 'commander';
+import type { JWK } from 'jose';
 import { ROLES, type Role } from '../../schemas/common.js';
-import { STORE_HELP, fail, readStdin, tenantId } from './common.js';
+import { encryptCompact } from '../crypto/jwe.js';
+import type { UserView } from '../services/users.js';
+import { STORE_HELP, fail, printJson, readStdin, table, tenantId } from './common.js';
+import { apiPath, managementApi, type ManagementApi } from './remote.js';
 
 interface AddOptions {
   tenant: string;
   username: string;
   role: Role;
   passwordStdin?: boolean;
+}
+
+const REMOTE_HELP = `
+Management API:
+  With --admin-url URL (before the command) or CARDLINE_ADMIN_URL, the command calls a running
+  gateway's management API with the operator key in CARDLINE_OPERATOR_KEY (a password is sent as a
+  JWE to the tenant's encryption key); otherwise it works on the store directly.`;
+
+const checkUsername = (username: string) => {
+  if (username.length < 1 || username.length > 128 || username.trim() !== username || /\p{Cc}/u.test(username)) {
+    fail('--username must be 1-128 characters, without control characters or surrounding spaces.');
+  }
+};
+
+/** The password as the management API takes it: a compact JWE to the tenant's first encryption key. */
+async function passwordJwe(api: ManagementApi, tenant: string, password: string): Promise<string> {
+  const { keys } = await api.call<{ keys: JWK[] }>('GET', apiPath('tenants', tenant, 'keys'));
+  if (!keys[0]) fail(`Tenant '${tenant}' has no encryption key.`);
+  return encryptCompact(password, keys[0]);
+}
+
+/** Adds the user, or resets it when it exists (role, password, enabled, unlocked), through the management API. */
+async function addRemote(api: ManagementApi, opts: AddOptions, password: string): Promise<void> {
+  const base = apiPath('tenants', opts.tenant, 'users');
+  const users = await api.result<UserView[]>('GET', base);
+  if (!users.some((u) => u.username === opts.username)) {
+    await api.result('POST', base, { username: opts.username, role: opts.role, password: await passwordJwe(api, opts.tenant, password) });
+    return;
+  }
+  const user = apiPath('tenants', opts.tenant, 'users', opts.username);
+  await api.result('PATCH', user, { role: opts.role, disabled: false });
+  await api.result('PUT', `${user}/password`, { password: await passwordJwe(api, opts.tenant, password) });
+  await api.result('POST', `${user}/unlock`);
 }
 
 export function userCommand(): Command {
@@ -29,27 +67,80 @@ in the process list.
 
 Example:
   printf '%s' "$PASSWORD" | cardline user add --tenant acme --username alice --role "API Integration" --password-stdin
+${REMOTE_HELP}
 ${STORE_HELP}`,
     )
-    .action(async (opts: AddOptions) => {
-      const username = opts.username;
-      if (username.length < 1 || username.length > 128 || username.trim() !== username || /\p{Cc}/u.test(username)) {
-        fail('--username must be 1-128 characters, without control characters or surrounding spaces.');
-      }
+    .action(async (opts: AddOptions, command: Command) => {
+      checkUsername(opts.username);
       const password = opts.passwordStdin ? await readStdin('the password') : process.env.CARDLINE_USER_PASSWORD;
       if (!password) fail('No password: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.');
-      const { requireTenant, withStore } = await import('./store.js');
-      await withStore({ masterKey: false }, async (store) => {
-        await requireTenant(store, opts.tenant);
-        try {
-          await store.users.add(opts.tenant, username, opts.role, password);
-        } catch (err) {
-          // The service's own rule checks (role, password length) are user errors with readable messages.
-          fail((err as Error).message);
-        }
-      });
-      process.stdout.write(`User '${username}' (${opts.role}) saved on tenant '${opts.tenant}'.\n`);
+      const api = managementApi(command);
+      if (api) await addRemote(api, opts, password);
+      else {
+        const { requireTenant, withStore } = await import('./store.js');
+        await withStore({ masterKey: false }, async (store) => {
+          await requireTenant(store, opts.tenant);
+          try {
+            await store.users.add(opts.tenant, opts.username, opts.role, password);
+          } catch (err) {
+            // The service's own rule checks (role, password length) are user errors with readable messages.
+            fail((err as Error).message);
+          }
+        });
+      }
+      process.stdout.write(`User '${opts.username}' (${opts.role}) saved on tenant '${opts.tenant}'.\n`);
     });
+
+  user
+    .command('list')
+    .description("List a tenant's users: username, role, disabled, locked, last login. Never a password hash.")
+    .requiredOption('--tenant <id>', 'tenant id', tenantId)
+    .option('--json', 'print JSON')
+    .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
+    .action(async (opts: { tenant: string; json?: boolean }, command: Command) => {
+      const api = managementApi(command);
+      let users: UserView[];
+      if (api) users = await api.result<UserView[]>('GET', apiPath('tenants', opts.tenant, 'users'));
+      else {
+        const { requireTenant, withStore } = await import('./store.js');
+        users = await withStore({ masterKey: false }, async (store) => {
+          await requireTenant(store, opts.tenant);
+          return store.users.list(opts.tenant);
+        });
+      }
+      if (opts.json) return printJson(users);
+      table([
+        ['USERNAME', 'ROLE', 'DISABLED', 'LOCKED', 'LAST LOGIN'],
+        ...users.map((u) => [u.username, u.role, u.disabled ? 'yes' : 'no', u.locked ? 'yes' : 'no', u.lastLoginAt ?? '-']),
+      ]);
+    });
+
+  for (const [verb, what, done] of [
+    ['remove', "Remove a user: its tokens stop working at once. The tenant's last enabled Admin cannot be removed.", 'removed'],
+    ['unlock', 'Lift a lockout (ten failed logins) before it expires.', 'unlocked'],
+  ] as const) {
+    user
+      .command(verb)
+      .description(what)
+      .requiredOption('--tenant <id>', 'tenant id', tenantId)
+      .requiredOption('--username <username>', 'the login name')
+      .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
+      .action(async (opts: { tenant: string; username: string }, command: Command) => {
+        const api = managementApi(command);
+        if (api) {
+          const path = apiPath('tenants', opts.tenant, 'users', opts.username);
+          await api.result(verb === 'remove' ? 'DELETE' : 'POST', verb === 'remove' ? path : `${path}/unlock`);
+        } else {
+          const { requireTenant, withStore } = await import('./store.js');
+          await withStore({ masterKey: false }, async (store) => {
+            await requireTenant(store, opts.tenant);
+            if (verb === 'remove') await store.users.remove(opts.tenant, opts.username);
+            else await store.users.unlock(opts.tenant, opts.username);
+          });
+        }
+        process.stdout.write(`User '${opts.username}' ${done} on tenant '${opts.tenant}'.\n`);
+      });
+  }
 
   return user;
 }

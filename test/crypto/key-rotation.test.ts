@@ -5,7 +5,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
 import { encryptCompact } from '../../src/crypto/jwe.js';
@@ -15,7 +15,7 @@ import { createTenant } from '../../src/services/onboarding.js';
 import { TenantService } from '../../src/services/tenants.js';
 import { UserService } from '../../src/services/users.js';
 import { migrate } from '../../src/store/migrate.js';
-import { run } from '../../src/cli/program.js';
+import { cliInProcess as runCli } from '../helpers/cli.js';
 import { PASSWORD, PROBLEM_BASE, createTestApp, createTestDataDir, type TestApp } from '../helpers/app.js';
 import { runProcess } from '../helpers/spawn.js';
 
@@ -189,27 +189,9 @@ describe('cache visibility', () => {
  * with its stderr line on a non-zero exit.
  */
 async function cliInProcess(args: string[], env: NodeJS.ProcessEnv): Promise<unknown> {
-  const saved = { ...process.env };
-  const out: string[] = [];
-  const err: string[] = [];
-  const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
-  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (err.push(String(chunk)), true));
-  // The real environment object is changed in place, never replaced: a replaced process.env is a plain
-  // object that native code (SoftHSM2 reading SOFTHSM2_CONF, in a later test file of this worker) never sees.
-  const replaceEnv = (next: NodeJS.ProcessEnv) => {
-    for (const k of Object.keys(process.env)) if (!(k in next)) delete process.env[k];
-    Object.assign(process.env, next);
-  };
-  replaceEnv(env);
-  try {
-    const code = await run(['node', 'cardline', ...args]);
-    if (code !== 0) throw new Error(err.join('').trim());
-    return JSON.parse(out.join(''));
-  } finally {
-    replaceEnv(saved);
-    stdout.mockRestore();
-    stderr.mockRestore();
-  }
+  const r = await runCli(args, env);
+  if (r.code !== 0) throw new Error(r.stderr.trim());
+  return JSON.parse(r.stdout);
 }
 
 describe('CLI', () => {
