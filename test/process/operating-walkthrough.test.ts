@@ -1,0 +1,88 @@
+// The README's "Operating Cardline" walk-through, run as written (bash, npx cardline, curl) against what it
+// starts: a demo gateway (`src/server.ts --demo`, its embedded store open) and the mock core
+// (`npm run mock-core`). Only the ports change: the test's own free ones for 8080, 8081 and 9090.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, baseEnv, freePort, kill, start, waitReady, type Proc } from '../helpers/process.js';
+import { runProcess } from '../helpers/spawn.js';
+
+const OPERATOR_KEY = 'clop_demo-walkthrough-operator-key-01';
+
+/** The block between the README's operating-walkthrough markers. */
+function walkthrough(): string {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const match = /<!-- operating-walkthrough -->\n```sh\n([\s\S]*?)\n```\n<!-- \/operating-walkthrough -->/.exec(readme);
+  if (!match) throw new Error('README.md has no operating-walkthrough block');
+  return match[1]!;
+}
+
+describe.runIf(!process.env.DATABASE_URL)("the README's Operating Cardline walk-through", () => {
+  let gateway: Proc | undefined;
+  let core: ReturnType<typeof spawn> | undefined;
+  let dir: string;
+  const ports = { gw: 0, admin: 0, core: 0 };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cardline-operating-'));
+    [ports.gw, ports.admin, ports.core] = [await freePort(), await freePort(), await freePort()];
+    gateway = start(
+      ['--demo'],
+      baseEnv({
+        CARDLINE_DATA_DIR: join(dir, 'data'),
+        PORT: String(ports.gw),
+        CARDLINE_ADMIN_PORT: String(ports.admin),
+        CARDLINE_DEMO_PASSWORD: 'demo-password-1',
+        CARDLINE_DEMO_OPERATOR_KEY: OPERATOR_KEY,
+        LOG_LEVEL: 'warn',
+      }),
+    );
+    core = spawn(process.execPath, ['--import', 'tsx', 'src/mock-core/main.ts', '--port', String(ports.core), '--data-dir', join(dir, 'core'), '--log-level', 'warn'], {
+      cwd: ROOT,
+      stdio: 'ignore',
+    });
+    await waitReady(`http://127.0.0.1:${ports.gw}`, gateway);
+    for (let i = 0; i < 100; i++) {
+      if (await fetch(`http://127.0.0.1:${ports.core}/banks/probe/v1/entities/ENT-1001/credit-limit`).then((r) => r.ok, () => false)) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }, 90_000);
+  afterAll(async () => {
+    await kill(gateway);
+    core?.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('onboards North Bank on the REST connector, its Admin adds an API Integration user, who raises a limit', async () => {
+    const script = walkthrough()
+      .replaceAll('http://localhost:8080', `http://127.0.0.1:${ports.gw}`)
+      .replaceAll('http://127.0.0.1:8081', `http://127.0.0.1:${ports.admin}`)
+      .replaceAll('127.0.0.1:9090', `127.0.0.1:${ports.core}`);
+    const env = baseEnv({});
+    delete env.CARDLINE_ADMIN_PORT;
+    // A shell as the operator's: -e stops at the first failing step; each curl answer is printed.
+    // The walk-through runs from the project directory; here from a directory of the test's own (its files
+    // land there), with `npx cardline` the project's bin/cardline.js, as npx resolves it in the project.
+    const npx = `npx() { if [ "$1" = cardline ]; then shift; node ${JSON.stringify(join(ROOT, 'bin', 'cardline.js'))} "$@"; else command npx "$@"; fi; }`;
+    const r = await runProcess('bash', ['-e', '-c', `cd ${JSON.stringify(dir)}\n${npx}\n${script}`], { cwd: ROOT, env });
+    const out = r.stdout;
+    expect(r.code, `${r.stderr}\n--- gateway ---\n${gateway?.output().slice(-3000)}`).toBe(0);
+    // 3: the CLI's word; 4: the Admin's answer; 5: the limit raised; 6: the core's record and the operator's view.
+    const lines = out.trim().split('\n');
+    expect(lines.shift()).toBe("User 'nadmin' (Admin) saved on tenant 'northbank'.");
+    expect(JSON.parse(lines[0]!)).toEqual({ result: { username: 'channel', role: 'API Integration', disabled: false, locked: false, lastLoginAt: null }, pagination: null });
+    expect(JSON.parse(lines[1]!)).toEqual({ result: true, exception: null, pagination: null });
+    expect(JSON.parse(lines[2]!)).toMatchObject({ entityId: 'ENT-1001', creditLimit: '120000.00' });
+    const shown = JSON.parse(lines.slice(3).join('\n')) as Record<string, unknown>;
+    expect(shown).toMatchObject({
+      id: 'northbank',
+      name: 'North Bank',
+      status: 'active',
+      config: { connector: { id: 'rest', options: { baseUrl: `http://127.0.0.1:${ports.core}/banks/northbank` } }, creditLimit: { maximum: '250000.00' } },
+    });
+    // Step 1 made an operator key of its own (shown once, on stdout, into the variable).
+    expect(r.stderr).toContain("Operator key 'alice-ops' created.");
+  }, 120_000);
+});
