@@ -55,7 +55,7 @@ describe.runIf(!process.env.DATABASE_URL)("the README's Operating Cardline walk-
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('onboards North Bank on the REST connector, its Admin adds an API Integration user, who raises a limit', async () => {
+  it('onboards North Bank on the REST connector, its Admin adds an API Integration user, who raises a limit; then a bank on a connector plugin', async () => {
     const script = walkthrough()
       .replaceAll('http://localhost:8080', `http://127.0.0.1:${ports.gw}`)
       .replaceAll('http://127.0.0.1:8081', `http://127.0.0.1:${ports.admin}`)
@@ -75,13 +75,23 @@ describe.runIf(!process.env.DATABASE_URL)("the README's Operating Cardline walk-
     expect(JSON.parse(lines[0]!)).toEqual({ result: { username: 'channel', role: 'API Integration', disabled: false, locked: false, lastLoginAt: null }, pagination: null });
     expect(JSON.parse(lines[1]!)).toEqual({ result: true, exception: null, pagination: null });
     expect(JSON.parse(lines[2]!)).toMatchObject({ entityId: 'ENT-1001', creditLimit: '120000.00' });
-    const shown = JSON.parse(lines.slice(3).join('\n')) as Record<string, unknown>;
+    // 7: the plugin tenant disabled and enabled again.
+    expect(lines.slice(-2)).toEqual(["Tenant 'southbank' disabled.", "Tenant 'southbank' enabled."]);
+    const shown = JSON.parse(lines.slice(3, -2).join('\n')) as Record<string, unknown>;
     expect(shown).toMatchObject({
       id: 'northbank',
       name: 'North Bank',
       status: 'active',
       config: { connector: { id: 'rest', options: { baseUrl: `http://127.0.0.1:${ports.core}/banks/northbank` } }, creditLimit: { maximum: '250000.00' } },
     });
+    // The plugin tenant is served by the module the gateway loaded.
+    const plugin = await fetch(`http://127.0.0.1:${ports.admin}/v1/tenants/southbank`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } });
+    expect(((await plugin.json()) as { result: unknown }).result).toMatchObject({
+      status: 'active',
+      config: { connector: { id: 'acme-core', module: './examples/acme-core/index.ts', options: { seed: 'demo' } } },
+    });
+    const keys = await fetch(`http://127.0.0.1:${ports.gw}/api/keys`, { headers: { TENANT: 'southbank' } });
+    expect(keys.status).toBe(200);
     // Step 1 made an operator key of its own (shown once, on stdout, into the variable).
     expect(r.stderr).toContain("Operator key 'alice-ops' created.");
   }, 120_000);
