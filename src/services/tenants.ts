@@ -191,6 +191,29 @@ export class TenantService {
     return { tenants, invalid };
   }
 
+  /**
+   * What listChecked() answers, from the cache wherever it holds the stored version: only ids and versions
+   * are read, and only tenants changed since (or never cached, or invalid) are read and checked in full.
+   * Readiness asks this on every probe: with ten thousand tenants, reading and checking every configuration
+   * took about 450 ms of the event loop each time.
+   */
+  async listCurrent(): Promise<{ tenants: Tenant[]; invalid: { tenant: string; reason: string }[] }> {
+    const mark = this.mark();
+    const r = await this.db.query<{ tenant_id: string; version: string | number }>('SELECT tenant_id, version FROM tenants ORDER BY tenant_id');
+    const tenants: Tenant[] = [];
+    const stale: string[] = [];
+    for (const row of r.rows) {
+      const hit = this.cache.get(row.tenant_id);
+      if (hit && hit.version === Number(row.version)) tenants.push(hit);
+      else stale.push(row.tenant_id);
+    }
+    if (stale.length === 0) return { tenants, invalid: [] };
+    const rows = await this.db.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE tenant_id = ANY($1::text[]) ORDER BY tenant_id`, [stale]);
+    const checked = await this.listChecked({ stored: rows.rows.map(storedOf), primeSince: mark });
+    tenants.push(...checked.tenants);
+    return { tenants: tenants.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)), invalid: checked.invalid };
+  }
+
   /** Inserts a tenant whose configuration was validated (and its secrets sealed) by the caller. */
   async insert(input: { id: string; name: string; config: Record<string, unknown> }, db: Queryable = this.db): Promise<void> {
     await db.query('INSERT INTO tenants (tenant_id, name, status, config) VALUES ($1, $2, $3, $4)', [

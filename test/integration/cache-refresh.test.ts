@@ -98,6 +98,25 @@ describe('cache bounds and changes told during a read', () => {
     expect((await tenants.get('late-bank'))?.id).toBe('late-bank');
   });
 
+  it('readiness lists tenants from the cache: only ids and versions are read, and in full only what changed', async () => {
+    const tenants = t.app.cardline.tenants;
+    const first = await tenants.listCurrent();
+    expect(first.tenants.map((x) => x.id)).toEqual(expect.arrayContaining(['demo', 'demo-b']));
+    const query = vi.spyOn(t.db, 'query');
+    const again = await tenants.listCurrent();
+    expect(query).toHaveBeenCalledTimes(1);
+    expect(again.tenants.find((x) => x.id === 'demo-b')).toBe(first.tenants.find((x) => x.id === 'demo-b'));
+    // A change the cache was not told of still shows: its version moved.
+    await t.db.query(`UPDATE tenants SET config = jsonb_set(config, '{creditLimit,maximum}', '"654.00"'), version = version + 1 WHERE tenant_id = 'demo-b'`);
+    query.mockClear();
+    const changed = await tenants.listCurrent();
+    expect(query).toHaveBeenCalledTimes(2);
+    expect(changed.tenants.find((x) => x.id === 'demo-b')!.config.creditLimit.maximum).toBe('654.00');
+    expect(changed.tenants.map((x) => x.id)).toEqual(again.tenants.map((x) => x.id));
+    const ready = await t.inject({ method: 'GET', url: '/health/ready' });
+    expect(ready.statusCode, ready.body).toBe(200);
+  });
+
   /** Runs `during` once, after the next query of the store has read and before its caller sees the rows. */
   function onNextRead(during: () => void): void {
     const query = t.db.query.bind(t.db);
