@@ -76,6 +76,7 @@ export class ClientKeyStore {
   async get(tenantId: string): Promise<RegisteredClientKey | null> {
     const hit = this.cache.get(tenantId);
     if (hit) return hit.key;
+    const seen = this.invalidations;
     const r = await this.db.query<Row>('SELECT public_jwk, updated_at FROM client_keys WHERE tenant_id = $1', [tenantId]);
     const row = r.rows[0];
     const key = row
@@ -84,7 +85,8 @@ export class ClientKeyStore {
           registeredAt: new Date(row.updated_at).toISOString(),
         }
       : null;
-    this.cache.set(tenantId, { key });
+    // A change told while the row was read may be newer than it: cached, it would stay (no expiry).
+    if (seen === this.invalidations) this.cache.set(tenantId, { key });
     return key;
   }
 
@@ -99,16 +101,21 @@ export class ClientKeyStore {
        RETURNING updated_at`,
       [tenantId, jwk.kid, JSON.stringify(jwk)],
     );
-    this.cache.delete(tenantId);
+    this.invalidate(tenantId);
     await this.changes?.changed({ kind: 'client-key', tenantId });
     return { jwk, registeredAt: new Date(r.rows[0]!.updated_at).toISOString() };
   }
 
+  /** Changes told so far: a load that saw one arrive while it read does not cache what it read. */
+  private invalidations = 0;
+
   invalidate(tenantId: string): void {
+    this.invalidations += 1;
     this.cache.delete(tenantId);
   }
 
   clear(): void {
+    this.invalidations += 1;
     this.cache.clear();
   }
 }

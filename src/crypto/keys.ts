@@ -175,7 +175,7 @@ export class KeyRing {
       'INSERT INTO keys (tenant_id, kid, use, alg, public_jwk, private_jwk_enc) VALUES ($1, $2, $3, $4, $5, $6)',
       [tenantId, kid, use, alg, JSON.stringify(publicJwk), sealed],
     );
-    this.cache.delete(tenantId);
+    this.invalidate(tenantId);
     return publicJwk;
   }
 
@@ -187,6 +187,7 @@ export class KeyRing {
     const now = Date.now();
     const hit = this.cache.get(tenantId);
     if (hit) return hit.enc.every((k) => live(k, now)) && hit.sig.every((k) => live(k, now)) ? hit : this.usable(hit, now);
+    const seen = this.invalidations;
     const r = await this.db.query<KeyRow>(
       `SELECT kid, use, alg, status, public_jwk, private_jwk_enc, retire_at, created_at FROM keys
         WHERE tenant_id = $1 AND status <> 'retired'
@@ -230,7 +231,8 @@ export class KeyRing {
       );
     }
     this.imported.set(tenantId, kept);
-    this.cache.set(tenantId, keys);
+    // A change told while the rows were read may be newer than them: cached, they would stay (no expiry).
+    if (seen === this.invalidations) this.cache.set(tenantId, keys);
     return keys;
   }
 
@@ -326,11 +328,16 @@ export class KeyRing {
     });
   }
 
+  /** Changes told so far: a load that saw one arrive while it read does not cache what it read. */
+  private invalidations = 0;
+
   invalidate(tenantId: string): void {
+    this.invalidations += 1;
     this.cache.delete(tenantId);
   }
 
   clear(): void {
+    this.invalidations += 1;
     this.cache.clear();
   }
 

@@ -34,7 +34,7 @@ const healthRoutes: FastifyPluginAsync = async (app) => {
     // Degraded tenants leave the gateway ready: it still serves every other tenant (decision 0009).
     let degraded: DegradedTenant[] = [];
     if (ready) {
-      const { tenants, invalid } = await app.cardline.tenants.listChecked();
+      const { tenants, invalid } = await app.cardline.tenants.listCurrent();
       degraded = [...invalid, ...(await app.cardline.connectors.readiness(tenants))].sort((a, b) => a.tenant.localeCompare(b.tenant));
     }
     reply.code(ready ? 200 : 503);

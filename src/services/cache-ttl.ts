@@ -10,7 +10,13 @@ export function cacheTtl(ttlMs: number | null): { ttl?: number } {
 
 /**
  * Entries a cache of tenants (or of their keys) holds: past any tenant count a deployment reaches, so that a
- * gateway's tenants stay cached; the bound keeps unknown tenant ids (cached as misses) from growing memory
- * without limit.
+ * gateway's tenants stay cached. Only tenants that exist get here: unknown ids are kept apart (below).
  */
 export const TENANT_CACHE_MAX = 100_000;
+
+/**
+ * Unknown tenant ids remembered as misses (a flood of them then costs no queries), apart from the tenants
+ * that exist: a flood of random ids evicts older misses, never a tenant, and holds at most this many
+ * (an id has at most 63 characters: about 1 MB).
+ */
+export const UNKNOWN_TENANT_CACHE_MAX = 10_000;

@@ -238,21 +238,29 @@ export class UserService {
     const key = `${tenantId}\u0000${username}`;
     const hit = this.states.get(key);
     if (hit) return hit.state;
+    const seen = this.forgotten;
     const r = await this.db.query<{ token_generation: number; disabled: boolean }>(
       'SELECT token_generation, disabled FROM users WHERE tenant_id = $1 AND username = $2',
       [tenantId, username],
     );
     const row = r.rows[0];
     const state = row ? { generation: Number(row.token_generation), disabled: row.disabled } : null;
-    this.states.set(key, { state });
+    // A change told while the row was read (a user disabled, its tokens revoked) may be newer than it:
+    // cached, the older state would stay, since nothing expires it.
+    if (seen === this.forgotten) this.states.set(key, { state });
     return state;
   }
 
+  /** Changes told so far: a read that saw one arrive meanwhile does not cache what it read. */
+  private forgotten = 0;
+
   forget(tenantId: string, username: string): void {
+    this.forgotten += 1;
     this.states.delete(`${tenantId}\u0000${username}`);
   }
 
   clear(): void {
+    this.forgotten += 1;
     this.states.clear();
   }
 
