@@ -163,7 +163,8 @@ describe('cardline --admin-url', () => {
 describe('cardline on the store (no --admin-url)', () => {
   it('tenant update/show/disable, user list/remove, operator-key create/list/revoke', { timeout: 60_000 }, async () => {
     const data = await createTestDataDir('cardline-cli-store-');
-    const env = { ...process.env, CARDLINE_DATA_DIR: data, CARDLINE_MASTER_KEY: MasterKey.generate(), CARDLINE_ADMIN_URL: undefined, CARDLINE_OPERATOR_KEY: undefined };
+    const env: NodeJS.ProcessEnv = { ...process.env, CARDLINE_DATA_DIR: data, CARDLINE_MASTER_KEY: MasterKey.generate() };
+    delete env.CARDLINE_OPERATOR_KEY;
     delete env.DATABASE_URL;
     delete env.CARDLINE_ADMIN_URL;
     const local = (args: string[], extra: NodeJS.ProcessEnv = {}) => cliInProcess(args, { ...env, ...extra });
