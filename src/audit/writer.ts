@@ -126,6 +126,8 @@ export class AuditWriter {
     private readonly db: Db,
     /** Told of every committed batch (the metrics). */
     private readonly observer?: Pick<Observer, 'auditBatch'>,
+    /** Told when a batch committed events of record (the delivery worker looks at once). */
+    private readonly onEvents?: () => void,
   ) {}
 
   /** Resolves once the record is committed. */
@@ -215,6 +217,7 @@ export class AuditWriter {
       if (r.rowCount === rows.length) {
         this.heads.set(tenantId, { seq, hash: prev });
         this.observer?.auditBatch(rows.length, (performance.now() - started) / 1000);
+        if (events.length) this.onEvents?.();
         return;
       }
       // Another writer advanced the chain: forget our view of the head, back off a little (jittered, so
