@@ -324,7 +324,9 @@ export class DeliveryService {
 
   /** Sends a `channel.test` event to one channel at once; its delivery is listed and retried like any other. */
   async test(tenantId: string, channelId: string): Promise<DeliveryView> {
-    await this.opts.channels.get(tenantId, channelId); // 404 for an unknown channel
+    const channel = await this.opts.channels.get(tenantId, channelId); // 404 for an unknown channel
+    // Refused before anything is written: a disabled channel gets no test delivery.
+    if (!channel.enabled) throw Errors.business('CHANNEL_DISABLED', 'The channel is disabled; enable it (PATCH {"enabled": true}) first.');
     const id = uuidv7();
     await this.db.query(
       `INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at)

@@ -322,6 +322,11 @@ describe('webhook delivery', () => {
     expect(rx.at(ch.path)).toHaveLength(1);
     const test = await call('POST', `/v1/admin/channels/${ch.channelId}/test`);
     expect(test.json()).toEqual(businessProblem('Channel Disabled', 'CHANNEL_DISABLED', 'The channel is disabled; enable it (PATCH {"enabled": true}) first.'));
+    const listed = (await deliveries(ch.channelId)).result;
+    // The event committed while disabled was not fanned out to it (a replay reaches it), and the refused test added none.
+    expect(listed).toHaveLength(1);
+    const retry = await call('POST', `/v1/admin/deliveries/${listed[0].deliveryId}/retry`);
+    expect(retry.json()).toEqual(businessProblem('Channel Disabled', 'CHANNEL_DISABLED', 'The channel is disabled; enable it (PATCH {"enabled": true}) first.'));
     // Enabled again: the reason is cleared.
     rx.answer(ch.path, { status: 200 });
     const enabled = await call('PATCH', `/v1/admin/channels/${ch.channelId}`, { enabled: true });

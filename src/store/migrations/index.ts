@@ -266,6 +266,7 @@ CREATE INDEX deliveries_channel ON deliveries (tenant_id, channel_id, seq);
 
 CREATE TABLE delivery_attempts (
   tenant_id   text NOT NULL,
+  id          uuid NOT NULL DEFAULT gen_random_uuid(),
   delivery_id uuid NOT NULL,
   n           integer NOT NULL,
   at          timestamptz NOT NULL DEFAULT now(),
@@ -273,6 +274,7 @@ CREATE TABLE delivery_attempts (
   duration_ms integer NOT NULL,
   error       text,
   worker      text NOT NULL,
+  PRIMARY KEY (tenant_id, id),
   FOREIGN KEY (tenant_id, delivery_id) REFERENCES deliveries (tenant_id, id) ON DELETE CASCADE
 );
 CREATE INDEX delivery_attempts_delivery ON delivery_attempts (tenant_id, delivery_id, at);
