@@ -31,6 +31,11 @@ export const BUSINESS_CODES = {
   OPERATOR_KEY_EXISTS: { title: 'Operator Key Exists', status: 409, envelopeStatus: 409, description: 'An operator key of that name exists; revoke it first or choose another name.' },
   USER_EXISTS: { title: 'User Exists', status: 409, envelopeStatus: 409, description: 'The tenant already has a user of that name.' },
   LAST_ADMIN: { title: 'Last Admin', status: 409, envelopeStatus: 409, description: "The change would leave the tenant without an enabled Admin; make another user Admin first." },
+  WEBHOOK_URL_REFUSED: { title: 'Webhook URL Refused', status: 409, envelopeStatus: 409, description: 'The webhook URL may not be targeted: production tenants need https and an address on the public internet (a sandbox tenant may also use http to loopback; the operator can allow named hosts).' },
+  NATS_NOT_CONFIGURED: { title: 'NATS Not Configured', status: 409, envelopeStatus: 409, description: 'The gateway has no NATS server (NATS_URL), so a nats channel cannot be created; ask the operator.' },
+  CHANNEL_NOT_WEBHOOK: { title: 'Channel Not Webhook', status: 409, envelopeStatus: 409, description: 'Only a webhook channel has a signing secret to rotate.' },
+  CHANNEL_DISABLED: { title: 'Channel Disabled', status: 409, envelopeStatus: 409, description: 'The channel is disabled (by its Admin, or by the gateway after a 410 Gone); enable it before sending to it.' },
+  DELIVERY_IN_PROGRESS: { title: 'Delivery In Progress', status: 409, envelopeStatus: 409, description: 'An attempt of this delivery is under way; look again in a few seconds.' },
 } as const satisfies Record<string, BusinessCode>;
 
 export type BusinessCodeId = keyof typeof BUSINESS_CODES;

@@ -5,6 +5,7 @@ import { BLOCK_REASONS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.j
 import { Preferences } from './cards.js';
 import { ENTITY_PARTS, ENTITY_TYPES, REPLACEMENT_REASONS } from './entities.js';
 import { CHANNELS, DECLINE_REASONS } from './transactions.js';
+import { ROLES } from './common.js';
 
 const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -59,6 +60,12 @@ export const EVENT_PAYLOADS = {
   'transaction.approved': Transaction(Type.Literal('APPROVED'), Type.Null()),
   'transaction.declined': Transaction(Type.Literal('DECLINED'), literals(DECLINE_REASONS)),
   'repayment.received': Type.Object({ repaymentId: Id, entityId: Id, amount: Amount, outstanding: Amount }, closed),
+  // Security events (decision 0083): who and what changed, never a password, hash, token or key material.
+  'user.created': Type.Object({ username: Id, role: literals(ROLES) }, closed),
+  'user.disabled': Type.Object({ username: Id, by: Type.Union([Id, Type.Null()]) }, closed),
+  'user.locked': Type.Object({ username: Id, failures: Type.Integer({ minimum: 1 }), lockedMinutes: Type.Integer({ minimum: 1 }) }, closed),
+  'keys.rotated': Type.Object({ use: literals(['enc', 'sig'] as const), kid: Id, replaced: Type.Array(Id) }, closed),
+  'tenant.config-changed': Type.Object({ tenantId: Id, changed: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, uniqueItems: true }) }, closed),
 } satisfies Record<string, TSchema>;
 
 export type EventType = keyof typeof EVENT_PAYLOADS;
@@ -83,4 +90,19 @@ export const EVENT_AGGREGATE: { [T in EventType]: keyof EventPayload<T> & string
   'transaction.approved': 'cardId',
   'transaction.declined': 'cardId',
   'repayment.received': 'entityId',
+  'user.created': 'username',
+  'user.disabled': 'username',
+  'user.locked': 'username',
+  'keys.rotated': 'kid',
+  'tenant.config-changed': 'tenantId',
 };
+
+/**
+ * Sent to one channel by POST /v1/admin/channels/{channelId}/test; never an event of record (it is not in the
+ * outbox, and reports do not count it).
+ */
+export const CHANNEL_TEST_EVENT = 'channel.test';
+export const ChannelTestPayload = Type.Object({ channelId: Type.String(), message: Type.String() }, closed);
+
+/** What a channel may subscribe to: event types of record, or `*` for all of them. */
+export const SUBSCRIBABLE_EVENT_TYPES: readonly string[] = EVENT_TYPES;

@@ -63,6 +63,68 @@ export interface Config {
    * client's address (audit `origin`) is then the first one in the chain that is not a trusted proxy.
    */
   trustProxy: string[] | false;
+  /** Notification channels (decision 0080). */
+  notify: NotifyConfig;
+}
+
+export interface NotifyConfig {
+  /** Whether this process runs the delivery worker (CARDLINE_DELIVERY_WORKER, default on). */
+  worker: boolean;
+  /** How often an idle worker looks for due events and deliveries (CARDLINE_DELIVERY_POLL_MS). */
+  pollMs: number;
+  /** A webhook attempt succeeds on a 2xx within this (CARDLINE_WEBHOOK_TIMEOUT_MS, default 15 s). */
+  webhookTimeoutMs: number;
+  /** Multiplies the retry schedule's delays (CARDLINE_DELIVERY_SCHEDULE_SCALE, default 1; tests shrink it). */
+  scheduleScale: number;
+  /** Hosts a production tenant may target although they resolve to private addresses (CARDLINE_WEBHOOK_ALLOW_HOSTS). */
+  allowHosts: string[];
+  /** How long the previous secret keeps signing after a rotation, unless the rotation says (CARDLINE_WEBHOOK_SECRET_OVERLAP_HOURS). */
+  secretOverlapHours: number;
+  /** NATS server(s) of the `nats` channel type (NATS_URL); without it such channels cannot be created. */
+  natsUrl: string | undefined;
+  /** The JetStream stream the gateway publishes to and creates when missing (CARDLINE_NATS_STREAM). */
+  natsStream: string;
+  /** First token of every subject: `<prefix>.<tenantId>.<eventType>` (CARDLINE_NATS_SUBJECT_PREFIX). */
+  natsSubjectPrefix: string;
+}
+
+/** CARDLINE_DELIVERY_SCHEDULE_SCALE: a positive decimal, at most 1. */
+function scale(env: NodeJS.ProcessEnv): number {
+  const raw = env.CARDLINE_DELIVERY_SCHEDULE_SCALE;
+  if (raw === undefined || raw === '') return 1;
+  const n = Number(raw);
+  if (!/^\d+(\.\d+)?(e-?\d+)?$/i.test(raw) || !(n > 0) || n > 1) {
+    throw new ConfigError('CARDLINE_DELIVERY_SCHEDULE_SCALE', `must be a number above 0 and at most 1, got '${raw}'`);
+  }
+  return n;
+}
+
+function notifyConfig(env: NodeJS.ProcessEnv): NotifyConfig {
+  const natsUrl = env.NATS_URL || undefined;
+  if (natsUrl && !natsUrl.split(',').every((u) => /^(nats|tls|wss?):\/\/[^\s]+$/.test(u.trim()))) {
+    throw new ConfigError('NATS_URL', 'must be one or more comma-separated nats:// (or tls://) URLs');
+  }
+  const natsStream = env.CARDLINE_NATS_STREAM || 'CARDLINE';
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(natsStream)) throw new ConfigError('CARDLINE_NATS_STREAM', 'must be 1 to 64 letters, digits, _ or -');
+  const natsSubjectPrefix = env.CARDLINE_NATS_SUBJECT_PREFIX || 'cardline';
+  if (!/^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,3}$/.test(natsSubjectPrefix)) {
+    throw new ConfigError('CARDLINE_NATS_SUBJECT_PREFIX', 'must be 1 to 4 dot-separated tokens of letters, digits, _ or -');
+  }
+  const allowHosts = (env.CARDLINE_WEBHOOK_ALLOW_HOSTS ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1'))
+    .filter(Boolean);
+  return {
+    worker: env.CARDLINE_DELIVERY_WORKER === undefined || env.CARDLINE_DELIVERY_WORKER === '' ? true : bool(env, 'CARDLINE_DELIVERY_WORKER'),
+    pollMs: int(env, 'CARDLINE_DELIVERY_POLL_MS', 200, 5, 60_000),
+    webhookTimeoutMs: int(env, 'CARDLINE_WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
+    scheduleScale: scale(env),
+    allowHosts,
+    secretOverlapHours: int(env, 'CARDLINE_WEBHOOK_SECRET_OVERLAP_HOURS', 24, 0, 720),
+    natsUrl,
+    natsStream,
+    natsSubjectPrefix,
+  };
 }
 
 export class ConfigError extends Error {
@@ -171,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     redisPrefix,
     keepAliveTimeoutMs: int(env, 'CARDLINE_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 600_000),
     trustProxy: trustProxy(env),
+    notify: notifyConfig(env),
     ...overrides,
   };
 }

@@ -133,6 +133,10 @@ export const Errors = {
   operatorKeyNotFound: (name: string) => new CardlineError('CL_OPERATOR_KEY_NOT_FOUND', { status: 404, detail: `There is no operator key named '${name}'.` }),
   userNotFound: (username: string) =>
     new CardlineError('CL_USER_NOT_FOUND', { status: 404, detail: `This tenant has no user '${username}'.` }),
+  channelNotFound: (channelId: string) =>
+    new CardlineError('CL_CHANNEL_NOT_FOUND', { status: 404, detail: `This tenant has no notification channel '${channelId}'.` }),
+  deliveryNotFound: (deliveryId: string) =>
+    new CardlineError('CL_DELIVERY_NOT_FOUND', { status: 404, detail: `This tenant has no delivery '${deliveryId}'.` }),
   clientKeyMissing: () =>
     new CardlineError('CL_CLIENT_KEY_MISSING', {
       status: 404,

@@ -165,6 +165,8 @@ export class AuditWriter {
     private readonly db: Db,
     /** Told of every committed batch (the metrics). */
     private readonly observer?: Pick<Observer, 'auditBatch'>,
+    /** Told when a batch committed events of record (the delivery worker looks at once). */
+    private readonly onEvents?: () => void,
   ) {
     this.maxInFlight = db.kind === 'postgres' ? 4 : 1;
   }
@@ -294,6 +296,7 @@ export class AuditWriter {
       if (r && r.rowCount === rows.length) {
         for (const [t, h] of next) this.heads.set(t, h);
         this.observer?.auditBatch(rows.length, (performance.now() - started) / 1000);
+        if (events.length) this.onEvents?.();
         return;
       }
       // Another writer advanced a chain: forget our view of these heads, back off a little (jittered, so

@@ -14,7 +14,7 @@ export const openapiText = (document: unknown): string => `${JSON.stringify(docu
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
   const app = await buildApp({
-    config: loadConfig({ LOG_LEVEL: 'silent' }),
+    config: loadConfig({ LOG_LEVEL: 'silent', CARDLINE_DELIVERY_WORKER: '0' }),
     db: await openDb({ dataDir: 'memory://' }),
     masterKey: MasterKey.generate(),
   });

@@ -57,6 +57,10 @@ export const adminKeyOperations = [
       };
     },
     audit: { target: { use: 'body' } },
+    event: {
+      type: 'keys.rotated',
+      payload: ({ active, replaced }, { body }) => ({ use: body.use, kid: String(active.kid), replaced: replaced.map((k) => k.kid) }),
+    },
     examples: { body: { use: 'enc' } },
   }),
 

@@ -72,6 +72,7 @@ export const adminUserOperations = [
     execute: ({ tenant, body, services }) => services.users.create(tenant.id, body.username, body.role, body.password),
     view: (user) => ({ result: user, pagination: null }),
     audit: { target: { username: 'body' } },
+    event: { type: 'user.created', payload: (user) => ({ username: user.username, role: user.role }) },
     examples: { body: { username: 'alice', role: 'API Integration', password: 'eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIs…' } },
   }),
 
@@ -93,6 +94,10 @@ export const adminUserOperations = [
     execute: ({ tenant, params, body, services }) => services.users.update(tenant.id, params.username, body),
     view: (user) => ({ result: user, pagination: null }),
     audit: { target: { username: 'params', role: 'body' } },
+    event: {
+      of: (user, { body, principal }) =>
+        body.disabled === true ? { type: 'user.disabled', payload: { username: user.username, by: principal?.sub ?? null } } : undefined,
+    },
     examples: { body: { role: 'Read-Only' } },
   }),
 
@@ -191,6 +196,12 @@ export const adminUserOperations = [
     },
     view: (config) => ({ result: config, pagination: null }),
     audit: {},
+    event: {
+      of: (_config, { tenant, body }) => {
+        const changed = Object.keys(body).sort();
+        return changed.length ? { type: 'tenant.config-changed', payload: { tenantId: tenant.id, changed } } : undefined;
+      },
+    },
     examples: { body: { creditLimit: { maximum: '2000000.00' }, rateLimit: { perUserPerMinute: 600 } } },
   }),
 

@@ -20,8 +20,11 @@ export const authOperations = [
     body: AuthenticateBody,
     response: TokenResponse,
     encryptedFields: [{ field: 'password', required: (t) => !t.config.encryption.allowPlaintextPassword }],
-    execute: async ({ tenant, body, services, log }) => {
-      const user = await services.users.authenticate(tenant.id, body.username, body.password, log);
+    execute: async ({ tenant, body, services, log, securityEvent }) => {
+      // The tenth failure locks the user: a security event, recorded with this (401) attempt.
+      const user = await services.users.authenticate(tenant.id, body.username, body.password, log, (lock) =>
+        securityEvent({ type: 'user.locked', payload: { username: body.username, ...lock } }),
+      );
       if (!user) throw Errors.badCredentials();
       return services.tokens.issue(tenant, user);
     },

@@ -36,6 +36,11 @@ export interface ExecuteContext<P, Q, B> extends OperationInput<P, Q, B> {
   core: CoreCall;
   services: Services;
   log: FastifyBaseLogger;
+  /**
+   * Records a security event with the request's audit record even when the request fails (a login that
+   * locks its user answers 401): checked against the event's closed schema like any event of record.
+   */
+  securityEvent: (event: EventOf) => void;
 }
 
 /** Values that leave only as JWEs to the tenant's registered client key (decision 0020); undefined ones are left out. */
@@ -49,8 +54,8 @@ export type Sealed<S extends SensitiveValues> = { [K in keyof S]: undefined exte
  */
 export type EventDecl<V, I> =
   | { [T in EventType]: { type: T; payload: (result: V, input: I) => EventPayload<T> } }[EventType]
-  /** An event whose type depends on the result (an authorization approved or declined). */
-  | { of: (result: V, input: I) => EventOf };
+  /** An event whose type depends on the result (an authorization approved or declined), or none (undefined). */
+  | { of: (result: V, input: I) => EventOf | undefined };
 
 /** One event of record: a type and its payload. */
 export type EventOf = { [T in EventType]: { type: T; payload: EventPayload<T> } }[EventType];

@@ -3,6 +3,7 @@
 import { adminKeyOperations } from './admin-keys.js';
 import { adminUserOperations } from './admin-users.js';
 import { auditOperations } from './audit.js';
+import { channelOperations } from './channels.js';
 import { authOperations } from './auth.js';
 import { cardOperations } from './cards.js';
 import { creditLineOperations } from './credit-line.js';
@@ -25,4 +26,5 @@ export const operations: readonly Operation[] = [
   ...auditOperations,
   ...adminKeyOperations,
   ...adminUserOperations,
+  ...channelOperations,
 ];

@@ -135,7 +135,7 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         // a token, and a generated UUID's digits may look like one across its dashes.
         requestId: String(request.id),
         origin: request.ip ?? null,
-        event: isDone(status) ? outcome?.event : undefined,
+        event: (isDone(status) ? outcome?.event : undefined) ?? request.securityEvent ?? undefined,
         settlement,
       });
     } catch (err) {

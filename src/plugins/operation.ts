@@ -5,7 +5,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { sealFields } from '../crypto/response-fields.js';
 import { Errors } from '../errors.js';
 import { domainEvent, type DomainEvent } from '../events/outbox.js';
-import type { CoreCall, Operation } from '../operations/define.js';
+import type { CoreCall, EventOf, Operation } from '../operations/define.js';
 import { inputOf } from '../operations/register.js';
 import { prefersCsv, toCsv } from '../reports/csv.js';
 
@@ -28,12 +28,15 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set once the operation has run in this request; null before, and for an idempotent replay. */
     outcome: Outcome | null;
+    /** A security event recorded whatever the answer (a lockout during a failed login). */
+    securityEvent: DomainEvent | null;
   }
 }
 
 const operationPlugin: FastifyPluginAsync = async (app) => {
   const services = app.cardline;
   app.decorateRequest('outcome', null);
+  app.decorateRequest('securityEvent', null);
 
   const run = async (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const input = inputOf(request);
@@ -47,12 +50,15 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
         idempotencyKey: request.idempotency?.connectorKey ?? undefined,
       });
     };
-    const result = await op.execute({ ...input, core, services, log: request.log });
+    const securityEvent = (e: EventOf) => {
+      request.securityEvent = domainEvent(e.type, e.payload);
+    };
+    const result = await op.execute({ ...input, core, services, log: request.log, securityEvent });
     let event: DomainEvent | undefined;
     if (op.event) {
       try {
-        const { type, payload } = 'of' in op.event ? op.event.of(result, input) : { type: op.event.type, payload: op.event.payload(result, input) };
-        event = domainEvent(type, payload);
+        const built = 'of' in op.event ? op.event.of(result, input) : { type: op.event.type, payload: op.event.payload(result, input) };
+        if (built) event = domainEvent(built.type, built.payload);
       } catch (err) {
         // An operation that cannot say what it did answers 500, and its record says so (a bug, not the caller's).
         request.log.error({ err }, 'event of record could not be built; the write is not acknowledged');

@@ -26,6 +26,10 @@ import { OperatorKeys } from '../services/operator-keys.js';
 import { Metrics } from '../services/metrics.js';
 import { sealLegacySecrets } from '../services/tenant-admin.js';
 import { migrate } from '../store/migrate.js';
+import { ChannelService } from '../notify/channels.js';
+import { DeliveryService } from '../notify/deliveries.js';
+import { NatsPublisher } from '../notify/nats.js';
+import { WebhookSender } from '../notify/webhook.js';
 
 export interface Services {
   config: Config;
@@ -59,6 +63,10 @@ export interface Services {
   operatorKeys: OperatorKeys;
   /** Prometheus metrics, served by the management listener's GET /metrics. */
   metrics: Metrics;
+  /** The tenants' notification channels (decision 0080). */
+  channels: ChannelService;
+  /** Deliveries to the channels: the worker, and what the Admin routes ask of it. */
+  deliveries: DeliveryService;
 }
 
 declare module 'fastify' {
@@ -89,21 +97,29 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     { tenantLabel: config.metricsTenantLabel },
     {
       outboxDepth: async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE status = 'pending'")).rows[0]?.n ?? 0,
+      deliveryDepth: () => services.deliveries.depth(),
       breakers: () => breakerStates(services.connectors),
     },
   );
   const keys = new KeyRing(db, masterKey, config.tenantCacheTtlMs, changes);
   const secrets = new ConfigSecrets(masterKey);
   const users = new UserService(db, changes, metrics);
+  const tenants = new TenantService(db, config.tenantCacheTtlMs, secrets);
+  const channels = new ChannelService(db, masterKey, config.notify);
+  const webhooks = new WebhookSender({ timeoutMs: config.notify.webhookTimeoutMs, allowHosts: config.notify.allowHosts });
+  const nats = config.notify.natsUrl
+    ? new NatsPublisher({ servers: config.notify.natsUrl, stream: config.notify.natsStream, subjectPrefix: config.notify.natsSubjectPrefix, timeoutMs: 5_000 })
+    : null;
+  const deliveries = new DeliveryService(db, { config: config.notify, channels, tenants, webhooks, nats, observer: metrics, log: app.log });
   const services: Services = {
     config,
     db,
     keys,
     clientKeys: new ClientKeyStore(db, config.tenantCacheTtlMs, changes),
-    tenants: new TenantService(db, config.tenantCacheTtlMs, secrets),
+    tenants,
     users,
     tokens: new TokenService(keys, config.issuer, config.audience, users),
-    audit: new AuditWriter(db, metrics),
+    audit: new AuditWriter(db, metrics, () => deliveries.wake()),
     auditLog: new AuditLog(db),
     reports: new Reports(db),
     pins: new PinService(() => services.hsm),
@@ -117,6 +133,8 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     secrets,
     operatorKeys: new OperatorKeys(db, changes),
     metrics,
+    channels,
+    deliveries,
   };
   // Caches refresh on change, whichever process made it.
   changes.subscribe((change) => {
@@ -149,13 +167,18 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   // Before the server listens, every active tenant's connector is loaded (external modules by dynamic
   // import), its options validated and an instance started. One tenant's broken connector is logged
   // with the reason and leaves that tenant degraded (503, listed by /health/ready), not the gateway down.
-  const { tenants, invalid } = await services.tenants.listChecked({ stored, primeSince: mark });
+  const { tenants: active, invalid } = await services.tenants.listChecked({ stored, primeSince: mark });
   for (const { tenant, reason } of invalid) {
     app.log.error({ tenant, reason }, 'tenant configuration is invalid; its requests will answer 503 until it is fixed');
   }
-  await services.connectors.start(tenants);
+  await services.connectors.start(active);
   app.decorate('cardline', services);
+  // The delivery worker drains the outbox from now on (CARDLINE_DELIVERY_WORKER=0 leaves it to other processes).
+  if (config.notify.worker) deliveries.start();
   app.addHook('onClose', async () => {
+    await deliveries.stop();
+    await webhooks.close();
+    await nats?.close();
     await changes.close();
     services.replay.stop();
     await services.audit.close();

@@ -15,6 +15,14 @@ export interface Observer {
   lockedOut(tenant: string): void;
 }
 
+/** How a delivery attempt ended: delivered, due again, failed for good, or refused with 410 (channel disabled). */
+export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'gone';
+
+/** What the delivery worker reports: each attempt's outcome, and for a delivered event its lag. */
+export interface DeliveryObserver {
+  delivery(channelType: string, outcome: DeliveryOutcome, lagSeconds: number | null): void;
+}
+
 export interface MetricsOptions {
   /**
    * A `tenant` label on per-request, per-call and login series (default on). With thousands of tenants it
@@ -27,6 +35,8 @@ export interface MetricsOptions {
 export interface Gauges {
   /** Events of record not yet delivered. */
   outboxDepth?: () => Promise<number>;
+  /** Deliveries not yet settled (pending or being attempted). */
+  deliveryDepth?: () => Promise<number>;
   /** Each started connector's circuit breaker, when it has one. */
   breakers?: () => { tenant: string; connector: string; state: 'closed' | 'half-open' | 'open' }[];
 }
@@ -34,7 +44,7 @@ export interface Gauges {
 const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
 
-export class Metrics implements Observer {
+export class Metrics implements Observer, DeliveryObserver {
   readonly registry = new client.Registry();
   private readonly tenantLabel: boolean;
   private readonly requests: client.Counter<string>;
@@ -45,6 +55,8 @@ export class Metrics implements Observer {
   private readonly commitSeconds: client.Histogram<string>;
   private readonly loginFailures: client.Counter<string>;
   private readonly lockouts: client.Counter<string>;
+  private readonly deliveries: client.Counter<string>;
+  private readonly deliveryLag: client.Histogram<string>;
 
   constructor(opts: MetricsOptions, gauges: Gauges = {}) {
     this.tenantLabel = opts.tenantLabel;
@@ -76,6 +88,30 @@ export class Metrics implements Observer {
     this.commitSeconds = new client.Histogram({ name: 'cardline_audit_commit_seconds', help: 'Time one audit batch took to commit.', buckets: SECONDS_BUCKETS, registers });
     this.loginFailures = new client.Counter({ name: 'cardline_login_failures_total', help: 'Logins refused for a wrong password of a known user.', labelNames: t([]), registers });
     this.lockouts = new client.Counter({ name: 'cardline_lockouts_total', help: 'Users locked after ten failed logins.', labelNames: t([]), registers });
+    this.deliveries = new client.Counter({
+      name: 'cardline_deliveries_total',
+      help: 'Delivery attempts of notification channels, by channel type and outcome (delivered, retrying, failed, gone).',
+      labelNames: ['channel_type', 'outcome'],
+      registers,
+    });
+    this.deliveryLag = new client.Histogram({
+      name: 'cardline_delivery_lag_seconds',
+      help: 'Time from an event of record to its successful delivery, by channel type.',
+      labelNames: ['channel_type'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800, 7200, 36000],
+      registers,
+    });
+    if (gauges.deliveryDepth) {
+      const depth = gauges.deliveryDepth;
+      new client.Gauge({
+        name: 'cardline_deliveries_pending',
+        help: 'Deliveries to notification channels not yet settled (pending or being attempted).',
+        registers,
+        async collect() {
+          this.set(await depth());
+        },
+      });
+    }
     if (gauges.outboxDepth) {
       const depth = gauges.outboxDepth;
       new client.Gauge({
@@ -149,6 +185,11 @@ export class Metrics implements Observer {
 
   lockedOut(tenant: string): void {
     this.lockouts.inc(this.labels({}, tenant));
+  }
+
+  delivery(channelType: string, outcome: DeliveryOutcome, lagSeconds: number | null): void {
+    this.deliveries.inc({ channel_type: channelType, outcome });
+    if (lagSeconds !== null) this.deliveryLag.observe({ channel_type: channelType }, lagSeconds);
   }
 
   /** The Prometheus text exposition. */

@@ -295,7 +295,13 @@ export class UserService {
    * guesses cannot all slip past the lock while the hashes are computed. Only checked, wrong passwords
    * count as failures (the tenth locks the user for 30 minutes); a success clears them.
    */
-  async authenticate(tenantId: string, username: string, password: string, log?: LockoutLogger): Promise<User | null> {
+  async authenticate(
+    tenantId: string,
+    username: string,
+    password: string,
+    log?: LockoutLogger,
+    onLocked?: (lock: { failures: number; lockedMinutes: number }) => void,
+  ): Promise<User | null> {
     const r = await this.db.query<UserRow>(
       'SELECT id, username, role, password_hash, disabled, token_generation FROM users WHERE tenant_id = $1 AND username = $2',
       [tenantId, username],
@@ -317,6 +323,7 @@ export class UserService {
       // One line per lock, for the operator (and a SIEM): who, never the password.
       log?.warn({ tenant: tenantId, user: username, failures: MAX_FAILURES, lockedMinutes: LOCK_MINUTES }, 'user locked after repeated failed logins');
       this.observer?.lockedOut(tenantId);
+      onLocked?.({ failures: MAX_FAILURES, lockedMinutes: LOCK_MINUTES });
     }
     return ok ? { id: row.id, tenantId, username: row.username, role: row.role, generation: Number(row.token_generation) } : null;
   }

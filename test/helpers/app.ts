@@ -149,7 +149,8 @@ async function startCore(kind: TestConnector): Promise<{ choice: ConnectorChoice
 
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const testDb = await createTestDb();
-  const config = loadConfig({ LOG_LEVEL: 'silent', CARDLINE_TENANT_CACHE_TTL_MS: '0', ...opts.env });
+  // The delivery worker drains the outbox only in the tests of notification channels (they switch it on).
+  const config = loadConfig({ LOG_LEVEL: 'silent', CARDLINE_TENANT_CACHE_TTL_MS: '0', CARDLINE_DELIVERY_WORKER: '0', ...opts.env });
   const masterKey = MasterKey.generate();
   const app = await buildApp({
     config,

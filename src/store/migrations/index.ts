@@ -226,4 +226,67 @@ CREATE INDEX audit_log_action ON audit_log (tenant_id, action, seq);
 CREATE INDEX audit_log_outcome ON audit_log (tenant_id, outcome, seq);
 `,
   },
+  {
+    // Notification channels (decision 0080): a tenant's webhooks and NATS subjects; one delivery per event and
+    // channel, fanned out from the outbox and claimed with SKIP LOCKED and a lease; every attempt kept.
+    name: '0011-notification-channels',
+    sql: `
+CREATE TABLE channels (
+  tenant_id              text NOT NULL REFERENCES tenants (tenant_id) ON DELETE CASCADE,
+  id                     uuid NOT NULL,
+  type                   text NOT NULL CHECK (type IN ('webhook', 'nats')),
+  event_types            jsonb NOT NULL,
+  enabled                boolean NOT NULL DEFAULT true,
+  description            text,
+  url                    text,
+  secret_sealed          text,
+  previous_secret_sealed text,
+  previous_secret_until  timestamptz,
+  disabled_reason        text,
+  created_at             timestamptz NOT NULL DEFAULT now(),
+  updated_at             timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, id)
+);
+
+CREATE TABLE deliveries (
+  tenant_id        text NOT NULL,
+  id               uuid NOT NULL,
+  seq              bigint GENERATED ALWAYS AS IDENTITY,
+  channel_id       uuid NOT NULL,
+  event_id         uuid NOT NULL,
+  event_type       text NOT NULL,
+  payload          jsonb NOT NULL,
+  event_created_at timestamptz NOT NULL,
+  status           text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivering', 'delivered', 'failed')),
+  attempts         integer NOT NULL DEFAULT 0,
+  next_attempt_at  timestamptz NOT NULL DEFAULT now(),
+  claimed_by       text,
+  claimed_until    timestamptz,
+  last_status      integer,
+  last_error       text,
+  created_at       timestamptz NOT NULL DEFAULT now(),
+  delivered_at     timestamptz,
+  PRIMARY KEY (tenant_id, id),
+  UNIQUE (tenant_id, channel_id, event_id),
+  FOREIGN KEY (tenant_id, channel_id) REFERENCES channels (tenant_id, id) ON DELETE CASCADE
+);
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status IN ('pending', 'delivering');
+CREATE INDEX deliveries_channel ON deliveries (tenant_id, channel_id, seq);
+
+CREATE TABLE delivery_attempts (
+  tenant_id   text NOT NULL,
+  id          uuid NOT NULL DEFAULT gen_random_uuid(),
+  delivery_id uuid NOT NULL,
+  n           integer NOT NULL,
+  at          timestamptz NOT NULL DEFAULT now(),
+  status_code integer,
+  duration_ms integer NOT NULL,
+  error       text,
+  worker      text NOT NULL,
+  PRIMARY KEY (tenant_id, id),
+  FOREIGN KEY (tenant_id, delivery_id) REFERENCES deliveries (tenant_id, id) ON DELETE CASCADE
+);
+CREATE INDEX delivery_attempts_delivery ON delivery_attempts (tenant_id, delivery_id, at);
+`,
+  },
 ];

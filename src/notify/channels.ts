@@ -1,0 +1,184 @@
+// A tenant's notification channels (decision 0080): stored per tenant; a webhook's `whsec_` secret is sealed
+// under the master key (bound to the tenant and channel), shown once when created or rotated, never listed,
+// logged or kept with an attempt.
+import { uuidv7 } from 'uuidv7';
+import type { ChannelCreateBody, ChannelPatchBody, ChannelType, ChannelView } from '../../schemas/channels.js';
+import type { NotifyConfig } from '../config.js';
+import type { MasterKey } from '../crypto/master-key.js';
+import { Errors } from '../errors.js';
+import type { Queryable } from '../store/db.js';
+import { checkTarget, TargetRefused, type Resolver } from './addresses.js';
+import { subjectOf } from './nats.js';
+import { newSecret } from './webhook.js';
+
+interface ChannelRow {
+  tenant_id: string;
+  id: string;
+  type: ChannelType;
+  event_types: string[];
+  enabled: boolean;
+  description: string | null;
+  url: string | null;
+  secret_sealed: string | null;
+  previous_secret_sealed: string | null;
+  previous_secret_until: Date | null;
+  disabled_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A channel as the delivery worker uses it: the secrets opened, in memory only. */
+export interface Channel {
+  tenantId: string;
+  id: string;
+  type: ChannelType;
+  eventTypes: string[];
+  enabled: boolean;
+  url: string | null;
+  /** The current secret first, then the previous one while its overlap lasts. */
+  secrets: string[];
+}
+
+const iso = (d: Date | null): string | undefined => (d ? new Date(d).toISOString() : undefined);
+
+const aad = (tenantId: string, channelId: string) => `cardline-webhook-secret:${tenantId}:${channelId}`;
+
+const COLUMNS = `tenant_id, id, type, event_types, enabled, description, url, secret_sealed, previous_secret_sealed,
+                 previous_secret_until, disabled_reason, created_at, updated_at`;
+
+export class ChannelService {
+  constructor(
+    private readonly db: Queryable,
+    private readonly masterKey: MasterKey,
+    private readonly config: NotifyConfig,
+    /** Tests resolve names their own way. */
+    private readonly resolve?: Resolver,
+  ) {}
+
+  private view(r: ChannelRow): ChannelView {
+    const previousLive = r.previous_secret_until && new Date(r.previous_secret_until).getTime() > Date.now();
+    return {
+      channelId: r.id,
+      type: r.type,
+      eventTypes: r.event_types,
+      enabled: r.enabled,
+      ...(r.description !== null ? { description: r.description } : {}),
+      ...(r.url !== null ? { url: r.url } : {}),
+      ...(r.type === 'nats' ? { subject: subjectOf(this.config.natsSubjectPrefix, r.tenant_id, '<eventType>') } : {}),
+      ...(r.disabled_reason !== null ? { disabledReason: r.disabled_reason } : {}),
+      ...(previousLive ? { previousSecretUntil: iso(r.previous_secret_until)! } : {}),
+      createdAt: iso(r.created_at)!,
+      updatedAt: iso(r.updated_at)!,
+    };
+  }
+
+  /** Refuses a webhook URL the tenant may not target (409 WEBHOOK_URL_REFUSED, with the reason). */
+  private async checkUrl(url: string, sandbox: boolean): Promise<void> {
+    try {
+      await checkTarget(url, { sandbox, allowHosts: this.config.allowHosts }, this.resolve);
+    } catch (err) {
+      if (err instanceof TargetRefused) throw Errors.business('WEBHOOK_URL_REFUSED', `The webhook URL is refused: ${err.message}.`);
+      throw err;
+    }
+  }
+
+  private async row(tenantId: string, channelId: string, db: Queryable = this.db): Promise<ChannelRow> {
+    const r = await db.query<ChannelRow>(`SELECT ${COLUMNS} FROM channels WHERE tenant_id = $1 AND id = $2`, [tenantId, channelId]);
+    if (!r.rows[0]) throw Errors.channelNotFound(channelId);
+    return r.rows[0];
+  }
+
+  async list(tenantId: string): Promise<ChannelView[]> {
+    const r = await this.db.query<ChannelRow>(`SELECT ${COLUMNS} FROM channels WHERE tenant_id = $1 ORDER BY id`, [tenantId]);
+    return r.rows.map((row) => this.view(row));
+  }
+
+  async get(tenantId: string, channelId: string): Promise<ChannelView> {
+    return this.view(await this.row(tenantId, channelId));
+  }
+
+  async create(tenantId: string, sandbox: boolean, body: ChannelCreateBody): Promise<ChannelView & { secret?: string }> {
+    if (body.type === 'webhook') await this.checkUrl(body.url!, sandbox);
+    if (body.type === 'nats' && !this.config.natsUrl) {
+      throw Errors.business('NATS_NOT_CONFIGURED', 'This gateway has no NATS server (NATS_URL); ask the operator to configure one.');
+    }
+    const id = uuidv7();
+    const secret = body.type === 'webhook' ? newSecret() : null;
+    const r = await this.db.query<ChannelRow>(
+      `INSERT INTO channels (tenant_id, id, type, event_types, enabled, description, url, secret_sealed)
+       VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
+      [tenantId, id, body.type, JSON.stringify(body.eventTypes), body.enabled ?? true, body.description ?? null, body.type === 'webhook' ? body.url : null,
+        secret === null ? null : this.masterKey.seal(secret, aad(tenantId, id))],
+    );
+    return { ...this.view(r.rows[0]!), ...(secret !== null ? { secret } : {}) };
+  }
+
+  async update(tenantId: string, sandbox: boolean, channelId: string, patch: ChannelPatchBody): Promise<ChannelView> {
+    const current = await this.row(tenantId, channelId);
+    if (patch.url !== undefined) {
+      if (current.type !== 'webhook') throw Errors.validation([{ field: 'url', message: 'UnknownProperty', objectName: 'channelPatch' }]);
+      await this.checkUrl(patch.url, sandbox);
+    }
+    const r = await this.db.query<ChannelRow>(
+      `UPDATE channels SET
+         event_types = COALESCE($3::jsonb, event_types),
+         enabled = COALESCE($4, enabled),
+         description = CASE WHEN $5 THEN $6 ELSE description END,
+         url = COALESCE($7, url),
+         disabled_reason = CASE WHEN $4 IS TRUE THEN NULL ELSE disabled_reason END,
+         updated_at = now()
+       WHERE tenant_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [tenantId, channelId, patch.eventTypes ? JSON.stringify(patch.eventTypes) : null, patch.enabled ?? null,
+        patch.description !== undefined, patch.description ?? null, patch.url ?? null],
+    );
+    if (!r.rows[0]) throw Errors.channelNotFound(channelId);
+    return this.view(r.rows[0]);
+  }
+
+  /** Removes a channel with its deliveries and their attempts. */
+  async remove(tenantId: string, channelId: string): Promise<void> {
+    const r = await this.db.query('DELETE FROM channels WHERE tenant_id = $1 AND id = $2', [tenantId, channelId]);
+    if (r.rowCount === 0) throw Errors.channelNotFound(channelId);
+  }
+
+  /** A new secret; the previous one keeps signing for `overlapSeconds` (both signatures are sent). */
+  async rotateSecret(tenantId: string, channelId: string, overlapSeconds?: number): Promise<ChannelView & { secret: string }> {
+    const current = await this.row(tenantId, channelId);
+    if (current.type !== 'webhook') throw Errors.business('CHANNEL_NOT_WEBHOOK', 'Only a webhook channel has a signing secret.');
+    const overlap = overlapSeconds ?? this.config.secretOverlapHours * 3600;
+    const secret = newSecret();
+    const r = await this.db.query<ChannelRow>(
+      `UPDATE channels SET secret_sealed = $3, previous_secret_sealed = $4,
+              previous_secret_until = now() + $5::integer * interval '1 second', updated_at = now()
+        WHERE tenant_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [tenantId, channelId, this.masterKey.seal(secret, aad(tenantId, channelId)), overlap > 0 ? current.secret_sealed : null, overlap],
+    );
+    if (!r.rows[0]) throw Errors.channelNotFound(channelId);
+    return { ...this.view(r.rows[0]), secret };
+  }
+
+  /** The gateway disables a channel whose receiver answered 410 Gone. */
+  async disable(tenantId: string, channelId: string, reason: string): Promise<void> {
+    await this.db.query('UPDATE channels SET enabled = false, disabled_reason = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2', [tenantId, channelId, reason]);
+  }
+
+  /** Channels with their secrets opened, for delivery; unknown ids are left out. */
+  async forDelivery(keys: readonly { tenantId: string; channelId: string }[]): Promise<Map<string, Channel>> {
+    const out = new Map<string, Channel>();
+    if (!keys.length) return out;
+    const r = await this.db.query<ChannelRow>(
+      `SELECT ${COLUMNS} FROM channels c
+        WHERE (c.tenant_id, c.id) IN (SELECT k.tenant_id, k.channel_id FROM jsonb_to_recordset($1::jsonb) AS k(tenant_id text, channel_id uuid))`,
+      [JSON.stringify(keys.map((k) => ({ tenant_id: k.tenantId, channel_id: k.channelId })))],
+    );
+    for (const row of r.rows) {
+      const secrets: string[] = [];
+      if (row.secret_sealed) secrets.push(this.masterKey.open(row.secret_sealed, aad(row.tenant_id, row.id)));
+      if (row.previous_secret_sealed && row.previous_secret_until && new Date(row.previous_secret_until).getTime() > Date.now()) {
+        secrets.push(this.masterKey.open(row.previous_secret_sealed, aad(row.tenant_id, row.id)));
+      }
+      out.set(`${row.tenant_id}/${row.id}`, { tenantId: row.tenant_id, id: row.id, type: row.type, eventTypes: row.event_types, enabled: row.enabled, url: row.url, secrets });
+    }
+    return out;
+  }
+}

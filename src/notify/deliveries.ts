@@ -1,0 +1,425 @@
+// Delivery from the outbox (decision 0080), at least once. The worker fans each event of record out to the
+// tenant's matching channels — one `deliveries` row per event and channel, in the same statement that marks
+// the event done, so a crash leaves either both or neither — then claims due deliveries with
+// FOR UPDATE SKIP LOCKED and a lease: any number of gateway processes on one PostgreSQL share the work, each
+// delivery held by one at a time; on the embedded store the same SQL runs in the one process. A process that
+// dies holding deliveries only delays them by the lease; they are then delivered again with the same
+// `webhook-id`. Retries follow the Svix schedule with jitter (decision 0081).
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { FastifyBaseLogger } from 'fastify';
+import { uuidv7 } from 'uuidv7';
+import {
+  DELIVERY_PAGE_DEFAULT,
+  type ChannelType,
+  type DeliveryQuery,
+  type DeliveryStatus,
+  type DeliveryView,
+} from '../../schemas/channels.js';
+import { CHANNEL_TEST_EVENT } from '../../schemas/events.js';
+import type { NotifyConfig } from '../config.js';
+import { Errors } from '../errors.js';
+import type { DeliveryObserver } from '../services/metrics.js';
+import type { TenantService } from '../services/tenants.js';
+import type { Queryable } from '../store/db.js';
+import type { Channel, ChannelService } from './channels.js';
+import type { NatsPublisher } from './nats.js';
+import type { AttemptResult, WebhookSender } from './webhook.js';
+
+/**
+ * Svix's schedule: the first attempt at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; a
+ * delivery whose eighth attempt fails is `failed` (it stays listed, and can be retried by hand).
+ */
+export const RETRY_SCHEDULE_MS = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const;
+export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length;
+/** Each delay is spread by up to ±20 %, so that a receiver that was down is not hit by every retry at once. */
+const JITTER = 0.2;
+/** The longest Retry-After honoured: the schedule's longest step. */
+const MAX_RETRY_AFTER_MS = 36_000_000;
+
+/**
+ * The delay before the next attempt after `attempts` attempts failed, or null when the schedule is over.
+ * Retry-After, when the receiver sent one, replaces the scheduled delay (up to the longest step).
+ */
+export function nextDelayMs(attempts: number, scale: number, retryAfterMs: number | null, random = Math.random): number | null {
+  if (attempts >= MAX_ATTEMPTS) return null;
+  if (retryAfterMs !== null) return Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
+  const base = RETRY_SCHEDULE_MS[attempts]! * scale;
+  return Math.round(base * (1 - JITTER + 2 * JITTER * random()));
+}
+
+/** The webhook body: the event's type, when it happened, and its payload (ids, states, amounts only). */
+export const webhookBody = (type: string, createdAt: Date, payload: unknown): string =>
+  JSON.stringify({ type, timestamp: createdAt.toISOString(), data: payload });
+
+/** `webhook-id`: the event's id, the same on every attempt, retry and replay of it. */
+export const webhookIdOf = (eventId: string): string => `msg_${eventId}`;
+
+interface DeliveryRow {
+  tenant_id: string;
+  id: string;
+  seq: string | number;
+  channel_id: string;
+  event_id: string;
+  event_type: string;
+  payload: Record<string, unknown>;
+  event_created_at: Date;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: Date;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+interface AttemptRow {
+  delivery_id: string;
+  n: number;
+  at: Date;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
+const DELIVERY_COLUMNS = `tenant_id, id, seq, channel_id, event_id, event_type, payload, event_created_at, status, attempts,
+                          next_attempt_at, created_at, delivered_at`;
+const D_COLUMNS = DELIVERY_COLUMNS.split(',').map((c) => `d.${c.trim()}`).join(', ');
+
+const encodeCursor = (seq: string): string => Buffer.from(JSON.stringify({ before: seq })).toString('base64url');
+/** The sequence a cursor names, or null when it is not a cursor this service issued. */
+export function decodeDeliveryCursor(cursor: string): string | null {
+  try {
+    const { before } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { before?: unknown };
+    if (typeof before !== 'string' || !/^\d{1,18}$/.test(before) || encodeCursor(before) !== cursor) return null;
+    return before;
+  } catch {
+    return null;
+  }
+}
+
+export interface DeliveryServiceOptions {
+  config: NotifyConfig;
+  channels: ChannelService;
+  tenants: Pick<TenantService, 'get'>;
+  webhooks: WebhookSender;
+  nats: NatsPublisher | null;
+  observer?: DeliveryObserver;
+  log: FastifyBaseLogger;
+}
+
+export class DeliveryService {
+  readonly worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private readonly leaseMs: number;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private wakeUp: (() => void) | null = null;
+  private woken = false;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly opts: DeliveryServiceOptions,
+  ) {
+    // Longer than an attempt may take, so that a live worker never loses a delivery it is still sending.
+    this.leaseMs = Math.max(1_000, opts.config.webhookTimeoutMs * 2);
+  }
+
+  // ---- the worker loop -------------------------------------------------------------------------------
+
+  /** Starts draining the outbox and delivering, until stop(). */
+  start(): void {
+    if (this.running) return;
+    this.running = this.loop();
+  }
+
+  /** Events were committed: look now instead of at the next poll. */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  /** Stops the loop; attempts under way are abandoned and their deliveries released to be sent again. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    this.wakeUp?.();
+    await this.running;
+    this.running = null;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      let busy = false;
+      this.woken = false;
+      try {
+        const fanned = await this.fanOut();
+        const delivered = await this.deliverDue();
+        busy = fanned > 0 || delivered > 0;
+      } catch (err) {
+        if (this.stopped) break;
+        this.opts.log.error({ err }, 'delivery worker: a round failed; trying again at the next poll');
+      }
+      if (!busy && !this.woken && !this.stopped) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.opts.config.pollMs);
+          this.wakeUp = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeUp = null;
+      }
+    }
+  }
+
+  /**
+   * Fans due events of record out to the channels that subscribe to them and marks the events done, in one
+   * statement (a second fan-out of an event adds nothing: one delivery per event and channel). Returns how
+   * many events it took.
+   */
+  async fanOut(limit = 200): Promise<number> {
+    const r = await this.db.query<{ events: number }>(
+      `WITH due AS (
+         SELECT tenant_id, id, type, payload, created_at FROM outbox
+          WHERE status = 'pending' AND available_at <= now() AND (claimed_until IS NULL OR claimed_until <= now())
+          ORDER BY available_at, id
+          LIMIT $1
+          FOR UPDATE SKIP LOCKED
+       ),
+       fanned AS (
+         INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at)
+         SELECT e.tenant_id, gen_random_uuid(), c.id, e.id, e.type, e.payload, e.created_at
+           FROM due e JOIN channels c ON c.tenant_id = e.tenant_id AND c.enabled
+            AND (c.event_types @> '["*"]'::jsonb OR c.event_types @> jsonb_build_array(e.type))
+          ORDER BY e.created_at, e.id
+         ON CONFLICT (tenant_id, channel_id, event_id) DO NOTHING
+         RETURNING 1
+       ),
+       done AS (
+         UPDATE outbox o SET status = 'done', done_at = now(), attempts = o.attempts + 1, claimed_by = NULL, claimed_until = NULL
+           FROM due WHERE o.tenant_id = due.tenant_id AND o.id = due.id
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM done)::int AS events, (SELECT count(*) FROM fanned)::int AS deliveries`,
+      [limit],
+    );
+    return r.rows[0]?.events ?? 0;
+  }
+
+  /** Claims due deliveries (of enabled channels) and attempts them, concurrently. Returns how many. */
+  async deliverDue(limit = 32): Promise<number> {
+    const r = await this.db.query<DeliveryRow>(
+      `WITH due AS (
+         SELECT d.tenant_id, d.id FROM deliveries d
+          WHERE d.status IN ('pending', 'delivering') AND d.next_attempt_at <= now()
+            AND (d.claimed_until IS NULL OR d.claimed_until <= now())
+            AND EXISTS (SELECT 1 FROM channels c WHERE c.tenant_id = d.tenant_id AND c.id = d.channel_id AND c.enabled)
+          ORDER BY d.next_attempt_at, d.seq
+          LIMIT $1
+          FOR UPDATE SKIP LOCKED
+       )
+       UPDATE deliveries d SET status = 'delivering', claimed_by = $2,
+              claimed_until = now() + $3::integer * interval '1 millisecond', attempts = d.attempts + 1
+         FROM due WHERE d.tenant_id = due.tenant_id AND d.id = due.id
+       RETURNING ${D_COLUMNS}`,
+      [limit, this.worker, this.leaseMs],
+    );
+    if (!r.rows.length) return 0;
+    const channels = await this.opts.channels.forDelivery(r.rows.map((d) => ({ tenantId: d.tenant_id, channelId: d.channel_id })));
+    await Promise.all(r.rows.map((d) => this.attempt(d, channels.get(`${d.tenant_id}/${d.channel_id}`))));
+    return r.rows.length;
+  }
+
+  /** One attempt of a claimed delivery, then its settlement (delivered, due again, or failed). */
+  private async attempt(d: DeliveryRow, channel: Channel | undefined): Promise<void> {
+    if (!channel) return; // removed meanwhile: its deliveries went with it
+    let result: AttemptResult;
+    const body = webhookBody(d.event_type, new Date(d.event_created_at), d.payload);
+    if (channel.type === 'webhook') {
+      const tenant = await this.opts.tenants.get(d.tenant_id);
+      result = await this.opts.webhooks.send({ url: channel.url!, msgId: webhookIdOf(d.event_id), body, secrets: channel.secrets }, tenant?.config.sandbox === true, this.abort.signal);
+    } else if (this.opts.nats) {
+      result = await this.opts.nats.publish(d.tenant_id, d.event_type, d.event_id, body);
+    } else {
+      result = { ok: false, statusCode: null, durationMs: 0, error: 'nats: this gateway has no NATS_URL', retryAfterMs: null };
+    }
+    if (this.abort.signal.aborted && !result.ok) {
+      // Shutting down: the attempt is not the receiver's failure; the delivery is released for the next process.
+      await this.db.query(
+        `UPDATE deliveries SET status = 'pending', claimed_by = NULL, claimed_until = NULL, attempts = greatest(attempts - 1, 0), next_attempt_at = now()
+          WHERE tenant_id = $1 AND id = $2 AND claimed_by = $3`,
+        [d.tenant_id, d.id, this.worker],
+      );
+      return;
+    }
+    await this.settle(d, channel.type, result);
+  }
+
+  private async settle(d: DeliveryRow, type: ChannelType, result: AttemptResult): Promise<void> {
+    let status: DeliveryStatus;
+    let delayMs = 0;
+    let outcome: 'delivered' | 'retrying' | 'failed' | 'gone';
+    if (result.ok) {
+      status = 'delivered';
+      outcome = 'delivered';
+    } else if (result.statusCode === 410) {
+      status = 'failed';
+      outcome = 'gone';
+    } else {
+      const delay = nextDelayMs(d.attempts, this.opts.config.scheduleScale, result.retryAfterMs);
+      status = delay === null ? 'failed' : 'pending';
+      delayMs = delay ?? 0;
+      outcome = delay === null ? 'failed' : 'retrying';
+    }
+    await this.db.query(
+      `WITH attempt AS (
+         INSERT INTO delivery_attempts (tenant_id, delivery_id, n, status_code, duration_ms, error, worker)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+       )
+       UPDATE deliveries SET status = $8::text,
+              next_attempt_at = CASE WHEN $8::text = 'pending' THEN now() + $9::integer * interval '1 millisecond' ELSE next_attempt_at END,
+              delivered_at = CASE WHEN $8::text = 'delivered' THEN now() ELSE delivered_at END,
+              last_status = $4, last_error = $6, claimed_by = NULL, claimed_until = NULL
+        WHERE tenant_id = $1 AND id = $2 AND claimed_by = $7`,
+      [d.tenant_id, d.id, d.attempts, result.statusCode, result.durationMs, result.error, this.worker, status, delayMs],
+    );
+    if (outcome === 'gone') {
+      await this.opts.channels.disable(d.tenant_id, d.channel_id, `The receiver answered 410 Gone at ${new Date().toISOString()}; the gateway disabled the channel.`);
+      this.opts.log.warn({ tenant: d.tenant_id, channel: d.channel_id }, 'webhook receiver answered 410 Gone: channel disabled');
+    }
+    this.opts.observer?.delivery(type, outcome, result.ok ? (Date.now() - new Date(d.event_created_at).getTime()) / 1000 : null);
+  }
+
+  // ---- what the Admin routes do ----------------------------------------------------------------------
+
+  /**
+   * Claims one delivery for an attempt now, whatever its schedule says. 404 when unknown, 409 when its channel
+   * is disabled or another attempt holds it.
+   */
+  private async claimOne(tenantId: string, deliveryId: string): Promise<DeliveryRow> {
+    const r = await this.db.query<DeliveryRow>(
+      `UPDATE deliveries d SET status = 'delivering', claimed_by = $3, claimed_until = now() + $4::integer * interval '1 millisecond',
+              attempts = d.attempts + 1
+        WHERE d.tenant_id = $1 AND d.id = $2 AND (d.claimed_until IS NULL OR d.claimed_until <= now())
+          AND EXISTS (SELECT 1 FROM channels c WHERE c.tenant_id = d.tenant_id AND c.id = d.channel_id AND c.enabled)
+       RETURNING ${D_COLUMNS}`,
+      [tenantId, deliveryId, this.worker, this.leaseMs],
+    );
+    if (r.rows[0]) return r.rows[0];
+    const why = await this.db.query<{ enabled: boolean }>(
+      'SELECT c.enabled FROM deliveries d JOIN channels c ON c.tenant_id = d.tenant_id AND c.id = d.channel_id WHERE d.tenant_id = $1 AND d.id = $2',
+      [tenantId, deliveryId],
+    );
+    if (!why.rows[0]) throw Errors.deliveryNotFound(deliveryId);
+    if (!why.rows[0].enabled) throw Errors.business('CHANNEL_DISABLED', 'The channel is disabled; enable it (PATCH {"enabled": true}) first.');
+    throw Errors.business('DELIVERY_IN_PROGRESS', 'An attempt of this delivery is under way; look again in a few seconds.');
+  }
+
+  /** Delivers one delivery again now (whatever its status) and answers how it went. */
+  async retryNow(tenantId: string, deliveryId: string): Promise<DeliveryView> {
+    const d = await this.claimOne(tenantId, deliveryId);
+    const channels = await this.opts.channels.forDelivery([{ tenantId, channelId: d.channel_id }]);
+    await this.attempt(d, channels.get(`${tenantId}/${d.channel_id}`));
+    return this.get(tenantId, deliveryId);
+  }
+
+  /** Sends a `channel.test` event to one channel at once; its delivery is listed and retried like any other. */
+  async test(tenantId: string, channelId: string): Promise<DeliveryView> {
+    const channel = await this.opts.channels.get(tenantId, channelId); // 404 for an unknown channel
+    // Refused before anything is written: a disabled channel gets no test delivery.
+    if (!channel.enabled) throw Errors.business('CHANNEL_DISABLED', 'The channel is disabled; enable it (PATCH {"enabled": true}) first.');
+    const id = uuidv7();
+    await this.db.query(
+      `INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, now())`,
+      [tenantId, id, channelId, uuidv7(), CHANNEL_TEST_EVENT, JSON.stringify({ channelId, message: 'A test event from Cardline' })],
+    );
+    return this.retryNow(tenantId, id);
+  }
+
+  /**
+   * Queues again, for one channel, every event of record created in [from, to) that it subscribes to: a
+   * delivery it had is due again now (same `webhook-id`, its schedule afresh), one it never had is added.
+   * Deliveries whose attempt is under way are left to it.
+   */
+  async replay(tenantId: string, channelId: string, from: Date, to: Date): Promise<number> {
+    await this.opts.channels.get(tenantId, channelId);
+    const r = await this.db.query(
+      `INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at)
+       SELECT o.tenant_id, gen_random_uuid(), c.id, o.id, o.type, o.payload, o.created_at
+         FROM outbox o JOIN channels c ON c.tenant_id = o.tenant_id AND c.id = $2
+          AND (c.event_types @> '["*"]'::jsonb OR c.event_types @> jsonb_build_array(o.type))
+        WHERE o.tenant_id = $1 AND o.created_at >= $3 AND o.created_at < $4
+        ORDER BY o.created_at, o.id
+       ON CONFLICT (tenant_id, channel_id, event_id) DO UPDATE
+          SET status = 'pending', attempts = 0, next_attempt_at = now(), claimed_by = NULL, claimed_until = NULL
+        WHERE deliveries.claimed_until IS NULL OR deliveries.claimed_until <= now()`,
+      [tenantId, channelId, from.toISOString(), to.toISOString()],
+    );
+    this.wake();
+    return r.rowCount;
+  }
+
+  /** A channel's deliveries, newest first, with their attempts. */
+  async list(tenantId: string, channelId: string, q: DeliveryQuery): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
+    await this.opts.channels.get(tenantId, channelId);
+    const limit = q.limit === undefined ? DELIVERY_PAGE_DEFAULT : Number(q.limit);
+    const params: unknown[] = [tenantId, channelId, limit + 1];
+    let filter = '';
+    if (q.status) filter += ` AND status = $${params.push(q.status)}`;
+    if (q.cursor) filter += ` AND seq < $${params.push(decodeDeliveryCursor(q.cursor))}::bigint`;
+    const r = await this.db.query<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE tenant_id = $1 AND channel_id = $2 ${filter} ORDER BY seq DESC LIMIT $3`,
+      params,
+    );
+    const rows = r.rows.slice(0, limit);
+    const deliveries = await this.views(tenantId, rows);
+    const last = rows[rows.length - 1];
+    return { deliveries, nextCursor: r.rows.length > limit && last ? encodeCursor(String(last.seq)) : null };
+  }
+
+  async get(tenantId: string, deliveryId: string): Promise<DeliveryView> {
+    const r = await this.db.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE tenant_id = $1 AND id = $2`, [tenantId, deliveryId]);
+    if (!r.rows[0]) throw Errors.deliveryNotFound(deliveryId);
+    return (await this.views(tenantId, r.rows))[0]!;
+  }
+
+  private async views(tenantId: string, rows: DeliveryRow[]): Promise<DeliveryView[]> {
+    if (!rows.length) return [];
+    const a = await this.db.query<AttemptRow>(
+      `SELECT delivery_id, n, at, status_code, duration_ms, error FROM delivery_attempts
+        WHERE tenant_id = $1 AND delivery_id = ANY($2::uuid[]) ORDER BY at, n`,
+      [tenantId, rows.map((d) => d.id)],
+    );
+    const byDelivery = new Map<string, AttemptRow[]>();
+    for (const row of a.rows) {
+      const list = byDelivery.get(row.delivery_id) ?? [];
+      list.push(row);
+      byDelivery.set(row.delivery_id, list);
+    }
+    return rows.map((d) => ({
+      deliveryId: d.id,
+      channelId: d.channel_id,
+      eventId: d.event_id,
+      eventType: d.event_type,
+      webhookId: webhookIdOf(d.event_id),
+      status: d.status,
+      attemptCount: Number(d.attempts),
+      nextAttemptAt: d.status === 'pending' || d.status === 'delivering' ? new Date(d.next_attempt_at).toISOString() : null,
+      createdAt: new Date(d.created_at).toISOString(),
+      deliveredAt: d.delivered_at ? new Date(d.delivered_at).toISOString() : null,
+      attempts: (byDelivery.get(d.id) ?? []).map((t) => ({
+        n: Number(t.n),
+        at: new Date(t.at).toISOString(),
+        statusCode: t.status_code === null ? null : Number(t.status_code),
+        durationMs: Number(t.duration_ms),
+        error: t.error,
+      })),
+    }));
+  }
+
+  /** Deliveries not yet settled (the metrics' gauge). */
+  async depth(): Promise<number> {
+    const r = await this.db.query<{ n: number }>("SELECT count(*)::int AS n FROM deliveries WHERE status IN ('pending', 'delivering')");
+    return r.rows[0]?.n ?? 0;
+  }
+}

@@ -1,0 +1,143 @@
+// Webhooks per Standard Webhooks v1 (decision 0081): `webhook-id` (stable across retries), `webhook-timestamp`
+// (this attempt's, in seconds) and `webhook-signature`, `v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under
+// the channel's `whsec_` secret; during a rotation's overlap both secrets sign and both signatures are sent.
+import { createHmac, randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { Agent, request } from 'undici';
+import { addressRefusal, checkUrlForm, checkedLookup, hostOf, TargetRefused, type Resolver, type TargetPolicy } from './addresses.js';
+
+const SECRET_PREFIX = 'whsec_';
+
+/** A new signing secret: `whsec_` and 32 random bytes in base64. */
+export const newSecret = (): string => SECRET_PREFIX + randomBytes(32).toString('base64');
+
+/** The signature of one message under one secret: `v1,<base64>`. */
+export function sign(secret: string, msgId: string, timestampSeconds: number, body: string): string {
+  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  return `v1,${createHmac('sha256', key).update(`${msgId}.${timestampSeconds}.${body}`).digest('base64')}`;
+}
+
+/** What one attempt sends. */
+export interface WebhookMessage {
+  url: string;
+  msgId: string;
+  body: string;
+  /** The current secret first, then the previous one while its overlap lasts. */
+  secrets: readonly string[];
+}
+
+/** How one attempt went: the status (null when no answer came), the time, the error, Retry-After. */
+export interface AttemptResult {
+  ok: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  /** Retry-After of the answer, in ms, when it sent one. */
+  retryAfterMs: number | null;
+}
+
+/** Retry-After as seconds or an HTTP date, in ms from now; null when absent or unreadable. */
+export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | null {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (!raw) return null;
+  if (/^\d{1,9}$/.test(raw.trim())) return Number(raw.trim()) * 1000;
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/** Error text kept with an attempt: short, one line, never a secret (none is in scope here). */
+const describe = (err: unknown): string => {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TargetRefused') return `refused: ${e.message}`;
+  if (e?.cause && (e.cause as { name?: string }).name === 'TargetRefused') return `refused: ${e.cause.message}`;
+  const code = e?.cause?.code ?? e?.code;
+  const message = e?.cause?.message ?? e?.message ?? String(err);
+  return (code ? `${code}: ${message}` : message).replace(/\s+/g, ' ').slice(0, 300);
+};
+
+export interface WebhookSenderOptions {
+  timeoutMs: number;
+  allowHosts: readonly string[];
+  /** Tests resolve names their own way; the default is the system's resolver. */
+  resolve?: Resolver;
+}
+
+/** Sends webhook attempts through two connection pools: one for production tenants, one for sandbox tenants. */
+export class WebhookSender {
+  private readonly agents: Record<'production' | 'sandbox', Agent>;
+  private readonly policies: Record<'production' | 'sandbox', TargetPolicy>;
+
+  constructor(private readonly opts: WebhookSenderOptions) {
+    this.policies = {
+      production: { sandbox: false, allowHosts: opts.allowHosts },
+      sandbox: { sandbox: true, allowHosts: opts.allowHosts },
+    };
+    const agent = (policy: TargetPolicy) =>
+      new Agent({
+        connect: { lookup: checkedLookup(policy, opts.resolve) as never, timeout: opts.timeoutMs },
+        headersTimeout: opts.timeoutMs,
+        bodyTimeout: opts.timeoutMs,
+        keepAliveTimeout: 4_000,
+      });
+    this.agents = { production: agent(this.policies.production), sandbox: agent(this.policies.sandbox) };
+  }
+
+  policy(sandbox: boolean): TargetPolicy {
+    return this.policies[sandbox ? 'sandbox' : 'production'];
+  }
+
+  /** One attempt: 2xx within the timeout is success; anything else (or no answer) is a failure to retry. */
+  async send(message: WebhookMessage, sandbox: boolean, signal?: AbortSignal): Promise<AttemptResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const policy = this.policy(sandbox);
+    try {
+      // The form again (the policy may have changed since the channel was saved), and a literal address
+      // here: a connection to an IP address makes no DNS lookup for checkedLookup to refuse.
+      const url = checkUrlForm(message.url, policy);
+      const host = hostOf(url);
+      if (isIP(host)) {
+        const refusal = addressRefusal(host, host, policy);
+        if (refusal) throw new TargetRefused(refusal);
+      }
+      const timeout = AbortSignal.timeout(this.opts.timeoutMs);
+      const res = await request(url, {
+        method: 'POST',
+        dispatcher: this.agents[sandbox ? 'sandbox' : 'production'],
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Cardline-Webhooks/1',
+          'webhook-id': message.msgId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': message.secrets.map((s) => sign(s, message.msgId, timestamp, message.body)).join(' '),
+        },
+        body: message.body,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+      // The body is read (bounded by the timeout) and dropped: a receiver's answer is not kept.
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      return {
+        ok,
+        statusCode: res.statusCode,
+        durationMs: elapsed(),
+        error: ok ? null : `HTTP ${res.statusCode}`,
+        retryAfterMs: ok ? null : retryAfterMs(res.headers['retry-after']),
+      };
+    } catch (err) {
+      const timedOut = (err as { name?: string }).name === 'TimeoutError' || (err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT';
+      return {
+        ok: false,
+        statusCode: null,
+        durationMs: elapsed(),
+        error: timedOut ? `no answer within ${this.opts.timeoutMs} ms` : describe(err),
+        retryAfterMs: null,
+      };
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.agents.production.close(), this.agents.sandbox.close()]);
+  }
+}
