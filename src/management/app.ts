@@ -70,6 +70,8 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
     const tenant = named && isTenantId(named) ? await opts.services.tenants.get(named) : null;
     return { tenantId: tenant?.id ?? PLATFORM_TENANT, actor: request.operator?.name ?? null, role: request.operator ? 'Operator' : null };
   };
+  // An operator's change to a tenant carries its security event, committed with the audit record (src/management/routes.ts).
+  app.decorateRequest('outcome', null);
   await app.register(audit, { subject });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(

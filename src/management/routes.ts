@@ -24,12 +24,26 @@ import {
 import { Jwks } from '../../schemas/auth.js';
 import { looksLikeCompactJwe } from '../crypto/jwe.js';
 import { openTenantJwe } from '../crypto/tenant-jwe.js';
+import { TenantConfig } from '../../schemas/tenant.js';
 import { Errors } from '../errors.js';
+import { domainEvent } from '../events/outbox.js';
 import { OperatorKeyError } from '../services/operator-keys.js';
 import { createTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant } from '../services/tenant-admin.js';
 import type { Tenant } from '../services/tenants.js';
 
 const envelope = <T>(result: T) => ({ result, pagination: null });
+
+/** The configuration's fields, as a change names them (a patch may only remove fields the schema knows). */
+const CONFIG_FIELDS = new Set(Object.keys(TenantConfig.properties));
+
+/**
+ * The security event an operator's change raises, as the same change by the tenant's Admin does: committed
+ * with the request's audit record in the tenant's trail (only if the answer is 2xx), then delivered to the
+ * tenant's channels.
+ */
+function securityEvent(request: FastifyRequest, type: 'tenant.config-changed' | 'user.created' | 'user.disabled', payload: Record<string, unknown>): void {
+  request.outcome = { result: null, event: domainEvent(type, payload) };
+}
 
 const managementRoutes: FastifyPluginAsync = async (plain) => {
   const app = plain.withTypeProvider<TypeBoxTypeProvider>();
@@ -99,6 +113,9 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
     handler: async (request) => {
       const { tenantId } = request.params;
       if (!(await updateTenant(services, tenantId, request.body))) throw Errors.tenantNotFound(tenantId);
+      // The tenant's channels hear of it, as of a change its own Admin makes (tenant.config-changed).
+      const changed = [...(request.body.name !== undefined ? ['name'] : []), ...Object.keys(request.body.config ?? {}).filter((k) => CONFIG_FIELDS.has(k))].sort();
+      if (changed.length) securityEvent(request, 'tenant.config-changed', { tenantId, changed });
       return envelope(await viewOf(tenantId));
     },
   });
@@ -138,6 +155,7 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
       const { username, role } = request.body;
       const password = await passwordOf(request, tenant, request.body.password);
       const user = await services.users.create(tenant.id, username, role, password);
+      securityEvent(request, 'user.created', { username: user.username, role: user.role });
       reply.code(201);
       return envelope(user);
     },
@@ -148,7 +166,9 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
     config: { objectName: 'userPatch', audit: { action: 'user.update', target: { tenantId: 'params.tenantId', username: 'params.username' } } },
     handler: async (request) => {
       const tenant = await tenantOr404(request.params.tenantId);
-      return envelope(await services.users.update(tenant.id, request.params.username, request.body));
+      const user = await services.users.update(tenant.id, request.params.username, request.body);
+      if (request.body.disabled === true) securityEvent(request, 'user.disabled', { username: user.username, by: request.operator?.name ?? null });
+      return envelope(user);
     },
   });
 

@@ -208,6 +208,25 @@ describe('tenants', () => {
     expect(limit.json()).toEqual({ result: true, exception: null, pagination: null });
   });
 
+  it("an operator's changes raise the security events a tenant Admin's do: tenant.config-changed, user.created, user.disabled", async () => {
+    const events = async () =>
+      (await t.db.query<{ type: string; payload: unknown }>(
+        "SELECT type, payload FROM outbox WHERE tenant_id = 'demo-b' AND type IN ('tenant.config-changed', 'user.created', 'user.disabled') ORDER BY audit_seq",
+      )).rows;
+    const before = (await events()).length;
+    expect((await call('PATCH', '/v1/tenants/demo-b', { name: 'Demo B', config: { rateLimit: { perUserPerMinute: 600 }, sandbox: true } })).statusCode).toBe(200);
+    const created = await call('POST', '/v1/tenants/demo-b/users', { username: 'auditor', role: 'Read-Only', password: await t.encrypt('auditor-password-1', 'demo-b') });
+    expect(created.statusCode).toBe(201);
+    expect((await call('PATCH', '/v1/tenants/demo-b/users/auditor', { disabled: true })).statusCode).toBe(200);
+    // A refused change raises nothing.
+    expect((await call('PATCH', '/v1/tenants/demo-b', { config: { timeZone: 'Mars/Olympus' } })).statusCode).toBe(400);
+    expect((await events()).slice(before)).toEqual([
+      { type: 'tenant.config-changed', payload: { tenantId: 'demo-b', changed: ['name', 'rateLimit', 'sandbox'] } },
+      { type: 'user.created', payload: { username: 'auditor', role: 'Read-Only' } },
+      { type: 'user.disabled', payload: { username: 'auditor', by: 'ops-alice' } },
+    ]);
+  });
+
   it('disables a tenant (it then answers as an unknown one, its tokens too) and enables it again', async () => {
     const login = await t.inject({
       method: 'POST',
