@@ -101,28 +101,20 @@ export class Metrics implements Observer, DeliveryObserver {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800, 7200, 36000],
       registers,
     });
-    if (gauges.deliveryDepth) {
-      const depth = gauges.deliveryDepth;
+    // What the store knows is read when Prometheus scrapes, never on a request.
+    const depthGauge = (name: string, help: string, read: (() => Promise<number>) | undefined) => {
+      if (!read) return;
       new client.Gauge({
-        name: 'cardline_deliveries_pending',
-        help: 'Deliveries to notification channels not yet settled (pending or being attempted).',
+        name,
+        help,
         registers,
         async collect() {
-          this.set(await depth());
+          this.set(await read());
         },
       });
-    }
-    if (gauges.outboxDepth) {
-      const depth = gauges.outboxDepth;
-      new client.Gauge({
-        name: 'cardline_outbox_pending',
-        help: 'Events of record waiting to be delivered.',
-        registers,
-        async collect() {
-          this.set(await depth());
-        },
-      });
-    }
+    };
+    depthGauge('cardline_deliveries_pending', 'Deliveries to notification channels not yet settled (pending or being attempted).', gauges.deliveryDepth);
+    depthGauge('cardline_outbox_pending', 'Events of record waiting to be delivered.', gauges.outboxDepth);
     if (gauges.breakers) {
       const breakers = gauges.breakers;
       const withTenant = this.tenantLabel;
@@ -147,31 +139,27 @@ export class Metrics implements Observer, DeliveryObserver {
    * The series a label set names, looked up once: prom-client validates and hashes the labels on every
    * inc/observe otherwise. As many entries as series, which the label values bound.
    */
-  private readonly series = new Map<string, { inc(): void } | { observe(value: number): void }>();
+  private readonly series = new Map<object, Map<string, unknown>>();
 
-  private counter(metric: client.Counter<string>, key: string, labels: () => Record<string, string>): { inc(): void } {
-    let child = this.series.get(key) as { inc(): void } | undefined;
-    if (!child) this.series.set(key, (child = metric.labels(labels())));
-    return child;
-  }
-
-  private histogram(metric: client.Histogram<string>, key: string, labels: () => Record<string, string>): { observe(value: number): void } {
-    let child = this.series.get(key) as { observe(value: number): void } | undefined;
-    if (!child) this.series.set(key, (child = metric.labels(labels())));
+  private child<C>(metric: { labels(labels: Record<string, string>): C }, key: string, labels: () => Record<string, string>): C {
+    let children = this.series.get(metric) as Map<string, C> | undefined;
+    if (!children) this.series.set(metric, (children = new Map()));
+    let child = children.get(key);
+    if (!child) children.set(key, (child = metric.labels(labels())));
     return child;
   }
 
   request(route: string, method: string, status: number, tenant: string | null, seconds: number): void {
     const key = `${route}\u0000${method}\u0000${status}\u0000${this.tenantLabel ? (tenant ?? '') : ''}`;
     const labels = () => this.labels({ route, method, status: String(status) }, tenant);
-    this.counter(this.requests, `r\u0000${key}`, labels).inc();
-    this.histogram(this.requestSeconds, `rs\u0000${key}`, labels).observe(seconds);
+    this.child(this.requests, key, labels).inc();
+    this.child(this.requestSeconds, key, labels).observe(seconds);
   }
 
   connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number): void {
     const t = this.tenantLabel ? tenant : '';
-    this.counter(this.calls, `c\u0000${connector}\u0000${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ connector, operation, outcome }, tenant)).inc();
-    this.histogram(this.callSeconds, `cs\u0000${connector}\u0000${operation}\u0000${t}`, () => this.labels({ connector, operation }, tenant)).observe(seconds);
+    this.child(this.calls, `${connector}\u0000${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ connector, operation, outcome }, tenant)).inc();
+    this.child(this.callSeconds, `${connector}\u0000${operation}\u0000${t}`, () => this.labels({ connector, operation }, tenant)).observe(seconds);
   }
 
   auditBatch(records: number, seconds: number): void {
