@@ -3,7 +3,7 @@
 // management API (an operator key is then needed to make another), otherwise to the store.
 import { Command } from 'commander';
 import { STORE_HELP, fail, printJson, table } from './common.js';
-import { apiPath, managementApi } from './remote.js';
+import { apiPath, REMOTE_HELP, managementApi } from './remote.js';
 
 interface OperatorKeyView {
   name: string;
@@ -13,11 +13,6 @@ interface OperatorKeyView {
   revokedAt: string | null;
 }
 
-const REMOTE_HELP = `
-Management API:
-  With --admin-url URL (before the command) or CARDLINE_ADMIN_URL, the command calls a running
-  gateway's management API with the operator key in CARDLINE_OPERATOR_KEY; otherwise it works on
-  the store directly.`;
 
 export function operatorKeyCommand(): Command {
   const cmd = new Command('operator-key').description('Create, list and revoke the API keys of the management listener.');

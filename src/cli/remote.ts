@@ -77,5 +77,13 @@ export function managementApi(command: Command): ManagementApi | null {
   return new ManagementApi(base.toString(), key);
 }
 
+/** The help text of every command that can go either way. */
+export const REMOTE_HELP = `
+Management API:
+  With --admin-url URL (before the command: cardline --admin-url URL <command> ...) or CARDLINE_ADMIN_URL,
+  the command calls a running gateway's management API with the operator key in CARDLINE_OPERATOR_KEY (a
+  password is sent as a JWE to the tenant's encryption key); a change reaches every gateway process within
+  2 s. Otherwise the command works on the store directly.`;
+
 /** `/v1/tenants/<id>…` with every segment escaped. */
 export const apiPath = (...segments: string[]): string => `/v1/${segments.map(encodeURIComponent).join('/')}`;

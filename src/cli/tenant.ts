@@ -9,7 +9,7 @@ import { DEFAULT_HOME_COUNTRY, DEFAULT_TENANT_CONFIG, DEFAULT_TIME_ZONE } from '
 import type { PublicJwk } from '../crypto/keys.js';
 import type { TenantView } from '../services/tenant-admin.js';
 import { STORE_HELP, fail, integer, money, orderedJwk, printJson, table, tenantId } from './common.js';
-import { apiPath, managementApi } from './remote.js';
+import { apiPath, REMOTE_HELP, managementApi } from './remote.js';
 
 interface ConfigOptions {
   name?: string;
@@ -29,11 +29,6 @@ interface ConfigOptions {
   rateLimitUser?: number;
 }
 
-const REMOTE_HELP = `
-Management API:
-  With --admin-url URL (before the command: cardline --admin-url URL tenant ...) or CARDLINE_ADMIN_URL,
-  the command calls a running gateway's management API with the operator key in CARDLINE_OPERATOR_KEY;
-  the change reaches every gateway process within 2 s. Otherwise it works on the store directly.`;
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 

@@ -6,7 +6,7 @@ import { ROLES, type Role } from '../../schemas/common.js';
 import { encryptCompact } from '../crypto/jwe.js';
 import type { UserView } from '../services/users.js';
 import { STORE_HELP, fail, printJson, readStdin, table, tenantId } from './common.js';
-import { apiPath, managementApi, type ManagementApi } from './remote.js';
+import { apiPath, REMOTE_HELP, managementApi, type ManagementApi } from './remote.js';
 
 interface AddOptions {
   tenant: string;
@@ -15,11 +15,6 @@ interface AddOptions {
   passwordStdin?: boolean;
 }
 
-const REMOTE_HELP = `
-Management API:
-  With --admin-url URL (before the command) or CARDLINE_ADMIN_URL, the command calls a running
-  gateway's management API with the operator key in CARDLINE_OPERATOR_KEY (a password is sent as a
-  JWE to the tenant's encryption key); otherwise it works on the store directly.`;
 
 const checkUsername = (username: string) => {
   if (username.length < 1 || username.length > 128 || username.trim() !== username || /\p{Cc}/u.test(username)) {
