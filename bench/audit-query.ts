@@ -4,10 +4,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
 import { AuditLog } from '../src/audit/log.js';
+import { temporaryDatabase } from './postgres.js';
 import { openDb, type Db } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
 
@@ -17,20 +16,11 @@ async function main(): Promise<void> {
   let db: Db;
   let cleanup: () => Promise<void>;
   if ((process.env.BENCH_STORE || 'disk') === 'postgres') {
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    const name = `cardline_bench_audit_${randomBytes(6).toString('hex')}`;
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = `/${name}`;
-    db = await openDb({ databaseUrl: url.toString() });
+    const database = await temporaryDatabase('cardline_bench_audit');
+    db = await openDb({ databaseUrl: database.url });
     cleanup = async () => {
       await db.close();
-      const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      await database.drop();
     };
   } else {
     const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-audit-'));
@@ -56,18 +46,20 @@ async function main(): Promise<void> {
     await db.query(`INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ('demo', $1::int, md5(($1::int + 1)::text))`, [ROWS]);
     await db.exec('ANALYZE audit_log');
     const log = new AuditLog(db);
-    const time = async (filter: { action?: string; outcome?: 'failed' }) => {
+    // A page of 50, or all there are when BENCH_AUDIT_ROWS is small (the rare action is 1 record in 20 000).
+    const time = async (filter: { action?: string; outcome?: 'failed' }, matching: number) => {
       const samples: number[] = [];
       for (let i = 0; i < 5; i++) {
         const started = performance.now();
         const page = await log.page('demo', { ...filter, limit: 50 });
         samples.push(performance.now() - started);
-        if (page.records.length !== 50) throw new Error(`expected a full page, got ${page.records.length}`);
+        const expected = Math.min(50, matching);
+        if (page.records.length !== expected) throw new Error(`expected ${expected} records, got ${page.records.length}`);
       }
       return samples.sort((a, b) => a - b)[2]!;
     };
-    const actionMs = await time({ action: 'user.remove' });
-    const outcomeMs = await time({ outcome: 'failed' });
+    const actionMs = await time({ action: 'user.remove' }, ROWS >= 7 ? Math.floor((ROWS - 7) / 20_000) + 1 : 0);
+    const outcomeMs = await time({ outcome: 'failed' }, Math.floor(ROWS / 1000));
     process.stdout.write(`${JSON.stringify({ rows: ROWS, actionMs, outcomeMs })}\n`);
   } finally {
     await cleanup();

@@ -8,7 +8,7 @@
 //   target), BENCH_PROFILE=1 (the child runs with --cpu-prof; profiles land in bench/profiles/).
 // Fails (exit 1) when the full pipeline answers anything but 2xx or a child cannot start.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import pg from 'pg';
+import { temporaryDatabase } from './postgres.js';
 import { MasterKey } from '../src/crypto/master-key.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -70,6 +70,8 @@ interface Ports {
 
 interface Started {
   child: ChildProcess;
+  /** Removes the variant's store (its data directory, or its database). */
+  cleanup: () => Promise<void>;
   ports: Ports;
   store: string;
   startupMs: number;
@@ -81,23 +83,8 @@ interface Started {
 async function prepareStore(): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
   if (STORE === 'memory') return { env: {}, cleanup: async () => undefined };
   if (STORE === 'postgres') {
-    if (!process.env.DATABASE_URL) throw new Error('BENCH_STORE=postgres needs DATABASE_URL');
-    const name = `cardline_bench_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(process.env.DATABASE_URL);
-    url.pathname = `/${name}`;
-    return {
-      env: { BENCH_DATABASE_URL: url.toString() },
-      cleanup: async () => {
-        const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
-        await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await c.end();
-      },
-    };
+    const database = await temporaryDatabase('cardline_bench');
+    return { env: { BENCH_DATABASE_URL: database.url }, cleanup: database.drop };
   }
   if (STORE !== 'disk') throw new Error(`BENCH_STORE must be disk, memory or postgres, not '${STORE}'`);
   const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-'));
@@ -142,7 +129,6 @@ async function startChild(variant: Variant): Promise<Started> {
     env: { ...env, BENCH_PHASE: STORE === 'memory' ? 'all' : 'serve' },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  child.once('exit', () => void store.cleanup());
   return new Promise((resolveStarted, reject) => {
     const timer = setTimeout(() => reject(new Error('bench server did not start within 10 minutes')), 600_000);
     child.once('exit', (code) => reject(new Error(`bench server exited early with code ${code}`)));
@@ -154,7 +140,7 @@ async function startChild(variant: Variant): Promise<Started> {
           clearTimeout(timer);
           const tokens = JSON.parse(readFileSync(tokensFile, 'utf8')) as Started['tokens'];
           rmSync(dir, { recursive: true, force: true });
-          resolveStarted({ child, ports: msg.benchPorts, store: msg.store ?? '?', startupMs: msg.startupMs ?? NaN, seedMs: msg.seedMs ?? seedMs, tokens });
+          resolveStarted({ child, cleanup: store.cleanup, ports: msg.benchPorts, store: msg.store ?? '?', startupMs: msg.startupMs ?? NaN, seedMs: msg.seedMs ?? seedMs, tokens });
           return;
         }
       } catch {
@@ -298,6 +284,8 @@ async function measure(variant: Variant): Promise<Result> {
     return { variant, store: started.store, startupMs: started.startupMs, seedMs: started.seedMs, bare, full };
   } finally {
     await stopChild(started.child);
+    // Awaited here: the run exits right after the last variant, and a dropped-too-late database would stay.
+    await started.cleanup();
   }
 }
 
