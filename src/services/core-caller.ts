@@ -100,38 +100,22 @@ export class CoreCaller {
     input: OperationInput<O>,
     ctx: CallContext,
   ): Promise<OperationValue<O>> {
-    // A plain timer cleared on completion (AbortSignal.timeout() costs measurably more per call), and the
-    // AbortController made only when the connector reads `signal` (most in-process connectors never do).
-    let deadline: AbortController | undefined;
-    let timedOut = false;
-    const reason = () => new DOMException('connector deadline passed', 'TimeoutError');
-    const timer = setTimeout(() => {
-      timedOut = true;
-      deadline?.abort(reason());
-    }, this.timeoutMs);
-    const context: ConnectorContext = {
-      ...ctx,
-      tenantId: tenant.id,
-      get signal(): AbortSignal {
-        if (!deadline) {
-          deadline = new AbortController();
-          if (timedOut) deadline.abort(reason());
-        }
-        return deadline.signal;
-      },
-    };
+    // A plain timer cleared on completion: AbortSignal.timeout() costs measurably more per call.
+    const deadline = new AbortController();
+    const signal = deadline.signal;
+    const timer = setTimeout(() => deadline.abort(new DOMException('connector deadline passed', 'TimeoutError')), this.timeoutMs);
     const started = this.now();
     const record = (kind: ErrorKind | 'succeeded') => this.record(tenant, operation, kind, this.now() - started);
     let result: OperationResult<OperationValue<O>>;
     try {
       const method = connector[operation] as (i: OperationInput<O>, c: ConnectorContext) => Promise<OperationResult<OperationValue<O>>>;
-      result = await method.call(connector, input, context);
+      result = await method.call(connector, input, { ...ctx, tenantId: tenant.id, signal });
     } catch (err) {
       if (err instanceof CardlineError) {
         record('internal');
         throw err;
       }
-      if (isConnectorTimeoutError(err) || timedOut) {
+      if (isConnectorTimeoutError(err) || signal.aborted) {
         record('timeout');
         throw Errors.coreTimeout();
       }
@@ -147,7 +131,7 @@ export class CoreCaller {
       clearTimeout(timer);
     }
     // A late success after the deadline is not reported as success: the caller already gave up.
-    if (timedOut) {
+    if (signal.aborted) {
       record('timeout');
       throw Errors.coreTimeout();
     }
