@@ -106,6 +106,12 @@ export interface DeliveryServiceOptions {
   log: FastifyBaseLogger;
 }
 
+/** Events taken, and deliveries attempted, per round at most: a full round goes again at once. */
+const FAN_OUT_LIMIT = 200;
+const DELIVER_LIMIT = 32;
+/** How long a woken worker gathers further commits before its round (well within the first-event target of 2 s). */
+const COALESCE_MS = 25;
+
 export class DeliveryService {
   readonly worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly leaseMs: number;
@@ -148,26 +154,30 @@ export class DeliveryService {
 
   private async loop(): Promise<void> {
     while (!this.stopped) {
-      let busy = false;
+      let full = false;
       this.woken = false;
       try {
-        const fanned = await this.fanOut();
-        const delivered = await this.deliverDue();
-        busy = fanned > 0 || delivered > 0;
+        const fanned = await this.fanOut(FAN_OUT_LIMIT);
+        const delivered = await this.deliverDue(DELIVER_LIMIT);
+        full = fanned >= FAN_OUT_LIMIT || delivered >= DELIVER_LIMIT;
       } catch (err) {
         if (this.stopped) break;
         this.opts.log.error({ err }, 'delivery worker: a round failed; trying again at the next poll');
       }
-      if (!busy && !this.woken && !this.stopped) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.opts.config.pollMs);
-          this.wakeUp = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wakeUp = null;
-      }
+      if (full || this.stopped) continue;
+      // A round that emptied the queue waits: until the next poll, or a little if events were committed
+      // meanwhile (a wake), so that under load the events of many audit batches go out in one round instead of
+      // the worker taking the store's turn after every batch.
+      await new Promise<void>((resolve) => {
+        const wait = (ms: number) => setTimeout(resolve, ms);
+        let timer = wait(this.woken ? COALESCE_MS : this.opts.config.pollMs);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          timer = wait(COALESCE_MS);
+          this.wakeUp = null;
+        };
+      });
+      this.wakeUp = null;
     }
   }
 
