@@ -271,6 +271,10 @@ describe('webhook delivery', () => {
     for (const [secret, signature] of [[newSecret, signatures[0]!], [ch.secret, signatures[1]!]] as const) {
       expect(verifyWebhook(secret, { ...hook!, headers: { ...hook!.headers, 'webhook-signature': signature } }).type).toBe('credit-limit.upgraded');
     }
+    // Every field is optional, so the body may be left out (issue 20: it answered 400): the default overlap.
+    const bare = await t.inject({ method: 'POST', url: `/v1/admin/channels/${ch.channelId}/rotate-secret`, headers: await admin() });
+    expect(bare.statusCode, bare.body).toBe(200);
+    expect(Date.parse(bare.json().result.previousSecretUntil) - Date.now()).toBeGreaterThan(23.9 * 3600_000);
     // Without an overlap, only the new secret signs.
     const again = await call('POST', `/v1/admin/channels/${ch.channelId}/rotate-secret`, { overlapSeconds: 0 });
     const latest = again.json().result.secret;
