@@ -163,7 +163,14 @@ describe('channels: the Admin manages them', () => {
     expect(await refused('https://127.0.0.1/hook')).toEqual(https('127.0.0.1', '127.0.0.1', 'loopback'));
     expect(await refused('https://[::1]/hook')).toEqual(https('::1', '::1', 'loopback'));
     expect(await refused('https://[fd00::1]/hook')).toEqual(https('fd00::1', 'fd00::1', 'uniqueLocal'));
-    expect(await refused('https://[::ffff:10.0.0.1]/hook')).toEqual(https('::ffff:a00:1', '::ffff:a00:1', 'private'));
+    // IPv6 forms that embed an IPv4 address are judged by it (issue 20: the IPv4-compatible ones counted as public).
+    const embeds = (address: string, range: string, v4: string) =>
+      refusal(`${address} resolves to ${address}, a ${range} address (it embeds ${v4}); webhooks may only target public addresses`);
+    expect(await refused('https://[::ffff:10.0.0.1]/hook')).toEqual(embeds('::ffff:a00:1', 'private', '10.0.0.1'));
+    expect(await refused('https://[::a9fe:a9fe]/')).toEqual(embeds('::a9fe:a9fe', 'linkLocal', '169.254.169.254'));
+    expect(await refused('https://[::7f00:1]/')).toEqual(embeds('::7f00:1', 'loopback', '127.0.0.1'));
+    expect(await refused('https://[::a00:1]/')).toEqual(embeds('::a00:1', 'private', '10.0.0.1'));
+    expect(await refused('https://[64:ff9b::169.254.169.254]/')).toEqual(embeds('64:ff9b::a9fe:a9fe', 'linkLocal', '169.254.169.254'));
     expect(await refused('https://100.64.0.1/hook')).toEqual(https('100.64.0.1', '100.64.0.1', 'carrierGradeNat'));
     expect(await refused('https://0.0.0.0/hook')).toEqual(https('0.0.0.0', '0.0.0.0', 'unspecified'));
     expect(await refused('https://localhost/hook')).toEqual(expect.objectContaining({ businessCode: 'WEBHOOK_URL_REFUSED', detail: expect.stringMatching(/^The webhook URL is refused: localhost resolves to (127\.0\.0\.1|::1), a loopback address/) }));
