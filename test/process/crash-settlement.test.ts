@@ -205,7 +205,7 @@ describe.runIf(!process.env.DATABASE_URL)('SIGKILL under load, on PGlite (a data
       },
       'pglite',
     );
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('SIGKILL under load with store connections terminated, on PostgreSQL', () => {
@@ -234,5 +234,5 @@ describe('SIGKILL under load with store connections terminated, on PostgreSQL', 
       },
       'postgres',
     );
-  }, 120_000);
+  }, 300_000);
 });
