@@ -199,7 +199,7 @@ describe('cardline audit verify', () => {
   }, 180_000);
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  it('exits 0 with the count and head of a clean chain, then 1 naming the tampered seq', { timeout: 240_000 }, async () => {
+  it('exits 0 with the count and head of a clean chain, then 1 naming the tampered seq', { timeout: 600_000 }, async () => {
     const clean = await cli(['audit', 'verify', '--tenant', 'demo']);
     expect(clean).toEqual({ code: 0, stdout: `OK: 8 records, head ${head}\n`, stderr: '' });
 

@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 describe('a tenant on the file connector, and its state in and out', () => {
-  it('onboards, serves, exports clean JSON, imports, and keeps card data sealed on disk', { timeout: 240_000 }, async () => {
+  it('onboards, serves, exports clean JSON, imports, and keeps card data sealed on disk', { timeout: 600_000 }, async () => {
     const dir = join(cores, 'acme-files');
     const created = await cli([
       'tenant', 'create', 'acme-files', '--name', 'Acme (file core)',

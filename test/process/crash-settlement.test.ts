@@ -134,7 +134,7 @@ async function crashAndRetry(store: Store, name: string): Promise<void> {
     // Mid-load, at no particular point: requests are being parsed, run, recorded and answered right now.
     await sleep(Math.random() * 20);
     gw.proc!.child.kill('SIGKILL');
-    await within(gw.proc!.exited, 5_000, 'exit after SIGKILL');
+    await within(gw.proc!.exited, 150_000, 'exit after SIGKILL');
     await traffic.stop();
     const acknowledged = traffic.acknowledged();
     expect(acknowledged.length).toBeGreaterThanOrEqual(ACKNOWLEDGED_BEFORE_KILL);

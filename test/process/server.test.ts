@@ -152,11 +152,11 @@ describe('the demo process', () => {
     await sleep(300);
     req.end(body.slice(16));
 
-    const res = await within(response, 60_000, 'in-flight response');
+    const res = await within(response, 150_000, 'in-flight response');
     expect(res.status).toBe(200);
     expect(Object.keys(JSON.parse(res.body) as object)).toEqual(['id_token']);
     // A clean exit (code 0) is the proof: a shutdown that had to be forced would not end so.
-    const exit = await within(proc.exited, 60_000, 'process exit after SIGTERM');
+    const exit = await within(proc.exited, 150_000, 'process exit after SIGTERM');
     agent.destroy();
     expect(exit).toEqual({ code: 0, signal: null });
     expect(proc.output()).toContain('shutting down');
@@ -188,7 +188,7 @@ describe('restarting the demo on a store it seeded', () => {
       await fn(base, p.output);
     } finally {
       p.child.kill('SIGTERM');
-      await within(p.exited, 20_000, 'exit after SIGTERM');
+      await within(p.exited, 150_000, 'exit after SIGTERM');
     }
   }
 
@@ -226,7 +226,7 @@ describe('restarting the demo on a store it seeded', () => {
 
   it('another master key than the store\'s: exit 1 with a message naming CARDLINE_MASTER_KEY, no stack trace', async () => {
     const p = start([], baseEnv({ CARDLINE_DATA_DIR: dataDir, PORT: String(await freePort()), CARDLINE_MASTER_KEY: MasterKey.generate() }));
-    const exit = await within(p.exited, 60_000, 'exit');
+    const exit = await within(p.exited, 150_000, 'exit');
     expect(exit.code).toBe(1);
     expect(p.output()).toContain("The master key does not open the keys in this store (tenant 'demo");
     expect(p.output()).toContain('Set CARDLINE_MASTER_KEY to that key');
@@ -243,7 +243,7 @@ describe('refusing to start', () => {
 
   it('without CARDLINE_MASTER_KEY outside demo mode: exit 1, names the variable, no stack trace', async () => {
     const p = start([], baseEnv({ CARDLINE_DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1' }));
-    const exit = await within(p.exited, 60_000, 'exit');
+    const exit = await within(p.exited, 150_000, 'exit');
     expect(exit.code).toBe(1);
     expect(p.output()).toContain('CARDLINE_MASTER_KEY');
     expect(p.output()).not.toMatch(STACK_FRAME);
@@ -251,7 +251,7 @@ describe('refusing to start', () => {
 
   it('with PORT=abc: exit 1, names PORT, no stack trace', async () => {
     const p = start(['--demo'], baseEnv({ CARDLINE_DATA_DIR: dataDir, PORT: 'abc' }));
-    const exit = await within(p.exited, 60_000, 'exit');
+    const exit = await within(p.exited, 150_000, 'exit');
     expect(exit.code).toBe(1);
     expect(p.output()).toMatch(/\bPORT\b/);
     expect(p.output()).not.toMatch(STACK_FRAME);
