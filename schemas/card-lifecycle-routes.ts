@@ -3,7 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.js';
 import { PlasticCode, Preferences } from './cards.js';
-import { Identifier, cardEnvelopeOf } from './common.js';
+import { Identifier, PlainText, cardEnvelopeOf } from './common.js';
 import { SensitiveCardFields } from './keys.js';
 
 /**
@@ -16,7 +16,7 @@ const stringEnum = <T extends readonly string[]>(values: T, description: string)
 export const BlockReasonCode = stringEnum(BLOCK_REASONS, 'why the card is blocked permanently');
 
 /** A kit number, bounded as on the physical-upgrade route. */
-const KitNo = Type.String({ minLength: 1, maxLength: 64 });
+const KitNo = PlainText(1, 64);
 
 export const CardIdParams = Type.Object({ cardId: Identifier }, { additionalProperties: false });
 export type CardIdParams = Static<typeof CardIdParams>;

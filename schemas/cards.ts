@@ -1,18 +1,18 @@
 // Schemas of the card routes (spec 2.5, 2.7, 4.3; preferences per DESIGN §3).
 import { Type, type Static } from '@sinclair/typebox';
-import { AmountOrZero, Identifier, sensitive } from './common.js';
+import { AmountOrZero, Identifier, PlainText, sensitive } from './common.js';
 
 /** Spec 5.3 rule 2: address lines travel encrypted (a JWE string, decrypted before validation) and masked. */
-const AddressLine = sensitive(Type.String({ minLength: 1, maxLength: 2048 }));
+const AddressLine = sensitive(PlainText(1, 2048));
 
 export const CommunicationAddress = Type.Object(
   {
     address1: Type.Optional(AddressLine),
     address2: Type.Optional(AddressLine),
-    city: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    state: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    country: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    pin: Type.Optional(Type.String({ minLength: 1, maxLength: 16 })),
+    city: Type.Optional(PlainText(1, 128)),
+    state: Type.Optional(PlainText(1, 128)),
+    country: Type.Optional(PlainText(1, 64)),
+    pin: Type.Optional(PlainText(1, 16)),
     usePrimaryAddress: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -24,7 +24,7 @@ export const REQUIRED_ADDRESS_FIELDS = ['address1', 'city', 'state', 'country', 
 
 export const PlasticCode = Type.Object(
   {
-    code: Type.String({ minLength: 1, maxLength: 32 }),
+    code: PlainText(1, 32),
     description: Type.Optional(Type.String({ maxLength: 256 })),
   },
   { additionalProperties: false },
@@ -59,7 +59,7 @@ export type Preferences = Static<typeof Preferences>;
 
 export const PhysicalUpgradeBody = Type.Object(
   {
-    kitNo: Type.String({ minLength: 1, maxLength: 64 }),
+    kitNo: PlainText(1, 64),
     entityId: Type.Optional(Identifier),
     cardId: Type.Optional(Identifier),
     communicationAddress: Type.Optional(CommunicationAddress),

@@ -8,7 +8,18 @@ export const MONEY_PATTERN = '^(?!0+(\\.0{1,2})?$)\\d{1,15}(\\.\\d{1,2})?$';
 export const Money = Type.String({ pattern: MONEY_PATTERN, description: 'a positive decimal string with at most two decimals' });
 export const AmountOrZero = Type.String({ pattern: AMOUNT_PATTERN, description: 'a decimal string with at most two decimals' });
 
-export const Identifier = Type.String({ minLength: 1, maxLength: 64 });
+/**
+ * No C0 or C1 control character (U+0000-U+001F, U+007F-U+009F): identifiers, names and address lines end up
+ * in CSV reports, logs and a bank's spreadsheets, where a line break starts a new row (issue 20). An explicit
+ * class, not \p{Cc}: tools that compile patterns without the Unicode flag read `\p{Cc}` as the letters it holds.
+ */
+export const CONTROL_CHARACTERS = '\\x00-\\x1F\\x7F-\\x9F';
+export const PLAIN_TEXT_PATTERN = `^[^${CONTROL_CHARACTERS}]*$`;
+/** Text of `minLength`..`maxLength` characters without control characters: an identifier, a name, an address line. */
+export const PlainText = (minLength: number, maxLength: number) =>
+  Type.String({ minLength, maxLength, pattern: PLAIN_TEXT_PATTERN, description: 'text without control characters (U+0000-U+001F, U+007F-U+009F)' });
+
+export const Identifier = PlainText(1, 64);
 
 /** Symbol key, so that ajv (strict) and the schema's JSON never see it (decision 0019). */
 const SENSITIVE = Symbol.for('cardline.sensitive');

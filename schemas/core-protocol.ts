@@ -5,7 +5,7 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import type { CardSummary, ContractOperation, OperationInput, OperationValue } from '../connectors/contract.js';
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.js';
 import { CommunicationAddress, PlasticCode, Preferences } from './cards.js';
-import { AMOUNT_PATTERN, Identifier } from './common.js';
+import { AMOUNT_PATTERN, Identifier, PlainText } from './common.js';
 import { Contact, ENTITY_TYPES, PrimaryAddress, REPLACEMENT_REASONS } from './entities.js';
 import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, Merchant, TRANSACTION_STATUSES } from './transactions.js';
 
@@ -35,7 +35,7 @@ export type CoreCreditLimitRequest = Static<typeof CoreCreditLimitRequest>;
 
 export const CorePhysicalUpgradeRequest = Type.Object(
   {
-    kitNo: Type.String({ minLength: 1, maxLength: 64 }),
+    kitNo: PlainText(1, 64),
     entityId: Type.Optional(Identifier),
     cardId: Type.Optional(Identifier),
     communicationAddress: Type.Optional(CommunicationAddress),
@@ -80,7 +80,7 @@ export const CardResolutionQuery = Type.Object(
     action: literals(CARD_RESOLUTION_ACTIONS),
     cardId: Type.Optional(Identifier),
     entityId: Type.Optional(Identifier),
-    kitNo: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    kitNo: Type.Optional(PlainText(1, 64)),
   },
   { additionalProperties: false },
 );
@@ -88,13 +88,13 @@ export type CardResolutionQuery = Static<typeof CardResolutionQuery>;
 
 const EntityTypeValue = literals(ENTITY_TYPES);
 const Instant = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$', description: 'an ISO 8601 instant' });
-const KitNo = Type.String({ minLength: 1, maxLength: 64 });
+const KitNo = PlainText(1, 64);
 
 /** A new customer; without entityId the core assigns one. */
 export const CoreEntityRegistrationRequest = Type.Object(
   {
     entityId: Type.Optional(Identifier),
-    name: Type.String({ minLength: 1, maxLength: 256 }),
+    name: PlainText(1, 256),
     type: EntityTypeValue,
     contact: Contact,
     primaryAddress: PrimaryAddress,
@@ -168,7 +168,7 @@ export const CorePhysicalUpgradeApplied = Type.Object({
   status: Type.Literal('APPLIED'),
   cardId: Identifier,
   entityId: Identifier,
-  kitNo: Type.String({ minLength: 1, maxLength: 64 }),
+  kitNo: PlainText(1, 64),
   cardState: CoreCardState,
 });
 export type CorePhysicalUpgradeApplied = Static<typeof CorePhysicalUpgradeApplied>;
@@ -182,7 +182,7 @@ export const CoreCardSummary = Type.Object({
   form: literals(CARD_FORMS),
   state: literals(CARD_STATES),
   fulfilment: Type.Optional(literals(FULFILMENT_STEPS)),
-  kitNo: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  kitNo: Type.Optional(PlainText(1, 64)),
   maskedPan: MaskedPan,
   expiry: Type.String({ pattern: '^(0[1-9]|1[0-2])/\\d{2}$', description: 'MM/YY' }),
   blockReason: Type.Optional(BlockReason),

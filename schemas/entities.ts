@@ -3,7 +3,7 @@
 // card issue and replacement that complete a card's life.
 import { Type, type Static } from '@sinclair/typebox';
 import { CardView } from './card-lifecycle-routes.js';
-import { Identifier, Money, cardEnvelopeOf, sensitive } from './common.js';
+import { Identifier, Money, PlainText, cardEnvelopeOf, sensitive } from './common.js';
 
 export const ENTITY_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
@@ -35,17 +35,17 @@ export const Contact = Type.Object(
 export type Contact = Static<typeof Contact>;
 
 /** Address lines are encrypted and masked in transit (spec 5.3 rule 2), as on the physical upgrade. */
-const AddressLine = sensitive(Type.String({ minLength: 1, maxLength: 2048 }));
+const AddressLine = sensitive(PlainText(1, 2048));
 
 /** An entity's primary address: what `usePrimaryAddress: true` sends a physical card to. */
 export const PrimaryAddress = Type.Object(
   {
     address1: AddressLine,
     address2: Type.Optional(AddressLine),
-    city: Type.String({ minLength: 1, maxLength: 128 }),
-    state: Type.String({ minLength: 1, maxLength: 128 }),
-    country: Type.String({ minLength: 1, maxLength: 64 }),
-    pin: Type.String({ minLength: 1, maxLength: 16 }),
+    city: PlainText(1, 128),
+    state: PlainText(1, 128),
+    country: PlainText(1, 64),
+    pin: PlainText(1, 16),
   },
   { additionalProperties: false },
 );
@@ -55,7 +55,7 @@ export type PrimaryAddress = Static<typeof PrimaryAddress>;
 export const RegisterEntityBody = Type.Object(
   {
     entityId: Type.Optional(Identifier),
-    name: Type.String({ minLength: 1, maxLength: 256 }),
+    name: PlainText(1, 256),
     type: EntityTypeSchema,
     contact: Contact,
     primaryAddress: PrimaryAddress,
@@ -76,7 +76,7 @@ export const ENTITY_PARTS = ['contact', 'primaryAddress'] as const;
 
 /** POST /v1/cards/{cardId}/replace: a virtual replacement, or a physical one on `kitNo`. */
 export const ReplaceCardBody = Type.Object(
-  { reason: ReplacementReasonSchema, kitNo: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
+  { reason: ReplacementReasonSchema, kitNo: Type.Optional(PlainText(1, 64)) },
   { additionalProperties: false },
 );
 export type ReplaceCardBody = Static<typeof ReplaceCardBody>;

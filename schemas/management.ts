@@ -2,13 +2,18 @@
 // configuration routes: tenants, their users, operator keys.
 import { Type, type Static } from '@sinclair/typebox';
 import { PublicJwk } from './auth.js';
-import { Role, cardEnvelopeOf } from './common.js';
+import { CONTROL_CHARACTERS, PlainText, Role, cardEnvelopeOf } from './common.js';
 import { TENANT_ID_PATTERN, TenantConfig } from './tenant.js';
 
 export const TenantIdParams = Type.Object({ tenantId: Type.String({ pattern: TENANT_ID_PATTERN }) }, { additionalProperties: false });
 export type TenantIdParams = Static<typeof TenantIdParams>;
 
-export const Username = Type.String({ minLength: 1, maxLength: 128, pattern: '^[^\\s/\\p{Cc}](?:[^/\\p{Cc}]*[^\\s/\\p{Cc}])?$' });
+/** No space at either end, no slash, no control character (written out, not \p{Cc}: see CONTROL_CHARACTERS). */
+export const Username = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: `^[^\\s/${CONTROL_CHARACTERS}](?:[^/${CONTROL_CHARACTERS}]*[^\\s/${CONTROL_CHARACTERS}])?$`,
+});
 export const UsernameParams = Type.Object({ username: Username }, { additionalProperties: false });
 export type UsernameParams = Static<typeof UsernameParams>;
 export const TenantUserParams = Type.Object({ tenantId: TenantIdParams.properties.tenantId, username: Username }, { additionalProperties: false });
@@ -21,7 +26,7 @@ const Password = Type.String({ minLength: 1, maxLength: 8192 });
 export const TenantCreateBody = Type.Object(
   {
     id: Type.String({ pattern: TENANT_ID_PATTERN, description: 'the identifier the bank sends in its tenant header' }),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    name: Type.Optional(PlainText(1, 128)),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the tenant configuration (see docs/operating.md, "Configuration")' })),
   },
   { additionalProperties: false },
@@ -31,7 +36,7 @@ export type TenantCreateBody = Static<typeof TenantCreateBody>;
 /** PATCH /v1/tenants/{tenantId}: a JSON merge patch (RFC 7396) of `{ name, config }`. */
 export const TenantPatchBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    name: Type.Optional(PlainText(1, 128)),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
   { additionalProperties: false, minProperties: 1 },

@@ -1,7 +1,7 @@
 // Schemas of the credit line's transactions: sandbox authorizations and repayments (what a card network and
 // a bank transfer would bring), and the entity's transaction list, paged by an opaque cursor.
 import { Type, type Static } from '@sinclair/typebox';
-import { Identifier, Money, cardEnvelopeOf } from './common.js';
+import { Identifier, Money, PlainText, cardEnvelopeOf } from './common.js';
 
 export const CHANNELS = ['ATM', 'POS', 'ECOM', 'CONTACTLESS'] as const;
 export type Channel = (typeof CHANNELS)[number];
@@ -30,7 +30,7 @@ export const MCC_PATTERN = '^\\d{4}$';
 
 export const Merchant = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 128 }),
+    name: PlainText(1, 128),
     mcc: Type.String({ pattern: MCC_PATTERN, description: 'ISO 18245 merchant category code' }),
     country: Type.String({ pattern: COUNTRY_PATTERN, description: 'ISO 3166-1 alpha-2' }),
   },

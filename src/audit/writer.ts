@@ -34,13 +34,23 @@ export interface WriterEntry extends AuditEntry {
 
 /**
  * The transactional outbox: the events of record are inserted by the same statement that appends their
- * audit records, so both commit or neither does (and neither when a head moved under us).
+ * audit records, so both commit or neither does (and neither when a head moved under us). An event that no
+ * enabled channel of its tenant subscribes to is written done, so that it is never written again (issue 21:
+ * the delivery worker marked every event done, a second write per request); a channel added later receives
+ * events from then on, and earlier ones by a replay.
  */
 const outboxCte = (param: string) => `,
          evented AS (
-           INSERT INTO outbox (tenant_id, id, audit_seq, type, aggregate_id, payload, request_id, created_at)
-           SELECT tenant_id, id, audit_seq, type, aggregate_id, payload, request_id, created_at
-             FROM jsonb_populate_recordset(NULL::outbox, ${param}::jsonb)
+           INSERT INTO outbox (tenant_id, id, audit_seq, type, aggregate_id, payload, request_id, created_at, status, done_at)
+           SELECT e.tenant_id, e.id, e.audit_seq, e.type, e.aggregate_id, e.payload, e.request_id, e.created_at, s.status,
+                  CASE WHEN s.status = 'done' THEN now() END
+             FROM jsonb_populate_recordset(NULL::outbox, ${param}::jsonb) e
+             CROSS JOIN LATERAL (
+               SELECT CASE WHEN EXISTS (
+                 SELECT 1 FROM channels c WHERE c.tenant_id = e.tenant_id AND c.enabled
+                    AND (c.event_types @> '["*"]'::jsonb OR c.event_types @> jsonb_build_array(e.type))
+               ) THEN 'pending' ELSE 'done' END AS status
+             ) s
             WHERE (SELECT ok FROM verdict)
          )`;
 

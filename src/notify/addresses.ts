@@ -21,50 +21,74 @@ export class TargetRefused extends Error {
   }
 }
 
-/** ipaddr.js range names that are anything but the public internet. */
-const NOT_PUBLIC = new Set([
-  'unspecified',
-  'broadcast',
-  'multicast',
-  'linkLocal',
-  'loopback',
-  'carrierGradeNat',
-  'private',
-  'reserved',
-  'uniqueLocal',
-  'ipv4Mapped',
-  'rfc6145',
-  'rfc6052',
-  '6to4',
-  'teredo',
-  'benchmarking',
-  'amt',
-  'as112',
-  'as112v6',
-  'deprecated',
-  'orchid2',
-  'droneRemoteIdProtocolEntityTags',
-  'discard',
-]);
+const v4Of = (hi: number, lo: number): ipaddr.IPv4 => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+
+/**
+ * The IPv4 addresses an IPv6 address embeds, or null when it embeds none: IPv4-compatible (::/96, RFC 4291),
+ * IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96, RFC 6145), the NAT64 well-known prefix
+ * (64:ff9b::/96, RFC 6052), 6to4 (2002::/16: bits 16-47) and Teredo (2001::/32: the server at bits 32-63, the
+ * client at bits 96-127 inverted). Each such address reaches the IPv4 address it embeds (through the host's
+ * stack, a NAT64 gateway or a relay), so it is judged by that address (issue 20: [::a9fe:a9fe] counted as public).
+ */
+export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | null {
+  const p = address.parts;
+  const zero = (from: number, to: number) => p.slice(from, to).every((part) => part === 0);
+  if (zero(0, 6)) return [v4Of(p[6]!, p[7]!)];
+  if (zero(0, 5) && p[5] === 0xffff) return [v4Of(p[6]!, p[7]!)];
+  if (zero(0, 4) && p[4] === 0xffff && p[5] === 0) return [v4Of(p[6]!, p[7]!)];
+  if (p[0] === 0x64 && p[1] === 0xff9b && zero(2, 6)) return [v4Of(p[6]!, p[7]!)];
+  if (p[0] === 0x2002) return [v4Of(p[1]!, p[2]!)];
+  if (p[0] === 0x2001 && p[1] === 0) return [v4Of(p[2]!, p[3]!), v4Of(p[6]! ^ 0xffff, p[7]! ^ 0xffff)];
+  return null;
+}
+
+/** The kind of an address, and the embedded IPv4 address it was judged by (see embeddedIPv4). */
+export interface AddressKind {
+  /** 'public', or an ipaddr.js range name: loopback, private, linkLocal, uniqueLocal, … */
+  range: string;
+  embedded: string | null;
+}
+
+/**
+ * Every ipaddr.js range but `unicast` is something other than the public internet (private, loopback,
+ * link-local, carrier-grade NAT, reserved, benchmarking, documentation, …). An IPv6 address that embeds an
+ * IPv4 address takes the range of what it embeds; other NAT64 prefixes (64:ff9b:1::/48, for local use) place
+ * it where their operator chose, so they stay `rfc6052`: not public.
+ */
+export function kindOf(address: string): AddressKind {
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    const own = v6.range();
+    // :: and ::1 lie in ::/96 but are the IPv6 unspecified and loopback addresses themselves.
+    if (own !== 'unspecified' && own !== 'loopback') {
+      const inner = embeddedIPv4(v6);
+      if (inner) {
+        for (const v4 of inner) {
+          const range = v4.range();
+          if (range !== 'unicast') return { range, embedded: v4.toString() };
+        }
+        return { range: 'public', embedded: inner.map(String).join(', ') };
+      }
+    }
+  }
+  const range = parsed.range();
+  return { range: range === 'unicast' ? 'public' : range, embedded: null };
+}
 
 /** The kind of an address: 'public', 'loopback', or another ipaddr.js range name (private, linkLocal, …). */
-export function rangeOf(address: string): string {
-  let parsed = ipaddr.parse(address);
-  // An IPv4-mapped IPv6 address (::ffff:10.0.0.1) is the IPv4 address it maps.
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  const range = parsed.range();
-  return range === 'unicast' && !NOT_PUBLIC.has(range) ? 'public' : range;
-}
+export const rangeOf = (address: string): string => kindOf(address).range;
 
 const isAllowListed = (host: string, policy: TargetPolicy): boolean => policy.allowHosts.includes(host.toLowerCase());
 
 /** Why an address may not be connected to under the policy, or null when it may. */
 export function addressRefusal(host: string, address: string, policy: TargetPolicy): string | null {
   if (isAllowListed(host, policy)) return null;
-  const range = rangeOf(address);
+  const { range, embedded } = kindOf(address);
   if (range === 'public') return null;
   if (range === 'loopback' && policy.sandbox) return null;
-  return `${host} resolves to ${address}, a ${range} address; webhooks may only target public addresses`;
+  const via = embedded === null ? '' : ` (it embeds ${embedded})`;
+  return `${host} resolves to ${address}, a ${range} address${via}; webhooks may only target public addresses`;
 }
 
 /** The URL's host as DNS and the allow-list know it: lower case, IPv6 without brackets. */

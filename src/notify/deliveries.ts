@@ -5,6 +5,11 @@
 // delivery held by one at a time; on the embedded store the same SQL runs in the one process. A process that
 // dies holding deliveries only delays them by the lease; they are then delivered again with the same
 // `webhook-id`. Retries follow the Svix schedule with jitter (decision 0081).
+//
+// Fair across tenants and channels (decision 0130): every attempt runs on its own, and the slot it frees is
+// filled at once, so a receiver that hangs holds back nothing but its own channel; a channel has at most
+// CHANNEL_IN_FLIGHT attempts under way, and a claim takes each channel's oldest due delivery before any
+// channel's second, so one channel's backlog never sits ahead of another tenant's new event.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
@@ -106,19 +111,78 @@ export interface DeliveryServiceOptions {
   log: FastifyBaseLogger;
 }
 
-/** Events taken, and deliveries attempted, per round at most: a full round goes again at once. */
+/** Events fanned out per statement at most: a full one goes again at once. */
 const FAN_OUT_LIMIT = 200;
-const DELIVER_LIMIT = 32;
-/** How long a woken worker gathers further commits before its round (well within the first-event target of 2 s). */
+/** Attempts under way in one process at once, across every channel (sockets and memory are bounded). */
+const MAX_IN_FLIGHT = 64;
+/**
+ * Attempts under way for one channel at once: a receiver that hangs holds at most this many slots. Counted
+ * in the store, so it holds across processes, except that two claims in the same instant may each take the
+ * free places (at most processes × this).
+ */
+export const CHANNEL_IN_FLIGHT = 4;
+/** How long a woken worker gathers further commits before it fans out (well within the first-event target of 2 s). */
 const COALESCE_MS = 25;
+
+/**
+ * Claims due deliveries fairly: the channels with unsettled deliveries are found by a loose index scan (one
+ * probe each, however long their backlogs), each enabled channel offers its oldest due deliveries up to its
+ * free places (CHANNEL_IN_FLIGHT less the attempts under way, in any process), and the offers are taken by
+ * rank: every channel's first before any channel's second, oldest first within a rank.
+ */
+const CLAIM = `
+  WITH RECURSIVE chans AS (
+         (SELECT tenant_id, channel_id FROM deliveries WHERE status IN ('pending', 'delivering') ORDER BY tenant_id, channel_id LIMIT 1)
+         UNION ALL
+         SELECT n.tenant_id, n.channel_id FROM chans c CROSS JOIN LATERAL (
+           SELECT d.tenant_id, d.channel_id FROM deliveries d
+            WHERE d.status IN ('pending', 'delivering') AND (d.tenant_id, d.channel_id) > (c.tenant_id, c.channel_id)
+            ORDER BY d.tenant_id, d.channel_id LIMIT 1
+         ) n
+       ),
+       offers AS (
+         SELECT x.tenant_id, x.id, x.next_attempt_at, x.seq, x.rank
+           FROM chans c
+           JOIN channels ch ON ch.tenant_id = c.tenant_id AND ch.id = c.channel_id AND ch.enabled
+           CROSS JOIN LATERAL (
+             SELECT count(*)::int AS n FROM deliveries b
+              WHERE b.tenant_id = c.tenant_id AND b.channel_id = c.channel_id AND b.claimed_by IS NOT NULL AND b.claimed_until > now()
+           ) busy
+           CROSS JOIN LATERAL (
+             SELECT d.tenant_id, d.id, d.next_attempt_at, d.seq, row_number() OVER (ORDER BY d.next_attempt_at, d.seq) AS rank
+               FROM deliveries d
+              WHERE d.tenant_id = c.tenant_id AND d.channel_id = c.channel_id AND d.status IN ('pending', 'delivering')
+                AND d.next_attempt_at <= now() AND (d.claimed_until IS NULL OR d.claimed_until <= now())
+              ORDER BY d.next_attempt_at, d.seq
+              LIMIT $4
+           ) x
+          WHERE x.rank <= $4 - busy.n
+       ),
+       picked AS (
+         SELECT d.tenant_id, d.id FROM deliveries d
+          WHERE (d.tenant_id, d.id) IN (SELECT tenant_id, id FROM offers ORDER BY rank, next_attempt_at, seq LIMIT $1)
+            AND d.status IN ('pending', 'delivering') AND (d.claimed_until IS NULL OR d.claimed_until <= now())
+          FOR UPDATE SKIP LOCKED
+       )
+  UPDATE deliveries d SET status = 'delivering', claimed_by = $2,
+         claimed_until = now() + $3::integer * interval '1 millisecond', attempts = d.attempts + 1
+    FROM picked WHERE d.tenant_id = picked.tenant_id AND d.id = picked.id
+  RETURNING ${D_COLUMNS}`;
 
 export class DeliveryService {
   readonly worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly leaseMs: number;
   private running: Promise<void> | null = null;
   private stopped = false;
+  /** Set while the loop waits: committed events end the wait (after COALESCE_MS). */
   private wakeUp: (() => void) | null = null;
-  private woken = false;
+  /** Set while the loop waits: an attempt that ended ends the wait when due deliveries may be waiting. */
+  private attemptEnded: (() => void) | null = null;
+  /** Events were committed since the last fan-out (or the poll came): fan out before claiming. */
+  private fanOutDue = true;
+  /** The last claim may have left due deliveries behind (every free slot taken, or a channel at its cap). */
+  private moreDue = false;
+  private readonly inFlight = new Set<Promise<void>>();
   private readonly abort = new AbortController();
 
   constructor(
@@ -139,7 +203,7 @@ export class DeliveryService {
 
   /** Events were committed: look now instead of at the next poll. */
   wake(): void {
-    this.woken = true;
+    this.fanOutDue = true;
     this.wakeUp?.();
   }
 
@@ -149,44 +213,96 @@ export class DeliveryService {
     this.abort.abort();
     this.wakeUp?.();
     await this.running;
+    await Promise.all(this.inFlight);
     this.running = null;
   }
 
   private async loop(): Promise<void> {
     while (!this.stopped) {
-      let full = false;
-      this.woken = false;
+      let again = false;
       try {
-        const fanned = await this.fanOut(FAN_OUT_LIMIT);
-        const delivered = await this.deliverDue(DELIVER_LIMIT);
-        full = fanned >= FAN_OUT_LIMIT || delivered >= DELIVER_LIMIT;
+        if (this.fanOutDue) {
+          this.fanOutDue = false;
+          if ((await this.fanOut(FAN_OUT_LIMIT)) >= FAN_OUT_LIMIT) this.fanOutDue = again = true;
+        }
+        if (await this.claimAndStart()) again = true;
       } catch (err) {
         if (this.stopped) break;
         this.opts.log.error({ err }, 'delivery worker: a round failed; trying again at the next poll');
       }
-      if (full || this.stopped) continue;
-      // A round that emptied the queue waits: until the next poll, or a little if events were committed
-      // meanwhile (a wake), so that under load the events of many audit batches go out in one round instead of
-      // the worker taking the store's turn after every batch.
-      await new Promise<void>((resolve) => {
-        const wait = (ms: number) => setTimeout(resolve, ms);
-        let timer = wait(this.woken ? COALESCE_MS : this.opts.config.pollMs);
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          timer = wait(COALESCE_MS);
-          this.wakeUp = null;
-        };
-      });
-      this.wakeUp = null;
+      if (again || this.stopped) continue;
+      await this.idle();
     }
+  }
+
+  /**
+   * Waits for something to do: an attempt that ends while due deliveries may be waiting (its slot, or its
+   * channel's place, takes one at once), committed events (gathered for COALESCE_MS, so that under load the
+   * events of many audit batches go out in one fan-out), or the poll (retries that came due).
+   */
+  private idle(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = null;
+        this.attemptEnded = null;
+        resolve();
+      };
+      let timer = setTimeout(() => {
+        this.fanOutDue = true;
+        done();
+      }, this.opts.config.pollMs);
+      this.wakeUp = () => {
+        this.wakeUp = null;
+        clearTimeout(timer);
+        timer = setTimeout(done, this.stopped ? 0 : COALESCE_MS);
+      };
+      this.attemptEnded = () => {
+        if (this.moreDue) done();
+      };
+    });
+  }
+
+  /** Claims as many due deliveries as there are free slots and starts each; true when more may be due now. */
+  private async claimAndStart(): Promise<boolean> {
+    const free = MAX_IN_FLIGHT - this.inFlight.size;
+    if (free <= 0) {
+      this.moreDue = true;
+      return false;
+    }
+    const claimed = await this.claim(free);
+    // A claim that found any may have left some behind (a channel at its cap): an attempt that ends looks again.
+    this.moreDue = claimed.length > 0;
+    if (!claimed.length) return false;
+    const channels = await this.opts.channels.forDelivery(claimed.map((d) => ({ tenantId: d.tenant_id, channelId: d.channel_id })));
+    for (const d of claimed) {
+      const run: Promise<void> = this.attempt(d, channels.get(`${d.tenant_id}/${d.channel_id}`))
+        .catch((err: unknown) => {
+          if (!this.stopped) {
+            this.opts.log.error({ err, tenant: d.tenant_id, delivery: d.id }, 'delivery worker: an attempt could not be settled; it goes again after its lease');
+          }
+        })
+        .finally(() => {
+          this.inFlight.delete(run);
+          this.attemptEnded?.();
+        });
+      this.inFlight.add(run);
+    }
+    return claimed.length >= free;
+  }
+
+  /** Claims up to `limit` due deliveries fairly (see CLAIM). */
+  private async claim(limit: number): Promise<DeliveryRow[]> {
+    return (await this.db.query<DeliveryRow>(CLAIM, [limit, this.worker, this.leaseMs, CHANNEL_IN_FLIGHT])).rows;
   }
 
   /**
    * Fans due events of record out to the channels that subscribe to them and marks the events done, in one
    * statement (a second fan-out of an event adds nothing: one delivery per event and channel). Returns how
-   * many events it took.
+   * many events it took. An event no channel subscribed to when it was committed is written done already
+   * (src/audit/writer.ts), so a tenant without channels costs this nothing.
    */
-  async fanOut(limit = 200): Promise<number> {
+  async fanOut(limit = FAN_OUT_LIMIT): Promise<number> {
     const r = await this.db.query<{ events: number }>(
       `WITH due AS (
          SELECT tenant_id, id, type, payload, created_at FROM outbox
@@ -215,28 +331,16 @@ export class DeliveryService {
     return r.rows[0]?.events ?? 0;
   }
 
-  /** Claims due deliveries (of enabled channels) and attempts them, concurrently. Returns how many. */
-  async deliverDue(limit = 32): Promise<number> {
-    const r = await this.db.query<DeliveryRow>(
-      `WITH due AS (
-         SELECT d.tenant_id, d.id FROM deliveries d
-          WHERE d.status IN ('pending', 'delivering') AND d.next_attempt_at <= now()
-            AND (d.claimed_until IS NULL OR d.claimed_until <= now())
-            AND EXISTS (SELECT 1 FROM channels c WHERE c.tenant_id = d.tenant_id AND c.id = d.channel_id AND c.enabled)
-          ORDER BY d.next_attempt_at, d.seq
-          LIMIT $1
-          FOR UPDATE SKIP LOCKED
-       )
-       UPDATE deliveries d SET status = 'delivering', claimed_by = $2,
-              claimed_until = now() + $3::integer * interval '1 millisecond', attempts = d.attempts + 1
-         FROM due WHERE d.tenant_id = due.tenant_id AND d.id = due.id
-       RETURNING ${D_COLUMNS}`,
-      [limit, this.worker, this.leaseMs],
-    );
-    if (!r.rows.length) return 0;
-    const channels = await this.opts.channels.forDelivery(r.rows.map((d) => ({ tenantId: d.tenant_id, channelId: d.channel_id })));
-    await Promise.all(r.rows.map((d) => this.attempt(d, channels.get(`${d.tenant_id}/${d.channel_id}`))));
-    return r.rows.length;
+  /**
+   * One step of the worker by hand (tests): claims due deliveries fairly and attempts them, waiting for every
+   * attempt; the loop itself never waits for a batch. Returns how many it attempted.
+   */
+  async deliverDue(limit = MAX_IN_FLIGHT): Promise<number> {
+    const claimed = await this.claim(limit);
+    if (!claimed.length) return 0;
+    const channels = await this.opts.channels.forDelivery(claimed.map((d) => ({ tenantId: d.tenant_id, channelId: d.channel_id })));
+    await Promise.all(claimed.map((d) => this.attempt(d, channels.get(`${d.tenant_id}/${d.channel_id}`))));
+    return claimed.length;
   }
 
   /** One attempt of a claimed delivery, then its settlement (delivered, due again, or failed). */
@@ -280,18 +384,27 @@ export class DeliveryService {
       delayMs = delay ?? 0;
       outcome = delay === null ? 'failed' : 'retrying';
     }
-    await this.db.query(
-      `WITH attempt AS (
-         INSERT INTO delivery_attempts (tenant_id, delivery_id, n, status_code, duration_ms, error, worker)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-       )
-       UPDATE deliveries SET status = $8::text,
-              next_attempt_at = CASE WHEN $8::text = 'pending' THEN now() + $9::integer * interval '1 millisecond' ELSE next_attempt_at END,
-              delivered_at = CASE WHEN $8::text = 'delivered' THEN now() ELSE delivered_at END,
-              last_status = $4, last_error = $6, claimed_by = NULL, claimed_until = NULL
-        WHERE tenant_id = $1 AND id = $2 AND claimed_by = $7`,
-      [d.tenant_id, d.id, d.attempts, result.statusCode, result.durationMs, result.error, this.worker, status, delayMs],
-    );
+    try {
+      // The attempt is kept only with its delivery: a channel removed while the attempt was under way took
+      // its deliveries with it (issue 20: the attempt's insert failed on the foreign key, 23503).
+      await this.db.query(
+        `WITH attempt AS (
+           INSERT INTO delivery_attempts (tenant_id, delivery_id, n, status_code, duration_ms, error, worker)
+           SELECT $1, $2, $3, $4, $5, $6, $7
+            WHERE EXISTS (SELECT 1 FROM deliveries WHERE tenant_id = $1 AND id = $2 AND claimed_by = $7)
+         )
+         UPDATE deliveries SET status = $8::text,
+                next_attempt_at = CASE WHEN $8::text = 'pending' THEN now() + $9::integer * interval '1 millisecond' ELSE next_attempt_at END,
+                delivered_at = CASE WHEN $8::text = 'delivered' THEN now() ELSE delivered_at END,
+                last_status = $4, last_error = $6, claimed_by = NULL, claimed_until = NULL
+          WHERE tenant_id = $1 AND id = $2 AND claimed_by = $7`,
+        [d.tenant_id, d.id, d.attempts, result.statusCode, result.durationMs, result.error, this.worker, status, delayMs],
+      );
+    } catch (err) {
+      // The removal committed between this statement's snapshot and its insert: the same case, a moment later.
+      if ((err as { code?: string }).code !== '23503') throw err;
+      return;
+    }
     if (outcome === 'gone') {
       await this.opts.channels.disable(d.tenant_id, d.channel_id, `The receiver answered 410 Gone at ${new Date().toISOString()}; the gateway disabled the channel.`);
       this.opts.log.warn({ tenant: d.tenant_id, channel: d.channel_id }, 'webhook receiver answered 410 Gone: channel disabled');

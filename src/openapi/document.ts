@@ -8,7 +8,7 @@ import { BUSINESS_CODES } from '../../schemas/business-codes.js';
 import { Problem } from '../../schemas/common.js';
 import { CardlineError, Errors, MAX_PARAM_LENGTH, quotingRequestId, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
 import { rolesOf } from '../operations/access.js';
-import type { Operation } from '../operations/define.js';
+import { bodyMayBeOmitted, type Operation } from '../operations/define.js';
 
 export const OPENAPI_INFO = {
   title: 'Cardline',
@@ -208,6 +208,7 @@ const STATIC_ROUTES: Record<string, { summary: string; tag: string }> = {
 };
 
 interface MediaShape {
+  required?: boolean;
   content?: Record<string, Record<string, unknown>>;
 }
 interface OpenApiShape {
@@ -219,6 +220,7 @@ interface OpenApiShape {
 function addExamples(op: Operation, operation: { requestBody?: MediaShape; responses?: Record<string, unknown> }): void {
   const body = operation.requestBody?.content?.['application/json'];
   if (body && op.examples?.body !== undefined) body.example = op.examples.body;
+  if (operation.requestBody && bodyMayBeOmitted(op)) operation.requestBody.required = false;
   const success = (operation.responses?.[String(op.status ?? 200)] as MediaShape | undefined)?.content?.['application/json'];
   if (success && op.examples?.response !== undefined) success.example = op.examples.response;
 }

@@ -13,8 +13,12 @@ export const ACCESS = {
   'audit-read': ['Admin', 'Operations', 'Read-Only'],
   /** Tenant configuration, users, keys and notification channels. */
   admin: ['Admin'],
-  /** Sandbox simulation helpers (what only the real world moves, such as a card's delivery). */
-  sandbox: ['Admin', 'Operations'],
+  /**
+   * Sandbox simulation helpers (what only the real world moves: a card's delivery, an authorization, a
+   * repayment): the card writers, API Integration included, since a bank's CI runs its contract tests as its
+   * system user.
+   */
+  sandbox: ['Admin', 'Operations', 'API Integration'],
   /** A user's own account (its password): every role. */
   self: ROLES,
 } as const satisfies Record<string, readonly Role[]>;

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify';
 import { Errors } from '../errors.js';
 import type { AuditSpec } from '../route-config.js';
 import { rolesOf } from './access.js';
-import type { Operation, OperationInput } from './define.js';
+import { bodyMayBeOmitted, type Operation, type OperationInput } from './define.js';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -32,6 +32,11 @@ function auditSpecOf(op: Operation): AuditSpec | undefined {
   };
 }
 
+/** A body that may be left out is then the empty object, as `{}` would be. */
+async function emptyBody(request: FastifyRequest): Promise<void> {
+  request.body ??= {};
+}
+
 export function routeOf(op: Operation): RouteOptions {
   const roles = rolesOf(op.access);
   const audit = auditSpecOf(op);
@@ -57,6 +62,7 @@ export function routeOf(op: Operation): RouteOptions {
       operation: op,
     },
     ...(op.sandbox ? { onRequest: sandboxOnly } : {}),
+    ...(bodyMayBeOmitted(op) ? { preValidation: emptyBody } : {}),
     handler: function (request, reply) {
       return this.operation.run(op, request, reply);
     },

@@ -14,7 +14,10 @@ export function toCsv(columns: readonly string[], rows: readonly Record<string, 
     if (value === null || value === undefined) return '';
     return typeof value === 'string' ? neutralise(value) : String(value);
   }));
-  return stringify(records, { header: true, columns: [...columns], record_delimiter: 'windows' });
+  // csv-stringify quotes a field holding the delimiter, a quote or the whole record delimiter (CRLF), but not
+  // a lone CR or LF, which a spreadsheet takes as a new row (issue 20: "Acme Ltd\n=2+5" started a row with a
+  // formula): RFC 4180 quotes any line break.
+  return stringify(records, { header: true, columns: [...columns], record_delimiter: 'windows', quoted_match: /[\r\n]/ });
 }
 
 /**

@@ -196,10 +196,10 @@ describe('cardline audit verify', () => {
     } finally {
       await app.close();
     }
-  }, 60_000);
+  }, 180_000);
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  it('exits 0 with the count and head of a clean chain, then 1 naming the tampered seq', { timeout: 90_000 }, async () => {
+  it('exits 0 with the count and head of a clean chain, then 1 naming the tampered seq', { timeout: 600_000 }, async () => {
     const clean = await cli(['audit', 'verify', '--tenant', 'demo']);
     expect(clean).toEqual({ code: 0, stdout: `OK: 8 records, head ${head}\n`, stderr: '' });
 

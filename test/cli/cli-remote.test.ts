@@ -161,7 +161,7 @@ describe('cardline --admin-url', () => {
 });
 
 describe('cardline on the store (no --admin-url)', () => {
-  it('tenant update/show/disable, user list/remove, operator-key create/list/revoke', { timeout: 60_000 }, async () => {
+  it('tenant update/show/disable, user list/remove, operator-key create/list/revoke', { timeout: 600_000 }, async () => {
     const data = await createTestDataDir('cardline-cli-store-');
     const env: NodeJS.ProcessEnv = { ...process.env, CARDLINE_DATA_DIR: data, CARDLINE_MASTER_KEY: MasterKey.generate() };
     delete env.CARDLINE_OPERATOR_KEY;

@@ -55,7 +55,7 @@ afterAll(async () => {
 });
 
 describe('cardline CLI', () => {
-  it('onboards a tenant and a user whose CLI-encrypted password logs in to the gateway', { timeout: 90_000 }, async () => {
+  it('onboards a tenant and a user whose CLI-encrypted password logs in to the gateway', { timeout: 600_000 }, async () => {
     const created = await cli(['tenant', 'create', 'acme', '--name', 'Acme Bank', '--max-limit', '250000.00']);
     expect(created.code, created.stderr).toBe(0);
     const jwks = JSON.parse(created.stdout) as { keys: Record<string, string>[] };

@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 describe('a tenant on the file connector, and its state in and out', () => {
-  it('onboards, serves, exports clean JSON, imports, and keeps card data sealed on disk', { timeout: 90_000 }, async () => {
+  it('onboards, serves, exports clean JSON, imports, and keeps card data sealed on disk', { timeout: 600_000 }, async () => {
     const dir = join(cores, 'acme-files');
     const created = await cli([
       'tenant', 'create', 'acme-files', '--name', 'Acme (file core)',
@@ -91,5 +91,5 @@ describe('a tenant on the file connector, and its state in and out', () => {
     const notJson = join(cores, 'not.json');
     await writeFile(notJson, 'nope');
     oneLine(await cli(['file-core', 'import', '--tenant', 'acme-files', '--dir', join(cores, 'x'), '--from', notJson]), /^error: .*not\.json is not readable JSON/);
-  }, 60_000);
+  }, 180_000);
 });

@@ -69,7 +69,7 @@ describe('a tenant on the REST connector', () => {
     const res = await t.inject({ method: 'POST', url: LIMIT_URL, headers: await headers(), payload: { entityId: 'ENT-1002', amount: '90000.00' } });
     expect(res.statusCode).toBe(504);
     expect(res.json()).toMatchObject({ result: null, exception: { errorCode: 'ERR_504' }, pagination: null });
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(60_000); // the deadline: the core never answers
 
     const upgrade = await t.inject({ method: 'PUT', url: UPGRADE_URL, headers: await headers(), payload: { kitNo: 'KIT-2002', entityId: 'ENT-1002' } });
     expect(upgrade.statusCode).toBe(504);

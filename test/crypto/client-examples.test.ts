@@ -38,7 +38,7 @@ function runExample(script: string, args: string[]): Promise<Run> {
 const mockCore = async () => (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get('demo'))!)) as unknown as MockCore;
 
 describe('client examples', () => {
-  it('encrypt-request.ts: an encrypted body raises the limit, encrypted address lines reach the core', { timeout: 60_000 }, async () => {
+  it('encrypt-request.ts: an encrypted body raises the limit, encrypted address lines reach the core', { timeout: 600_000 }, async () => {
     const run = await runExample('encrypt-request.ts', ['--tenant', 'demo', '--username', 'integration', '--entity', 'ENT-1002', '--amount', '82000.00', '--kit', 'KIT-2003']);
     expect(run.code, run.stderr + run.stdout).toBe(0);
     expect(run.stdout).toContain('POST /api/authenticate → 200 (token received)');
@@ -57,7 +57,7 @@ describe('client examples', () => {
     });
   });
 
-  it('decrypt-response.ts: registers the client key, then decrypts the card PAN, CVV and expiry', { timeout: 60_000 }, async () => {
+  it('decrypt-response.ts: registers the client key, then decrypts the card PAN, CVV and expiry', { timeout: 600_000 }, async () => {
     const keyFile = join(dir, 'client-key.json');
     const run = await runExample('decrypt-response.ts', ['--tenant', 'demo', '--username', 'admin', '--card', 'CARD-3003', '--client-key', keyFile, '--register']);
     expect(run.code, run.stderr + run.stdout).toBe(0);

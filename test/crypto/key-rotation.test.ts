@@ -201,7 +201,7 @@ describe('CLI', () => {
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  it('keys rotate --use enc --grace 2h as an operator runs it; list, retire, register-client', { timeout: 60_000 }, async () => {
+  it('keys rotate --use enc --grace 2h as an operator runs it; list, retire, register-client', { timeout: 600_000 }, async () => {
     const masterKey = MasterKey.generate();
     const config = loadConfig({ CARDLINE_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
     const db = await openStore(config);

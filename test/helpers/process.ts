@@ -58,7 +58,7 @@ export async function within<T>(p: Promise<T>, ms: number, what: string): Promis
   }
 }
 
-export async function waitReady(base: string, proc: Proc, timeoutMs = 60_000): Promise<void> {
+export async function waitReady(base: string, proc: Proc, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
   void proc.exited.then(() => (exited = true));

@@ -57,7 +57,7 @@ export async function startReceiver(): Promise<Receiver> {
     received,
     at,
     answer: (path, ...answers) => scripts.set(path, answers),
-    waitFor: (path, count, ms = 10_000) =>
+    waitFor: (path, count, ms = 60_000) =>
       new Promise((resolve, reject) => {
         const check = () => {
           if (at(path).length >= count) {

@@ -110,5 +110,5 @@ describe('changes while requests flow', () => {
     expect(read.json().result.creditLimit).toBe(MOCK_LIMIT);
     // The replaced mock instance was closed once its last call returned.
     expect(t.app.cardline.connectors.inFlight('switch')).toBe(0);
-  }, 60_000);
+  }, 180_000);
 });

@@ -108,5 +108,5 @@ describe.runIf(!process.env.DATABASE_URL)('the embedded store on a worker thread
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -482,7 +482,7 @@ describe('fault injection', () => {
     await new Promise((r) => setTimeout(r, 100));
     const started = Date.now();
     await other.close();
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(Date.now() - started).toBeLessThan(30_000); // a held request is otherwise held for good
     await expect(held).rejects.toThrow();
   });
 });

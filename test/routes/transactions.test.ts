@@ -190,7 +190,7 @@ describe('POST /v1/sandbox/cards/{cardId}/authorizations', () => {
     expect((await lower('300.00')).json()).toEqual({ result: true, exception: null, pagination: null });
   });
 
-  it('an unknown card → 409 CARD_NOT_FOUND; a tenant that is no sandbox → 404; API Integration → 403', async () => {
+  it('an unknown card → 409 CARD_NOT_FOUND; a tenant that is no sandbox → 404; Read-Only → 403', async () => {
     const unknown = await call('POST', '/v1/sandbox/cards/CARD-9999/authorizations', { amount: '1.00', merchant: CAFE, channel: 'POS' });
     expect(unknown.statusCode).toBe(409);
     expect(unknown.json()).toEqual(businessProblem('Card Not Found', 'CARD_NOT_FOUND', 'Card CARD-9999 does not exist.'));
@@ -203,7 +203,7 @@ describe('POST /v1/sandbox/cards/{cardId}/authorizations', () => {
       message: 'error.http.404',
       detail: `No route POST ${AUTH_URL}.`,
     });
-    const forbidden = await call('POST', AUTH_URL, { amount: '1.00', merchant: CAFE, channel: 'POS' }, 'API Integration');
+    const forbidden = await call('POST', AUTH_URL, { amount: '1.00', merchant: CAFE, channel: 'POS' }, 'Read-Only');
     expect(forbidden.statusCode).toBe(403);
   });
 

@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { TargetRefused, checkTarget, checkedLookup, rangeOf } from '../../src/notify/addresses.js';
+import { TargetRefused, addressRefusal, checkTarget, checkedLookup, rangeOf } from '../../src/notify/addresses.js';
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS, nextDelayMs, webhookBody } from '../../src/notify/deliveries.js';
 import { WebhookSender, newSecret, retryAfterMs, sign } from '../../src/notify/webhook.js';
 
@@ -50,6 +50,52 @@ describe('webhook targets', () => {
       await sender.close();
       server.close();
     }
+  });
+
+  // Issue 20: IPv4-compatible literals counted as public; a production tenant saved https://[::a9fe:a9fe]/.
+  // Every IPv6 form that embeds an IPv4 address is judged by the address it embeds.
+  const embedding: [form: string, address: string, range: string, embedded: string][] = [
+    ['::/96 (the issue: metadata)', '::a9fe:a9fe', 'linkLocal', '169.254.169.254'],
+    ['::/96 (the issue: loopback)', '::7f00:1', 'loopback', '127.0.0.1'],
+    ['::/96 (the issue: private)', '::a00:1', 'private', '10.0.0.1'],
+    ['::/96, the low addresses', '::2', 'unspecified', '0.0.0.2'],
+    ['::ffff:0:0/96 (mapped)', '::ffff:a9fe:a9fe', 'linkLocal', '169.254.169.254'],
+    ['::ffff:0:0:0/96 (translated, RFC 6145)', '::ffff:0:a00:1', 'private', '10.0.0.1'],
+    ['64:ff9b::/96 (NAT64)', '64:ff9b::a9fe:a9fe', 'linkLocal', '169.254.169.254'],
+    ['2002::/16 (6to4)', '2002:c0a8:101::1', 'private', '192.168.1.1'],
+    ['2001::/32 (Teredo, the client inverted)', '2001:0:4136:e378:8000:63bf:5601:5601', 'linkLocal', '169.254.169.254'],
+    ['2001::/32 (Teredo, the server)', '2001:0:a00:1:8000:63bf:f7f7:f7f7', 'private', '10.0.0.1'],
+  ];
+
+  it.each(embedding)('%s: %s is judged by %s it embeds, when saved', async (_form, address, range, embedded) => {
+    expect(rangeOf(address)).toBe(range);
+    const reason = `${address} resolves to ${address}, a ${range} address (it embeds ${embedded}); webhooks may only target public addresses`;
+    await expect(checkTarget(`https://[${address}]/hook`, production, async () => [])).rejects.toThrow(new TargetRefused(reason));
+    // A name whose DNS answer is such an address, too.
+    await expect(checkTarget('https://embeds.example/hook', production, async () => [{ address, family: 6 }])).rejects.toThrow(
+      new TargetRefused(reason.replace(`${address} resolves`, 'embeds.example resolves')),
+    );
+  });
+
+  it.each(embedding)('%s: %s is refused at connection time, as a literal and as a DNS answer', async (_form, address, range) => {
+    const sender = new WebhookSender({ timeoutMs: 2_000, allowHosts: [], resolve: async () => [{ address, family: 6 }] });
+    try {
+      const literal = await sender.send({ url: `https://[${address}]/hook`, msgId: 'msg_1', body: '{}', secrets: [newSecret()] }, false);
+      expect(literal).toEqual(expect.objectContaining({ ok: false, statusCode: null, error: expect.stringMatching(new RegExp(`^refused: .* a ${range} address \\(it embeds`)) }));
+      const named = await sender.send({ url: 'https://embeds.example/hook', msgId: 'msg_1', body: '{}', secrets: [newSecret()] }, false);
+      expect(named).toEqual(expect.objectContaining({ ok: false, statusCode: null, error: expect.stringMatching(/^refused: embeds\.example resolves to /) }));
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it('an embedded public address is public; the local-use NAT64 prefix is not; ::1 and :: keep their own range', () => {
+    expect(['64:ff9b::808:808', '2002:808:808::1', '::ffff:808:808', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'].map(rangeOf)).toEqual(['public', 'public', 'public', 'public']);
+    expect(rangeOf('64:ff9b:1::a00:1')).toBe('rfc6052');
+    expect(['::1', '::'].map(rangeOf)).toEqual(['loopback', 'unspecified']);
+    // A sandbox tenant may use loopback, embedded or not; a production tenant may not.
+    expect(addressRefusal('::7f00:1', '::7f00:1', { sandbox: true, allowHosts: [] })).toBeNull();
+    expect(addressRefusal('::7f00:1', '::7f00:1', production)).toMatch(/a loopback address \(it embeds 127\.0\.0\.1\)/);
   });
 
   it('the lookup answers every address when asked for all', async () => {

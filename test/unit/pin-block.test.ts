@@ -227,14 +227,18 @@ describe('decoding refuses malformed blocks', () => {
       () => parsePinBlockHex(`${v0.encryptedBlockHex}00`, 0),
       () => encodePinBlock('12a4', pan, 0),
     ];
-    for (const c of cases) {
+    for (const [i, c] of cases.entries()) {
+      // The throw is checked outside the catch: a case that stopped throwing fails here instead of
+      // passing through the catch with the test's own error.
+      let thrown: unknown;
       try {
         c();
-        throw new Error('expected a throw');
       } catch (err) {
-        const text = `${(err as Error).message} ${JSON.stringify(err)}`;
-        for (const secret of ['1234', pan, v0.encryptedBlockHex, v0.clearBlockHex!]) expect(text).not.toContain(secret);
+        thrown = err;
       }
+      expect(thrown, `case ${i}`).toBeInstanceOf(PinBlockError);
+      const text = `${(thrown as Error).message} ${JSON.stringify(thrown)}`;
+      for (const secret of ['1234', pan, v0.encryptedBlockHex, v0.clearBlockHex!]) expect(text, `case ${i}`).not.toContain(secret);
     }
   });
 });

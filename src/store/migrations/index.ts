@@ -289,4 +289,15 @@ CREATE TABLE delivery_attempts (
 CREATE INDEX delivery_attempts_delivery ON delivery_attempts (tenant_id, delivery_id, at);
 `,
   },
+  {
+    // Fair delivery (decision 0130): a claim walks the channels with unsettled deliveries (one probe each) and
+    // takes each one's oldest due deliveries; attempts under way are counted per channel from a small index
+    // (a row leaves it when settled). The global due index served the oldest-first claim it replaces.
+    name: '0012-fair-delivery',
+    sql: `
+DROP INDEX deliveries_due;
+CREATE INDEX deliveries_channel_due ON deliveries (tenant_id, channel_id, next_attempt_at, seq) WHERE status IN ('pending', 'delivering');
+CREATE INDEX deliveries_claimed ON deliveries (tenant_id, channel_id) WHERE claimed_by IS NOT NULL;
+`,
+  },
 ];
