@@ -14,7 +14,7 @@ import {
 } from '../../connectors/contract.js';
 import { createConnectorServices, LATENCY_BUCKETS_MS } from '../../src/services/connectors.js';
 import type { Tenant } from '../../src/services/tenants.js';
-import { withUnimplemented } from './fixtures/unimplemented.js';
+import { partialConnector } from './fixtures/partial-connector.js';
 import { DEFAULT_TENANT_CONFIG } from '../../schemas/tenant.js';
 
 type Step = { ms: number; outcome: () => OperationResult<UpgradeLimitResult> };
@@ -27,7 +27,7 @@ function setup() {
     version: '1.0.0',
     optionsSchema: Type.Object({}),
     create: () =>
-      withUnimplemented({
+      partialConnector({
         async upgradeLimit() {
           const step = script.shift()!;
           clock += step.ms;
