@@ -459,12 +459,16 @@ export interface ConnectorDefinition<S extends TSchema = TSchema> {
   version: string;
   optionsSchema: S;
   /**
-   * The operations it offers. Declared, a tenant's routing of another operation to it is refused when the
-   * configuration is saved; left out, it is what each instance has methods for (known once it started).
+   * The operations it offers (with these options). Declared, a tenant's routing of another operation to it
+   * is refused when the configuration is saved; left out, it is what each instance has methods for, known
+   * once it started (an operation it lacks answers 501 then).
    */
-  offers?: readonly ContractOperation[];
+  offers?: readonly ContractOperation[] | OffersOf<Static<S>>;
   create(options: Static<S>, deps: ConnectorDeps): Connector | Promise<Connector>;
 }
+
+/** A function of the options, declared as a method so that a definition of any options is a ConnectorDefinition. */
+type OffersOf<O> = { of(options: O): readonly ContractOperation[] }['of'];
 
 export function defineConnector<S extends TSchema>(def: ConnectorDefinition<S>): ConnectorDefinition<S> {
   return def;

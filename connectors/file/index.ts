@@ -1,6 +1,7 @@
 // The file core: the mock's business rules over state kept durably in a directory per tenant.
 import { Type, type Static } from '@sinclair/typebox';
 import {
+  CONTRACT_OPERATIONS,
   defineConnector,
   isWriteOperation,
   operationsOf,
@@ -84,5 +85,6 @@ export default defineConnector({
   id: 'file',
   version: '1.0.0',
   optionsSchema: FileOptions,
+  offers: CONTRACT_OPERATIONS,
   create: (options, deps) => FileCore.open(options, deps),
 });

@@ -1,6 +1,7 @@
 // The mock core: an in-process core-banking simulator holding the demo fixtures, for demos and CI.
 import { Type } from '@sinclair/typebox';
 import {
+  CONTRACT_OPERATIONS,
   ConnectorTimeoutError,
   defineConnector,
   isWriteOperation,
@@ -89,5 +90,6 @@ export default defineConnector({
   id: 'mock',
   version: '1.0.0',
   optionsSchema: MockOptions,
+  offers: CONTRACT_OPERATIONS,
   create: (options) => (new MockCore(options.fixtures === 'empty' ? emptyFixtures() : demoFixtures(), options.latencyMs ?? 0)),
 });

@@ -1,6 +1,7 @@
 // The REST connector: drives a core that speaks the Cardline core REST protocol v1 over the shared HTTP
 // transport. Each operation is one line: the protocol entry it uses, its body transformer, its answer mapper.
 import {
+  CONTRACT_OPERATIONS,
   defineConnector,
   type Connector,
   type ConnectorOperations,
@@ -152,5 +153,6 @@ export default defineConnector({
   id: 'rest',
   version: REST_CONNECTOR_VERSION,
   optionsSchema: RestOptions,
+  offers: CONTRACT_OPERATIONS,
   create: (options, deps) => createRestConnector(options, deps),
 });

@@ -268,6 +268,8 @@ export default defineConnector({
   id: 'acme-core',
   version: '1.0.0',
   optionsSchema: AcmeOptions,
+  // Declared, so that a tenant routing an operation Acme does not offer is refused when it is saved.
+  offers: (options) => CONTRACT_OPERATIONS.filter((o) => !options.groups || options.groups.includes(CONTRACT[o].group)),
   create: (options) => {
     const connector = new AcmeConnector(new AcmeCoreClient(options.seed === 'empty' ? emptyState() : demoState(), options.latencyMs ?? 0));
     return options.groups ? offering(connector, options.groups) : connector;
