@@ -51,8 +51,9 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
         requestId: request.id,
         logger: request.log,
         idempotencyKey: request.idempotency?.connectorKey ?? undefined,
+        // Named in the audit record where the tenant routes across several connectors (one is implied).
         routed: (connector) => {
-          request.coreConnector = connector;
+          if (tenant.config.connectors) request.coreConnector = connector;
         },
       });
     };

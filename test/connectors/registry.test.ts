@@ -152,8 +152,10 @@ describe('a store with tenants whose connectors cannot start', () => {
     expect(body.degraded[0].reason).toContain('/latencyMs');
   });
 
-  it("counts each tenant's calls of its connector, by the connector's name", () => {
-    expect(app.cardline.core.health.window('acme', 'acme-core')).toMatchObject({ calls: 2, failures: 0 });
+  it("counts each tenant's calls of its connector, by the connector's name; a refusal is not a failure", async () => {
+    const before = app.cardline.core.health.window('acme', 'acme-core');
+    expect((await upgradeCard(app, 'acme')).statusCode).toBe(409);
+    expect(app.cardline.core.health.window('acme', 'acme-core')).toMatchObject({ calls: before.calls + 1, failures: before.failures });
     expect(app.cardline.core.health.window('bad-opts', 'mock').calls).toBe(0);
   });
 

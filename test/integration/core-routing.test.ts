@@ -9,6 +9,7 @@ import { buildMockCore } from '../../src/mock-core/server.js';
 import { updateTenant } from '../../src/services/tenant-admin.js';
 import { differences, MASK } from '../../src/services/shadow.js';
 import type { ConnectorView } from '../../schemas/core-routing.js';
+import { connectorsView } from '../../src/services/connectors-view.js';
 import { PROBLEM_BASE, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
 
 const FETCH_LIMIT_URL = '/credit-line-management/business-entity-manager/fetchLimit';
@@ -108,6 +109,14 @@ describe('per-operation routing', () => {
     expect(byName.core!.recent.calls).toBeGreaterThanOrEqual(2);
   });
 
+  it("serves the operator's view of a tenant's connectors from the same function (GET /v1/tenants/{tenantId}/connectors)", async () => {
+    const view = await connectorsView(t.app.cardline, (await t.app.cardline.tenants.get('demo-b'))!);
+    expect(view.map((c) => [c.name, c.id, c.started, c.routed.includes('getCreditLimit'), c.breaker])).toEqual([
+      ['core', 'rest', true, true, 'closed'],
+      ['processor', 'rest', true, false, 'closed'],
+    ]);
+  });
+
   it('refuses at save a route to a connector that does not offer the operation, with the reason', async () => {
     const res = await operator('PATCH', '/v1/tenants/demo-b', {
       config: { connectors: { cards: { id: 'acme-core', module: ACME, options: { groups: ['cards'] } } }, routing: { operations: { 'credit-line': 'cards' } } },
@@ -159,7 +168,8 @@ describe('an operation the connector does not offer', () => {
       },
       pagination: null,
     });
-    expect(await auditOf('demo', res.headers['x-request-id'])).toMatchObject({ status: 501, target: { entityId: 'ENT-1001', connector: 'acme-core' } });
+    // Audited; a tenant with one connector is not told which (decision 0111).
+    expect(await auditOf('demo', res.headers['x-request-id'])).toEqual({ status: 501, target: { entityId: 'ENT-1001' } });
   });
 
   it('answers 501 in the problem dialect with businessCode OPERATION_NOT_SUPPORTED', async () => {
