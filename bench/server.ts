@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   const phase = process.env.BENCH_PHASE || 'all';
   const store = storeOf();
   const logger = pino(loggerOptions(LOG_LEVEL), pino.destination({ dest: '/dev/null', sync: false }));
-  // From 1 000 tenants on, the metrics drop their tenant label, as the README advises for many tenants.
+  // From 1 000 tenants on, the metrics drop their tenant label, as docs/operating.md (Metrics) advises for many tenants.
   const config = loadConfig({ LOG_LEVEL, HOST: '127.0.0.1', CARDLINE_METRICS_TENANT_LABEL: TENANTS >= 1_000 ? '0' : '1' });
 
   if (phase === 'seed' || phase === 'all') {

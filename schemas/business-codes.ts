@@ -1,4 +1,4 @@
-// The catalogue of business codes: one table, rendered in the README and returned by connectors.
+// The catalogue of business codes: one table, rendered in docs/api.md and returned by connectors.
 
 export interface BusinessCode {
   /** Title of the 409 problem (card routes) or shortMessage context (credit-line routes). */

@@ -22,7 +22,7 @@ export const TenantCreateBody = Type.Object(
   {
     id: Type.String({ pattern: TENANT_ID_PATTERN, description: 'the identifier the bank sends in its tenant header' }),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the tenant configuration (see README "Configuration")' })),
+    config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the tenant configuration (see docs/operating.md, "Configuration")' })),
   },
   { additionalProperties: false },
 );

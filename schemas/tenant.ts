@@ -79,7 +79,7 @@ export const TenantConfig = Type.Object(
         allowPlaintextPassword: Type.Boolean(),
         /**
          * Routes on which a request body must arrive encrypted (Content-Type: application/jose); a plain JSON
-         * body there answers 400 (decision 0019). Each entry is a route pattern as the README's route table
+         * body there answers 400 (decision 0019). Each entry is a route pattern as the route table of docs/api.md
          * writes it, with an optional method: `PUT /v1/cards/upgrade/physical`, `/v1/cards/{cardId}/block`
          * (path parameters as `{name}` or `:name`), a trailing `*` for a prefix (`/v1/cards/*`), or `*` alone
          * for every route that takes a body.

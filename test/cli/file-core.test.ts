@@ -1,4 +1,4 @@
-// A tenant on the file connector as the README onboards it (`cardline tenant create … --connector file`),
+// A tenant on the file connector as docs/connectors.md onboards it (`cardline tenant create … --connector file`),
 // served by the gateway, then `cardline file-core export|import`: clean JSON on stdout that parses, card
 // numbers opened with the tenant's secrets, sealed again on import; one-line failures.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// The README's client examples run as an integrator runs them (npx tsx examples/client/…) against a
+// The client examples of docs/api.md run as an integrator runs them (npx tsx examples/client/…) against a
 // gateway listening on 127.0.0.1: encrypted body and fields go in, encrypted card fields come out.
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,6 @@
 // Adding a read operation over an existing core call is one entry in the table: the registrar gives it its
 // route, roles, validation, audit record and OpenAPI description, and the pipeline does the rest.
+import { readFileSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardEnvelopeOf } from '../../schemas/common.js';
@@ -8,7 +9,7 @@ import { defineOperation } from '../../src/operations/define.js';
 import { operations } from '../../src/operations/index.js';
 import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 
-/** What a newcomer writes: the README's "Adding an operation" example, word for word. */
+/** What a newcomer writes: the example of docs/operating.md, "Adding an operation", word for word (checked below). */
 const cardState = defineOperation({
   id: 'card.state',
   method: 'GET',
@@ -36,7 +37,18 @@ afterAll(() => t.close());
 const call = async (url: string, role: 'Read-Only' | 'Admin' = 'Read-Only', headers: Record<string, string> = { 'X-TENANT-ID': 'demo' }) =>
   t.inject({ method: 'GET', url, headers: { ...headers, authorization: `Bearer ${await t.token(role)}` } });
 
+/** A `defineOperation({ … });` block without its comments and with its whitespace collapsed. */
+const normalised = (code: string) => code.replace(/\/\/.*$/gm, '').replace(/\s+/g, ' ').trim();
+
 describe('one entry in the operation table', () => {
+  it('is the example of docs/operating.md, "Adding an operation", word for word', () => {
+    const doc = readFileSync(new URL('../../docs/operating.md', import.meta.url), 'utf8');
+    const example = /\n## Adding an operation\n[\s\S]*?```ts\n(defineOperation\(\{[\s\S]*?\n\}\);)\n```/.exec(doc);
+    const own = /\nconst cardState = (defineOperation\(\{[\s\S]*?\n\}\);)\n/.exec(readFileSync(new URL(import.meta.url), 'utf8'));
+    expect(example, 'docs/operating.md has no "Adding an operation" example').not.toBeNull();
+    expect(normalised(example![1]!)).toBe(normalised(own![1]!));
+  });
+
   it('answers through the whole pipeline: tenant, token, roles, core call, view', async () => {
     const res = await call('/v1/cards/CARD-3001/state');
     expect(res.statusCode).toBe(200);

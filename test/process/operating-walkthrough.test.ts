@@ -1,4 +1,4 @@
-// The README's "Operating Cardline" walk-through, run as written (bash, npx cardline, curl) against what it
+// The operating guide's walk-through (docs/operating.md, "A new bank, end to end"), run as written (bash, npx cardline, curl) against what it
 // starts: a demo gateway (`src/server.ts --demo`, its embedded store open) and the mock core
 // (`npm run mock-core`). Only the ports change: the test's own free ones for 8080, 8081 and 9090.
 import { spawn } from 'node:child_process';
@@ -11,15 +11,15 @@ import { runProcess } from '../helpers/spawn.js';
 
 const OPERATOR_KEY = 'clop_demo-walkthrough-operator-key-01';
 
-/** The block between the README's operating-walkthrough markers. */
+/** The block between the operating guide's operating-walkthrough markers. */
 function walkthrough(): string {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('../../docs/operating.md', import.meta.url), 'utf8');
   const match = /<!-- operating-walkthrough -->\n```sh\n([\s\S]*?)\n```\n<!-- \/operating-walkthrough -->/.exec(readme);
-  if (!match) throw new Error('README.md has no operating-walkthrough block');
+  if (!match) throw new Error('docs/operating.md has no operating-walkthrough block');
   return match[1]!;
 }
 
-describe.runIf(!process.env.DATABASE_URL)("the README's Operating Cardline walk-through", () => {
+describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's walk-through: a new bank, end to end", () => {
   let gateway: Proc | undefined;
   let core: ReturnType<typeof spawn> | undefined;
   let dir: string;
