@@ -10,6 +10,7 @@ import { isSensitive } from '../../schemas/common.js';
 import { Errors } from '../errors.js';
 import { scrub } from '../logging.js';
 import type { Db } from '../store/db.js';
+import { decodeSeqCursor, encodeSeqCursor } from '../store/seq-cursor.js';
 import type { ConnectorInstances } from './connector-instances.js';
 import type { ShadowObserver, ShadowOutcome } from './metrics.js';
 import { routesOf } from './routing.js';
@@ -105,17 +106,8 @@ function verdictOf(answer: PrimaryAnswer): { accepted: boolean; code: string | n
   return answer.status === 'succeeded' ? { accepted: true, code: null } : { accepted: false, code: answer.code };
 }
 
-const encodeCursor = (seq: string): string => Buffer.from(JSON.stringify({ before: seq })).toString('base64url');
-/** The sequence a cursor names, or null when it is not a cursor this service issued. */
-export function decodeShadowCursor(cursor: string): string | null {
-  try {
-    const { before } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { before?: unknown };
-    if (typeof before !== 'string' || !/^\d{1,18}$/.test(before) || encodeCursor(before) !== cursor) return null;
-    return before;
-  } catch {
-    return null;
-  }
-}
+/** The sequence a divergence list cursor names, or null when it is not one this service issued. */
+export const decodeShadowCursor = decodeSeqCursor;
 
 export class ShadowService {
   private readonly lanes = new Map<string, { running: number; waiting: Job[] }>();
@@ -259,7 +251,7 @@ export class ShadowService {
         requestId: row.request_id,
         differences: typeof row.differences === 'string' ? (JSON.parse(row.differences) as Difference[]) : row.differences,
       })),
-      nextCursor: r.rows.length > limit && last ? encodeCursor(String(last.seq)) : null,
+      nextCursor: r.rows.length > limit && last ? encodeSeqCursor(String(last.seq)) : null,
     };
   }
 
