@@ -6,6 +6,7 @@
 //   BENCH_STORE (disk | memory | postgres, with DATABASE_URL), BENCH_SECONDS (10) per run, BENCH_CONNECTIONS
 //   (32), BENCH_ROUNDS (2), BENCH_WARMUP_SECONDS (2), BENCH_AUDIT_ROWS (1 000 000; 0 skips the audit-query
 //   target), BENCH_PROFILE=1 (the child runs with --cpu-prof; profiles land in bench/profiles/).
+//   BENCH_SHADOW=1 runs bench/shadow.ts instead: the primary's throughput and p99 with a hanging or failing shadow core.
 // Fails (exit 1) when the full pipeline answers anything but 2xx or a child cannot start.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -305,6 +306,8 @@ async function auditQuery(): Promise<{ rows: number; actionMs: number; outcomeMs
 }
 
 async function main(): Promise<number> {
+  // A separate question with its own setup (bench/shadow.ts): does a hanging or failing shadow core slow the primary?
+  if (process.env.BENCH_SHADOW === '1') return (await import('./shadow.js')).benchShadow();
   console.log(
     `Cardline bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds (bare, full alternating), ` +
       `warm-up ${WARMUP} s each; store ${STORE}; mock connector; every step on (log line at info to /dev/null; metrics with a tenant label below 1 000 tenants, without from 1 000); node ${process.version}`,

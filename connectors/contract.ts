@@ -1,11 +1,13 @@
-// The connector contract: what every core-banking connector implements. These doc comments are the
+// The connector contract: the core operations as one data table (input, result, read or write, group),
+// the Connector type derived from it, and what a connector module exports. These doc comments are the
 // authoring guide for connector writers.
-import type { Static, TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyBaseLogger } from 'fastify';
-import type { CommunicationAddress, Preferences } from '../schemas/cards.js';
-import type { BlockReason, CardForm, CardState, Fulfilment } from '../schemas/card-lifecycle.js';
-import type { Contact, EntityType, PrimaryAddress, ReplacementReason } from '../schemas/entities.js';
-import type { Channel, DeclineReason, Merchant, TransactionStatus } from '../schemas/transactions.js';
+import { CommunicationAddress, PlasticCode, Preferences } from '../schemas/cards.js';
+import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from '../schemas/card-lifecycle.js';
+import { sensitive } from '../schemas/common.js';
+import { Contact, ENTITY_TYPES, PrimaryAddress, REPLACEMENT_REASONS } from '../schemas/entities.js';
+import { CHANNELS, DECLINE_REASONS, Merchant, TRANSACTION_STATUSES } from '../schemas/transactions.js';
 
 /**
  * Everything a connector learns about the request it serves. Connectors are stateless between calls;
@@ -25,6 +27,11 @@ export interface ConnectorContext {
   signal: AbortSignal;
   /** The caller's Idempotency-Key when it sent one: forward it so that the core applies a retry once. */
   idempotencyKey?: string | undefined;
+  /**
+   * Set only on writes to a connector whose instance says `dryRun: true` (a shadow core, decision 0112):
+   * validate and answer as the write would be answered, and change nothing.
+   */
+  dryRun?: boolean | undefined;
 }
 
 /**
@@ -69,24 +76,30 @@ export const isConnectorUnavailableError = (err: unknown): boolean =>
 export const isConnectorTimeoutError = (err: unknown): boolean =>
   err instanceof ConnectorTimeoutError || (err instanceof Error && err.name === 'ConnectorTimeoutError');
 
+
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
+/** A decimal string with at most two decimals. Never convert it to a float. */
+const Amount = Type.String();
+const Optional = <T extends TSchema>(schema: T) => Type.Optional(schema);
+
+// ── Inputs and results ────────────────────────────────────────────────────────────────────────────────
+
 /** Input of `upgradeLimit`: set the entity's credit limit to `amount`. */
-export interface UpgradeLimitInput {
-  entityId: string;
+export const UpgradeLimitInput = Type.Object({
+  entityId: Type.String(),
   /** The new limit: a positive decimal string with at most two decimals. Never convert it to a float. */
-  amount: string;
+  amount: Amount,
   /**
    * Product rule from the tenant's configuration: when false, an amount below the current limit must
    * be rejected with LIMIT_DECREASE_NOT_ALLOWED. Check it against the current limit atomically. Even
    * when true, an amount below the outstanding balance is LIMIT_BELOW_OUTSTANDING.
    */
-  allowDecrease: boolean;
-}
+  allowDecrease: Type.Boolean(),
+});
+export type UpgradeLimitInput = Static<typeof UpgradeLimitInput>;
 
-export interface UpgradeLimitResult {
-  entityId: string;
-  previousLimit: string;
-  newLimit: string;
-}
+export const UpgradeLimitResult = Type.Object({ entityId: Type.String(), previousLimit: Amount, newLimit: Amount });
+export type UpgradeLimitResult = Static<typeof UpgradeLimitResult>;
 
 /**
  * Input of `upgradeToPhysical`: map an existing virtual card to the physical kit `kitNo`.
@@ -94,90 +107,93 @@ export interface UpgradeLimitResult {
  * virtual card is upgraded; else the kit must already be allocated to an entity in the core.
  * Refuse an unknown kit, a kit already mapped or a kit allocated to another entity with PPCUST_018.
  */
-export interface PhysicalUpgradeInput {
-  kitNo: string;
-  entityId?: string | undefined;
-  cardId?: string | undefined;
+export const PhysicalUpgradeInput = Type.Object({
+  kitNo: Type.String(),
+  entityId: Optional(Type.String()),
+  cardId: Optional(Type.String()),
   /** Omitted or `{ usePrimaryAddress: true }` means the entity's primary address on file. */
-  communicationAddress?: CommunicationAddress | undefined;
-  plasticCode?: { code: string; description?: string | undefined } | undefined;
+  communicationAddress: Optional(CommunicationAddress),
+  plasticCode: Optional(PlasticCode),
   /** When true the card is issued PENDING_ACTIVATION until the customer activates it. */
-  lockOnUpgrade: boolean;
-  preferences?: Preferences | undefined;
-}
+  lockOnUpgrade: Type.Boolean(),
+  preferences: Optional(Preferences),
+});
+export type PhysicalUpgradeInput = Static<typeof PhysicalUpgradeInput>;
 
-export interface PhysicalUpgradeResult {
-  cardId: string;
-  entityId: string;
-  kitNo: string;
-  state: 'ACTIVE' | 'PENDING_ACTIVATION';
-}
+export const PhysicalUpgradeResult = Type.Object({
+  cardId: Type.String(),
+  entityId: Type.String(),
+  kitNo: Type.String(),
+  state: literals(['ACTIVE', 'PENDING_ACTIVATION'] as const),
+});
+export type PhysicalUpgradeResult = Static<typeof PhysicalUpgradeResult>;
 
 /**
  * Names a card for a lifecycle operation: `cardId`; else the entity's single matching card; else the
  * physical card mapped to `kitNo`. At least one is given. Unknown → CARD_NOT_FOUND; an entity with
  * several candidate cards and no cardId → CARD_AMBIGUOUS.
  */
-export interface CardRef {
-  cardId?: string | undefined;
-  entityId?: string | undefined;
-  kitNo?: string | undefined;
-}
+export const CardRef = Type.Object({ cardId: Optional(Type.String()), entityId: Optional(Type.String()), kitNo: Optional(Type.String()) });
+export type CardRef = Static<typeof CardRef>;
 
 /** A card as the gateway may show it: never the full PAN, CVV or PIN. */
-export interface CardSummary {
-  cardId: string;
-  entityId: string;
-  form: CardForm;
-  state: CardState;
-  fulfilment?: Fulfilment | undefined;
-  kitNo?: string | undefined;
+export const CardSummary = Type.Object({
+  cardId: Type.String(),
+  entityId: Type.String(),
+  form: literals(CARD_FORMS),
+  state: literals(CARD_STATES),
+  fulfilment: Optional(literals(FULFILMENT_STEPS)),
+  kitNo: Optional(Type.String()),
   /** First six and last four digits, the rest masked: `400000******3011`. */
-  panMasked: string;
+  panMasked: Type.String(),
   /** `MM/YY`. */
-  expiry: string;
-  blockReason?: BlockReason | undefined;
-}
+  expiry: Type.String(),
+  blockReason: Optional(literals(BLOCK_REASONS)),
+});
+export type CardSummary = Static<typeof CardSummary>;
 
 /** A card read in full: the summary plus what only leaves the gateway encrypted (or not at all). */
-export interface CardDetails extends CardSummary {
-  plasticCode?: { code: string; description?: string | undefined } | undefined;
-  preferences?: Preferences | undefined;
-  /** Sensitive: the gateway encrypts these to the tenant's client key or omits them; never logged. */
-  sensitive: { pan: string; cvv?: string | undefined };
-}
+export const CardDetails = Type.Composite([
+  CardSummary,
+  Type.Object({
+    plasticCode: Optional(PlasticCode),
+    preferences: Optional(Preferences),
+    /** Sensitive: the gateway encrypts these to the tenant's client key or omits them; never logged. */
+    sensitive: Type.Object({ pan: sensitive(Type.String()), cvv: Optional(sensitive(Type.String())) }),
+  }),
+]);
+export type CardDetails = Static<typeof CardDetails>;
 
-export interface BlockCardInput extends CardRef {
-  reasonCode: BlockReason;
-}
+export const BlockCardInput = Type.Composite([CardRef, Type.Object({ reasonCode: literals(BLOCK_REASONS) })]);
+export type BlockCardInput = Static<typeof BlockCardInput>;
 
-export interface PreferencesInput {
-  cardId: string;
-  preferences: Preferences;
-}
+export const PreferencesInput = Type.Object({ cardId: Type.String(), preferences: Preferences });
+export type PreferencesInput = Static<typeof PreferencesInput>;
 
-export interface CreditLimitResult {
-  entityId: string;
-  creditLimit: string;
+export const CreditLimitResult = Type.Object({
+  entityId: Type.String(),
+  creditLimit: Amount,
   /** What the entity owes on its credit line (approved authorizations less repayments). */
-  outstanding: string;
+  outstanding: Amount,
   /** creditLimit − outstanding. */
-  availableCredit: string;
-}
+  availableCredit: Amount,
+});
+export type CreditLimitResult = Static<typeof CreditLimitResult>;
 
 /** A business entity (customer) as the core holds it. Contact and address lines are personal data: never log them. */
-export interface EntityDetails {
-  entityId: string;
-  name: string;
-  type: EntityType;
-  contact: Contact;
-  primaryAddress: PrimaryAddress;
-  creditLimit: string;
-  outstanding: string;
-  availableCredit: string;
+export const EntityDetails = Type.Object({
+  entityId: Type.String(),
+  name: Type.String(),
+  type: literals(ENTITY_TYPES),
+  contact: Contact,
+  primaryAddress: PrimaryAddress,
+  creditLimit: Amount,
+  outstanding: Amount,
+  availableCredit: Amount,
   /** Every card of the entity, blocked ones included. */
-  cardCount: number;
-}
+  cardCount: Type.Integer(),
+});
+export type EntityDetails = Static<typeof EntityDetails>;
 
 /**
  * Input of `registerEntity`. Without `entityId` the core assigns one; an id already taken is
@@ -185,28 +201,27 @@ export interface EntityDetails {
  * non-positive one (LIMIT_NOT_POSITIVE). With `issueVirtualCard` the entity gets its first card,
  * VIRTUAL and ACTIVE, in the same change.
  */
-export interface RegisterEntityInput {
-  entityId?: string | undefined;
-  name: string;
-  type: EntityType;
-  contact: Contact;
-  primaryAddress: PrimaryAddress;
-  creditLimit: string;
-  issueVirtualCard: boolean;
-}
+export const RegisterEntityInput = Type.Object({
+  entityId: Optional(Type.String()),
+  name: Type.String(),
+  type: literals(ENTITY_TYPES),
+  contact: Contact,
+  primaryAddress: PrimaryAddress,
+  creditLimit: Amount,
+  issueVirtualCard: Type.Boolean(),
+});
+export type RegisterEntityInput = Static<typeof RegisterEntityInput>;
 
-export interface EntityRegistration {
-  entity: EntityDetails;
+export const EntityRegistration = Type.Object({
+  entity: EntityDetails,
   /** The first virtual card, when one was asked for. */
-  card?: CardSummary | undefined;
-}
+  card: Optional(CardSummary),
+});
+export type EntityRegistration = Static<typeof EntityRegistration>;
 
 /** Input of `updateEntity`: each part given replaces that part whole; the primary address is what `usePrimaryAddress` uses from then on. */
-export interface UpdateEntityInput {
-  entityId: string;
-  contact?: Contact | undefined;
-  primaryAddress?: PrimaryAddress | undefined;
-}
+export const UpdateEntityInput = Type.Object({ entityId: Type.String(), contact: Optional(Contact), primaryAddress: Optional(PrimaryAddress) });
+export type UpdateEntityInput = Static<typeof UpdateEntityInput>;
 
 /**
  * Input of `replaceCard`: only a BLOCKED card is replaced (else CARD_NOT_BLOCKED), and only once
@@ -214,66 +229,61 @@ export interface UpdateEntityInput {
  * and ACTIVE, or, with `kitNo` (a free kit, PPCUST_018 otherwise), PHYSICAL, ACTIVE, fulfilment ORDERED,
  * sent to the entity's primary address.
  */
-export interface ReplaceCardInput {
-  cardId: string;
-  reason: ReplacementReason;
-  kitNo?: string | undefined;
-}
+export const ReplaceCardInput = Type.Object({ cardId: Type.String(), reason: literals(REPLACEMENT_REASONS), kitNo: Optional(Type.String()) });
+export type ReplaceCardInput = Static<typeof ReplaceCardInput>;
 
-export interface CardReplacement {
-  replacedCardId: string;
-  card: CardSummary;
-}
+export const CardReplacement = Type.Object({ replacedCardId: Type.String(), card: CardSummary });
+export type CardReplacement = Static<typeof CardReplacement>;
 
 /**
  * Input of `authorize` (sandbox: what a card network would send). `at` is the instant of the request
  * (ISO 8601, UTC); `homeCountry` (ISO 3166-1 alpha-2) and `timeZone` (IANA) are the tenant's: a merchant in
  * another country is international, and "daily" limits count the day of `at` in that zone.
  */
-export interface AuthorizationInput {
-  cardId: string;
-  amount: string;
-  merchant: Merchant;
-  channel: Channel;
-  at: string;
-  homeCountry: string;
-  timeZone: string;
-}
+export const AuthorizationInput = Type.Object({
+  cardId: Type.String(),
+  amount: Amount,
+  merchant: Merchant,
+  channel: literals(CHANNELS),
+  at: Type.String(),
+  homeCountry: Type.String(),
+  timeZone: Type.String(),
+});
+export type AuthorizationInput = Static<typeof AuthorizationInput>;
 
 /**
  * An authorization as the core decided it. A decline is a transaction too (status DECLINED with its
  * reason), answered as `succeeded`: a refusal (`rejected`) is only for a request the core cannot take,
  * such as an unknown card. The full PAN never appears.
  */
-export interface Transaction {
-  transactionId: string;
-  cardId: string;
-  entityId: string;
-  amount: string;
-  channel: Channel;
-  merchant: Merchant;
-  international: boolean;
-  status: TransactionStatus;
-  declineReason: DeclineReason | null;
-  at: string;
-}
+export const Transaction = Type.Object({
+  transactionId: Type.String(),
+  cardId: Type.String(),
+  entityId: Type.String(),
+  amount: Amount,
+  channel: literals(CHANNELS),
+  merchant: Merchant,
+  international: Type.Boolean(),
+  status: literals(TRANSACTION_STATUSES),
+  declineReason: Type.Union([literals(DECLINE_REASONS), Type.Null()]),
+  at: Type.String(),
+});
+export type Transaction = Static<typeof Transaction>;
 
 /** Input of `repay`: lowers the outstanding balance; more than is outstanding is REPAYMENT_EXCEEDS_OUTSTANDING. */
-export interface RepaymentInput {
-  entityId: string;
-  amount: string;
-  at: string;
-}
+export const RepaymentInput = Type.Object({ entityId: Type.String(), amount: Amount, at: Type.String() });
+export type RepaymentInput = Static<typeof RepaymentInput>;
 
-export interface Repayment {
-  repaymentId: string;
-  entityId: string;
-  amount: string;
+export const Repayment = Type.Object({
+  repaymentId: Type.String(),
+  entityId: Type.String(),
+  amount: Amount,
   /** After the repayment. */
-  outstanding: string;
-  availableCredit: string;
-  at: string;
-}
+  outstanding: Amount,
+  availableCredit: Amount,
+  at: Type.String(),
+});
+export type Repayment = Static<typeof Repayment>;
 
 /**
  * Input of `listTransactions`: the entity's transactions, newest first (the core's own order of
@@ -282,84 +292,140 @@ export interface Repayment {
  * while a client pages land above and a walk never repeats or skips one. An unknown `before` is
  * TRANSACTION_NOT_FOUND; a `cardId` of another entity is CARD_NOT_FOUND.
  */
-export interface TransactionQuery {
-  entityId: string;
-  from?: string | undefined;
-  to?: string | undefined;
-  cardId?: string | undefined;
-  status?: TransactionStatus | undefined;
-  limit: number;
-  before?: string | undefined;
-}
+export const TransactionQuery = Type.Object({
+  entityId: Type.String(),
+  from: Optional(Type.String()),
+  to: Optional(Type.String()),
+  cardId: Optional(Type.String()),
+  status: Optional(literals(TRANSACTION_STATUSES)),
+  limit: Type.Integer(),
+  before: Optional(Type.String()),
+});
+export type TransactionQuery = Static<typeof TransactionQuery>;
 
-export interface TransactionPage {
-  transactions: Transaction[];
+export const TransactionPage = Type.Object({
+  transactions: Type.Array(Transaction),
   /** The transactionId to pass as `before` for the next (older) page; null on the last. */
-  next: string | null;
-}
+  next: Type.Union([Type.String(), Type.Null()]),
+});
+export type TransactionPage = Static<typeof TransactionPage>;
 
 /**
  * A PIN change: `pinBlock` is an ISO 9564-1 block (hex) already translated by the gateway's HSM to the
  * core's PIN key (`keyId`). A connector forwards it and never logs or stores it.
  */
-export interface SetPinInput {
-  cardId: string;
-  pinBlock: string;
-  format: 0 | 3 | 4;
-  keyId: string;
+export const SetPinInput = Type.Object({
+  cardId: Type.String(),
+  pinBlock: sensitive(Type.String()),
+  format: Type.Union([Type.Literal(0), Type.Literal(3), Type.Literal(4)]),
+  keyId: Type.String(),
+});
+export type SetPinInput = Static<typeof SetPinInput>;
+
+const EntityKey = Type.Object({ entityId: Type.String() });
+const CardKey = Type.Object({ cardId: Type.String() });
+
+// ── The table ─────────────────────────────────────────────────────────────────────────────────────────
+
+/** The groups a tenant's routing names instead of single operations. */
+export const OPERATION_GROUPS = ['cards', 'pin', 'credit-line', 'customers', 'transactions'] as const;
+export type OperationGroup = (typeof OPERATION_GROUPS)[number];
+
+/** One core operation: what it takes, what its `succeeded` result carries, whether it changes state. */
+export interface ContractEntry<I extends TSchema = TSchema, R extends TSchema = TSchema, K extends 'read' | 'write' = 'read' | 'write'> {
+  group: OperationGroup;
+  /** `write` changes state: it takes an idempotency key, may be pending, and is never retried blindly. */
+  kind: K;
+  input: I;
+  result: R;
+  summary: string;
 }
 
+const entry = <K extends 'read' | 'write', I extends TSchema, R extends TSchema>(group: OperationGroup, kind: K, input: I, result: R, summary: string): ContractEntry<I, R, K> => ({
+  group,
+  kind,
+  input,
+  result,
+  summary,
+});
+
 /**
- * One async method per operation the gateway routes. Card state changes obey the transition table of
+ * Every core operation the gateway routes, once. Card state changes obey the transition table of
  * `schemas/card-lifecycle.ts` (call `transition()`); an illegal one is `rejected('CARD_STATE_INVALID', …)`.
+ * Adding an operation: an entry here, its entry in the core REST protocol (schemas/core-protocol.ts), and
+ * the connectors that offer it (docs/connectors.md).
  */
-export interface Connector {
-  upgradeLimit(input: UpgradeLimitInput, ctx: ConnectorContext): Promise<OperationResult<UpgradeLimitResult>>;
-  upgradeToPhysical(input: PhysicalUpgradeInput, ctx: ConnectorContext): Promise<OperationResult<PhysicalUpgradeResult>>;
-  /** PENDING_ACTIVATION → ACTIVE. */
-  activateCard(input: CardRef, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
-  /** ACTIVE → LOCKED (temporary). */
-  lockCard(input: CardRef, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
-  /** LOCKED → ACTIVE. */
-  unlockCard(input: CardRef, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
-  /** Any state but BLOCKED → BLOCKED (permanent), with the reason recorded. */
-  blockCard(input: BlockCardInput, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
-  /** The entity's cards; ENTITY_NOT_FOUND for an unknown entity. */
-  listCards(input: { entityId: string }, ctx: ConnectorContext): Promise<OperationResult<CardSummary[]>>;
-  getCard(input: { cardId: string }, ctx: ConnectorContext): Promise<OperationResult<CardDetails>>;
-  getPreferences(input: { cardId: string }, ctx: ConnectorContext): Promise<OperationResult<Preferences>>;
-  /** Replaces the card's preferences; refused on a BLOCKED card. */
-  updatePreferences(input: PreferencesInput, ctx: ConnectorContext): Promise<OperationResult<Preferences>>;
-  getCreditLimit(input: { entityId: string }, ctx: ConnectorContext): Promise<OperationResult<CreditLimitResult>>;
-  /** Sandbox helper: ORDERED → EMBOSSED → DISPATCHED → DELIVERED. A production core may reject it. */
-  advanceFulfilment(input: { cardId: string }, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
-  setPin(input: SetPinInput, ctx: ConnectorContext): Promise<OperationResult<{ cardId: string }>>;
-  /** A new customer, with its first virtual card unless asked otherwise; ENTITY_EXISTS for a taken id. */
-  registerEntity(input: RegisterEntityInput, ctx: ConnectorContext): Promise<OperationResult<EntityRegistration>>;
-  /** The entity's profile, contact, primary address and credit line; ENTITY_NOT_FOUND for an unknown one. */
-  getEntity(input: { entityId: string }, ctx: ConnectorContext): Promise<OperationResult<EntityDetails>>;
-  updateEntity(input: UpdateEntityInput, ctx: ConnectorContext): Promise<OperationResult<EntityDetails>>;
-  /** Another virtual card (ACTIVE) for the entity. */
-  issueCard(input: { entityId: string }, ctx: ConnectorContext): Promise<OperationResult<CardSummary>>;
-  /** A BLOCKED card's replacement (see ReplaceCardInput). */
-  replaceCard(input: ReplaceCardInput, ctx: ConnectorContext): Promise<OperationResult<CardReplacement>>;
-  /** Sandbox helper: decide an authorization as an issuer's host would; approvals raise the outstanding balance. */
-  authorize(input: AuthorizationInput, ctx: ConnectorContext): Promise<OperationResult<Transaction>>;
-  /** Sandbox helper: a repayment lowers the outstanding balance. */
-  repay(input: RepaymentInput, ctx: ConnectorContext): Promise<OperationResult<Repayment>>;
-  listTransactions(input: TransactionQuery, ctx: ConnectorContext): Promise<OperationResult<TransactionPage>>;
+export const CONTRACT = {
+  upgradeLimit: entry('credit-line', 'write', UpgradeLimitInput, UpgradeLimitResult, "Set the entity's credit limit"),
+  getCreditLimit: entry('credit-line', 'read', EntityKey, CreditLimitResult, "The entity's credit limit, outstanding balance and available credit"),
+  upgradeToPhysical: entry('cards', 'write', PhysicalUpgradeInput, PhysicalUpgradeResult, 'Map a virtual card to a physical kit'),
+  activateCard: entry('cards', 'write', CardRef, CardSummary, 'PENDING_ACTIVATION → ACTIVE'),
+  lockCard: entry('cards', 'write', CardRef, CardSummary, 'ACTIVE → LOCKED (temporary)'),
+  unlockCard: entry('cards', 'write', CardRef, CardSummary, 'LOCKED → ACTIVE'),
+  blockCard: entry('cards', 'write', BlockCardInput, CardSummary, 'Any state but BLOCKED → BLOCKED (permanent), with the reason recorded'),
+  listCards: entry('cards', 'read', EntityKey, Type.Array(CardSummary), "The entity's cards; ENTITY_NOT_FOUND for an unknown entity"),
+  getCard: entry('cards', 'read', CardKey, CardDetails, 'One card in full'),
+  getPreferences: entry('cards', 'read', CardKey, Preferences, "The card's transaction preferences ({} when none were set)"),
+  updatePreferences: entry('cards', 'write', PreferencesInput, Preferences, "Replaces the card's preferences; refused on a BLOCKED card"),
+  advanceFulfilment: entry('cards', 'write', CardKey, CardSummary, 'Sandbox helper: ORDERED → EMBOSSED → DISPATCHED → DELIVERED; a production core may reject it'),
+  issueCard: entry('cards', 'write', EntityKey, CardSummary, 'Another virtual card (ACTIVE) for the entity'),
+  replaceCard: entry('cards', 'write', ReplaceCardInput, CardReplacement, "A BLOCKED card's replacement (see ReplaceCardInput)"),
+  setPin: entry('pin', 'write', SetPinInput, CardKey, "Set a card's PIN from a block under the core's key"),
+  registerEntity: entry('customers', 'write', RegisterEntityInput, EntityRegistration, 'A new customer, with its first virtual card unless asked otherwise; ENTITY_EXISTS for a taken id'),
+  getEntity: entry('customers', 'read', EntityKey, EntityDetails, "The entity's profile, contact, primary address and credit line; ENTITY_NOT_FOUND for an unknown one"),
+  updateEntity: entry('customers', 'write', UpdateEntityInput, EntityDetails, "Replace an entity's contact or primary address"),
+  authorize: entry('transactions', 'write', AuthorizationInput, Transaction, 'Sandbox helper: decide an authorization as an issuer host would; approvals raise the outstanding balance'),
+  repay: entry('transactions', 'write', RepaymentInput, Repayment, 'Sandbox helper: a repayment lowers the outstanding balance'),
+  listTransactions: entry('transactions', 'read', TransactionQuery, TransactionPage, "The entity's transactions, newest first, a page at a time"),
+} as const satisfies Record<string, ContractEntry>;
+
+type Contract = typeof CONTRACT;
+/** The operations the gateway routes. */
+export type ContractOperation = keyof Contract;
+export const CONTRACT_OPERATIONS = Object.keys(CONTRACT) as ContractOperation[];
+/** What an operation takes. */
+export type OperationInput<O extends ContractOperation> = Static<Contract[O]['input']>;
+/** What an operation's `succeeded` result carries. */
+export type OperationValue<O extends ContractOperation> = Static<Contract[O]['result']>;
+/** The writes: what a core journals and keys by idempotency key. */
+export type WriteOperation = { [O in ContractOperation]: Contract[O]['kind'] extends 'write' ? O : never }[ContractOperation];
+export const WRITE_OPERATIONS = CONTRACT_OPERATIONS.filter((o): o is WriteOperation => CONTRACT[o].kind === 'write');
+export const isWriteOperation = (op: string): op is WriteOperation => (CONTRACT as Record<string, ContractEntry>)[op]?.kind === 'write';
+export const isContractOperation = (op: string): op is ContractOperation => Object.hasOwn(CONTRACT, op);
+
+/** The method a connector offers for an operation. */
+export type OperationMethod<O extends ContractOperation> = (input: OperationInput<O>, ctx: ConnectorContext) => Promise<OperationResult<OperationValue<O>>>;
+/** Every operation implemented: what a built-in connector over a full core provides. */
+export type ConnectorOperations = { [O in ContractOperation]: OperationMethod<O> };
+
+/**
+ * A connector instance: the operations its core has (every one is optional: the gateway answers an operation
+ * routed to a connector without it 501 Not Implemented, without calling it), plus lifecycle hooks.
+ */
+export type Connector = Partial<ConnectorOperations> & {
   /** Optional readiness probe: resolve when the core can take calls, throw when it cannot. */
   health?(): Promise<void>;
   /** Release pools, files and timers. Called on shutdown and when a tenant's configuration changes. */
   close?(): Promise<void>;
-}
+  /** True when writes honour `ctx.dryRun` (validate, answer, change nothing): the instance can shadow writes. */
+  dryRun?: boolean;
+  /** The circuit breaker's state, for connectors that have one (readiness reports an open one as degraded). */
+  breakerState?(): 'closed' | 'open' | 'half-open';
+};
 
-/** The operations the gateway routes: every method of `Connector` except the lifecycle hooks. */
-export type ContractOperation = Exclude<keyof Connector, 'health' | 'close'>;
-/** What an operation takes. */
-export type OperationInput<O extends ContractOperation> = Parameters<Connector[O]>[0];
-/** What an operation's `succeeded` result carries. */
-export type OperationValue<O extends ContractOperation> = Awaited<ReturnType<Connector[O]>> extends OperationResult<infer T> ? T : never;
+/** The operations an instance offers: the contract's operations it has a method for, in table order. */
+export const offeredBy = (connector: Connector): ContractOperation[] => CONTRACT_OPERATIONS.filter((o) => typeof connector[o] === 'function');
+
+/**
+ * Builds the operations of a connector from one function: for built-ins that map over the table instead of
+ * writing one delegating method per operation. `offers` defaults to every operation.
+ */
+export function operationsOf(
+  run: <O extends ContractOperation>(operation: O, input: OperationInput<O>, ctx: ConnectorContext) => Promise<OperationResult<OperationValue<O>>>,
+  offers: readonly ContractOperation[] = CONTRACT_OPERATIONS,
+): Partial<ConnectorOperations> {
+  return Object.fromEntries(offers.map((o) => [o, (input: never, ctx: ConnectorContext) => run(o, input, ctx)])) as Partial<ConnectorOperations>;
+}
 
 /**
  * Seals what a connector keeps at rest that must not be readable from its files or tables alone (card
@@ -392,8 +458,17 @@ export interface ConnectorDefinition<S extends TSchema = TSchema> {
   /** Semantic version of the connector; a breaking change of behaviour gets a new id. */
   version: string;
   optionsSchema: S;
+  /**
+   * The operations it offers (with these options). Declared, a tenant's routing of another operation to it
+   * is refused when the configuration is saved; left out, it is what each instance has methods for, known
+   * once it started (an operation it lacks answers 501 then).
+   */
+  offers?: readonly ContractOperation[] | OffersOf<Static<S>>;
   create(options: Static<S>, deps: ConnectorDeps): Connector | Promise<Connector>;
 }
+
+/** A function of the options, declared as a method so that a definition of any options is a ConnectorDefinition. */
+type OffersOf<O> = { of(options: O): readonly ContractOperation[] }['of'];
 
 export function defineConnector<S extends TSchema>(def: ConnectorDefinition<S>): ConnectorDefinition<S> {
   return def;

@@ -35,6 +35,7 @@ export const BUSINESS_CODES = {
   NATS_NOT_CONFIGURED: { title: 'NATS Not Configured', status: 409, envelopeStatus: 409, description: 'The gateway has no NATS server (NATS_URL), so a nats channel cannot be created; ask the operator.' },
   CHANNEL_NOT_WEBHOOK: { title: 'Channel Not Webhook', status: 409, envelopeStatus: 409, description: 'Only a webhook channel has a signing secret to rotate.' },
   CHANNEL_DISABLED: { title: 'Channel Disabled', status: 409, envelopeStatus: 409, description: 'The channel is disabled (by its Admin, or by the gateway after a 410 Gone); enable it before sending to it.' },
+  OPERATION_NOT_SUPPORTED: { title: 'Not Implemented', status: 501, envelopeStatus: 501, description: "The core-banking connector this operation is routed to does not offer it; nothing was sent to the core. The tenant's operator routes it to a connector that does (decision 0110)." },
   DELIVERY_IN_PROGRESS: { title: 'Delivery In Progress', status: 409, envelopeStatus: 409, description: 'An attempt of this delivery is under way; look again in a few seconds.' },
 } as const satisfies Record<string, BusinessCode>;
 

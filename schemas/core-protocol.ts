@@ -2,7 +2,7 @@
 // the REST connector builds its requests, the mock core registers its routes and the OpenAPI document
 // (schemas/core-protocol.openapi.json) is generated.
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
-import type { CardSummary, ContractOperation, OperationInput, OperationValue } from '../connectors/contract.js';
+import { CONTRACT, type CardSummary, type ContractOperation, type OperationInput, type OperationValue } from '../connectors/contract.js';
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.js';
 import { CommunicationAddress, PlasticCode, Preferences } from './cards.js';
 import { AMOUNT_PATTERN, Identifier, PlainText } from './common.js';
@@ -477,6 +477,10 @@ const read = <R extends CoreRule, A extends TSchema>(serves: R, { value, keyed =
   answers: readAnswers(value),
 });
 
+/** A contract operation's entry: a write or a read as the contract table says, never restated here. */
+const operation = <R extends ContractOperation, A extends TSchema>(serves: R, spec: Spec<R, A>): Omit<CoreOperation<R>, 'operationId'> =>
+  CONTRACT[serves].kind === 'write' ? write(serves, spec) : read(serves, spec);
+
 const probe = (spec: Omit<CoreProbe, 'operationId' | 'kind' | 'params'> & { params?: Record<string, TSchema> }): Omit<CoreProbe, 'operationId'> => ({
   kind: 'probe',
   params: {},
@@ -499,7 +503,7 @@ const cardChange = <R extends 'activateCard' | 'lockCard' | 'unlockCard' | 'bloc
   summary: string,
   body?: TSchema,
 ) =>
-  write(serves, {
+  operation(serves, {
     method: 'POST',
     path: `/v1/cards/{cardId}/${suffix}`,
     params: cardId,
@@ -511,7 +515,7 @@ const cardChange = <R extends 'activateCard' | 'lockCard' | 'unlockCard' | 'bloc
   });
 
 const operations = {
-  getCreditLimit: read('getCreditLimit', {
+  getCreditLimit: operation('getCreditLimit', {
     method: 'GET',
     path: '/v1/entities/{entityId}/credit-limit',
     params: entityId,
@@ -519,7 +523,7 @@ const operations = {
     summary: "Read an entity's credit limit",
     answer: (limit) => limit,
   }),
-  setCreditLimit: write('upgradeLimit', {
+  setCreditLimit: operation('upgradeLimit', {
     method: 'POST',
     path: '/v1/entities/{entityId}/credit-limit',
     params: entityId,
@@ -528,7 +532,7 @@ const operations = {
     summary: "Set an entity's credit limit",
     answer: (applied) => ({ status: 'APPLIED' as const, ...applied }),
   }),
-  upgradeToPhysical: write('upgradeToPhysical', {
+  upgradeToPhysical: operation('upgradeToPhysical', {
     method: 'POST',
     path: '/v1/cards/physical-upgrades',
     body: CorePhysicalUpgradeRequest,
@@ -556,7 +560,7 @@ const operations = {
       'retry resolves as the first attempt did.',
     answer: (resolved) => resolved,
   }),
-  getCard: read('getCard', {
+  getCard: operation('getCard', {
     method: 'GET',
     path: '/v1/cards/{cardId}',
     params: cardId,
@@ -573,7 +577,7 @@ const operations = {
     'fulfilment/advance',
     'Sandbox: move a physical card to its next fulfilment step (ORDERED → EMBOSSED → DISPATCHED → DELIVERED)',
   ),
-  getPreferences: read('getPreferences', {
+  getPreferences: operation('getPreferences', {
     method: 'GET',
     path: '/v1/cards/{cardId}/preferences',
     params: cardId,
@@ -581,7 +585,7 @@ const operations = {
     summary: "Read a card's transaction preferences ({} when none were set)",
     answer: (preferences, input) => ({ cardId: input.cardId, preferences }),
   }),
-  updatePreferences: write('updatePreferences', {
+  updatePreferences: operation('updatePreferences', {
     method: 'PUT',
     path: '/v1/cards/{cardId}/preferences',
     params: cardId,
@@ -590,7 +594,7 @@ const operations = {
     summary: "Replace a card's transaction preferences; refused on a BLOCKED card",
     answer: (preferences, input) => ({ status: 'APPLIED' as const, cardId: input.cardId, preferences }),
   }),
-  setPin: write('setPin', {
+  setPin: operation('setPin', {
     method: 'PUT',
     path: '/v1/cards/{cardId}/pin',
     params: cardId,
@@ -601,7 +605,7 @@ const operations = {
     // Only the card: the block stays out of every answer.
     answer: (v) => ({ status: 'APPLIED' as const, cardId: v.cardId }),
   }),
-  listCards: read('listCards', {
+  listCards: operation('listCards', {
     method: 'GET',
     path: '/v1/entities/{entityId}/cards',
     params: entityId,
@@ -609,7 +613,7 @@ const operations = {
     summary: "An entity's cards, with masked numbers only",
     answer: (cards, input) => ({ entityId: input.entityId, cards: cards.map(coreCardSummary) }),
   }),
-  registerEntity: write('registerEntity', {
+  registerEntity: operation('registerEntity', {
     method: 'POST',
     path: '/v1/entities',
     body: CoreEntityRegistrationRequest,
@@ -618,7 +622,7 @@ const operations = {
     description: 'An entityId already taken is refused with 422 ENTITY_EXISTS; a non-positive credit limit with LIMIT_NOT_POSITIVE.',
     answer: (r) => ({ status: 'APPLIED' as const, entity: r.entity, ...(r.card ? { card: coreCardSummary(r.card) } : {}) }),
   }),
-  getEntityProfile: read('getEntity', {
+  getEntityProfile: operation('getEntity', {
     method: 'GET',
     path: '/v1/entities/{entityId}/profile',
     params: entityId,
@@ -626,7 +630,7 @@ const operations = {
     summary: "Read an entity's profile, contact, primary address and credit line",
     answer: (entity) => entity,
   }),
-  updateEntity: write('updateEntity', {
+  updateEntity: operation('updateEntity', {
     method: 'PATCH',
     path: '/v1/entities/{entityId}',
     params: entityId,
@@ -635,7 +639,7 @@ const operations = {
     summary: "Replace an entity's contact or primary address (the address usePrimaryAddress uses from then on)",
     answer: (entity) => ({ status: 'APPLIED' as const, entity }),
   }),
-  issueCard: write('issueCard', {
+  issueCard: operation('issueCard', {
     method: 'POST',
     path: '/v1/entities/{entityId}/cards',
     params: entityId,
@@ -643,7 +647,7 @@ const operations = {
     summary: 'Issue another virtual card (ACTIVE) to an entity',
     answer: (card) => ({ status: 'APPLIED' as const, ...coreCardSummary(card) }),
   }),
-  replaceCard: write('replaceCard', {
+  replaceCard: operation('replaceCard', {
     method: 'POST',
     path: '/v1/cards/{cardId}/replacement',
     params: cardId,
@@ -655,7 +659,7 @@ const operations = {
       "the entity and the old card's preferences; a kit must be free (PPCUST_018).",
     answer: (r) => ({ status: 'APPLIED' as const, replacedCardId: r.replacedCardId, card: coreCardSummary(r.card) }),
   }),
-  authorize: write('authorize', {
+  authorize: operation('authorize', {
     method: 'POST',
     path: '/v1/cards/{cardId}/authorizations',
     params: cardId,
@@ -667,7 +671,7 @@ const operations = {
       'Checks in order: CARD_NOT_ACTIVE, INTERNATIONAL_DISABLED, CHANNEL_DISABLED, DAILY_LIMIT_EXCEEDED, DAILY_COUNT_EXCEEDED, INSUFFICIENT_CREDIT.',
     answer: (transaction) => ({ status: 'APPLIED' as const, transaction }),
   }),
-  repay: write('repay', {
+  repay: operation('repay', {
     method: 'POST',
     path: '/v1/entities/{entityId}/repayments',
     params: entityId,
@@ -677,7 +681,7 @@ const operations = {
     description: 'More than is outstanding is refused with 422 REPAYMENT_EXCEEDS_OUTSTANDING.',
     answer: (r) => ({ status: 'APPLIED' as const, ...r }),
   }),
-  listTransactions: read('listTransactions', {
+  listTransactions: operation('listTransactions', {
     method: 'GET',
     path: '/v1/entities/{entityId}/transactions',
     params: entityId,
@@ -714,7 +718,8 @@ export type CoreProbeId = { [K in keyof Operations]: Operations[K] extends Omit<
 
 /**
  * The core REST protocol v1, one entry per operation, keyed by operationId and in the order of the
- * document. Adding an operation: the contract method, an entry here, and one line in each built-in connector.
+ * document. Adding an operation: its entry in the contract table (connectors/contract.ts), an entry here, and
+ * a line in the REST connector; the mock, file and mock-core server follow the table (docs/connectors.md).
  */
 export const CORE_PROTOCOL = Object.fromEntries(Object.entries(operations).map(([operationId, spec]) => [operationId, { operationId, ...spec }])) as {
   [K in keyof Operations]: Operations[K] & { operationId: K };

@@ -11,20 +11,59 @@ export const TENANT_ID_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
 /** An entry of encryption.requireEncryptedBody: `*`, or `[METHOD ]/path` with an optional trailing `*`. */
 export const REQUIRE_ENCRYPTED_BODY_PATTERN = '^(\\*|((GET|POST|PUT|PATCH|DELETE) )?/[A-Za-z0-9._~:{}/-]*\\*?)$';
 
+/** A connector a tenant names: which one, from where, with which options. */
+export const ConnectorChoice = Type.Object(
+  {
+    /** A built-in connector's id, or the id an external module's definition declares. */
+    id: Type.String({ minLength: 1 }),
+    /**
+     * An external connector: a path (relative to the gateway's working directory, or absolute) or a
+     * package name, whose default export is a connector definition with the id above.
+     */
+    module: Type.Optional(Type.String({ minLength: 1 })),
+    options: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: false },
+);
+
+/** A connector's name in `connectors`, `routing` and `shadow` (and in audit records and metrics). */
+export const CONNECTOR_NAME_PATTERN = '^[a-z][a-z0-9-]{0,31}$';
+const ConnectorName = Type.String({ pattern: CONNECTOR_NAME_PATTERN });
+
 export const TenantConfig = Type.Object(
   {
-    connector: Type.Object(
-      {
-        /** A built-in connector's id, or the id an external module's definition declares. */
-        id: Type.String({ minLength: 1 }),
-        /**
-         * An external connector: a path (relative to the gateway's working directory, or absolute) or a
-         * package name, whose default export is a connector definition with the id above.
-         */
-        module: Type.Optional(Type.String({ minLength: 1 })),
-        options: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-      },
-      { additionalProperties: false },
+    /** The tenant's one connector (every operation goes to it). Use `connectors` and `routing` for several. */
+    connector: Type.Optional(ConnectorChoice),
+    /** Several connectors by name (decision 0111); `routing` says which serves what. Not with `connector`. */
+    connectors: Type.Optional(Type.Record(ConnectorName, ConnectorChoice, { minProperties: 1, maxProperties: 8 })),
+    /**
+     * Which named connector serves each operation: `operations` maps an operation (`getCreditLimit`) or a
+     * group (`cards`, `pin`, `credit-line`, `customers`, `transactions`) to a name; an operation takes its
+     * own entry, else its group's, else `default` (which may be left out when there is one connector).
+     */
+    routing: Type.Optional(
+      Type.Object(
+        {
+          default: Type.Optional(ConnectorName),
+          operations: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 64 }), ConnectorName)),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /**
+     * A candidate core run beside the primary (decision 0112): reads of `operations` are repeated on it after
+     * the caller has its answer and the two compared; writes only as `dry-run` where the shadow offers it.
+     */
+    shadow: Type.Optional(
+      Type.Object(
+        {
+          connector: ConnectorName,
+          operations: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 32 }),
+          writes: Type.Optional(Type.Union([Type.Literal('none'), Type.Literal('dry-run')], { default: 'none' })),
+          sampleRate: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 1 })),
+        },
+        { additionalProperties: false },
+      ),
     ),
     tokenLifetimeSeconds: Type.Integer({ minimum: 60, maximum: 86_400, default: 3600 }),
     creditLimit: Type.Object(
@@ -83,7 +122,10 @@ export const TenantConfig = Type.Object(
 );
 export type TenantConfig = Static<typeof TenantConfig>;
 
-export const DEFAULT_TENANT_CONFIG: TenantConfig = {
+export type ConnectorChoice = Static<typeof ConnectorChoice>;
+
+/** What a configuration leaves out is taken from here (the single connector only when it names no `connectors`). */
+export const DEFAULT_TENANT_CONFIG: TenantConfig & { connector: ConnectorChoice } = {
   connector: { id: 'mock', options: {} },
   tokenLifetimeSeconds: 3600,
   creditLimit: { maximum: '1000000.00', allowDecrease: false },

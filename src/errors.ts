@@ -174,6 +174,14 @@ export const Errors = {
       status: 202,
       detail: 'The core-banking system accepted the request but has not confirmed it yet.',
     }),
+  /** The operation's connector does not offer it (decision 0110): answered without calling the core. */
+  operationNotSupported: (operation: string, connector: string) =>
+    new CardlineError('CL_NOT_SUPPORTED', {
+      status: 501,
+      title: 'Not Implemented',
+      businessCode: 'OPERATION_NOT_SUPPORTED',
+      detail: `The operation ${operation} is not offered by the core-banking connector '${connector}' this tenant routes it to; nothing was sent to the core.`,
+    }),
   internal: () => new CardlineError('CL_INTERNAL', { status: 500, detail: 'An unexpected error occurred.' }),
   unavailable: (detail: string) => new CardlineError('CL_UNAVAILABLE', { status: 503, detail }),
   /** A per-tenant or per-user rate limit was reached (DESIGN §7); Retry-After says when the window resets. */

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { ConnectorModuleError, loadConnectorModule } from '../loader.js';
-import { ConformanceOptionsError, runConformance, targetFromDefinition } from './runner.js';
+import { capabilityTable, ConformanceOptionsError, runConformance, targetFromDefinition } from './runner.js';
 import { scenarios } from './scenarios.js';
 import type { ScenarioResult } from './types.js';
 
@@ -24,7 +24,11 @@ Options:
   --verbose          connector logs (debug level) to stderr
   -h, --help         this text
 
-Exit status: 0 when every scenario passes, 1 when one fails, 2 when the module or options are unusable.
+A connector need not offer every operation: a scenario that needs one it does not offer is reported
+NOT OFFERED, not failed, and a table of the contract's operations shows what it offers and which
+scenarios exercised each.
+
+Exit status: 0 when no scenario fails, 1 when one fails, 2 when the module or options are unusable.
 `;
 
 function usage(message: string): never {
@@ -96,15 +100,16 @@ async function main(): Promise<number> {
   }
 
   const width = Math.max(...selected.map((s) => s.name.length));
+  const label = { passed: 'PASS', failed: 'FAIL', 'not-offered': 'NOT OFFERED' } as const;
   const line = (r: ScenarioResult) =>
-    `  ${r.ok ? 'PASS' : 'FAIL'}  ${r.scenario.padEnd(width)}  ${String(r.durationMs).padStart(5)} ms${r.ok ? '' : `\n        ${r.reason}`}\n`;
+    `  ${label[r.outcome].padEnd(11)}  ${r.scenario.padEnd(width)}  ${String(r.durationMs).padStart(5)} ms${r.outcome === 'passed' ? '' : `\n        ${r.reason}`}\n`;
   const report = await runConformance(target, {
     scenarios: selected,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     ...(logger ? { logger } : {}),
     onResult: (r) => process.stdout.write(line(r)),
   });
-  process.stdout.write(`\n${report.passed} passed, ${report.failed} failed\n`);
+  process.stdout.write(`\n${capabilityTable(report)}\n${report.passed} passed, ${report.failed} failed, ${report.notOffered} not offered\n`);
   return report.failed === 0 ? 0 : 1;
 }
 

@@ -1,5 +1,5 @@
 // Types of the conformance suite: a target builds fresh connector instances, a scenario exercises one.
-import type { Connector, ConnectorContext } from '../contract.js';
+import type { Connector, ConnectorContext, ConnectorOperations, ContractOperation } from '../contract.js';
 
 /** One connector instance for one scenario, and how to dispose of it (close pools, delete temp dirs). */
 export interface ConformanceInstance {
@@ -20,7 +20,11 @@ export interface ConformanceTarget {
 }
 
 export interface ScenarioContext {
-  connector: Connector;
+  /**
+   * The instance under test. Calling an operation it does not offer ends the scenario as "not offered"
+   * (neither passed nor failed), so a scenario is written as if every operation were there.
+   */
+  connector: ConnectorOperations & Connector;
   /** A fresh call context: tenant `conformance`, a unique request id, a silent logger, a 5 s deadline. */
   ctx(overrides?: Partial<ConnectorContext>): ConnectorContext;
 }
@@ -33,9 +37,16 @@ export interface Scenario {
 
 export interface ScenarioResult {
   scenario: string;
+  /** `not-offered`: the scenario needs an operation the connector does not offer (named in `reason`). */
+  outcome: 'passed' | 'failed' | 'not-offered';
+  /** False only for a failure: a connector that does not offer an operation is not broken. */
   ok: boolean;
-  /** Why it failed: the unmet expectation, or the error thrown. */
+  /** Why it failed or was not run: the unmet expectation, the error thrown, the operation not offered. */
   reason?: string;
+  /** The operation not offered. */
+  notOffered?: ContractOperation;
+  /** The operations the scenario called (or reached for). */
+  uses: ContractOperation[];
   durationMs: number;
 }
 
@@ -43,5 +54,8 @@ export interface Report {
   target: string;
   passed: number;
   failed: number;
+  notOffered: number;
+  /** What the instances offered, in the contract table's order. */
+  offers: ContractOperation[];
   results: ScenarioResult[];
 }

@@ -1,23 +1,20 @@
 // The file core: the mock's business rules over state kept durably in a directory per tenant.
 import { Type, type Static } from '@sinclair/typebox';
 import {
+  CONTRACT_OPERATIONS,
   defineConnector,
-  type AuthorizationInput,
-  type BlockCardInput,
-  type CardRef,
+  isWriteOperation,
+  operationsOf,
   type Connector,
   type ConnectorContext,
   type ConnectorDeps,
-  type PhysicalUpgradeInput,
-  type PreferencesInput,
-  type RegisterEntityInput,
-  type ReplaceCardInput,
-  type RepaymentInput,
-  type SetPinInput,
-  type TransactionQuery,
-  type UpdateEntityInput,
-  type UpgradeLimitInput,
+  type ConnectorOperations,
+  type ContractOperation,
+  type OperationInput,
+  type OperationResult,
+  type OperationValue,
 } from '../contract.js';
+import { applyTo, dryRunOn } from '../mock/index.js';
 import { FileStore } from './store.js';
 
 export { exportFixtures, importFixtures } from './store.js';
@@ -35,10 +32,26 @@ export const FileOptions = Type.Object(
 );
 export type FileOptions = Static<typeof FileOptions>;
 
-type Ctx = Pick<ConnectorContext, 'signal' | 'idempotencyKey'>;
+type Ctx = Pick<ConnectorContext, 'signal' | 'idempotencyKey' | 'dryRun'>;
 
+/** What the journal records of a write's input, where that is less than the input: never a PIN block. */
+const JOURNALED: { [O in ContractOperation]?: (input: OperationInput<O>) => OperationInput<O> } = {
+  setPin: ({ cardId, format, keyId }) => ({ cardId, format, keyId }) as OperationInput<'setPin'>,
+};
+
+// The operations are assigned from the table in the constructor; this tells the type checker they are there.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface FileCore extends ConnectorOperations {}
+
+/** The file core: every operation of the table over CoreBank; writes journaled, reads from memory. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class FileCore implements Connector {
-  private constructor(readonly store: FileStore) {}
+  /** Writes honour ctx.dryRun (answered from a copy of the state, nothing journaled). */
+  readonly dryRun = true;
+
+  private constructor(readonly store: FileStore) {
+    Object.assign(this, operationsOf((operation, input, ctx) => this.call(ctx, operation, input)));
+  }
 
   /** `snapshotEvery` (journal entries between snapshots) is for tests; tenants keep the default. */
   static async open(
@@ -48,93 +61,15 @@ export class FileCore implements Connector {
     return new FileCore(await FileStore.open({ ...options, logger: deps.logger, secrets: deps.secrets }));
   }
 
-  // Writes: applied in memory, journaled and acknowledged once durable (store.ts).
-
-  upgradeLimit(input: UpgradeLimitInput, ctx: Ctx) {
-    return this.store.write('upgradeLimit', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  upgradeToPhysical(input: PhysicalUpgradeInput, ctx: Ctx) {
-    return this.store.write('upgradeToPhysical', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  activateCard(input: CardRef, ctx: Ctx) {
-    return this.store.write('activateCard', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  lockCard(input: CardRef, ctx: Ctx) {
-    return this.store.write('lockCard', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  unlockCard(input: CardRef, ctx: Ctx) {
-    return this.store.write('unlockCard', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  blockCard(input: BlockCardInput, ctx: Ctx) {
-    return this.store.write('blockCard', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  updatePreferences(input: PreferencesInput, ctx: Ctx) {
-    return this.store.write('updatePreferences', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  advanceFulfilment(input: { cardId: string }, ctx: Ctx) {
-    return this.store.write('advanceFulfilment', { cardId: input.cardId }, ctx.idempotencyKey, ctx.signal);
-  }
-
-  /** The journal records the change (card, format, key id), never the PIN block. */
-  setPin(input: SetPinInput, ctx: Ctx) {
-    return this.store.write('setPin', { cardId: input.cardId, format: input.format, keyId: input.keyId }, ctx.idempotencyKey, ctx.signal);
-  }
-
-  registerEntity(input: RegisterEntityInput, ctx: Ctx) {
-    return this.store.write('registerEntity', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  updateEntity(input: UpdateEntityInput, ctx: Ctx) {
-    return this.store.write('updateEntity', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  issueCard(input: { entityId: string }, ctx: Ctx) {
-    return this.store.write('issueCard', { entityId: input.entityId }, ctx.idempotencyKey, ctx.signal);
-  }
-
-  replaceCard(input: ReplaceCardInput, ctx: Ctx) {
-    return this.store.write('replaceCard', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  authorize(input: AuthorizationInput, ctx: Ctx) {
-    return this.store.write('authorize', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  repay(input: RepaymentInput, ctx: Ctx) {
-    return this.store.write('repay', input, ctx.idempotencyKey, ctx.signal);
-  }
-
-  // Reads: served from memory, not journaled.
-
-  getEntity(input: { entityId: string }, ctx: Ctx) {
-    return this.store.read(ctx.signal, (bank) => bank.getEntity(input));
-  }
-
-  listTransactions(input: TransactionQuery, ctx: Ctx) {
-    return this.store.read(ctx.signal, (bank) => bank.listTransactions(input));
-  }
-
-  listCards(input: { entityId: string }, ctx: Ctx) {
-    return this.store.read(ctx.signal, (bank) => bank.listCards(input));
-  }
-
-  getCard(input: { cardId: string }, ctx: Ctx) {
-    return this.store.read(ctx.signal, (bank) => bank.getCard(input));
-  }
-
-  getPreferences(input: { cardId: string }, ctx: Ctx) {
-    return this.store.read(ctx.signal, (bank) => bank.getPreferences(input));
-  }
-
-  getCreditLimit(input: { entityId: string }, ctx: Ctx) {
-    return this.store.read(ctx.signal, (bank) => bank.getCreditLimit(input));
+  /**
+   * Writes are applied in memory, journaled and acknowledged once durable (store.ts); a dry-run write is
+   * answered from a copy of the state and journals nothing. Reads are served from memory.
+   */
+  private call<O extends ContractOperation>(ctx: Ctx, operation: O, input: OperationInput<O>): Promise<OperationResult<OperationValue<O>>> {
+    if (!isWriteOperation(operation)) return this.store.read(ctx.signal, (bank) => applyTo(bank, operation, input, undefined));
+    if (ctx.dryRun) return this.store.read(ctx.signal, (bank) => dryRunOn(bank.state, operation, input));
+    const journaled = (JOURNALED[operation] as ((i: OperationInput<O>) => OperationInput<O>) | undefined)?.(input) ?? input;
+    return this.store.write(operation, journaled as never, ctx.idempotencyKey, ctx.signal) as Promise<OperationResult<OperationValue<O>>>;
   }
 
   async health(): Promise<void> {
@@ -150,5 +85,6 @@ export default defineConnector({
   id: 'file',
   version: '1.0.0',
   optionsSchema: FileOptions,
+  offers: CONTRACT_OPERATIONS,
   create: (options, deps) => FileCore.open(options, deps),
 });

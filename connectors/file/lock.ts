@@ -1,37 +1,27 @@
-// One writer per file-core directory: an exclusive lock file naming its holder, with stale-lock recovery.
-import { randomBytes } from 'node:crypto';
-import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
-import { unlinkSync } from 'node:fs';
+// One writer per file-core directory: proper-lockfile's lock (an atomic mkdir kept fresh by its holder),
+// and beside it the holder's pid and host, so that a lock left by a killed process on this host is
+// recovered at once instead of after proper-lockfile's staleness period.
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { readFile, rm, stat, utimes } from 'node:fs/promises';
+import lockfile from 'proper-lockfile';
 import { ConnectorUnavailableError } from '../contract.js';
+import { writeDurably } from '../shared/durable-write.js';
 
+/** The lock itself (a directory proper-lockfile creates and removes). */
 export const LOCK_FILE = 'LOCK';
-const BREAK_FILE = 'LOCK.break';
-/** A breaker is held for microseconds; one older than this was left by a killed process. */
-const BREAK_STALE_MS = 5_000;
+/** Who holds it: pid, host, since, and the lock directory's inode (an owner file of an older lock is ignored). */
+export const OWNER_FILE = 'LOCK.owner';
+/** A holder on another host (a shared volume) is judged by mtime only: its lock is stale after this long without refresh. */
+const STALE_MS = 30_000;
 const POLL_MS = 25;
 
 export interface LockInfo {
   pid: number;
   host: string;
-  nonce: string;
   since: string;
+  ino: number;
 }
-
-/** Locks this process holds, by lock path → nonce: lets an own-pid lock be told apart from a stale one. */
-const held = new Map<string, string>();
-// Locks of a process that exits without close() are released on the way out (SIGKILL cannot be caught:
-// that case is the stale-lock check below).
-process.once('exit', () => {
-  for (const path of held.keys()) {
-    try {
-      unlinkSync(path);
-    } catch {
-      // already gone
-    }
-  }
-});
 
 export function pidAlive(pid: number): boolean {
   try {
@@ -43,26 +33,29 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-export async function readLock(dir: string): Promise<LockInfo | null | 'unreadable'> {
-  let text: string;
+/** Directories this process holds: an own-pid owner file of a lock not held here was left by an earlier process with our pid. */
+const held = new Set<string>();
+
+export async function readLock(dir: string): Promise<LockInfo | null> {
   try {
-    text = await readFile(join(dir, LOCK_FILE), 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-  try {
-    const info = JSON.parse(text) as LockInfo;
-    return typeof info.pid === 'number' && typeof info.nonce === 'string' ? info : 'unreadable';
+    const info = JSON.parse(await readFile(join(dir, OWNER_FILE), 'utf8')) as LockInfo;
+    return typeof info.pid === 'number' && typeof info.ino === 'number' ? info : null;
   } catch {
-    return 'unreadable';
+    return null;
   }
 }
 
-/** A lock is stale when its holder on this host is gone. A lock from another host is never judged stale. */
-function isStale(path: string, info: LockInfo): boolean {
-  if (info.host !== hostname()) return false;
-  if (info.pid === process.pid) return held.get(path) !== info.nonce;
+/** The holder of the lock there now; an owner file written for an older lock says nothing of this one. */
+async function holderOf(dir: string): Promise<LockInfo | null> {
+  const [info, lock] = await Promise.all([readLock(dir), stat(join(dir, LOCK_FILE)).catch(() => null)]);
+  return info && lock && info.ino === lock.ino ? info : null;
+}
+
+/** True when the lock in `dir` was left by a process of this host that is gone. */
+async function leftByTheDead(dir: string): Promise<boolean> {
+  const info = await holderOf(dir);
+  if (!info || info.host !== hostname()) return false;
+  if (info.pid === process.pid) return !held.has(dir);
   return !pidAlive(info.pid);
 }
 
@@ -71,84 +64,53 @@ export class DirLock {
 
   private constructor(
     readonly dir: string,
-    readonly info: LockInfo,
+    private readonly unlock: () => Promise<void>,
   ) {}
 
   /**
-   * Takes the directory's lock, waiting up to `timeoutMs` for a live holder to let go. The lock file is
-   * written under a temporary name and hard-linked into place, so it never exists half-written.
+   * Takes the directory's lock, waiting up to `timeoutMs` for a live holder to let go. A lock whose holder
+   * is dead is marked stale (its mtime moved back) so that proper-lockfile itself breaks it.
    */
-  static async acquire(dir: string, timeoutMs: number): Promise<DirLock> {
-    const path = join(dir, LOCK_FILE);
-    const info: LockInfo = { pid: process.pid, host: hostname(), nonce: randomBytes(8).toString('hex'), since: new Date().toISOString() };
-    const tmp = join(dir, `${LOCK_FILE}.tmp-${process.pid}-${info.nonce}`);
-    await writeFile(tmp, JSON.stringify(info), { flag: 'wx' });
+  static async acquire(dir: string, timeoutMs: number, onCompromised: (err: Error) => void = () => undefined): Promise<DirLock> {
     const deadline = Date.now() + timeoutMs;
-    try {
-      for (;;) {
-        try {
-          await link(tmp, path);
-          held.set(path, info.nonce);
-          return new DirLock(dir, info);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        }
-        const current = await readLock(dir);
-        if (current === null) continue;
-        if (current !== 'unreadable' && isStale(path, current)) {
-          await breakStale(dir, current);
-          continue;
-        }
-        if (Date.now() >= deadline) throw busy(dir, current);
-        await new Promise((r) => setTimeout(r, POLL_MS));
+    for (;;) {
+      try {
+        const unlock = await lockfile.lock(dir, { lockfilePath: join(dir, LOCK_FILE), stale: STALE_MS, retries: 0, realpath: false, onCompromised });
+        held.add(dir);
+        const { ino } = await stat(join(dir, LOCK_FILE));
+        const info: LockInfo = { pid: process.pid, host: hostname(), since: new Date().toISOString(), ino };
+        await writeDurably(join(dir, OWNER_FILE), JSON.stringify(info));
+        return new DirLock(dir, unlock);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
       }
-    } finally {
-      await unlink(tmp).catch(() => undefined);
+      if (await leftByTheDead(dir)) {
+        await utimes(join(dir, LOCK_FILE), 0, 0).catch(() => undefined);
+        continue;
+      }
+      if (Date.now() >= deadline) throw busy(dir, await holderOf(dir));
+      await new Promise((r) => setTimeout(r, POLL_MS));
     }
   }
 
-  /** Removes the lock file if it is still this holder's. */
+  /** Gives the lock up; the owner file goes first, so it never names a lock that is not there. */
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    const path = join(this.dir, LOCK_FILE);
-    const current = await readLock(this.dir).catch(() => null);
-    if (current && current !== 'unreadable' && current.nonce === this.info.nonce) await unlink(path).catch(() => undefined);
-    if (held.get(path) === this.info.nonce) held.delete(path);
+    await rm(join(this.dir, OWNER_FILE), { force: true });
+    held.delete(this.dir);
+    await this.unlock().catch(() => undefined);
   }
 }
 
-function busy(dir: string, current: LockInfo | 'unreadable'): ConnectorUnavailableError {
-  if (current === 'unreadable') {
+function busy(dir: string, current: LockInfo | null): ConnectorUnavailableError {
+  if (!current) {
     return new ConnectorUnavailableError(
-      `File core directory ${dir} is locked and its lock file cannot be read; remove ${join(dir, LOCK_FILE)} once no process uses the directory.`,
+      `File core directory ${dir} is locked by another process; one process at a time may open it (stop that process, or point this tenant at another directory).`,
     );
   }
   return new ConnectorUnavailableError(
     `File core directory ${dir} is locked by pid ${current.pid} on ${current.host} since ${current.since}; ` +
       'one process at a time may open it (stop that process, or point this tenant at another directory).',
   );
-}
-
-/**
- * Removes a stale lock. Two processes may find the same stale lock; the breaker file (O_EXCL) makes
- * them take turns, and the nonce re-check stops the second from removing the lock the first just took.
- */
-async function breakStale(dir: string, stale: LockInfo): Promise<void> {
-  const breaker = join(dir, BREAK_FILE);
-  try {
-    await writeFile(breaker, String(process.pid), { flag: 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    const s = await stat(breaker).catch(() => null);
-    if (s && Date.now() - s.mtimeMs > BREAK_STALE_MS) await unlink(breaker).catch(() => undefined);
-    else await new Promise((r) => setTimeout(r, POLL_MS));
-    return;
-  }
-  try {
-    const current = await readLock(dir);
-    if (current && current !== 'unreadable' && current.nonce === stale.nonce) await unlink(join(dir, LOCK_FILE));
-  } finally {
-    await unlink(breaker).catch(() => undefined);
-  }
 }

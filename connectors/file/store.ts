@@ -1,24 +1,22 @@
 // The file core's durable state: a snapshot plus an append-only, checksummed journal, written by one
 // process at a time, with CoreBank (the mock's rules) applying every operation. Card numbers and CVVs are
 // sealed in the snapshot under the tenant's connector secrets (decision 0048).
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { ConnectorTimeoutError, ConnectorUnavailableError, type ConnectorSecrets, type OperationResult } from '../contract.js';
+import { ConnectorTimeoutError, ConnectorUnavailableError, isWriteOperation, type ConnectorSecrets, type OperationResult } from '../contract.js';
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from '../../schemas/card-lifecycle.js';
 import { ENTITY_TYPES } from '../../schemas/entities.js';
 import { CHANNELS, DECLINE_REASONS, TRANSACTION_STATUSES } from '../../schemas/transactions.js';
-import { CORE_OPERATIONS, CoreBank, type CoreOperation } from '../mock/core.js';
+import { CoreBank, type CoreOperation } from '../mock/core.js';
 import { demoFixtures, emptyFixtures, fromSnapshot, toSnapshot, type MockCoreSnapshot, type MockCoreState } from '../mock/fixtures.js';
-import { DirLock, pidAlive } from './lock.js';
+import { isAtomicTemp, writeDurably } from '../shared/durable-write.js';
+import { DirLock } from './lock.js';
 
 export const SNAPSHOT_FILE = 'snapshot.json';
 export const JOURNAL_FILE = 'journal.log';
-/** Temporary files carry this mark; any found at open were left by a killed writer and are removed. */
-export const TMP_MARK = '.tmp-';
 const FORMAT = 'cardline-file-core';
 const DEFAULT_SNAPSHOT_EVERY = 1000;
 
@@ -105,7 +103,7 @@ export function decodeLine(line: string): JournalEntry | null {
   if (crc32(json).toString(16).padStart(8, '0') !== line.slice(LINE_HEAD.length, LINE_HEAD.length + 8)) return null;
   try {
     const entry = JSON.parse(json) as JournalEntry;
-    if (!Number.isSafeInteger(entry.seq) || !(CORE_OPERATIONS as readonly string[]).includes(entry.op)) return null;
+    if (!Number.isSafeInteger(entry.seq) || !isWriteOperation(entry.op)) return null;
     return entry;
   } catch {
     return null;
@@ -247,33 +245,11 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** temp file → write → fsync → rename over the target → fsync the directory: old or new, never torn. */
-async function writeFileAtomic(dir: string, name: string, text: string): Promise<void> {
-  const tmp = join(dir, `${name}${TMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`);
-  try {
-    const fh = await open(tmp, 'wx', 0o600);
-    try {
-      await fh.writeFile(text);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, join(dir, name));
-  } catch (err) {
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-  await fsyncDir(dir);
-}
-
 /** Removes temp files killed writers left behind. Called only by the lock holder. */
 async function removeTempFiles(dir: string): Promise<void> {
   for (const name of await readdir(dir)) {
-    // Snapshot temps are only ever written by a lock holder; lock temps belong to whoever made them.
-    const lockTmp = /^LOCK\.tmp-(\d+)-/.exec(name);
-    if (name.startsWith(`${SNAPSHOT_FILE}${TMP_MARK}`) || (lockTmp && !pidAlive(Number(lockTmp[1])))) {
-      await unlink(join(dir, name)).catch(() => undefined);
-    }
+    // Snapshot temps are only ever written by a lock holder, so any found now were left by a killed one.
+    if (isAtomicTemp(name, SNAPSHOT_FILE)) await unlink(join(dir, name)).catch(() => undefined);
   }
 }
 
@@ -371,7 +347,7 @@ export class FileStore {
       const state = loaded?.state ?? (opts.fixtures === 'empty' ? emptyFixtures() : demoFixtures());
       const seq = loaded?.seq ?? 0;
       if (!loaded || loaded.journalBytes > 0 || loaded.unsealed) {
-        await writeFileAtomic(dir, SNAPSHOT_FILE, serializeSnapshot(seq, state, opts.secrets));
+        await writeDurably(join(dir, SNAPSHOT_FILE), serializeSnapshot(seq, state, opts.secrets));
         await truncateJournal(dir);
       }
       const journal = await open(join(dir, JOURNAL_FILE), 'a', 0o600);
@@ -501,7 +477,7 @@ export class FileStore {
     const seq = this.appendedSeq;
     const text = serializeSnapshot(seq, this.bank.state, this.secrets);
     this.pending = [];
-    await writeFileAtomic(this.dir, SNAPSHOT_FILE, text);
+    await writeDurably(join(this.dir, SNAPSHOT_FILE), text);
     await this.journal.truncate(0);
     await this.journal.sync();
     this.sinceSnapshot = 0;
@@ -666,7 +642,7 @@ export async function importFixtures(
   const lock = await DirLock.acquire(abs, opts.lockTimeoutMs ?? 0);
   try {
     await removeTempFiles(abs);
-    await writeFileAtomic(abs, SNAPSHOT_FILE, serializeSnapshot((await highestSeq(abs)) + 1, state, secrets));
+    await writeDurably(join(abs, SNAPSHOT_FILE), serializeSnapshot((await highestSeq(abs)) + 1, state, secrets));
     await truncateJournal(abs);
   } finally {
     await lock.release();

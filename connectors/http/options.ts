@@ -63,7 +63,11 @@ export const HttpTransportOptions = {
       {
         failureThreshold: Type.Integer({ minimum: 1, maximum: 1_000, default: 5, description: 'consecutive transport failures that open it' }),
         openMs: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 30_000, description: 'how long it stays open' }),
-        halfOpenProbes: Type.Integer({ minimum: 1, maximum: 100, default: 1, description: 'kept for compatibility: a half-open breaker probes with one call and holds the others until it answers (decision 0040)' }),
+        // Configurations written before decision 0040 may carry 1; any other count cannot be honoured
+        // (cockatiel probes with one call at a time), so it is refused rather than silently ignored.
+        halfOpenProbes: Type.Optional(
+          Type.Literal(1, { description: 'only 1: a half-open breaker probes with one call and holds the others until it answers (decision 0040)' }),
+        ),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -82,7 +86,7 @@ export interface ResolvedHttpOptions {
   connections: number;
   timeoutMs: number;
   retries: { max: number; baseDelayMs: number; maxDelayMs: number };
-  breaker: { failureThreshold: number; openMs: number; halfOpenProbes: number };
+  breaker: { failureThreshold: number; openMs: number };
 }
 
 /** Options a connector cannot use; the message names the field. */
@@ -115,6 +119,15 @@ export function resolveHttpOptions(connectorId: string, options: HttpTransportOp
     connections: options.connections ?? 10,
     timeoutMs: options.timeoutMs ?? 10_000,
     retries,
-    breaker: { failureThreshold: 5, openMs: 30_000, halfOpenProbes: 1, ...options.breaker },
+    breaker: breakerOptions(fail, options.breaker),
   };
+}
+
+/** The breaker's settings; a probe count other than 1 (not enforced by a caller that skipped validation) is named. */
+function breakerOptions(fail: (message: string) => HttpOptionsError, given: HttpTransportOptions['breaker']): ResolvedHttpOptions['breaker'] {
+  const { halfOpenProbes, failureThreshold, openMs } = (given ?? {}) as Partial<NonNullable<HttpTransportOptions['breaker']>> & { halfOpenProbes?: unknown };
+  if (halfOpenProbes !== undefined && halfOpenProbes !== 1) {
+    throw fail(`/breaker/halfOpenProbes: ${String(halfOpenProbes)} is not supported; a half-open breaker probes with exactly one call (decision 0040): remove the option`);
+  }
+  return { failureThreshold: failureThreshold ?? 5, openMs: openMs ?? 30_000 };
 }

@@ -18,7 +18,6 @@ export type BreakerState = 'closed' | 'open' | 'half-open';
 export interface BreakerOptions {
   failureThreshold: number;
   openMs: number;
-  halfOpenProbes: number;
 }
 
 export interface BreakerSnapshot {
@@ -107,7 +106,7 @@ export function acquireBreaker(
   failures: FailureFilter,
   onChange: (state: BreakerState) => void,
 ): { breaker: CoreBreaker; release: () => void } {
-  const key = `${origin}|${opts.failureThreshold}|${opts.openMs}|${opts.halfOpenProbes}`;
+  const key = `${origin}|${opts.failureThreshold}|${opts.openMs}`;
   let entry = shared.get(key);
   if (!entry) {
     entry = { breaker: new CoreBreaker(opts, failures), refs: 0 };

@@ -27,6 +27,10 @@ import {
   type SetPinInput,
   type UpgradeLimitInput,
   type UpgradeLimitResult,
+  type ContractOperation,
+  type OperationInput,
+  type OperationValue,
+  type WriteOperation,
 } from '../contract.js';
 import type { Preferences } from '../../schemas/cards.js';
 import { transition, type CardAction, type CardStatus } from '../../schemas/card-lifecycle.js';
@@ -35,25 +39,11 @@ import { maskPan } from '../shared/pan.js';
 import type { DeclineReason } from '../../schemas/transactions.js';
 import { virtualCard, type MockCard, type MockCoreState, type MockEntity, type MockTransaction } from './fixtures.js';
 
-/** The writes CoreBank applies; each name prefixes its idempotency keys and names its journal entries. */
-export const CORE_OPERATIONS = [
-  'upgradeLimit',
-  'upgradeToPhysical',
-  'activateCard',
-  'lockCard',
-  'unlockCard',
-  'blockCard',
-  'updatePreferences',
-  'advanceFulfilment',
-  'setPin',
-  'registerEntity',
-  'updateEntity',
-  'issueCard',
-  'replaceCard',
-  'authorize',
-  'repay',
-] as const;
-export type CoreOperation = (typeof CORE_OPERATIONS)[number];
+/** The writes CoreBank applies (the contract's writes); each name prefixes its idempotency keys and names its journal entries. */
+export type CoreOperation = WriteOperation;
+
+/** CoreBank has every operation of the contract, by its name: a write takes the idempotency key, a read only the input. */
+type BankOperations = { [O in ContractOperation]: (input: OperationInput<O>, idempotencyKey?: string) => OperationResult<OperationValue<O>> };
 
 /** The lifecycle actions a CardRef (cardId, entityId or kitNo) may name a card for. */
 export const REF_ACTIONS = ['activate', 'lock', 'unlock', 'block'] as const;
@@ -132,7 +122,7 @@ type Resolved = { card: MockCard } | { refusal: OperationResult<never> };
  * Operations the core applies; an idempotency key makes a retry return the first outcome unchanged.
  * Every answer is a copy: callers never hold the core's own objects.
  */
-export class CoreBank {
+export class CoreBank implements BankOperations {
   constructor(readonly state: MockCoreState) {}
 
   upgradeLimit(input: UpgradeLimitInput, idempotencyKey?: string): OperationResult<UpgradeLimitResult> {

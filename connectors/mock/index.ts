@@ -1,23 +1,18 @@
 // The mock core: an in-process core-banking simulator holding the demo fixtures, for demos and CI.
 import { Type } from '@sinclair/typebox';
 import {
+  CONTRACT_OPERATIONS,
   ConnectorTimeoutError,
   defineConnector,
-  type AuthorizationInput,
-  type BlockCardInput,
-  type CardRef,
+  isWriteOperation,
+  operationsOf,
   type Connector,
   type ConnectorContext,
+  type ConnectorOperations,
+  type ContractOperation,
+  type OperationInput,
   type OperationResult,
-  type PhysicalUpgradeInput,
-  type PreferencesInput,
-  type RegisterEntityInput,
-  type ReplaceCardInput,
-  type RepaymentInput,
-  type SetPinInput,
-  type TransactionQuery,
-  type UpdateEntityInput,
-  type UpgradeLimitInput,
+  type OperationValue,
 } from '../contract.js';
 import { CoreBank } from './core.js';
 import { demoFixtures, emptyFixtures, type MockCoreState } from './fixtures.js';
@@ -48,107 +43,46 @@ async function simulateLatency(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-type Ctx = Pick<ConnectorContext, 'signal' | 'idempotencyKey'>;
+type Ctx = Pick<ConnectorContext, 'signal' | 'idempotencyKey' | 'dryRun'>;
 
+/** Applies one operation to a bank: a write under its idempotency key, a read as it is. */
+export function applyTo<O extends ContractOperation>(bank: CoreBank, operation: O, input: OperationInput<O>, key: string | undefined): OperationResult<OperationValue<O>> {
+  const method = bank[operation] as (input: OperationInput<O>, key?: string) => OperationResult<OperationValue<O>>;
+  return isWriteOperation(operation) ? method.call(bank, input, key) : method.call(bank, input);
+}
+
+/**
+ * A write in dry-run (a shadow, decision 0112): applied to a copy of the state, answered as it would be,
+ * and the copy dropped; the idempotency records go with it, so a later real write is not a replay.
+ */
+export function dryRunOn<O extends ContractOperation>(state: MockCoreState, operation: O, input: OperationInput<O>): OperationResult<OperationValue<O>> {
+  return applyTo(new CoreBank(structuredClone(state)), operation, input, undefined);
+}
+
+// The operations are assigned from the table in the constructor; this tells the type checker they are there.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface MockCore extends ConnectorOperations {}
+
+/** The simulated core: every operation of the table, each applied by CoreBank's method of the same name. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class MockCore implements Connector {
   readonly bank: CoreBank;
+  /** Writes honour ctx.dryRun (a copy of the state takes them). */
+  readonly dryRun = true;
 
   constructor(
     readonly state: MockCoreState,
     private readonly latencyMs = 0,
   ) {
     this.bank = new CoreBank(state);
-  }
-
-  upgradeLimit(input: UpgradeLimitInput, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.upgradeLimit(input, key));
-  }
-
-  upgradeToPhysical(input: PhysicalUpgradeInput, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.upgradeToPhysical(input, key));
-  }
-
-  activateCard(input: CardRef, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.activateCard(input, key));
-  }
-
-  lockCard(input: CardRef, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.lockCard(input, key));
-  }
-
-  unlockCard(input: CardRef, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.unlockCard(input, key));
-  }
-
-  blockCard(input: BlockCardInput, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.blockCard(input, key));
-  }
-
-  listCards(input: { entityId: string }, ctx: Ctx) {
-    return this.call(ctx, () => this.bank.listCards(input));
-  }
-
-  getCard(input: { cardId: string }, ctx: Ctx) {
-    return this.call(ctx, () => this.bank.getCard(input));
-  }
-
-  getPreferences(input: { cardId: string }, ctx: Ctx) {
-    return this.call(ctx, () => this.bank.getPreferences(input));
-  }
-
-  updatePreferences(input: PreferencesInput, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.updatePreferences(input, key));
-  }
-
-  getCreditLimit(input: { entityId: string }, ctx: Ctx) {
-    return this.call(ctx, () => this.bank.getCreditLimit(input));
-  }
-
-  advanceFulfilment(input: { cardId: string }, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.advanceFulfilment(input, key));
-  }
-
-  setPin(input: SetPinInput, ctx: Ctx) {
-    // Only the record of the change reaches the core's state; the block is not kept.
-    return this.call(ctx, (key) => this.bank.setPin({ cardId: input.cardId, format: input.format, keyId: input.keyId }, key));
-  }
-
-  registerEntity(input: RegisterEntityInput, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.registerEntity(input, key));
-  }
-
-  getEntity(input: { entityId: string }, ctx: Ctx) {
-    return this.call(ctx, () => this.bank.getEntity(input));
-  }
-
-  updateEntity(input: UpdateEntityInput, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.updateEntity(input, key));
-  }
-
-  issueCard(input: { entityId: string }, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.issueCard(input, key));
-  }
-
-  replaceCard(input: ReplaceCardInput, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.replaceCard(input, key));
-  }
-
-  authorize(input: AuthorizationInput, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.authorize(input, key));
-  }
-
-  repay(input: RepaymentInput, ctx: Ctx) {
-    return this.call(ctx, (key) => this.bank.repay(input, key));
-  }
-
-  listTransactions(input: TransactionQuery, ctx: Ctx) {
-    return this.call(ctx, () => this.bank.listTransactions(input));
+    Object.assign(this, operationsOf((operation, input, ctx) => this.call(ctx, operation, input)));
   }
 
   /** Every call, read or write, waits out the latency first; a deadline that passes first applies nothing. */
-  private async call<T>(ctx: Ctx, apply: (idempotencyKey: string | undefined) => OperationResult<T>): Promise<OperationResult<T>> {
+  private async call<O extends ContractOperation>(ctx: Ctx, operation: O, input: OperationInput<O>): Promise<OperationResult<OperationValue<O>>> {
     await simulateLatency(this.latencyMs, ctx.signal);
-    return apply(ctx.idempotencyKey);
+    if (ctx.dryRun && isWriteOperation(operation)) return dryRunOn(this.state, operation, input);
+    return applyTo(this.bank, operation, input, ctx.idempotencyKey);
   }
 }
 
@@ -156,5 +90,6 @@ export default defineConnector({
   id: 'mock',
   version: '1.0.0',
   optionsSchema: MockOptions,
-  create: (options) => new MockCore(options.fixtures === 'empty' ? emptyFixtures() : demoFixtures(), options.latencyMs ?? 0),
+  offers: CONTRACT_OPERATIONS,
+  create: (options) => (new MockCore(options.fixtures === 'empty' ? emptyFixtures() : demoFixtures(), options.latencyMs ?? 0)),
 });

@@ -1,8 +1,10 @@
 // The REST connector: drives a core that speaks the Cardline core REST protocol v1 over the shared HTTP
 // transport. Each operation is one line: the protocol entry it uses, its body transformer, its answer mapper.
 import {
+  CONTRACT_OPERATIONS,
   defineConnector,
   type Connector,
+  type ConnectorOperations,
   type ConnectorContext,
   type CardRef,
   type CardSummary,
@@ -60,10 +62,11 @@ export type RestConnectorStats = HttpTransportStats;
 /** Seams for tests: a dispatcher instead of the shared Pool (undici MockAgent), and the jitter source. */
 export type RestConnectorHooks = HttpTransportHooks;
 
-/** An instance: the contract's operations, the core's health, the transport's counters. */
-export type RestConnector = Connector & {
+/** An instance: every operation of the contract, the core's health, the transport's counters. */
+export type RestConnector = ConnectorOperations & {
   health(): Promise<void>;
   stats(): RestConnectorStats;
+  breakerState(): NonNullable<ReturnType<NonNullable<Connector['breakerState']>>>;
   close(): Promise<void>;
 };
 
@@ -130,12 +133,13 @@ const OPERATIONS: { [O in ContractOperation]: RestOperation<O> } = {
 function restConnector(transport: HttpTransport): RestConnector {
   const operations = Object.fromEntries(
     Object.entries(OPERATIONS).map(([name, run]) => [name, (input: never, ctx: ConnectorContext) => (run as RestOperation<ContractOperation>)(transport, input, ctx)]),
-  ) as Pick<Connector, ContractOperation>;
+  ) as ConnectorOperations;
   return {
     ...operations,
     // Ready when the breaker lets calls through and the bank answers its health path.
     health: () => transport.health(CORE_PROTOCOL.bankHealth.path),
     stats: () => transport.stats(),
+    breakerState: () => transport.stats().breaker.state,
     close: () => transport.close(),
   };
 }
@@ -149,5 +153,6 @@ export default defineConnector({
   id: 'rest',
   version: REST_CONNECTOR_VERSION,
   optionsSchema: RestOptions,
+  offers: CONTRACT_OPERATIONS,
   create: (options, deps) => createRestConnector(options, deps),
 });

@@ -1,6 +1,9 @@
 // Example external connector 'acme-core': a worked plugin that lives outside connectors/index.ts.
 import { Type } from '@sinclair/typebox';
 import {
+  CONTRACT,
+  CONTRACT_OPERATIONS,
+  OPERATION_GROUPS,
   defineConnector,
   rejected,
   succeeded,
@@ -52,9 +55,24 @@ export const AcmeOptions = Type.Object(
     seed: Type.Optional(Type.Union([Type.Literal('demo'), Type.Literal('empty')], { default: 'demo' })),
     /** Simulated time on the wire per call, in milliseconds. */
     latencyMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, default: 0 })),
+    /**
+     * Offer only these operation groups, as an Acme deployment that is only the bank's card processor
+     * would (`["cards", "pin"]`): the other methods are left out, so the gateway answers them 501 and
+     * conformance reports them "not offered". Default: everything.
+     */
+    groups: Type.Optional(Type.Array(Type.Union(OPERATION_GROUPS.map((g) => Type.Literal(g))), { minItems: 1, uniqueItems: true })),
   },
   { additionalProperties: false },
 );
+
+/** The connector with only the methods of `groups`: what it offers is what it has methods for. */
+function offering(connector: AcmeConnector, groups: readonly string[]): Connector {
+  const kept = CONTRACT_OPERATIONS.filter((o) => groups.includes(CONTRACT[o].group));
+  return {
+    ...Object.fromEntries(kept.map((o) => [o, (connector[o] as (...args: unknown[]) => unknown).bind(connector)])),
+    health: () => connector.health(),
+  };
+}
 
 class AcmeConnector implements Connector {
   constructor(private readonly client: AcmeCoreClient) {}
@@ -250,5 +268,10 @@ export default defineConnector({
   id: 'acme-core',
   version: '1.0.0',
   optionsSchema: AcmeOptions,
-  create: (options) => new AcmeConnector(new AcmeCoreClient(options.seed === 'empty' ? emptyState() : demoState(), options.latencyMs ?? 0)),
+  // Declared, so that a tenant routing an operation Acme does not offer is refused when it is saved.
+  offers: (options) => CONTRACT_OPERATIONS.filter((o) => !options.groups || options.groups.includes(CONTRACT[o].group)),
+  create: (options) => {
+    const connector = new AcmeConnector(new AcmeCoreClient(options.seed === 'empty' ? emptyState() : demoState(), options.latencyMs ?? 0));
+    return options.groups ? offering(connector, options.groups) : connector;
+  },
 });

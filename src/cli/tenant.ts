@@ -103,7 +103,8 @@ export function createConfig(opts: ConfigOptions): Record<string, unknown> {
   const connector = { id: DEFAULT_TENANT_CONFIG.connector.id, options: {}, ...(given.connector as object | undefined) };
   return {
     ...given,
-    connector,
+    // A configuration naming several connectors has no single one.
+    ...(given.connectors ? {} : { connector }),
     tokenLifetimeSeconds: given.tokenLifetimeSeconds ?? DEFAULT_TENANT_CONFIG.tokenLifetimeSeconds,
     creditLimit: { ...DEFAULT_TENANT_CONFIG.creditLimit, ...(given.creditLimit as object | undefined) },
     encryption: { ...DEFAULT_TENANT_CONFIG.encryption, ...(given.encryption as object | undefined) },

@@ -1,8 +1,8 @@
 // The mock core's banks: each bank's state (fixtures, or its snapshot file), one operation at a time per
 // bank, and every change written atomically before it is answered.
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeDurably } from '../../connectors/shared/durable-write.js';
 import { CoreBank } from '../../connectors/mock/core.js';
 import {
   demoFixtures,
@@ -45,32 +45,6 @@ export class BankStoreError extends Error {
   }
 }
 
-/** Writes a file so that a crash leaves the old or the new content, never a torn one. */
-export async function writeFileAtomic(file: string, data: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const fh = await open(tmp, 'w', 0o600);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, file);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  // The rename is durable only once the directory entry is flushed too.
-  const dir = await open(join(file, '..'), 'r');
-  try {
-    await dir.sync();
-  } catch {
-    // Some filesystems refuse fsync on a directory; the rename is still atomic there.
-  } finally {
-    await dir.close();
-  }
-}
 
 export class BankStore {
   private readonly slots = new Map<string, Slot>();
@@ -173,7 +147,7 @@ export class BankStore {
     );
     await this.dirReady;
     const file: SnapshotFile = { format: SNAPSHOT_FORMAT, bankId, savedAt: new Date().toISOString(), state: toSnapshot(state) };
-    await writeFileAtomic(this.file(bankId), `${JSON.stringify(file, null, 2)}\n`);
+    await writeDurably(this.file(bankId), `${JSON.stringify(file, null, 2)}\n`);
   }
 
   private async banksOnDisk(): Promise<string[]> {

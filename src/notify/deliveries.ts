@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import { uuidv7 } from 'uuidv7';
+import { decodeSeqCursor, encodeSeqCursor } from '../store/seq-cursor.js';
 import {
   DELIVERY_PAGE_DEFAULT,
   type ChannelType,
@@ -89,17 +90,8 @@ const DELIVERY_COLUMNS = `tenant_id, id, seq, channel_id, event_id, event_type, 
                           next_attempt_at, created_at, delivered_at`;
 const D_COLUMNS = DELIVERY_COLUMNS.split(',').map((c) => `d.${c.trim()}`).join(', ');
 
-const encodeCursor = (seq: string): string => Buffer.from(JSON.stringify({ before: seq })).toString('base64url');
-/** The sequence a cursor names, or null when it is not a cursor this service issued. */
-export function decodeDeliveryCursor(cursor: string): string | null {
-  try {
-    const { before } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { before?: unknown };
-    if (typeof before !== 'string' || !/^\d{1,18}$/.test(before) || encodeCursor(before) !== cursor) return null;
-    return before;
-  } catch {
-    return null;
-  }
-}
+/** The sequence a delivery list cursor names, or null when it is not one this service issued. */
+export const decodeDeliveryCursor = decodeSeqCursor;
 
 export interface DeliveryServiceOptions {
   config: NotifyConfig;
@@ -497,7 +489,7 @@ export class DeliveryService {
     const rows = r.rows.slice(0, limit);
     const deliveries = await this.views(tenantId, rows);
     const last = rows[rows.length - 1];
-    return { deliveries, nextCursor: r.rows.length > limit && last ? encodeCursor(String(last.seq)) : null };
+    return { deliveries, nextCursor: r.rows.length > limit && last ? encodeSeqCursor(String(last.seq)) : null };
   }
 
   async get(tenantId: string, deliveryId: string): Promise<DeliveryView> {

@@ -91,6 +91,7 @@ export function errorCases(op: Operation): ErrorCase[] {
     add('pending', 'The core accepted the request but has not confirmed it', Errors.corePending());
     add('core-unavailable', 'The core-banking system is unavailable', Errors.coreUnavailable());
     add('core-timeout', 'The core did not answer in time; the outcome is unknown', Errors.coreTimeout());
+    add('not-supported', "The tenant's connector for this operation does not offer it (nothing sent to the core)", Errors.operationNotSupported('getCreditLimit', 'processor'));
     add('connector-down', "The tenant's connector could not be started", Errors.unavailable("The core-banking connector of tenant 'demo' could not be started; this is a configuration problem on the gateway and retrying will not help until its operator fixes it."));
   }
   add('tenant-invalid', "The tenant's configuration is invalid", Errors.unavailable("The configuration of tenant 'demo' is invalid; an operator must correct it."));

@@ -7,6 +7,7 @@ import { channelOperations } from './channels.js';
 import { authOperations } from './auth.js';
 import { cardOperations } from './cards.js';
 import { creditLineOperations } from './credit-line.js';
+import { coreRoutingOperations } from './core-routing.js';
 import type { Operation } from './define.js';
 import { entityOperations } from './entities.js';
 import { pinOperations } from './pin.js';
@@ -27,4 +28,5 @@ export const operations: readonly Operation[] = [
   ...adminKeyOperations,
   ...adminUserOperations,
   ...channelOperations,
+  ...coreRoutingOperations,
 ];

@@ -127,7 +127,8 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         action: spec.action,
         method: request.method,
         route: request.routeOptions.url ?? request.url,
-        target: targetOf(request, spec.target),
+        // Which of the tenant's cores served the call, when it called one (decision 0111).
+        target: request.coreConnector ? { ...targetOf(request, spec.target), connector: request.coreConnector } : targetOf(request, spec.target),
         // A stored response answered again (Idempotency-Key) changed nothing: it is not a second success.
         outcome: request.idempotency?.replayed ? 'replayed' : outcomeOf(status, request.errorCode),
         status,

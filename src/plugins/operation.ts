@@ -30,6 +30,8 @@ declare module 'fastify' {
     outcome: Outcome | null;
     /** A security event recorded whatever the answer (a lockout during a failed login). */
     securityEvent: DomainEvent | null;
+    /** The tenant's connector the operation was routed to (decision 0111); the audit record names it. */
+    coreConnector: string | null;
   }
 }
 
@@ -37,6 +39,7 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
   const services = app.cardline;
   app.decorateRequest('outcome', null);
   app.decorateRequest('securityEvent', null);
+  app.decorateRequest('coreConnector', null);
 
   const run = async (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const input = inputOf(request);
@@ -48,6 +51,10 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
         requestId: request.id,
         logger: request.log,
         idempotencyKey: request.idempotency?.connectorKey ?? undefined,
+        // Named in the audit record where the tenant routes across several connectors (one is implied).
+        routed: (connector) => {
+          if (tenant.config.connectors) request.coreConnector = connector;
+        },
       });
     };
     const securityEvent = (e: EventOf) => {

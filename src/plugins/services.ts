@@ -28,6 +28,7 @@ import { sealLegacySecrets } from '../services/tenant-admin.js';
 import { migrate } from '../store/migrate.js';
 import { ChannelService } from '../notify/channels.js';
 import { DeliveryService } from '../notify/deliveries.js';
+import { ShadowService } from '../services/shadow.js';
 import { NatsPublisher } from '../notify/nats.js';
 import { WebhookSender } from '../notify/webhook.js';
 
@@ -67,6 +68,8 @@ export interface Services {
   channels: ChannelService;
   /** Deliveries to the channels: the worker, and what the Admin routes ask of it. */
   deliveries: DeliveryService;
+  /** Shadow cores: comparisons, divergences and their summary (decision 0112). */
+  shadow: ShadowService;
 }
 
 declare module 'fastify' {
@@ -135,7 +138,10 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     metrics,
     channels,
     deliveries,
+    shadow: undefined as unknown as ShadowService,
   };
+  services.shadow = new ShadowService(db, services.connectors, app.log, metrics);
+  services.core.shadow = services.shadow;
   // Caches refresh on change, whichever process made it.
   changes.subscribe((change) => {
     switch (change.kind) {
@@ -177,6 +183,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   if (config.notify.worker) deliveries.start();
   app.addHook('onClose', async () => {
     await deliveries.stop();
+    await services.shadow.settled();
     await webhooks.close();
     await nats?.close();
     await changes.close();
@@ -190,12 +197,12 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
 
 export default fp(servicesPlugin, { name: 'services' });
 
-/** The circuit breaker of each started connector that has one (an HTTP connector's `stats().breaker`). */
+/** The circuit breaker of each started connector that has one, by the connector's name in the tenant's configuration. */
 function breakerStates(instances: ConnectorInstances): { tenant: string; connector: string; state: 'closed' | 'half-open' | 'open' }[] {
   const out: { tenant: string; connector: string; state: 'closed' | 'half-open' | 'open' }[] = [];
-  for (const { tenantId, connectorId, connector } of instances.started()) {
-    const stats = (connector as { stats?: () => { breaker?: { state: 'closed' | 'half-open' | 'open' } } }).stats?.();
-    if (stats?.breaker) out.push({ tenant: tenantId, connector: connectorId, state: stats.breaker.state });
+  for (const { tenantId, name, connector } of instances.started()) {
+    const state = connector.breakerState?.();
+    if (state) out.push({ tenant: tenantId, connector: name, state });
   }
   return out;
 }

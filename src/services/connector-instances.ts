@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Connector, ConnectorSecrets } from '../../connectors/contract.js';
 import { ephemeralSecrets } from '../crypto/connector-secrets.js';
 import { ConnectorConfigError, firstLine, reasonOf, type ConnectorRegistry } from './connector-registry.js';
+import { routesOf } from './routing.js';
 import type { Tenant } from './tenants.js';
 
 export interface DegradedTenant {
@@ -35,6 +36,8 @@ export interface ConnectorLease {
 
 interface Instance {
   tenantId: string;
+  /** The connector's name in the tenant's configuration (its id when the tenant has one connector). */
+  name: string;
   /** The configuration it was built from; another key means another instance. */
   key: string;
   /** The tenant version it was built for: an older request never replaces it. */
@@ -58,8 +61,13 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+const keyOf = (tenantId: string, name: string) => `${tenantId}\u0000${name}`;
+
 export class ConnectorInstances {
+  /** By tenant and connector name. */
   private readonly instances = new Map<string, Instance>();
+  /** The newest configuration version seen per tenant: a newer one retires connectors it no longer names. */
+  private readonly versions = new Map<string, number>();
   /** Replaced instances that still have calls in flight. */
   private readonly retiring = new Set<Instance>();
   private readonly probes = new Map<string, { at: number; reason: string | null }>();
@@ -81,17 +89,17 @@ export class ConnectorInstances {
     this.secretsFor = opts.secretsFor ?? ((tenantId) => ephemeralSecrets(tenantId));
   }
 
-  /** The tenant's connector, created on first use and rebuilt when its configuration changes. */
-  forTenant(tenant: Tenant): Promise<Connector> {
-    return this.instanceFor(tenant).connector;
+  /** The tenant's connector `name` (default: its default one), created on first use and rebuilt when its configuration changes. */
+  forTenant(tenant: Tenant, name = routesOf(tenant.config).defaultName): Promise<Connector> {
+    return this.instanceFor(tenant, name).connector;
   }
 
   /**
    * The tenant's connector for one call. While a lease is held the instance is not closed, even when the
    * tenant's configuration has moved on to a new instance: it is closed when its last lease is released.
    */
-  async acquire(tenant: Tenant): Promise<ConnectorLease> {
-    const instance = this.instanceFor(tenant);
+  async acquire(tenant: Tenant, name = routesOf(tenant.config).defaultName): Promise<ConnectorLease> {
+    const instance = this.instanceFor(tenant, name);
     instance.inFlight++;
     let released = false;
     const release = () => {
@@ -107,23 +115,33 @@ export class ConnectorInstances {
     }
   }
 
-  /** The current, started connector of each tenant, with the id its configuration names (for the metrics). */
-  *started(): Iterable<{ tenantId: string; connectorId: string; connector: Connector }> {
+  /** The current, started connectors of each tenant, with their names and ids (for the metrics and the admin view). */
+  *started(): Iterable<{ tenantId: string; name: string; connectorId: string; connector: Connector }> {
     for (const instance of this.instances.values()) {
-      if (instance.started) yield { tenantId: instance.tenantId, connectorId: instance.connectorId, connector: instance.started };
+      if (instance.started) yield { tenantId: instance.tenantId, name: instance.name, connectorId: instance.connectorId, connector: instance.started };
     }
   }
 
-  /** Calls in flight on the tenant's current instance (for tests and diagnostics). */
-  inFlight(tenantId: string): number {
-    return this.instances.get(tenantId)?.inFlight ?? 0;
+  /** The started instance of one of a tenant's connectors, if it has started (the admin view reads its offer and breaker). */
+  startedOf(tenantId: string, name: string): Connector | undefined {
+    return this.instances.get(keyOf(tenantId, name))?.started;
   }
 
-  private instanceFor(tenant: Tenant): Instance {
-    const config = tenant.config.connector;
-    const key = JSON.stringify([config.id, config.module ?? null, config.options ?? {}]);
+  /** Calls in flight on the tenant's current instance of a connector (for tests and diagnostics). */
+  inFlight(tenantId: string, name?: string): number {
+    if (name !== undefined) return this.instances.get(keyOf(tenantId, name))?.inFlight ?? 0;
+    let n = 0;
+    for (const i of this.instances.values()) if (i.tenantId === tenantId) n += i.inFlight;
+    return n;
+  }
+
+  private instanceFor(tenant: Tenant, name: string): Instance {
     const version = tenant.version ?? 0;
-    const existing = this.instances.get(tenant.id);
+    this.sweep(tenant, version);
+    const config = routesOf(tenant.config).connectors[name];
+    if (!config) throw new ConnectorConfigError(tenant.id, name, 'is not a connector of this tenant');
+    const key = JSON.stringify([config.id, config.module ?? null, config.options ?? {}]);
+    const existing = this.instances.get(keyOf(tenant.id, name));
     if (existing && existing.key === key) return existing;
     // A request that started on an older configuration uses the instance of the newer one rather than
     // bringing its own back: requests already holding the old instance finish on it (leases).
@@ -138,20 +156,31 @@ export class ConnectorInstances {
         throw new ConnectorConfigError(tenant.id, definition.id, `failed to start: ${firstLine(err)}`);
       }
     })();
-    const instance: Instance = { tenantId: tenant.id, key, version, connectorId: config.id, connector, inFlight: 0, retired: false };
-    this.instances.set(tenant.id, instance);
+    const instance: Instance = { tenantId: tenant.id, name, key, version, connectorId: config.id, connector, inFlight: 0, retired: false };
+    this.instances.set(keyOf(tenant.id, name), instance);
     connector.then((c) => (instance.started = c), () => undefined);
     // A connector that fails to start is retried on the next request rather than cached broken.
     connector.catch(() => {
-      if (this.instances.get(tenant.id) === instance) this.instances.delete(tenant.id);
+      if (this.instances.get(keyOf(tenant.id, name)) === instance) this.instances.delete(keyOf(tenant.id, name));
     });
     return instance;
+  }
+
+  /** On a newer configuration, retires the tenant's connectors it no longer names (their calls in flight finish first). */
+  private sweep(tenant: Tenant, version: number): void {
+    const seen = this.versions.get(tenant.id);
+    if (seen !== undefined && version <= seen) return;
+    this.versions.set(tenant.id, version);
+    const named = routesOf(tenant.config).connectors;
+    for (const instance of [...this.instances.values()]) {
+      if (instance.tenantId === tenant.id && !Object.hasOwn(named, instance.name) && instance.version < version) this.retire(instance);
+    }
   }
 
   /** Takes a replaced instance out of service; it closes now, or when its last call returns. */
   private retire(instance: Instance): void {
     instance.retired = true;
-    this.instances.delete(instance.tenantId);
+    if (this.instances.get(keyOf(instance.tenantId, instance.name)) === instance) this.instances.delete(keyOf(instance.tenantId, instance.name));
     if (instance.inFlight === 0) void this.closeInstance(instance);
     else this.retiring.add(instance);
   }
@@ -181,14 +210,15 @@ export class ConnectorInstances {
     await Promise.all(
       tenants
         .filter((t) => t.status === 'active')
-        .map(async (tenant) => {
+        .flatMap((tenant) => Object.entries(routesOf(tenant.config).connectors).map(([name, choice]) => ({ tenant, name, choice })))
+        .map(async ({ tenant, name, choice }) => {
           try {
-            await withTimeout(this.forTenant(tenant), this.startTimeoutMs, `connector '${tenant.config.connector.id}'`);
+            await withTimeout(this.forTenant(tenant, name), this.startTimeoutMs, `connector '${choice.id}'`);
           } catch (err) {
-            const reason = reasonOf(err);
+            const reason = this.named(tenant, name, reasonOf(err));
             degraded.push({ tenant: tenant.id, reason });
-            this.probes.set(tenant.id, { at: this.now(), reason });
-            this.logger.error({ tenant: tenant.id, connector: tenant.config.connector.id, reason }, 'tenant connector could not start; its requests will answer 503 until its configuration is fixed');
+            this.probes.set(keyOf(tenant.id, name), { at: this.now(), reason });
+            this.logger.error({ tenant: tenant.id, connector: name, reason }, 'tenant connector could not start; its requests will answer 503 until its configuration is fixed');
           }
         }),
     );
@@ -201,17 +231,24 @@ export class ConnectorInstances {
    */
   async readiness(tenants: Tenant[]): Promise<DegradedTenant[]> {
     const results = await Promise.all(
-      tenants.filter((t) => t.status === 'active').map(async (t) => ({ tenant: t.id, reason: await this.probe(t) })),
+      tenants
+        .filter((t) => t.status === 'active')
+        .flatMap((t) => Object.keys(routesOf(t.config).connectors).map(async (name) => ({ tenant: t.id, reason: await this.probe(t, name) }))),
     );
     return results.filter((r): r is DegradedTenant => r.reason !== null).sort((a, b) => a.tenant.localeCompare(b.tenant));
   }
 
-  private async probe(tenant: Tenant): Promise<string | null> {
-    const cached = this.probes.get(tenant.id);
+  /** A tenant with several connectors says which one a reason is about. */
+  private named(tenant: Tenant, name: string, reason: string): string {
+    return tenant.config.connectors ? `connector '${name}': ${reason}` : reason;
+  }
+
+  private async probe(tenant: Tenant, name: string): Promise<string | null> {
+    const cached = this.probes.get(keyOf(tenant.id, name));
     if (cached && this.now() - cached.at < this.healthCacheMs) return cached.reason;
     let reason: string | null = null;
     try {
-      const leasing = this.acquire(tenant);
+      const leasing = this.acquire(tenant, name);
       let lease: ConnectorLease;
       try {
         lease = await withTimeout(leasing, this.healthTimeoutMs, 'connector start');
@@ -221,7 +258,9 @@ export class ConnectorInstances {
         throw err;
       }
       try {
-        if (lease.connector.health) await withTimeout(lease.connector.health(), this.healthTimeoutMs, 'health check');
+        // A core whose every call fails trips its breaker: degraded, even if its health path still answers.
+        if (lease.connector.breakerState?.() === 'open') reason = 'circuit breaker open: the core failed its recent calls';
+        else if (lease.connector.health) await withTimeout(lease.connector.health(), this.healthTimeoutMs, 'health check');
       } catch (err) {
         reason = `health check failed: ${firstLine(err)}`;
       } finally {
@@ -230,7 +269,8 @@ export class ConnectorInstances {
     } catch (err) {
       reason = reasonOf(err);
     }
-    this.probes.set(tenant.id, { at: this.now(), reason });
+    if (reason !== null) reason = this.named(tenant, name, reason);
+    this.probes.set(keyOf(tenant.id, name), { at: this.now(), reason });
     return reason;
   }
 

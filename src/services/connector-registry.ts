@@ -3,7 +3,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ConnectorDefinition } from '../../connectors/contract.js';
 import { checkOptions, loadConnectorModule, moduleSpecifier } from '../../connectors/loader.js';
-import type { TenantConfig } from '../../schemas/tenant.js';
+import type { ConnectorChoice } from '../../schemas/tenant.js';
 
 /** A tenant's connector configuration cannot be used: unknown id, module not loadable, invalid options. */
 export class ConnectorConfigError extends Error {
@@ -17,7 +17,7 @@ export class ConnectorConfigError extends Error {
   }
 }
 
-export type ConnectorConfig = TenantConfig['connector'];
+export type ConnectorConfig = ConnectorChoice;
 
 export interface ConnectorRegistryOptions {
   /** Base directory of relative module paths in tenant configuration. */

@@ -9,7 +9,7 @@ import type { Observer } from './metrics.js';
 
 export { ConnectorConfigError, ConnectorRegistry, type ConnectorConfig } from './connector-registry.js';
 export { ConnectorInstances, type ConnectorLease, type DegradedTenant } from './connector-instances.js';
-export { CoreCaller, ERROR_KINDS, LATENCY_BUCKETS_MS, type CallContext, type ErrorKind, type OperationStats } from './core-caller.js';
+export { CoreCaller, type CallContext, type ErrorKind } from './core-caller.js';
 export type {
   ContractOperation as ConnectorOperation,
   OperationInput as InputOf,
@@ -20,7 +20,7 @@ export interface ConnectorServices {
   connectorRegistry: ConnectorRegistry;
   /** The instances: `forTenant`, `start`, `readiness`, `close`. */
   connectors: ConnectorInstances;
-  /** The caller: `invoke`, `stats`. */
+  /** The caller: `invoke`, and each connector's recent calls (`health`). */
   core: CoreCaller;
 }
 

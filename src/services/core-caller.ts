@@ -1,5 +1,6 @@
-// The call to a tenant's core: the connector operation under the request's deadline, its outcome mapped
-// to the catalogue's errors, and per-operation counters and latency histogram.
+// The call to a tenant's core: the operation routed to one of its connectors (501 when that one does not
+// offer it), under the request's deadline, its outcome mapped to the catalogue's errors, counted for the
+// metrics and the connectors view, and handed to the shadow when the tenant runs one.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Observer } from './metrics.js';
 import {
@@ -15,36 +16,21 @@ import { CardlineError, Errors } from '../errors.js';
 import { scrub } from '../logging.js';
 import { reasonOf } from './connector-registry.js';
 import type { ConnectorInstances, ConnectorLease } from './connector-instances.js';
+import { ConnectorHealth } from './connector-health.js';
+import { routesOf } from './routing.js';
+import type { ShadowService } from './shadow.js';
 import type { Tenant } from './tenants.js';
 
-/** How a call ended, as counted by `stats()`. */
+/** How a call ended. */
 export type ErrorKind = 'business' | 'pending' | 'unavailable' | 'timeout' | 'internal';
-export const ERROR_KINDS: readonly ErrorKind[] = ['business', 'pending', 'unavailable', 'timeout', 'internal'];
-
-/** Upper bounds (ms) of the latency buckets; one more bucket counts everything slower. */
-export const LATENCY_BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000] as const;
-
-export interface OperationStats {
-  tenant: string;
-  connector: string;
-  operation: string;
-  /** Calls that reached the connector. */
-  count: number;
-  succeeded: number;
-  errors: Record<ErrorKind, number>;
-  latencyMs: {
-    sum: number;
-    max: number;
-    /** Non-cumulative: `buckets[i]` counts calls ≤ LATENCY_BUCKETS_MS[i] and above the previous bound; the last counts the rest. */
-    buckets: number[];
-  };
-}
 
 /** What the request contributes to a call: the tenant and the deadline are the caller's. */
 export interface CallContext {
   requestId: string;
   logger: FastifyBaseLogger;
   idempotencyKey?: string | undefined;
+  /** Told which of the tenant's connectors the operation is routed to, before it is called (the audit record names it). */
+  routed?: ((connector: string) => void) | undefined;
 }
 
 export interface CoreCallerOptions {
@@ -54,11 +40,17 @@ export interface CoreCallerOptions {
   now?: () => number;
   /** Told of every call (the metrics). */
   observer?: Pick<Observer, 'connectorCall'> | undefined;
+  /** Each named connector's recent calls (the connectors view). */
+  health?: ConnectorHealth | undefined;
+  /** Set once the store is up: answered calls of shadowed operations are handed to it. */
+  shadow?: Pick<ShadowService, 'offer'> | undefined;
 }
 
 export class CoreCaller {
-  private readonly counters = new Map<string, OperationStats>();
   private readonly timeoutMs: number;
+  readonly health: ConnectorHealth;
+  /** Set once the store is up (services plugin); until then nothing is shadowed. */
+  shadow: Pick<ShadowService, 'offer'> | undefined;
   private readonly now: () => number;
 
   constructor(
@@ -68,6 +60,8 @@ export class CoreCaller {
     this.timeoutMs = opts.timeoutMs;
     this.now = opts.now ?? (() => performance.now());
     this.observer = opts.observer;
+    this.health = opts.health ?? new ConnectorHealth();
+    this.shadow = opts.shadow;
   }
 
   private readonly observer: Pick<Observer, 'connectorCall'> | undefined;
@@ -77,17 +71,23 @@ export class CoreCaller {
    * rejected → business error; pending → 202; transport failures → 502/504.
    */
   async invoke<O extends ContractOperation>(tenant: Tenant, operation: O, input: OperationInput<O>, ctx: CallContext): Promise<OperationValue<O>> {
+    // The route is read once, from the configuration this request started with: a request in flight
+    // finishes on the connector it began with even if routing changes meanwhile (its lease keeps it open).
+    const name = routesOf(tenant.config).byOperation[operation];
+    ctx.routed?.(name);
     let lease: ConnectorLease;
     try {
-      lease = await this.instances.acquire(tenant);
+      lease = await this.instances.acquire(tenant, name);
     } catch (err) {
-      ctx.logger.error({ tenant: tenant.id, connector: tenant.config.connector.id, reason: reasonOf(err) }, 'tenant connector is not available');
+      ctx.logger.error({ tenant: tenant.id, connector: name, reason: reasonOf(err) }, 'tenant connector is not available');
       throw Errors.unavailable(
         `The core-banking connector of tenant '${tenant.id}' could not be started; this is a configuration problem on the gateway and retrying will not help until its operator fixes it.`,
       );
     }
     try {
-      return await this.call(lease, tenant, operation, input, ctx);
+      // Not offered: answered here, never sent to the core.
+      if (typeof lease.connector[operation] !== 'function') throw Errors.operationNotSupported(operation, name);
+      return await this.call(lease, tenant, name, operation, input, ctx);
     } finally {
       lease.release();
     }
@@ -96,6 +96,7 @@ export class CoreCaller {
   private async call<O extends ContractOperation>(
     { connector }: ConnectorLease,
     tenant: Tenant,
+    name: string,
     operation: O,
     input: OperationInput<O>,
     ctx: CallContext,
@@ -105,7 +106,7 @@ export class CoreCaller {
     const signal = deadline.signal;
     const timer = setTimeout(() => deadline.abort(new DOMException('connector deadline passed', 'TimeoutError')), this.timeoutMs);
     const started = this.now();
-    const record = (kind: ErrorKind | 'succeeded') => this.record(tenant, operation, kind, this.now() - started);
+    const record = (kind: ErrorKind | 'succeeded') => this.record(tenant, name, operation, kind, this.now() - started);
     let result: OperationResult<OperationValue<O>>;
     try {
       const method = connector[operation] as (i: OperationInput<O>, c: ConnectorContext) => Promise<OperationResult<OperationValue<O>>>;
@@ -138,9 +139,11 @@ export class CoreCaller {
     switch (result.status) {
       case 'succeeded':
         record('succeeded');
+        this.shadow?.offer(tenant, operation, input, { status: 'succeeded', value: result.value }, ctx.requestId);
         return result.value;
       case 'rejected':
         record('business');
+        this.shadow?.offer(tenant, operation, input, { status: 'rejected', code: result.code }, ctx.requestId);
         // A core's own words reach the caller, scrubbed of anything shaped like a card number or a token.
         throw Errors.business(result.code, scrub(result.message));
       case 'pending':
@@ -148,41 +151,13 @@ export class CoreCaller {
         throw Errors.corePending();
       default:
         record('internal');
-        throw new Error(`connector '${tenant.config.connector.id}' returned an unknown status from ${operation}`);
+        throw new Error(`connector '${name}' returned an unknown status from ${operation}`);
     }
   }
 
-  private record(tenant: Tenant, operation: string, kind: ErrorKind | 'succeeded', latencyMs: number): void {
-    const connector = tenant.config.connector.id;
-    const key = `${tenant.id}\u0000${connector}\u0000${operation}`;
-    let s = this.counters.get(key);
-    if (!s) {
-      s = {
-        tenant: tenant.id,
-        connector,
-        operation,
-        count: 0,
-        succeeded: 0,
-        errors: { business: 0, pending: 0, unavailable: 0, timeout: 0, internal: 0 },
-        latencyMs: { sum: 0, max: 0, buckets: new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0) },
-      };
-      this.counters.set(key, s);
-    }
-    s.count++;
-    if (kind === 'succeeded') s.succeeded++;
-    else s.errors[kind]++;
+  private record(tenant: Tenant, name: string, operation: string, kind: ErrorKind | 'succeeded', latencyMs: number): void {
     const ms = Math.max(0, latencyMs);
-    s.latencyMs.sum += ms;
-    s.latencyMs.max = Math.max(s.latencyMs.max, ms);
-    const bucket = LATENCY_BUCKETS_MS.findIndex((le) => ms <= le);
-    s.latencyMs.buckets[bucket === -1 ? LATENCY_BUCKETS_MS.length : bucket]!++;
-    this.observer?.connectorCall(tenant.id, connector, operation, kind, ms / 1000);
-  }
-
-  /** Per tenant, connector and operation: calls, outcomes and latency, for the metrics endpoint. A copy. */
-  stats(): OperationStats[] {
-    return [...this.counters.values()]
-      .map((s) => structuredClone(s))
-      .sort((a, b) => a.tenant.localeCompare(b.tenant) || a.connector.localeCompare(b.connector) || a.operation.localeCompare(b.operation));
+    this.health.record(tenant.id, name, kind, ms);
+    this.observer?.connectorCall(tenant.id, name, operation, kind, ms / 1000);
   }
 }

@@ -15,6 +15,13 @@ export interface Observer {
   lockedOut(tenant: string): void;
 }
 
+/** How a shadow comparison ended (decision 0112): `dropped` when the tenant's shadow queue was full. */
+export type ShadowOutcome = 'match' | 'diverged' | 'error' | 'dropped';
+
+export interface ShadowObserver {
+  shadowCall(tenant: string, operation: string, outcome: ShadowOutcome): void;
+}
+
 /** How a delivery attempt ended: delivered, due again, failed for good, or refused with 410 (channel disabled). */
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'gone';
 
@@ -44,7 +51,7 @@ export interface Gauges {
 const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
 
-export class Metrics implements Observer, DeliveryObserver {
+export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
   readonly registry = new client.Registry();
   private readonly tenantLabel: boolean;
   private readonly requests: client.Counter<string>;
@@ -57,6 +64,7 @@ export class Metrics implements Observer, DeliveryObserver {
   private readonly lockouts: client.Counter<string>;
   private readonly deliveries: client.Counter<string>;
   private readonly deliveryLag: client.Histogram<string>;
+  private readonly shadowCalls: client.Counter<string>;
 
   constructor(opts: MetricsOptions, gauges: Gauges = {}) {
     this.tenantLabel = opts.tenantLabel;
@@ -77,6 +85,12 @@ export class Metrics implements Observer, DeliveryObserver {
       help: 'Time a core took to answer, by connector and operation.',
       labelNames: t(['connector', 'operation']),
       buckets: SECONDS_BUCKETS,
+      registers,
+    });
+    this.shadowCalls = new client.Counter({
+      name: 'cardline_shadow_calls_total',
+      help: 'Calls copied to a shadow core, by operation and outcome (match, diverged, error, dropped).',
+      labelNames: t(['operation', 'outcome']),
       registers,
     });
     this.batchRecords = new client.Histogram({
@@ -160,6 +174,11 @@ export class Metrics implements Observer, DeliveryObserver {
     const t = this.tenantLabel ? tenant : '';
     this.child(this.calls, `${connector}\u0000${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ connector, operation, outcome }, tenant)).inc();
     this.child(this.callSeconds, `${connector}\u0000${operation}\u0000${t}`, () => this.labels({ connector, operation }, tenant)).observe(seconds);
+  }
+
+  shadowCall(tenant: string, operation: string, outcome: ShadowOutcome): void {
+    const t = this.tenantLabel ? tenant : '';
+    this.child(this.shadowCalls, `${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ operation, outcome }, tenant)).inc();
   }
 
   auditBatch(records: number, seconds: number): void {

@@ -8,7 +8,15 @@ import type { Db } from '../store/db.js';
 import type { ChangeFeed } from './changes.js';
 import type { UserService } from './users.js';
 import type { ConnectorRegistry } from './connectors.js';
-import { TenantConfigError, isTenantId, parseTenantConfig, type StoredTenant, type Tenant, type TenantService } from './tenants.js';
+import type { ConnectorDefinition, ContractOperation } from '../../connectors/contract.js';
+import type { ConnectorChoice } from '../../schemas/tenant.js';
+import { offeringProblems, routesOf } from './routing.js';
+import { TenantConfigError, connectorChoices, isTenantId, parseTenantConfig, type StoredTenant, type Tenant, type TenantService } from './tenants.js';
+
+/** What a definition says it offers with these options; undefined when it declares nothing. */
+export function offersOf(definition: ConnectorDefinition, options: unknown): readonly ContractOperation[] | undefined {
+  return typeof definition.offers === 'function' ? definition.offers(options) : definition.offers;
+}
 
 export interface TenantAdminDeps {
   db: Db;
@@ -59,14 +67,21 @@ function checkName(tenantId: string, name: unknown): string {
  */
 async function storableConfig(deps: TenantAdminDeps, tenantId: string, raw: unknown): Promise<Record<string, unknown>> {
   const clear = structuredClone(raw ?? {}) as Record<string, unknown>;
-  const connector = clear.connector as { options?: unknown } | undefined;
-  if (deps.secrets && connector?.options !== undefined) connector.options = deps.secrets.open(tenantId, connector.options);
+  if (deps.secrets) for (const c of connectorChoices(clear)) if (c.options !== undefined) c.options = deps.secrets.open(tenantId, c.options);
   const config = parseTenantConfig(tenantId, clear);
   if (deps.connectorRegistry) {
-    const { definition } = await deps.connectorRegistry.prepare(tenantId, config.connector);
-    if (deps.secrets && config.connector.options !== undefined) {
-      config.connector.options = deps.secrets.seal(tenantId, config.connector.options, definition.optionsSchema) as Record<string, unknown>;
+    const { connectors } = routesOf(config);
+    const offers = new Map<string, readonly ContractOperation[] | undefined>();
+    for (const [name, choice] of Object.entries(connectors)) {
+      const { definition, options } = await deps.connectorRegistry.prepare(tenantId, choice);
+      offers.set(name, offersOf(definition, options));
+      if (deps.secrets && choice.options !== undefined) {
+        choice.options = deps.secrets.seal(tenantId, choice.options, definition.optionsSchema) as Record<string, unknown>;
+      }
     }
+    // Routing an operation to a connector that says it does not have it is refused now, not answered 501 later.
+    const problems = offeringProblems(config, (name) => offers.get(name));
+    if (problems.length) throw new TenantConfigError(tenantId, problems);
   }
   return config as unknown as Record<string, unknown>;
 }
@@ -145,18 +160,21 @@ export async function sealLegacySecrets(
   if (!deps.connectorRegistry || !deps.secrets) return list;
   let changed = false;
   for (const stored of list) {
-    const connector = stored.config.connector as { id?: unknown; module?: unknown; options?: unknown } | undefined;
-    if (!connector || connector.options === undefined) continue;
-    let sealed: unknown;
+    const next = structuredClone(stored.config);
+    let sealedAny = false;
     try {
-      const config = parseTenantConfig(stored.id, stored.config);
-      const { definition } = await deps.connectorRegistry.prepare(stored.id, config.connector);
-      if (!hasPlainSecrets(connector.options, definition.optionsSchema)) continue;
-      sealed = deps.secrets.seal(stored.id, connector.options, definition.optionsSchema);
+      for (const choice of connectorChoices(next)) {
+        if (choice.options === undefined) continue;
+        const { definition } = await deps.connectorRegistry.prepare(stored.id, choice as ConnectorChoice);
+        if (!hasPlainSecrets(choice.options, definition.optionsSchema)) continue;
+        choice.options = deps.secrets.seal(stored.id, choice.options, definition.optionsSchema);
+        sealedAny = true;
+      }
     } catch {
       continue;
     }
-    await deps.tenants.update(stored.id, { name: stored.name, config: { ...stored.config, connector: { ...connector, options: sealed } } });
+    if (!sealedAny) continue;
+    await deps.tenants.update(stored.id, { name: stored.name, config: next });
     await deps.changes?.changed({ kind: 'tenant', tenantId: stored.id });
     log.warn({ tenant: stored.id }, 'sealed connector secrets that were stored in clear');
     changed = true;

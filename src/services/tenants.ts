@@ -4,6 +4,7 @@ import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { LRUCache } from 'lru-cache';
 import { cacheTtl, TENANT_CACHE_MAX, UNKNOWN_TENANT_CACHE_MAX } from './cache-ttl.js';
+import { routingProblems } from './routing.js';
 import { DEFAULT_TENANT_CONFIG, TENANT_ID_PATTERN, TenantConfig } from '../../schemas/tenant.js';
 import type { ConfigSecrets } from '../crypto/config-secrets.js';
 import type { Db, Queryable } from '../store/db.js';
@@ -84,14 +85,24 @@ export function isTimeZone(zone: string): boolean {
 const tenantConfigCheck = TypeCompiler.Compile(TenantConfig);
 
 /** Fills defaults and validates; errors name the field (`/creditLimit/maximum: ...`). */
+/** The connector choices of a raw configuration (`connector` and each of `connectors`), for sealing and opening their options. */
+export function connectorChoices(raw: Record<string, unknown>): { id?: unknown; module?: unknown; options?: unknown }[] {
+  const one = raw.connector as { options?: unknown } | undefined;
+  const named = raw.connectors && typeof raw.connectors === 'object' ? Object.values(raw.connectors as Record<string, { options?: unknown }>) : [];
+  return [...(one && typeof one === 'object' ? [one] : []), ...named.filter((c) => c && typeof c === 'object')];
+}
+
 export function parseTenantConfig(tenantId: string, raw: unknown): TenantConfig {
   const merged = Value.Default(TenantConfig, structuredClone(raw ?? {})) as Record<string, unknown>;
   for (const key of Object.keys(DEFAULT_TENANT_CONFIG) as (keyof TenantConfig)[]) {
+    // A tenant with named connectors has no single one: the default connector is not filled in beside them.
+    if (key === 'connector' && merged.connectors !== undefined) continue;
     if (merged[key] === undefined) merged[key] = structuredClone(DEFAULT_TENANT_CONFIG[key]);
   }
   // The compiled check first: the error list is built only for a configuration that fails it.
   const errors = tenantConfigCheck.Check(merged) ? [] : [...tenantConfigCheck.Errors(merged)].map((e) => `${e.path || '/'}: ${e.message}`);
   if (typeof merged.timeZone === 'string' && !isTimeZone(merged.timeZone)) errors.push(`/timeZone: '${merged.timeZone}' is not an IANA time zone (such as UTC or Europe/Lisbon)`);
+  if (errors.length === 0) errors.push(...routingProblems(merged as Partial<TenantConfig>));
   if (errors.length) throw new TenantConfigError(tenantId, errors);
   return merged as TenantConfig;
 }
@@ -248,8 +259,7 @@ export class TenantService {
   /** The tenant as the gateway uses it: secrets opened, defaults filled, validated. */
   fromStored(stored: StoredTenant): Tenant {
     const raw = structuredClone(stored.config);
-    const connector = raw.connector as { options?: unknown } | undefined;
-    if (this.secrets && connector?.options !== undefined) connector.options = this.secrets.open(stored.id, connector.options);
+    if (this.secrets) for (const c of connectorChoices(raw)) if (c.options !== undefined) c.options = this.secrets.open(stored.id, c.options);
     return { id: stored.id, name: stored.name, status: stored.status, config: parseTenantConfig(stored.id, raw), version: stored.version };
   }
 

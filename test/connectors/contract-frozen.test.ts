@@ -1,5 +1,5 @@
-// Freezes the public contract: the connector interface (read from connectors/contract.ts) and the JSON of
-// every export of schemas/. A deliberate change regenerates the snapshot in the same commit:
+// Freezes the public contract: the core operations as the contract table declares them (group, kind, input
+// and result schemas), the other interfaces of connectors/contract.ts, and the JSON of every export of schemas/. A deliberate change regenerates the snapshot in the same commit:
 //   UPDATE_CONTRACT=1 npx vitest run test/connectors/contract-frozen.test.ts
 // A breaking change to a connector's behaviour gets a new versioned connector id instead.
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -12,8 +12,8 @@ const ROOT = process.cwd();
 const SNAPSHOT = join(ROOT, 'test/connectors/__snapshots__/contract.json');
 
 interface Contract {
-  /** Members of `Connector`: name (with `?` when optional) → signature. */
-  connector: Record<string, string>;
+  /** Each core operation of the table (connectors/contract.ts CONTRACT): group, kind, input and result as JSON Schema. */
+  connector: Record<string, unknown>;
   /** Every other exported interface of contract.ts: member → type. */
   types: Record<string, Record<string, string>>;
   /** schemas/<file> → export → its JSON (TypeBox schemas and constant tables). */
@@ -43,7 +43,8 @@ function readInterfaces(file: string): Record<string, Record<string, string>> {
 }
 
 async function currentContract(): Promise<Contract> {
-  const { Connector, ...types } = readInterfaces(join(ROOT, 'connectors/contract.ts'));
+  const types = readInterfaces(join(ROOT, 'connectors/contract.ts'));
+  const { CONTRACT } = (await import(pathToFileURL(join(ROOT, 'connectors/contract.ts')).href)) as { CONTRACT: Record<string, unknown> };
   const schemas: Contract['schemas'] = {};
   for (const file of readdirSync(join(ROOT, 'schemas')).filter((f) => f.endsWith('.ts')).sort()) {
     const mod = (await import(pathToFileURL(join(ROOT, 'schemas', file)).href)) as Record<string, unknown>;
@@ -55,7 +56,7 @@ async function currentContract(): Promise<Contract> {
     }
     schemas[file] = exported;
   }
-  return { connector: Connector ?? {}, types, schemas };
+  return { connector: JSON.parse(JSON.stringify(CONTRACT)) as Record<string, unknown>, types, schemas };
 }
 
 const HOW = 'If the change is deliberate, regenerate in the same commit: UPDATE_CONTRACT=1 npx vitest run test/connectors/contract-frozen.test.ts';
@@ -69,7 +70,7 @@ describe('frozen public contract', async () => {
     expect(frozen, `no snapshot at ${SNAPSHOT}. ${HOW}`).not.toBeNull();
   });
 
-  it('the Connector interface has the frozen methods and signatures', () => {
+  it('the contract table has the frozen operations, kinds, inputs and results', () => {
     expect(Object.keys(current.connector)).toContain('upgradeLimit');
     expect(current.connector, HOW).toEqual(frozen?.connector);
   });

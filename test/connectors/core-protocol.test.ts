@@ -2,14 +2,14 @@
 // served by one entry, path templates and parameter schemas agree, and kinds match methods and keys.
 import { describe, expect, it } from 'vitest';
 import { CORE_PROTOCOL, type CoreEndpointSpec } from '../../schemas/core-protocol.js';
-import { OPERATIONS } from './fixtures/unimplemented.js';
+import { CONTRACT, CONTRACT_OPERATIONS } from '../../connectors/contract.js';
 
 const entries = Object.values(CORE_PROTOCOL) as CoreEndpointSpec[];
 
 describe('core protocol table', () => {
   it('serves every contract operation, and the card resolution, exactly once', () => {
     const served = entries.flatMap((e) => (e.kind === 'probe' ? [] : [e.serves])).sort();
-    expect(served).toEqual([...Object.keys(OPERATIONS), 'resolveCard'].sort());
+    expect(served).toEqual([...CONTRACT_OPERATIONS, 'resolveCard'].sort());
   });
 
   it.each(entries.map((e) => [e.operationId, e] as const))('%s: the path names exactly its parameters', (_id, entry) => {
@@ -32,5 +32,9 @@ describe('core protocol table', () => {
       }
     }
     expect(entries.filter((e) => e.kind === 'read' && e.keyed).map((e) => e.operationId)).toEqual(['resolveCard']);
+  });
+
+  it("takes each operation's kind from the contract table", () => {
+    for (const e of entries) if (e.kind !== 'probe' && e.serves !== 'resolveCard') expect([e.operationId, e.kind]).toEqual([e.operationId, CONTRACT[e.serves].kind]);
   });
 });

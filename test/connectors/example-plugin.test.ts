@@ -1,7 +1,10 @@
 // The example plugin passes `npm run connector:check` as a child process; the check fails careless connectors.
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { CONTRACT, CONTRACT_OPERATIONS } from '../../connectors/contract.js';
 import { scenarios } from '../../connectors/conformance/index.js';
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 import { fromCents, fromIssuePlastic, fromSetCreditLine, toCents, toIssuePlastic } from '../../examples/acme-core/transformers.js';
 
 interface Run {
@@ -24,16 +27,34 @@ describe('npm run connector:check', () => {
     const run = await connectorCheck('./examples/acme-core/index.ts');
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toContain('Conformance of connector acme-core 1.0.0');
-    for (const s of scenarios) expect(run.stdout).toMatch(new RegExp(`PASS {2}${s.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s+\\d+ ms`));
-    expect(run.stdout).toContain(`${scenarios.length} passed, 0 failed`);
+    for (const s of scenarios) expect(run.stdout).toMatch(new RegExp(`PASS {9}${escape(s.name)}\\s+\\d+ ms`));
+    expect(run.stdout).toContain(`${scenarios.length} passed, 0 failed, 0 not offered`);
+    expect(run.stdout).toMatch(/upgradeLimit\s+credit-line\s+write\s+offered\s+\d+ passed/);
+  });
+
+  it('passes a connector offering only card operations for those, and reports the rest not offered', async () => {
+    const run = await connectorCheck('./examples/acme-core/index.ts', '--options', '{"groups":["cards"]}');
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const passed = Number(/(\d+) passed, 0 failed, (\d+) not offered/.exec(run.stdout)?.[1]);
+    const notOffered = Number(/(\d+) passed, 0 failed, (\d+) not offered/.exec(run.stdout)?.[2]);
+    expect(passed).toBeGreaterThan(5);
+    expect(notOffered).toBeGreaterThan(0);
+    expect(passed + notOffered).toBe(scenarios.length);
+    expect(run.stdout).toMatch(/NOT OFFERED {2}.+\n\s+needs upgradeLimit, which this connector does not offer/);
+    // The capability table: each card operation offered (and exercised), every other one not offered.
+    for (const op of CONTRACT_OPERATIONS) {
+      const row = new RegExp(`\\n  ${op}\\s+${CONTRACT[op].group}\\s+${CONTRACT[op].kind}\\s+${CONTRACT[op].group === 'cards' ? 'offered' : 'not offered'}\\s`);
+      expect(run.stdout, op).toMatch(row);
+    }
+    expect(run.stdout).toMatch(/\n {2}lockCard\s+cards\s+write\s+offered\s+[1-9]\d* passed\n/);
   });
 
   it('fails a connector that breaks the contract, with a reason per scenario, exit 1', async () => {
     const run = await connectorCheck('./test/connectors/fixtures/careless-connector.ts');
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/FAIL {2}refuses an invalid kit\s+\d+ ms\n\s+unknown KIT-9999: expected rejected PPCUST_018, got succeeded/);
-    expect(run.stdout).toMatch(/FAIL {2}a deadline that expires yields pending or a timeout error, never success/);
-    expect(run.stdout).toMatch(/FAIL {2}two concurrent upgrades of one card: exactly one wins/);
+    expect(run.stdout).toMatch(/FAIL {9}refuses an invalid kit\s+\d+ ms\n\s+unknown KIT-9999: expected rejected PPCUST_018, got succeeded/);
+    expect(run.stdout).toMatch(/FAIL {9}a deadline that expires yields pending or a timeout error, never success/);
+    expect(run.stdout).toMatch(/FAIL {9}two concurrent upgrades of one card: exactly one wins/);
     expect(run.stdout).toMatch(/\d+ passed, [1-9]\d* failed/);
   });
 

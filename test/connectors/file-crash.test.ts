@@ -1,13 +1,14 @@
 // The crash test: a child process writes through the file connector and is SIGKILLed at random moments;
 // every write it acknowledged must be there after re-open, and every file must still parse.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
 import { FileCore, importFixtures } from '../../connectors/file/index.js';
-import { LOCK_FILE, pidAlive } from '../../connectors/file/lock.js';
+import { LOCK_FILE, OWNER_FILE, pidAlive } from '../../connectors/file/lock.js';
+import { isAtomicTemp } from '../../connectors/shared/durable-write.js';
 import { JOURNAL_FILE, SNAPSHOT_FILE, decodeLine } from '../../connectors/file/store.js';
 import { demoFixtures, toSnapshot, withLuhnDigit } from '../../connectors/mock/fixtures.js';
 import { FILE_TEST_SECRETS } from './fixtures/file-secrets.js';
@@ -121,8 +122,8 @@ async function checkFiles(dir: string): Promise<{ journalLines: number; tornTail
   for (const e of decoded) if (e) expect(typeof JSON.parse(JSON.stringify(e)).seq).toBe('number');
   let temps = 0;
   for (const name of await readdir(dir)) {
-    if (name.includes('.tmp-')) temps++;
-    else expect([SNAPSHOT_FILE, JOURNAL_FILE, LOCK_FILE]).toContain(name);
+    if (isAtomicTemp(name, SNAPSHOT_FILE) || isAtomicTemp(name, OWNER_FILE)) temps++;
+    else expect([SNAPSHOT_FILE, JOURNAL_FILE, LOCK_FILE, OWNER_FILE]).toContain(name);
   }
   return { journalLines: decoded.filter(Boolean).length, tornTail: tail !== '' || firstBad >= 0, temps };
 }
@@ -151,7 +152,8 @@ it('keeps every acknowledged write through SIGKILLs at random moments', async ()
     figures.acknowledged += run.limits.length + run.physicals.length;
 
     // The killed writer's lock is still on disk, and it does not block the re-open.
-    const lock = JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8'));
+    expect((await stat(join(dir, LOCK_FILE))).isDirectory()).toBe(true);
+    const lock = JSON.parse(await readFile(join(dir, OWNER_FILE), 'utf8'));
     expect(lock.pid).toBe(run.pid);
     expect(pidAlive(run.pid)).toBe(false);
     const files = await checkFiles(dir);

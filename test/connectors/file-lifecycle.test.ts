@@ -4,9 +4,9 @@ import { copyFile, mkdtemp, readdir, readFile, rm, appendFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConnectorTimeoutError } from '../../connectors/contract.js';
+import { ConnectorTimeoutError, type ConnectorContext } from '../../connectors/contract.js';
 import { FileCore, exportFixtures, importFixtures } from '../../connectors/file/index.js';
-import { LOCK_FILE } from '../../connectors/file/lock.js';
+import { LOCK_FILE, OWNER_FILE } from '../../connectors/file/lock.js';
 import { JOURNAL_FILE, decodeLine, encodeEntry } from '../../connectors/file/store.js';
 import { FILE_TEST_SECRETS } from './fixtures/file-secrets.js';
 
@@ -33,11 +33,12 @@ afterEach(async () => {
 /** A copy of a store's files as a crash would leave them: no close, no compaction. */
 async function crashCopy(from: string): Promise<string> {
   const to = await tmp();
-  for (const name of await readdir(from)) if (name !== LOCK_FILE) await copyFile(join(from, name), join(to, name));
+  for (const name of await readdir(from)) if (name !== LOCK_FILE && name !== OWNER_FILE) await copyFile(join(from, name), join(to, name));
   return to;
 }
 
-const ctx = (idempotencyKey?: string) => ({ signal: new AbortController().signal, idempotencyKey });
+// The cores read only the deadline and the key.
+const ctx = (idempotencyKey?: string) => ({ signal: new AbortController().signal, idempotencyKey }) as ConnectorContext;
 const journal = async (dir: string) => (await readFile(join(dir, JOURNAL_FILE), 'utf8')).split('\n').filter(Boolean).map((l) => decodeLine(l)!);
 const PIN_BLOCK = '0412AC89ABCDEF67';
 
@@ -104,7 +105,7 @@ describe('file connector: card lifecycle', () => {
     expect(await c.getCreditLimit({ entityId: 'ENT-1001' }, ctx())).toEqual({ status: 'succeeded', value: { entityId: 'ENT-1001', creditLimit: '50000.00', outstanding: '0.00', availableCredit: '50000.00' } });
     expect(await c.getCard({ cardId: 'CARD-0' }, ctx())).toMatchObject({ status: 'rejected', code: 'CARD_NOT_FOUND' });
     expect((await journal(dir)).map((e) => e.op)).toEqual(['lockCard']);
-    await expect(c.getCard({ cardId: 'CARD-3001' }, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(ConnectorTimeoutError);
+    await expect(c.getCard({ cardId: 'CARD-3001' }, { signal: AbortSignal.abort() } as ConnectorContext)).rejects.toBeInstanceOf(ConnectorTimeoutError);
   });
 
   it('journals a keyed refusal (its outcome is kept) but not an unkeyed one', async () => {

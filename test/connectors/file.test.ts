@@ -1,14 +1,15 @@
 // The file connector: operations, refusals, idempotency, durability across re-open, torn journals, the lock, fixtures.
 import { spawnSync } from 'node:child_process';
-import { appendFile, copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConnectorTimeoutError, ConnectorUnavailableError } from '../../connectors/contract.js';
+import { ConnectorTimeoutError, type ConnectorContext, ConnectorUnavailableError } from '../../connectors/contract.js';
 import { builtInConnectors } from '../../connectors/index.js';
 import { FileCore, exportFixtures, importFixtures } from '../../connectors/file/index.js';
 import { JOURNAL_FILE, SNAPSHOT_FILE, decodeLine } from '../../connectors/file/store.js';
-import { LOCK_FILE } from '../../connectors/file/lock.js';
+import { LOCK_FILE, OWNER_FILE } from '../../connectors/file/lock.js';
+import { isAtomicTemp } from '../../connectors/shared/durable-write.js';
 import { demoFixtures, toSnapshot } from '../../connectors/mock/fixtures.js';
 import { ephemeralSecrets } from '../../src/crypto/connector-secrets.js';
 import { FILE_TEST_SECRETS } from './fixtures/file-secrets.js';
@@ -33,14 +34,15 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
 
-const ctx = (idempotencyKey?: string) => ({ signal: new AbortController().signal, idempotencyKey });
+// The cores read only the deadline and the key.
+const ctx = (idempotencyKey?: string) => ({ signal: new AbortController().signal, idempotencyKey }) as ConnectorContext;
 const limit = (amount: string, entityId = 'ENT-1001') => ({ entityId, amount, allowDecrease: false });
 const physical = (kitNo: string, entityId?: string) => ({ kitNo, entityId, lockOnUpgrade: false });
 
 /** A copy of a store's files as a crash would leave them: no close, no compaction (the lock is left out). */
 async function crashCopy(from: string): Promise<string> {
   const to = await tmp();
-  for (const name of await readdir(from)) if (name !== LOCK_FILE) await copyFile(join(from, name), join(to, name));
+  for (const name of await readdir(from)) if (name !== LOCK_FILE && name !== OWNER_FILE) await copyFile(join(from, name), join(to, name));
   return to;
 }
 
@@ -114,7 +116,7 @@ describe('file connector', () => {
     const c = await core(await tmp());
     const ac = new AbortController();
     ac.abort();
-    await expect(c.upgradeLimit(limit('90000.00'), { signal: ac.signal })).rejects.toBeInstanceOf(ConnectorTimeoutError);
+    await expect(c.upgradeLimit(limit('90000.00'), { signal: ac.signal } as ConnectorContext)).rejects.toBeInstanceOf(ConnectorTimeoutError);
     expect(limitOf(c)).toBe(5_000_000n);
   });
 
@@ -229,11 +231,23 @@ describe('file connector', () => {
     const dir = await tmp();
     await (await core(dir)).close();
     const dead = spawnSync(process.execPath, ['-e', '']).pid!;
-    await writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: dead, host: hostname(), nonce: 'gone', since: '' }));
+    // What a SIGKILLed holder leaves: proper-lockfile's directory, freshly touched, and the owner file naming it.
+    const leave = async (host: string) => {
+      await mkdir(join(dir, LOCK_FILE));
+      const { ino } = await stat(join(dir, LOCK_FILE));
+      await writeFile(join(dir, OWNER_FILE), JSON.stringify({ pid: dead, host, since: '', ino }));
+    };
+    await leave(hostname());
     await (await core(dir)).close();
+    expect(await readdir(dir)).not.toContain(LOCK_FILE);
 
-    await writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: dead, host: 'elsewhere', nonce: 'n', since: '' }));
+    await leave('elsewhere');
     await expect(FileCore.open({ dir, lockTimeoutMs: 0 }, { secrets: FILE_TEST_SECRETS })).rejects.toThrow(/locked by pid \d+ on elsewhere/);
+    // An owner file left by an older lock does not speak for the one there now.
+    await rm(join(dir, LOCK_FILE), { recursive: true });
+    await mkdir(join(dir, LOCK_FILE));
+    await writeFile(join(dir, OWNER_FILE), JSON.stringify({ pid: dead, host: hostname(), since: '', ino: 1 }));
+    await expect(FileCore.open({ dir, lockTimeoutMs: 0 }, { secrets: FILE_TEST_SECRETS })).rejects.toThrow(/is locked by another process/);
   });
 
   it('ignores a torn last journal line, keeping every earlier write', async () => {
@@ -271,15 +285,14 @@ describe('file connector', () => {
     const c = await core(dir);
     await c.upgradeLimit(limit('61000.00'), ctx());
     await c.close();
-    await writeFile(join(dir, `${SNAPSHOT_FILE}.tmp-4242-deadbeef`), '{"format":"cardline-file-core","seq":99,"sta');
-    await writeFile(join(dir, `${LOCK_FILE}.tmp-${spawnSync(process.execPath, ['-e', '']).pid}-0badc0de`), '{"pid":');
+    await writeFile(join(dir, `${SNAPSHOT_FILE}.3735928559`), '{"format":"cardline-file-core","seq":99,"sta');
     const again = await core(dir);
     expect(limitOf(again)).toBe(6_100_000n);
-    expect((await readdir(dir)).filter((n) => n.includes('.tmp-'))).toEqual([]);
+    expect((await readdir(dir)).filter((n) => isAtomicTemp(n, SNAPSHOT_FILE))).toEqual([]);
 
     // A directory with nothing but a temp file (killed during its first snapshot) starts from the fixtures.
     const empty = await tmp();
-    await writeFile(join(empty, `${SNAPSHOT_FILE}.tmp-1-00`), '{"torn');
+    await writeFile(join(empty, `${SNAPSHOT_FILE}.1`), '{"torn');
     expect(limitOf(await core(empty))).toBe(5_000_000n);
   });
 

@@ -30,7 +30,7 @@ afterEach(async () => {
 
 async function connect(options: object = {}) {
   const c = await createLedger(
-    { baseUrl: `${origin}/ledger`, retries: { max: 2, baseDelayMs: 1, maxDelayMs: 2 }, breaker: { failureThreshold: 2, openMs: 60_000, halfOpenProbes: 1 }, ...options },
+    { baseUrl: `${origin}/ledger`, retries: { max: 2, baseDelayMs: 1, maxDelayMs: 2 }, breaker: { failureThreshold: 2, openMs: 60_000 }, ...options },
     { tenantId: 't', logger, secrets: ephemeralSecrets('t') },
     { dispatcher: agent },
   );
@@ -64,7 +64,7 @@ describe('a plugin on the shared HTTP transport', () => {
   it('retries what its mapper calls retryable only when a repeat is safe, and counts it', async () => {
     agent.get(origin).intercept({ path: PATH, method: 'PUT' }).reply(503, {}).times(2);
     agent.get(origin).intercept({ path: PATH, method: 'PUT' }).reply(200, applied);
-    const c = await connect({ breaker: { failureThreshold: 5, openMs: 60_000, halfOpenProbes: 1 } });
+    const c = await connect({ breaker: { failureThreshold: 5, openMs: 60_000 } });
     expect((await c.upgradeLimit(limit, ctx({ idempotencyKey: 'k-2' }))).status).toBe('succeeded');
     expect(c.stats()).toMatchObject({ calls: 1, succeeded: 1, retries: 2 });
 

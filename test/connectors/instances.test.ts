@@ -7,7 +7,7 @@ import { defineConnector, succeeded, type UpgradeLimitResult } from '../../conne
 import { createConnectorServices } from '../../src/services/connectors.js';
 import type { Tenant } from '../../src/services/tenants.js';
 import { DEFAULT_TENANT_CONFIG } from '../../schemas/tenant.js';
-import { withUnimplemented } from './fixtures/unimplemented.js';
+import { partialConnector } from './fixtures/partial-connector.js';
 
 function setup() {
   /** Per instance (named by its `build` option): calls answered so far and whether it was closed. */
@@ -20,7 +20,7 @@ function setup() {
     create: ({ build, fail }) => {
       const record = { answered: 0, closed: 0 };
       built.set(build, record);
-      return withUnimplemented({
+      return partialConnector({
         // Holds each call until the test opens its gate.
         async upgradeLimit(input) {
           await new Promise<void>((resolve) => gates.push(resolve));

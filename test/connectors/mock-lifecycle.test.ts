@@ -1,7 +1,10 @@
 // The mock core's card lifecycle (CoreBank, shared by the mock, file and mock-core-server connectors):
 // card references, exact answers, copies not internals, idempotency, PIN secrecy, snapshots, deadlines.
 import { describe, expect, it } from 'vitest';
-import { ConnectorTimeoutError } from '../../connectors/contract.js';
+import { ConnectorTimeoutError, type ConnectorContext } from '../../connectors/contract.js';
+
+/** The core reads only the deadline and the key. */
+const call = (c: Partial<ConnectorContext>) => c as ConnectorContext;
 import { CoreBank } from '../../connectors/mock/core.js';
 import { demoFixtures, fromSnapshot, toSnapshot } from '../../connectors/mock/fixtures.js';
 import { MockCore } from '../../connectors/mock/index.js';
@@ -249,21 +252,21 @@ describe('snapshots', () => {
 describe('MockCore', () => {
   it('every new operation honours the deadline: an expired one applies nothing', async () => {
     const core = new MockCore(demoFixtures(), 5);
-    const expired = { signal: AbortSignal.abort() };
+    const expired = call({ signal: AbortSignal.abort() });
     await expect(core.lockCard({ cardId: 'CARD-3001' }, expired)).rejects.toBeInstanceOf(ConnectorTimeoutError);
     await expect(core.listCards({ entityId: 'ENT-1001' }, expired)).rejects.toBeInstanceOf(ConnectorTimeoutError);
     expect(core.state.cards.get('CARD-3001')?.state).toBe('ACTIVE');
     const slow = new MockCore(demoFixtures(), 200);
-    await expect(slow.blockCard({ cardId: 'CARD-3001', reasonCode: 'LOST' }, { signal: AbortSignal.timeout(20) })).rejects.toBeInstanceOf(ConnectorTimeoutError);
+    await expect(slow.blockCard({ cardId: 'CARD-3001', reasonCode: 'LOST' }, call({ signal: AbortSignal.timeout(20) }))).rejects.toBeInstanceOf(ConnectorTimeoutError);
     expect(slow.state.cards.get('CARD-3001')?.state).toBe('ACTIVE');
   });
 
   it('setPin hands CoreBank the record of the change only', async () => {
     const core = new MockCore(demoFixtures());
-    await core.upgradeToPhysical({ kitNo: 'KIT-2001', entityId: 'ENT-1001', lockOnUpgrade: false }, { signal: new AbortController().signal });
+    await core.upgradeToPhysical({ kitNo: 'KIT-2001', entityId: 'ENT-1001', lockOnUpgrade: false }, call({ signal: new AbortController().signal }));
     const result = await core.setPin(
       { cardId: 'CARD-3001', pinBlock: 'ABCDEF0123456789', format: 3, keyId: 'zpk' },
-      { signal: new AbortController().signal, idempotencyKey: 'pin-1' },
+      call({ signal: new AbortController().signal, idempotencyKey: 'pin-1' }),
     );
     expect(result).toEqual({ status: 'succeeded', value: { cardId: 'CARD-3001' } });
     expect(JSON.stringify(toSnapshot(core.state))).not.toContain('ABCDEF0123456789');

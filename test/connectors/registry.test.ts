@@ -152,11 +152,11 @@ describe('a store with tenants whose connectors cannot start', () => {
     expect(body.degraded[0].reason).toContain('/latencyMs');
   });
 
-  it('counts calls per tenant, connector and operation', () => {
-    const stats = app.cardline.core.stats();
-    const acmeLimit = stats.find((s) => s.tenant === 'acme' && s.operation === 'upgradeLimit');
-    expect(acmeLimit).toMatchObject({ connector: 'acme-core', count: 2, succeeded: 1, errors: { business: 1 } });
-    expect(stats.some((s) => s.tenant === 'bad-opts')).toBe(false);
+  it("counts each tenant's calls of its connector, by the connector's name; a refusal is not a failure", async () => {
+    const before = app.cardline.core.health.window('acme', 'acme-core');
+    expect((await upgradeCard(app, 'acme')).statusCode).toBe(409);
+    expect(app.cardline.core.health.window('acme', 'acme-core')).toMatchObject({ calls: before.calls + 1, failures: before.failures });
+    expect(app.cardline.core.health.window('bad-opts', 'mock').calls).toBe(0);
   });
 
   it('refuses at onboarding what boot would degrade, naming the field', async () => {

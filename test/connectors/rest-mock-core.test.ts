@@ -42,7 +42,7 @@ async function connector(options: Partial<RestOptions> = {}, bank = `bank-${++ba
       baseUrl: `${base}/banks/${bank}`,
       retries: { max: 2, baseDelayMs: 1, maxDelayMs: 5 },
       // openMs varies per test so that no two tests share a breaker (breakers are shared per origin + settings).
-      breaker: { failureThreshold: 5, openMs: 30_000 + bankSeq, halfOpenProbes: 1 },
+      breaker: { failureThreshold: 5, openMs: 30_000 + bankSeq },
       ...options,
     },
     deps,
@@ -170,7 +170,7 @@ describe('faults', () => {
   });
 
   it('the breaker opens after repeated faults, fails fast, half-opens after openMs and closes on a good probe', async () => {
-    const { c, bank } = await connector({ breaker: { failureThreshold: 3, openMs: 150, halfOpenProbes: 1 }, retries: { max: 0, baseDelayMs: 1, maxDelayMs: 1 } });
+    const { c, bank } = await connector({ breaker: { failureThreshold: 3, openMs: 150 }, retries: { max: 0, baseDelayMs: 1, maxDelayMs: 1 } });
     await setFaults({ resetRate: 1 });
     for (let i = 0; i < 3; i++) {
       await expect(c.upgradeLimit({ entityId: 'ENT-1001', amount: '75000.00', allowDecrease: false }, ctx())).rejects.toBeInstanceOf(ConnectorUnavailableError);
@@ -189,7 +189,7 @@ describe('faults', () => {
   });
 
   it('a half-open probe that fails re-opens the breaker', async () => {
-    const { c } = await connector({ breaker: { failureThreshold: 2, openMs: 100, halfOpenProbes: 1 }, retries: { max: 0, baseDelayMs: 1, maxDelayMs: 1 } });
+    const { c } = await connector({ breaker: { failureThreshold: 2, openMs: 100 }, retries: { max: 0, baseDelayMs: 1, maxDelayMs: 1 } });
     await setFaults({ errorRate: 1 });
     for (let i = 0; i < 2; i++) await expect(c.upgradeLimit({ entityId: 'ENT-1001', amount: '1.00', allowDecrease: true }, ctx())).rejects.toThrow();
     await new Promise((r) => setTimeout(r, 120));

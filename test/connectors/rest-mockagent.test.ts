@@ -57,7 +57,7 @@ async function connector(options: Partial<RestOptions> = {}, random?: () => numb
     {
       baseUrl: `${origin}/banks/demo`,
       retries: { max: 2, baseDelayMs: 1, maxDelayMs: 5 },
-      breaker: { failureThreshold: 5, openMs: 30_000, halfOpenProbes: 1 },
+      breaker: { failureThreshold: 5, openMs: 30_000 },
       ...options,
     },
     { tenantId: 't1', logger, secrets: ephemeralSecrets() },
@@ -237,7 +237,7 @@ describe('deadlines', () => {
 describe('circuit breaker', () => {
   it('opens after N consecutive failures, fails fast, half-opens after openMs, closes on a probe success', async () => {
     pool().intercept({ path: LIMIT_PATH, method: 'POST' }).reply(503, {}).times(3);
-    const c = await connector({ breaker: { failureThreshold: 3, openMs: 150, halfOpenProbes: 1 } });
+    const c = await connector({ breaker: { failureThreshold: 3, openMs: 150 } });
     for (let i = 0; i < 3; i++) await expect(c.upgradeLimit(limit, ctx())).rejects.toBeInstanceOf(ConnectorUnavailableError);
     expect(c.stats().breaker).toEqual({ state: 'open', consecutiveFailures: 3, opens: 1 });
 
@@ -253,9 +253,9 @@ describe('circuit breaker', () => {
     expect(c.stats().breaker).toEqual({ state: 'closed', consecutiveFailures: 0, opens: 1 });
   });
 
-  it('a failed half-open probe re-opens it; only halfOpenProbes calls get through', async () => {
+  it('a failed half-open probe re-opens it; only one probe gets through', async () => {
     pool().intercept({ path: LIMIT_PATH, method: 'POST' }).replyWithError(resetError()).times(2);
-    const c = await connector({ breaker: { failureThreshold: 2, openMs: 100, halfOpenProbes: 1 } });
+    const c = await connector({ breaker: { failureThreshold: 2, openMs: 100 } });
     for (let i = 0; i < 2; i++) await expect(c.upgradeLimit(limit, ctx())).rejects.toBeInstanceOf(ConnectorUnavailableError);
     await new Promise((r) => setTimeout(r, 120));
 
@@ -270,14 +270,14 @@ describe('circuit breaker', () => {
 
   it('422 and 4xx answers are not transport failures', async () => {
     pool().intercept({ path: LIMIT_PATH, method: 'POST' }).reply(422, { error: { code: 'ENTITY_NOT_FOUND', message: 'no' } }).times(3);
-    const c = await connector({ breaker: { failureThreshold: 2, openMs: 10_000, halfOpenProbes: 1 } });
+    const c = await connector({ breaker: { failureThreshold: 2, openMs: 10_000 } });
     for (let i = 0; i < 3; i++) expect((await c.upgradeLimit(limit, ctx())).status).toBe('rejected');
     expect(c.stats().breaker.state).toBe('closed');
   });
 
   it('connectors of the same core share one breaker', async () => {
     pool().intercept({ path: LIMIT_PATH, method: 'POST' }).reply(503, {}).times(2);
-    const breaker = { failureThreshold: 2, openMs: 10_000, halfOpenProbes: 1 };
+    const breaker = { failureThreshold: 2, openMs: 10_000 };
     const a = await connector({ breaker });
     const b = await connector({ breaker });
     await expect(a.upgradeLimit(limit, ctx())).rejects.toBeInstanceOf(ConnectorUnavailableError);

@@ -423,7 +423,7 @@ describe('options', () => {
       connections: 10,
       timeoutMs: 10_000,
       retries: { max: 2, baseDelayMs: 50, maxDelayMs: 1000 },
-      breaker: { failureThreshold: 5, openMs: 30_000, halfOpenProbes: 1 },
+      breaker: { failureThreshold: 5, openMs: 30_000 },
     });
   });
 
@@ -441,6 +441,8 @@ describe('options', () => {
     [{ baseUrl: 'http://core', retries: { max: 11 } }, '/retries/max'],
     [{ baseUrl: 'http://core', breaker: { openMs: 0 } }, '/breaker/openMs'],
     [{ baseUrl: 'http://core', breaker: { probes: 1 } }, '/breaker/probes'],
+    // Never honoured (decision 0040): refused at save time instead of silently ignored.
+    [{ baseUrl: 'http://core', breaker: { halfOpenProbes: 2 } }, '/breaker/halfOpenProbes'],
   ])('refuses %j at %s', (raw, path) => {
     expect(check(raw).errors).toContain(path);
   });
@@ -449,6 +451,14 @@ describe('options', () => {
     expect(() => resolveRestOptions({ baseUrl: 'http://core/x', auth: { type: 'mtls', cert: '/c', key: '/k' } })).toThrow(RestOptionsError);
     expect(() => resolveRestOptions({ baseUrl: 'http://core/x', retries: { max: 1, baseDelayMs: 100, maxDelayMs: 10 } })).toThrow(/maxDelayMs/);
     expect(resolveRestOptions({ baseUrl: 'https://core/x/' }).baseUrl.pathname).toBe('/x/');
+  });
+
+  it('accepts the one probe older configurations name, and refuses any other count with the reason', () => {
+    expect(check({ baseUrl: 'http://core', breaker: { halfOpenProbes: 1 } }).errors).toEqual([]);
+    expect(resolveRestOptions({ baseUrl: 'http://core/x', breaker: { halfOpenProbes: 1 } as never }).breaker).toEqual({ failureThreshold: 5, openMs: 30_000 });
+    expect(() => resolveRestOptions({ baseUrl: 'http://core/x', breaker: { halfOpenProbes: 3 } as never })).toThrow(
+      "connector 'rest': /breaker/halfOpenProbes: 3 is not supported; a half-open breaker probes with exactly one call (decision 0040): remove the option",
+    );
   });
 });
 
@@ -469,7 +479,7 @@ describe('circuit breaker', () => {
   it('closed → open after N consecutive failures → half-open after openMs → closed on a probe success', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: 0 });
     const states: string[] = [];
-    const b = new CoreBreaker({ failureThreshold: 3, openMs: 100, halfOpenProbes: 1 }, FAILS);
+    const b = new CoreBreaker({ failureThreshold: 3, openMs: 100 }, FAILS);
     b.onChange((s) => states.push(s));
     await fail(b);
     await succeed(b); // a success in between resets the count
@@ -498,7 +508,7 @@ describe('circuit breaker', () => {
 
   it('a failed probe re-opens it for another openMs; the calls held behind it fail fast', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: 0 });
-    const b = new CoreBreaker({ failureThreshold: 1, openMs: 50, halfOpenProbes: 2 }, FAILS);
+    const b = new CoreBreaker({ failureThreshold: 1, openMs: 50 }, FAILS);
     await fail(b);
     vi.setSystemTime(50);
     const p1 = gate();
@@ -523,7 +533,7 @@ describe('circuit breaker', () => {
   });
 
   it('counts only the failures its filter names; an error it does not name neither counts nor resets', async () => {
-    const b = new CoreBreaker({ failureThreshold: 2, openMs: 50, halfOpenProbes: 1 }, { error: (e) => e === 'transport', answer: (v) => v === 'fail' });
+    const b = new CoreBreaker({ failureThreshold: 2, openMs: 50 }, { error: (e) => e === 'transport', answer: (v) => v === 'fail' });
     await fail(b);
     await expect(b.policy.execute(() => Promise.reject(new Error('a bug, not the core')))).rejects.toThrow('a bug');
     expect(b.snapshot()).toEqual({ state: 'closed', consecutiveFailures: 1, opens: 0 });

@@ -115,7 +115,7 @@ describe('tenants', () => {
     const stored = await t.db.query<{ config: unknown }>("SELECT config FROM tenants WHERE tenant_id = 'acme'");
     expect(JSON.stringify(stored.rows[0]!.config)).not.toContain('core-token-1');
     expect(JSON.stringify(stored.rows[0]!.config)).toContain('"$sealed"');
-    expect((await t.app.cardline.tenants.get('acme'))!.config.connector.options).toMatchObject({ auth: { type: 'bearer', token: 'core-token-1' } });
+    expect((await t.app.cardline.tenants.get('acme'))!.config.connector!.options).toMatchObject({ auth: { type: 'bearer', token: 'core-token-1' } });
   });
 
   it('refuses an existing id, an invalid configuration, a module that cannot load and options that do not match (the reason named)', async () => {
@@ -164,11 +164,11 @@ describe('tenants', () => {
     expect(res.json().result).toMatchObject({ name: 'Acme Bank plc', version: before.version + 1 });
     expect(res.json().result.config.rateLimit).toBeUndefined();
     expect(res.json().result.config.connector.options).toEqual({ baseUrl: `${coreBase}/banks/acme`, auth: { type: 'bearer', token: '***' }, timeoutMs: 5000 });
-    expect((await t.app.cardline.tenants.get('acme'))!.config.connector.options).toMatchObject({ auth: { token: 'core-token-1' } });
+    expect((await t.app.cardline.tenants.get('acme'))!.config.connector!.options).toMatchObject({ auth: { token: 'core-token-1' } });
 
     const replaced = await call('PATCH', '/v1/tenants/acme', { config: { connector: { options: { auth: { token: 'core-token-2' } } } } });
     expect(replaced.statusCode).toBe(200);
-    expect((await t.app.cardline.tenants.get('acme'))!.config.connector.options).toMatchObject({ auth: { token: 'core-token-2' } });
+    expect((await t.app.cardline.tenants.get('acme'))!.config.connector!.options).toMatchObject({ auth: { token: 'core-token-2' } });
 
     const invalid = await call('PATCH', '/v1/tenants/acme', { config: { tokenLifetimeSeconds: 5 } });
     expect(invalid.json()).toEqual(problem(400, 'Bad Request', expect.stringMatching(/^Tenant 'acme' has an invalid configuration: \/tokenLifetimeSeconds: /)));

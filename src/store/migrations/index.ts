@@ -300,4 +300,29 @@ CREATE INDEX deliveries_channel_due ON deliveries (tenant_id, channel_id, next_a
 CREATE INDEX deliveries_claimed ON deliveries (tenant_id, channel_id) WHERE claimed_by IS NOT NULL;
 `,
   },
+  {
+    // Shadow mode (decision 0112): what a candidate core answered differently, and counts per outcome.
+    name: '0013-shadow-divergences',
+    sql: `
+CREATE TABLE shadow_divergences (
+  tenant_id   text NOT NULL,
+  seq         bigint GENERATED ALWAYS AS IDENTITY,
+  id          uuid NOT NULL,
+  at          timestamptz NOT NULL DEFAULT now(),
+  operation   text NOT NULL,
+  connector   text NOT NULL,
+  request_id  text NOT NULL,
+  differences jsonb NOT NULL,
+  PRIMARY KEY (tenant_id, seq)
+);
+
+CREATE TABLE shadow_calls (
+  tenant_id text NOT NULL,
+  operation text NOT NULL,
+  outcome   text NOT NULL CHECK (outcome IN ('match', 'diverged', 'error', 'dropped')),
+  calls     bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (tenant_id, operation, outcome)
+);
+`,
+  },
 ];

@@ -1,4 +1,5 @@
-// CoreCaller.invoke counts calls, outcomes by kind and latency per tenant, connector and operation.
+// CoreCaller.invoke: outcomes mapped to the catalogue, each named connector's recent calls counted, and an
+// operation its connector does not offer answered 501 without calling it.
 import { Type } from '@sinclair/typebox';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -12,9 +13,9 @@ import {
   type OperationResult,
   type UpgradeLimitResult,
 } from '../../connectors/contract.js';
-import { createConnectorServices, LATENCY_BUCKETS_MS } from '../../src/services/connectors.js';
+import { createConnectorServices } from '../../src/services/connectors.js';
 import type { Tenant } from '../../src/services/tenants.js';
-import { withUnimplemented } from './fixtures/unimplemented.js';
+import { partialConnector } from './fixtures/partial-connector.js';
 import { DEFAULT_TENANT_CONFIG } from '../../schemas/tenant.js';
 
 type Step = { ms: number; outcome: () => OperationResult<UpgradeLimitResult> };
@@ -27,7 +28,7 @@ function setup() {
     version: '1.0.0',
     optionsSchema: Type.Object({}),
     create: () =>
-      withUnimplemented({
+      partialConnector({
         async upgradeLimit() {
           const step = script.shift()!;
           clock += step.ms;
@@ -53,7 +54,7 @@ function setup() {
 
 const ok = () => succeeded({ entityId: 'E', previousLimit: '1.00', newLimit: '2.00' });
 
-describe('connector stats', () => {
+describe('core caller', () => {
   it('counts each outcome kind and the latency of every call', async () => {
     const { service, script, tenant, limit } = setup();
     const a = tenant('bank-a');
@@ -90,36 +91,35 @@ describe('connector stats', () => {
     }
     expect(codes).toEqual(['ok', 'CL_BUSINESS', 'CL_CORE_PENDING', 'CL_CORE_UNAVAILABLE', 'CL_CORE_TIMEOUT', 'bug']);
 
-    const [s] = service.stats();
-    expect(s).toEqual({
-      tenant: 'bank-a',
-      connector: 'scripted',
-      operation: 'upgradeLimit',
-      count: 6,
-      succeeded: 1,
-      errors: { business: 1, pending: 1, unavailable: 1, timeout: 1, internal: 1 },
-      latencyMs: { sum: 4 + 7 + 30 + 2 + 600 + 20_000, max: 20_000, buckets: expect.any(Array) },
+    // The connectors view's window: six calls, three of them the core's failures (a refusal and a pending
+    // answer are a working core's), latency from the injected clock.
+    expect(service.health.window('bank-a', 'scripted')).toEqual({
+      windowSeconds: 300,
+      calls: 6,
+      failures: 3,
+      errorRate: 0.5,
+      latencyMs: { avg: Math.round(((4 + 7 + 30 + 2 + 600 + 20_000) / 6) * 10) / 10, max: 20_000 },
     });
-    const bucketOf = (ms: number) => {
-      const i = LATENCY_BUCKETS_MS.findIndex((le) => ms <= le);
-      return i === -1 ? LATENCY_BUCKETS_MS.length : i;
-    };
-    const expected = new Array(LATENCY_BUCKETS_MS.length + 1).fill(0);
-    for (const ms of [4, 7, 30, 2, 600, 20_000]) expected[bucketOf(ms)]++;
-    expect(s!.latencyMs.buckets).toEqual(expected);
-    expect(s!.latencyMs.buckets.at(-1)).toBe(1);
+    expect(service.health.window('bank-b', 'scripted').calls).toBe(0);
   });
 
-  it('keeps tenants and operations apart, sorted, and hands out copies', async () => {
-    const { service, script, tenant, limit, logger } = setup();
-    script.push({ ms: 1, outcome: ok }, { ms: 1, outcome: ok });
-    await limit(tenant('bank-b'));
-    await limit(tenant('bank-a'));
-    await service.invoke(tenant('bank-a'), 'upgradeToPhysical', { kitNo: 'K', lockOnUpgrade: false }, { requestId: 'r', logger });
-    const stats = service.stats();
-    expect(stats.map((s) => `${s.tenant}/${s.operation}:${s.count}`)).toEqual(['bank-a/upgradeLimit:1', 'bank-a/upgradeToPhysical:1', 'bank-b/upgradeLimit:1']);
-    stats[0]!.count = 99;
-    expect(service.stats()[0]!.count).toBe(1);
+  it('answers an operation its connector does not offer 501, without calling the connector', async () => {
+    const { service, tenant, logger } = setup();
+    let called = 0;
+    const err = await service
+      .invoke(tenant('bank-a'), 'getCreditLimit', { entityId: 'E' }, { requestId: 'r', logger, routed: () => called++ })
+      .catch((e: unknown) => e as { code: string; init: { status: number; businessCode: string; detail: string } });
+    expect(err).toMatchObject({
+      code: 'CL_NOT_SUPPORTED',
+      init: {
+        status: 501,
+        businessCode: 'OPERATION_NOT_SUPPORTED',
+        detail: "The operation getCreditLimit is not offered by the core-banking connector 'scripted' this tenant routes it to; nothing was sent to the core.",
+      },
+    });
+    // Routed (the audit names the connector) but never counted as a call of the core.
+    expect(called).toBe(1);
+    expect(service.health.window('bank-a', 'scripted').calls).toBe(0);
   });
 
   it('does not count a tenant whose connector never started', async () => {
@@ -128,6 +128,6 @@ describe('connector stats', () => {
     await expect(service.invoke(broken, 'upgradeLimit', { entityId: 'E', amount: '1.00', allowDecrease: false }, { requestId: 'r', logger })).rejects.toMatchObject({
       code: 'CL_UNAVAILABLE',
     });
-    expect(service.stats()).toEqual([]);
+    expect(service.health.window('bank-x', 'nope').calls).toBe(0);
   });
 });
