@@ -406,7 +406,10 @@ describe('webhook delivery', () => {
     expect((await call('PATCH', '/v1/admin/config', { tokenLifetimeSeconds: 1800 })).statusCode).toBe(200);
     const hooks = await rx.waitFor(ch.path, 5);
     const bodies = hooks.map((h) => verifyWebhook(ch.secret, h));
-    expect(bodies.map((b) => [b.type, b.data])).toEqual([
+    // Channels do not promise order (up to four deliveries of a channel are in flight at once): compared by type.
+    const order = ['user.created', 'user.disabled', 'user.locked', 'keys.rotated', 'tenant.config-changed'];
+    const sorted = bodies.map((b) => [b.type, b.data] as const).sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
+    expect(sorted).toEqual([
       ['user.created', { username: 'eve', role: 'Operations' }],
       ['user.disabled', { username: 'eve', by: expect.any(String) }],
       ['user.locked', { username: 'eve', failures: 10, lockedMinutes: 30 }],
