@@ -66,7 +66,6 @@ const ErrorEnvelope = Type.Object(
   { description: 'Spec 2.6: the credit-line envelope of a failure' },
 );
 
-
 /** One thing that can go wrong, as a client sees it. */
 interface ErrorCase {
   /** Example name (unique per operation). */
@@ -289,7 +288,7 @@ const STATIC_ROUTES: Record<string, { id: string; summary: string; description: 
   'GET /health/ready': {
     id: 'health.ready',
     summary: 'Readiness: store, migrations, and the tenants whose connector is degraded',
-    description: 'Send traffic to this gateway only while it answers 200; 503 while it starts, drains or cannot reach its store. No tenant header, no token.',
+    description: "Send traffic to this gateway only while it answers 200; 503 while its store does not answer, migrations are pending, or Redis (when configured) does not answer. Tenants whose connector is degraded are listed and leave the gateway ready. No tenant header, no token.",
     tag: 'Health',
   },
   'GET /.well-known/jwks.json': {
