@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { buildApp } from './app.js';
 import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
 import { ConfigError, isLoopback, loadConfig } from './config.js';
+import { ListenError, listenOn, type ListenerSpec } from './listen.js';
 import { buildManagementApp } from './management/app.js';
 import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
@@ -57,8 +58,13 @@ async function main(): Promise<void> {
 
   // The management listener closes first: it runs on the gateway's services.
   closeOnSignals([management, app], config.shutdownGraceMs);
-  await app.listen({ port: config.port, host: config.host });
-  await management.listen({ port: config.adminPort, host: config.adminHost });
+  const publicApi: ListenerSpec = { name: 'public API', host: config.host, port: config.port, portVariable: 'PORT', hostVariable: 'HOST' };
+  await listenOn(app, publicApi);
+  await listenOn(
+    management,
+    { name: 'management listener', host: config.adminHost, port: config.adminPort, portVariable: 'CARDLINE_ADMIN_PORT', hostVariable: 'CARDLINE_ADMIN_HOST' },
+    [publicApi],
+  );
 }
 
 /** What the terminal is told of the demo's operator key; a generated key is printed once, never logged. */
@@ -80,7 +86,7 @@ function demoOperatorKeyMessage(seeded: DemoOperatorKeySeed, chosen: boolean): s
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof StartupError) {
+  if (err instanceof ConfigError || err instanceof StartupError || err instanceof ListenError) {
     process.stderr.write(`${err.message}\n`);
   } else {
     process.stderr.write(`Cardline failed to start: ${(err as Error).message}\n`);
