@@ -183,7 +183,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   if (config.notify.worker) deliveries.start();
   app.addHook('onClose', async () => {
     await deliveries.stop();
-    await services.shadow.settled();
+    await services.shadow.close();
     await webhooks.close();
     await nats?.close();
     await changes.close();
