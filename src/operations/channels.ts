@@ -249,7 +249,7 @@ export const channelOperations = [
       const from = Date.parse(body.from);
       const to = Date.parse(body.to);
       if (!(from < to)) return [fieldError('to', 'Invalid', 'replayRequest')];
-      if (to - from > MAX_REPLAY_DAYS * 86_400_000) return [fieldError('to', 'Size', 'replayRequest')];
+      if (to - from > MAX_REPLAY_DAYS * 86_400_000) return [fieldError('to', `Size: at most ${MAX_REPLAY_DAYS} days`, 'replayRequest')];
       return [];
     },
     execute: ({ tenant, params, body, services }) => services.deliveries.replay(tenant.id, params.channelId, new Date(body.from), new Date(body.to)),
