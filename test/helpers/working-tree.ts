@@ -5,7 +5,7 @@ import { runProcess } from './spawn.js';
 
 /** The lines of `git status --porcelain`, untracked files one by one. */
 export async function workingTree(): Promise<Set<string>> {
-  const r = await runProcess('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ROOT });
+  const r = await runProcess('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ROOT, env: process.env });
   if (r.code !== 0) throw new Error(`git status failed: ${r.stderr}`);
   return new Set(r.stdout.split('\n').filter(Boolean));
 }
