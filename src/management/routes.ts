@@ -1,5 +1,5 @@
-// The management API's routes: tenants (create, read, change by merge patch, disable, enable), their users,
-// and operator keys. Problem dialect; each route names its audit action.
+// The management API's routes: tenants (create, read, change by merge patch, disable, enable, their cores),
+// their users, and operator keys. Problem dialect; each route names its audit action.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
@@ -25,8 +25,10 @@ import { Jwks } from '../../schemas/auth.js';
 import { looksLikeCompactJwe } from '../crypto/jwe.js';
 import { openTenantJwe } from '../crypto/tenant-jwe.js';
 import { TenantConfig } from '../../schemas/tenant.js';
+import { ConnectorsResponse } from '../../schemas/core-routing.js';
 import { Errors } from '../errors.js';
 import { domainEvent } from '../events/outbox.js';
+import { connectorsView } from '../services/connectors-view.js';
 import { OperatorKeyError } from '../services/operator-keys.js';
 import { createTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant } from '../services/tenant-admin.js';
 import type { Tenant } from '../services/tenants.js';
@@ -126,6 +128,14 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
     config: { audit: { action: 'tenant.keys', target: { tenantId: 'params.tenantId' } } },
     // What passwords for the tenant's users are encrypted to (the same set as its GET /api/keys).
     handler: async (request) => ({ keys: await encryptionKeys(services, (await tenantOr404(request.params.tenantId)).id) }),
+  });
+
+  // Each of the tenant's cores as its Admin sees them on GET /v1/admin/connectors (decision 0113, 0115):
+  // offer, routes, shadow, breaker, and calls over the last five minutes of this gateway process.
+  app.get('/v1/tenants/:tenantId/connectors', {
+    schema: { params: TenantIdParams, response: { 200: ConnectorsResponse } },
+    config: { audit: { action: 'tenant.connectors', target: { tenantId: 'params.tenantId' } } },
+    handler: async (request) => envelope(await connectorsView(services, await tenantOr404(request.params.tenantId))),
   });
 
   for (const [verb, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {

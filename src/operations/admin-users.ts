@@ -192,7 +192,7 @@ export const adminUserOperations = [
     errors: [Errors.invalidConfiguration("Tenant 'demo' has an invalid configuration: /creditLimit/maximum: Expected string to match pattern")],
     execute: async ({ tenant, body, services }) => {
       const updated = await updateTenant(services, tenant.id, { config: body });
-      if (!updated) throw Errors.tenantHeaderMissing();
+      if (!updated) throw Errors.tenantUnknown();
       return bankConfigOf(updated);
     },
     view: (config) => ({ result: config, pagination: null }),

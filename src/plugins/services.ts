@@ -196,7 +196,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   app.addHook('onClose', async () => {
     services.idempotency.stop();
     await deliveries.stop();
-    await services.shadow.settled();
+    await services.shadow.close();
     await webhooks.close();
     await nats?.close();
     await changes.close();
