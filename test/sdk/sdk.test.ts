@@ -153,19 +153,21 @@ describe('@cardline/sdk', () => {
     const cl = client();
     await cl.login('integration', PASSWORD);
     let refused = 0;
+    const keys: string[] = [];
     fault = async (req, forward) => {
+      if (req.method === 'POST' && req.url.endsWith(LIMIT_URL)) keys.push(req.headers['idempotency-key']!);
       if (req.method === 'POST' && req.url.endsWith(LIMIT_URL) && refused++ === 0) {
         return new Response('{"title":"Service Unavailable","status":503}', { status: 503, headers: { 'retry-after': '2', 'content-type': 'application/problem+json' } });
       }
       return forward();
     };
-    const attempts: string[] = [];
-    const r = await cl.creditLimit.upgrade({ entityId: 'ENT-1002', amount: '81000.00' }, { headers: {} });
+    const r = await cl.creditLimit.upgrade({ entityId: 'ENT-1002', amount: '81000.00' });
     expect(r).toEqual({ result: true, exception: null, pagination: null });
     expect(refused).toBe(2);
     expect(sleeps).toEqual([2000]);
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
     const writes = writesTo(LIMIT_URL);
-    attempts.push(...writes.map((w) => w.headers['idempotency-key']!));
     expect(writes).toHaveLength(1);
     expect(writes[0]!.status).toBe(200);
   });
@@ -182,8 +184,17 @@ describe('@cardline/sdk', () => {
       }
       return res;
     };
+    const admin = client();
+    await admin.login('admin', PASSWORD);
+    const outcomes = async () => {
+      const records = await admin.audit.read({ action: 'credit-limit.upgrade', targetId: 'ENT-1002' }).toArray();
+      return { succeeded: records.filter((a) => a.outcome === 'succeeded').length, replayed: records.filter((a) => a.outcome === 'replayed').length };
+    };
+    const before = await outcomes();
     const r = await cl.creditLimit.upgrade({ entityId: 'ENT-1002', amount: '82000.00' });
     expect(r).toEqual({ result: true, exception: null, pagination: null });
+    // One write applied and recorded; the retry recorded as the replay it was.
+    expect(await outcomes()).toEqual({ succeeded: before.succeeded + 1, replayed: before.replayed + 1 });
     const writes = writesTo(LIMIT_URL);
     expect(writes.map((w) => [w.status, w.replayed])).toEqual([
       [200, null],
