@@ -18,11 +18,14 @@ export async function encryptTo(key: JWK, plaintext: string, now: () => number =
 export const isCompactJwe = (value: unknown): value is string =>
   typeof value === 'string' && /^[\w-]+\.[\w-]*\.[\w-]+\.[\w-]+\.[\w-]+$/.test(value);
 
+const PINNED = { keyManagementAlgorithms: ['ECDH-ES+A256KW'], contentEncryptionAlgorithms: ['A256GCM'] };
+
 /** Opens every compact JWE string in `value` (the `sensitive` fields of a card read) with the client's private key. */
 export async function openSealed<T>(value: T, privateKey: JWK): Promise<T> {
   const key = await importJWK(privateKey, 'ECDH-ES+A256KW');
   const open = async (v: unknown): Promise<unknown> => {
-    if (isCompactJwe(v)) return new TextDecoder().decode((await compactDecrypt(v, key)).plaintext);
+    // The algorithms are pinned: never let the message choose them.
+    if (isCompactJwe(v)) return new TextDecoder().decode((await compactDecrypt(v, key, PINNED)).plaintext);
     if (Array.isArray(v)) return Promise.all(v.map(open));
     if (typeof v === 'object' && v !== null) {
       const out: Record<string, unknown> = {};
