@@ -8,6 +8,7 @@ import { pending, type ConnectorContext, type OperationResult } from '../../conn
 import type { MockCore } from '../../connectors/mock/index.js';
 import {
   Cardline,
+  CardlineConnectionError,
   CardlineEnvelopeError,
   CardlineProblemError,
   isPending,
@@ -228,6 +229,53 @@ describe('@cardline/sdk', () => {
     now = expires - 1000;
     await cl.creditLimit.read({ entityId: 'ENT-1001' });
     expect(seen.filter((s) => s.url.endsWith('/api/authenticate'))).toHaveLength(2);
+  });
+
+  it('a refused token: logs in again through the credentials callback and resends once', async () => {
+    let asked = 0;
+    const cl = client({ credentials: () => (asked++, { username: 'integration', password: PASSWORD }) });
+    let refusals = 0;
+    fault = async (req, forward) => {
+      if (req.url.includes('/fetchLimit') && refusals++ === 0) return new Response('{"result":null,"exception":{"errorCode":"ERR_401","shortMessage":"Unauthorized","detailMessage":"expired"},"pagination":null}', { status: 401 });
+      return forward();
+    };
+    // No login(): the first call logs in through the callback; the injected 401 makes it log in again.
+    expect(await cl.creditLimit.read({ entityId: 'ENT-1003' })).toMatchObject({ result: { entityId: 'ENT-1003' } });
+    expect(asked).toBe(2);
+    expect(seen.filter((s) => s.url.endsWith('/api/authenticate')).map((s) => s.status)).toEqual([200, 200]);
+  });
+
+  it('retries a read after a connection error; never retries a write sent without a key, nor a 504', async () => {
+    const cl = client();
+    await cl.login('admin', PASSWORD);
+    let drops = 0;
+    fault = async (req, forward) => {
+      if (req.url.endsWith('/v1/admin/users') && drops++ === 0) throw new TypeError('fetch failed');
+      return forward();
+    };
+    expect((await cl.user.list()).result.length).toBeGreaterThan(0);
+    expect(sleeps).toHaveLength(1);
+
+    // user.create keeps no idempotency record: sent once, no key, the connection error surfaces.
+    fault = async (req, forward) => {
+      if (req.method === 'POST' && req.url.endsWith('/v1/admin/users')) throw new TypeError('fetch failed');
+      return forward();
+    };
+    const once = await cl.user.create({ username: 'sdk-once', password: 'a-long-password-1', role: 'Read-Only' } as never).catch((e: unknown) => e);
+    expect(once).toBeInstanceOf(CardlineConnectionError);
+    expect((once as CardlineConnectionError).status).toBe(0);
+    expect(sleeps).toHaveLength(1);
+
+    // A 504: the outcome is unknown, the caller decides (decision 0151).
+    fault = async (req, forward) => {
+      if (req.url.endsWith('/v1/cards/CARD-3003/lock')) {
+        return new Response(JSON.stringify({ type: `${PROBLEM_BASE}/problem-with-message`, title: 'Gateway Timeout', status: 504, message: 'error.http.504', detail: 'unknown' }), { status: 504 });
+      }
+      return forward();
+    };
+    const timeout = (await cl.card.lock('CARD-3003').catch((e: unknown) => e)) as CardlineProblemError;
+    expect([timeout.status, timeout.code]).toEqual([504, 'error.http.504']);
+    expect(sleeps).toHaveLength(1);
   });
 
   it('sends the body as a JWE where the tenant requires it', async () => {
