@@ -77,6 +77,12 @@ class Emitter {
       if (name) return name;
     }
     const s = schema as Json;
+    if (typeof s.$ref === 'string') {
+      // A reference (Type.Ref) to a schema of the same `$id`, or to a component of that name.
+      const id = s.$ref.replace(/^#\/components\/schemas\//, '');
+      const target = [...this.names.keys()].find((k) => (k as Json).$id === id || this.names.get(k) === id);
+      return target ? this.type(target, indent) : 'unknown';
+    }
     if ('const' in s) return JSON.stringify(s.const);
     if (Array.isArray(s.enum)) return s.enum.map((v) => JSON.stringify(v)).join(' | ');
     const union = (s.anyOf ?? s.oneOf) as unknown[] | undefined;

@@ -212,13 +212,15 @@ describe('@cardline/sdk', () => {
       const tx = await cl.transaction.authorize('CARD-3002', { amount, merchant: { name: 'Shop', mcc: '5411', country: 'PT' }, channel: 'POS' });
       expect(isPending(tx)).toBe(false);
     }
-    const list = cl.transaction.list('ENT-1002', { limit: '2' });
     const amounts: string[] = [];
-    for await (const tx of list) amounts.push(tx.amount);
-    expect(amounts.slice(0, 3)).toEqual(['3.00', '2.00', '1.00']);
-    const pages = seen.filter((s) => s.url.includes('/transactions'));
-    expect(pages.length).toBeGreaterThanOrEqual(2);
-    expect(new URL(pages[1]!.url).searchParams.get('cursor')).toMatch(/.+/);
+    for await (const tx of cl.transaction.list('ENT-1002', { limit: '1' })) amounts.push(tx.amount);
+    expect(amounts).toEqual(['3.00', '2.00', '1.00']);
+    // One page per transaction, each after the cursor of the one before.
+    const pages = seen.filter((s) => s.url.includes('/transactions')).map((s) => new URL(s.url).searchParams);
+    expect(pages.length).toBeGreaterThanOrEqual(3);
+    expect(pages[0]!.get('cursor')).toBeNull();
+    expect(pages.slice(1).every((q) => /.+/.test(q.get('cursor') ?? ''))).toBe(true);
+    expect((await cl.transaction.list('ENT-1002', { limit: '2' }).pages().next()).value?.result.map((tx) => tx.amount)).toEqual(['3.00', '2.00']);
   });
 
   it('renews the token before it expires', async () => {
