@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { buildApp } from './app.js';
 import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
 import { ConfigError, isLoopback, loadConfig } from './config.js';
+import { ListenError, listenOn, type ListenerSpec } from './listen.js';
 import { buildManagementApp } from './management/app.js';
-import { resetDemoPasswords, seedDemo, seedDemoOperatorKey } from './services/onboarding.js';
+import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
 
 async function main(): Promise<void> {
@@ -51,20 +52,41 @@ async function main(): Promise<void> {
 
   const management = await buildManagementApp({ services: app.cardline, config, logger: app.log });
   if (config.demo) {
-    const operatorKey = await seedDemoOperatorKey(app.cardline.operatorKeys, config.demoOperatorKey);
-    // Printed once, to the terminal, never to the log.
-    if (operatorKey) process.stdout.write(`Demo operator key 'demo' (shown only now): ${operatorKey}\n\n`);
-    else if (config.demoOperatorKey) process.stdout.write(`Demo operator key 'demo' is CARDLINE_DEMO_OPERATOR_KEY.\n\n`);
+    const seeded = await seedDemoOperatorKey(app.cardline.operatorKeys, config.demoOperatorKey);
+    process.stdout.write(demoOperatorKeyMessage(seeded, config.demoOperatorKey !== undefined));
   }
 
   // The management listener closes first: it runs on the gateway's services.
   closeOnSignals([management, app], config.shutdownGraceMs);
-  await app.listen({ port: config.port, host: config.host });
-  await management.listen({ port: config.adminPort, host: config.adminHost });
+  const publicApi: ListenerSpec = { name: 'public API', host: config.host, port: config.port, portVariable: 'PORT', hostVariable: 'HOST' };
+  await listenOn(app, publicApi);
+  await listenOn(
+    management,
+    { name: 'management listener', host: config.adminHost, port: config.adminPort, portVariable: 'CARDLINE_ADMIN_PORT', hostVariable: 'CARDLINE_ADMIN_HOST' },
+    [publicApi],
+  );
+}
+
+/** What the terminal is told of the demo's operator key; a generated key is printed once, never logged. */
+function demoOperatorKeyMessage(seeded: DemoOperatorKeySeed, chosen: boolean): string {
+  switch (seeded.outcome) {
+    case 'created':
+      return seeded.key ? `Demo operator key 'demo' (shown only now): ${seeded.key}\n\n` : `Demo operator key 'demo' is CARDLINE_DEMO_OPERATOR_KEY.\n\n`;
+    case 'kept':
+      return chosen ? `Demo operator key 'demo' is CARDLINE_DEMO_OPERATOR_KEY.\n\n` : '';
+    case 'revoked':
+      return chosen
+        ? `CARDLINE_DEMO_OPERATOR_KEY was revoked and stays revoked: the management API refuses it. ` +
+            `Choose another value to make it the demo's operator key again.\n\n`
+        : `The demo operator key 'demo' was revoked and stays revoked; no new one is made. ` +
+            `Set CARDLINE_DEMO_OPERATOR_KEY to a new value to have one.\n\n`;
+    case 'taken':
+      return `CARDLINE_DEMO_OPERATOR_KEY is another operator key's: it is left as it is, and no 'demo' key is made.\n\n`;
+  }
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof StartupError) {
+  if (err instanceof ConfigError || err instanceof StartupError || err instanceof ListenError) {
     process.stderr.write(`${err.message}\n`);
   } else {
     process.stderr.write(`Cardline failed to start: ${(err as Error).message}\n`);

@@ -12,6 +12,7 @@ import {
   CardlineEnvelopeError,
   CardlineProblemError,
   isPending,
+  OPERATIONS,
   type CardlineEvent,
   type Pending,
   type UpgradeLimitResponse,
@@ -258,12 +259,20 @@ describe('@cardline/sdk', () => {
     expect((await cl.user.list()).result.length).toBeGreaterThan(0);
     expect(sleeps).toHaveLength(1);
 
-    // user.create keeps no idempotency record: sent once, no key, the connection error surfaces.
+    // A write whose route kept no idempotency record (none does since decision 0175; the class stays for the
+    // table's `idempotent: false`): sent once, without a key, the connection error surfaces.
+    let sentKey: string | undefined = 'none sent';
     fault = async (req, forward) => {
-      if (req.method === 'POST' && req.url.endsWith('/v1/admin/users')) throw new TypeError('fetch failed');
+      if (req.method === 'POST' && req.url.endsWith('/v1/admin/users')) {
+        sentKey = req.headers['idempotency-key'];
+        throw new TypeError('fetch failed');
+      }
       return forward();
     };
-    const once = await cl.user.create({ username: 'sdk-once', password: 'a-long-password-1', role: 'Read-Only' } as never).catch((e: unknown) => e);
+    const once = await cl
+      .call({ ...OPERATIONS['user.create'], kind: 'once' }, [], { username: 'sdk-once', password: 'a-long-password-1', role: 'Read-Only' }, undefined)
+      .catch((e: unknown) => e);
+    expect(sentKey).toBeUndefined();
     expect(once).toBeInstanceOf(CardlineConnectionError);
     expect((once as CardlineConnectionError).status).toBe(0);
     expect(sleeps).toHaveLength(1);
