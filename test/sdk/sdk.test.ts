@@ -253,10 +253,10 @@ describe('@cardline/sdk', () => {
     await cl.login('admin', PASSWORD);
     let drops = 0;
     fault = async (req, forward) => {
-      if (req.url.endsWith('/v1/admin/users') && drops++ === 0) throw new TypeError('fetch failed');
+      if (req.url.endsWith('/v1/admin/keys') && drops++ === 0) throw new TypeError('fetch failed');
       return forward();
     };
-    expect((await cl.user.list()).result.length).toBeGreaterThan(0);
+    expect((await cl.keys.list()).result.length).toBeGreaterThan(0);
     expect(sleeps).toHaveLength(1);
 
     // A write whose route kept no idempotency record (none does since decision 0175; the class stays for the
