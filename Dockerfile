@@ -3,11 +3,15 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The SDK is a workspace of the repository: npm ci needs its manifest, the build (gateway, then SDK) its sources.
+COPY sdk/package.json ./sdk/
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY connectors ./connectors
 COPY schemas ./schemas
+COPY sdk/tsconfig.json ./sdk/
+COPY sdk/src ./sdk/src
 # The example connector plugin (examples/acme-core), compiled with the rest: the plugin walk-through runs in the image.
 COPY examples/acme-core ./examples/acme-core
 RUN npm run build && npm prune --omit=dev

@@ -1,6 +1,7 @@
 // Test runner settings: every store starts from one migrated template (test/helpers/global-setup.ts),
 // and test files run in parallel in reused worker processes, the slowest first.
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
@@ -24,6 +25,8 @@ class SlowFirstSequencer extends BaseSequencer {
 }
 
 export default defineConfig({
+  // The SDK as its users import it, from its source (its package exports the build, sdk/dist).
+  resolve: { alias: { '@cardline/sdk': fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts'],
     // Bounds that only end a broken run: on a machine at load averages of 12-43 (issue 20) a test app took
