@@ -1,6 +1,7 @@
 // The lists paged by key (tenants, a tenant's users, operator keys, admin users, channels): the query and the
 // answer, the same shape as the transaction list's (`limit`, `cursor`, `pagination.nextCursor`).
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { PageLimit } from './common.js';
 
 export const PAGE_MAX = 200;
 export const PAGE_DEFAULT = 50;
@@ -8,7 +9,7 @@ export const PAGE_DEFAULT = 50;
 /** Query values are strings (no coercion): `limit` digits, the cursor opaque. */
 export const PageQuery = Type.Object(
   {
-    limit: Type.Optional(Type.String({ pattern: '^\\d{1,6}$', description: `1..${PAGE_MAX}, default ${PAGE_DEFAULT}` })),
+    limit: Type.Optional(PageLimit(PAGE_MAX, PAGE_DEFAULT)),
     cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,1024}$', description: '`pagination.nextCursor` of the previous page' })),
   },
   { additionalProperties: false },

@@ -100,7 +100,8 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
 
   app.post('/v1/tenants', {
     schema: { body: TenantCreateBody, response: { 201: TenantCreatedResponse } },
-    config: { objectName: 'tenantRequest', audit: { action: 'tenant.create', target: { tenantId: 'body.id' } } },
+    // The configuration may hold connector secrets: fingerprinted under the gateway's key (decision 0175).
+    config: { objectName: 'tenantRequest', idempotency: 'sealed', audit: { action: 'tenant.create', target: { tenantId: 'body.id' } } },
     handler: async (request, reply) => {
       const { id, name, config } = request.body;
       if (await services.tenants.stored(id)) throw Errors.business('TENANT_EXISTS', `A tenant '${id}' exists already.`);
@@ -128,7 +129,7 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
 
   app.patch('/v1/tenants/:tenantId', {
     schema: { params: TenantIdParams, body: TenantPatchBody, response: { 200: TenantResponse } },
-    config: { objectName: 'tenantPatch', audit: { action: 'tenant.update', target: { tenantId: 'params.tenantId' } } },
+    config: { objectName: 'tenantPatch', idempotency: 'sealed', audit: { action: 'tenant.update', target: { tenantId: 'params.tenantId' } } },
     handler: async (request) => {
       const { tenantId } = request.params;
       if (!(await updateTenant(services, tenantId, request.body))) throw Errors.tenantNotFound(tenantId);
@@ -179,7 +180,7 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
 
   app.post('/v1/tenants/:tenantId/users', {
     schema: { params: TenantIdParams, body: UserCreateBody, response: { 201: UserResponse } },
-    config: { objectName: 'userRequest', audit: { action: 'user.create', target: { tenantId: 'params.tenantId', username: 'body.username' } } },
+    config: { objectName: 'userRequest', idempotency: 'sealed', audit: { action: 'user.create', target: { tenantId: 'params.tenantId', username: 'body.username' } } },
     handler: async (request, reply) => {
       const tenant = await tenantOr404(request.params.tenantId);
       const { username, role } = request.body;
@@ -213,7 +214,7 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
 
   app.put('/v1/tenants/:tenantId/users/:username/password', {
     schema: { params: TenantUserParams, body: PasswordBody, response: { 200: MessageResponse } },
-    config: { objectName: 'passwordRequest', audit: { action: 'user.password-reset', target: { tenantId: 'params.tenantId', username: 'params.username' } } },
+    config: { objectName: 'passwordRequest', idempotency: 'sealed', audit: { action: 'user.password-reset', target: { tenantId: 'params.tenantId', username: 'params.username' } } },
     handler: async (request) => {
       const tenant = await tenantOr404(request.params.tenantId);
       const { username } = request.params;
@@ -242,7 +243,8 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
 
   app.post('/v1/operator-keys', {
     schema: { body: OperatorKeyCreateBody, response: { 201: OperatorKeyCreatedResponse } },
-    config: { objectName: 'operatorKeyRequest', audit: { action: 'operator-key.create', target: { name: 'body.name' } } },
+    // The new key, shown once: a retry with the Idempotency-Key gets it again, stored sealed (decision 0175).
+    config: { objectName: 'operatorKeyRequest', idempotency: 'sealed', audit: { action: 'operator-key.create', target: { name: 'body.name' } } },
     handler: async (request, reply) => {
       try {
         const { key, view } = await services.operatorKeys.create(request.body.name);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, baseEnv, freePort, kill, start, waitReady, type Proc } from '../helpers/process.js';
 import { runProcess } from '../helpers/spawn.js';
+import { addedSince, workingTree } from '../helpers/working-tree.js';
 
 function walkthrough(): string {
   const doc = readFileSync(new URL('../../docs/operating.md', import.meta.url), 'utf8');
@@ -63,8 +64,12 @@ describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's Moving a bank to 
       .replaceAll('127.0.0.1:9090', `127.0.0.1:${ports.cards}`)
       .replaceAll('127.0.0.1:9091', `127.0.0.1:${ports.banking}`);
     const npx = `npx() { if [ "$1" = cardline ]; then shift; node ${JSON.stringify(join(ROOT, 'bin', 'cardline.js'))} "$@"; else command npx "$@"; fi; }`;
-    const r = await runProcess('bash', ['-e', '-c', `cd ${JSON.stringify(dir)}\n${npx}\n${script}`], { cwd: ROOT, env: baseEnv({}) });
+    // From the project directory, as the guide says; it must leave nothing there (its temporary file: mktemp,
+    // inside the test's own directory).
+    const before = await workingTree();
+    const r = await runProcess('bash', ['-e', '-c', `${npx}\n${script}`], { cwd: ROOT, env: baseEnv({ TMPDIR: dir }) });
     expect(r.code, `${r.stdout}\n${r.stderr}\n--- gateway ---\n${gateway?.output().slice(-3000)}`).toBe(0);
+    expect(await addedSince(before)).toEqual([]);
     // Every "# →" line of the block, in order, is what the script printed.
     const expected = [...walkthrough().matchAll(/^# → (.*?)(?:\s{3}\(.*\))?$/gm)].map((m) => m[1]);
     expect(r.stdout.trim().split('\n')).toEqual(expected);
