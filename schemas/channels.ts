@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageLimit, cardEnvelopeOf, documentedAs } from './common.js';
 import { EVENT_TYPES } from './events.js';
+import { pageOf } from './page.js';
 
 export const CHANNEL_TYPES = ['webhook', 'nats'] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
@@ -12,7 +13,10 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 const literals = <T extends readonly string[]>(values: T, description?: string) =>
   Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
 
-const Uuid = Type.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' });
+const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+const Uuid = Type.String({ pattern: UUID_PATTERN });
+/** A channel id as the store writes it (lower-case UUID). */
+export const isChannelId = (value: string): boolean => new RegExp(UUID_PATTERN).test(value);
 
 /** Event types of record, or `["*"]` for all of them. */
 export const EventTypes = Type.Array(literals([...EVENT_TYPES, '*'] as const, 'an event type of record, or * for all'), {
@@ -105,7 +109,8 @@ export const ChannelWithSecret = Type.Intersect([ChannelView, Type.Object({ secr
 
 export const ChannelResponse = cardEnvelopeOf(ChannelView);
 export const ChannelSecretResponse = cardEnvelopeOf(ChannelWithSecret);
-export const ChannelListResponse = cardEnvelopeOf(Type.Array(ChannelView));
+/** GET /v1/admin/channels: oldest first (by id, a UUIDv7), paged by key. */
+export const ChannelPageResponse = pageOf(ChannelView);
 
 export const AttemptView = Type.Object({
   n: Type.Integer(),

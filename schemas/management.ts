@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PublicJwk } from './auth.js';
 import { CONTROL_CHARACTERS, PlainText, Role, cardEnvelopeOf } from './common.js';
+import { pageOf } from './page.js';
 import { TENANT_ID_PATTERN, TenantConfig } from './tenant.js';
 
 export const TenantIdParams = Type.Object({ tenantId: Type.String({ pattern: TENANT_ID_PATTERN }) }, { additionalProperties: false });
@@ -14,6 +15,8 @@ export const Username = Type.String({
   maxLength: 128,
   pattern: `^[^\\s/${CONTROL_CHARACTERS}](?:[^/${CONTROL_CHARACTERS}]*[^\\s/${CONTROL_CHARACTERS}])?$`,
 });
+const USERNAME = new RegExp(Username.pattern!);
+export const isUsername = (value: string): boolean => value.length <= Username.maxLength! && USERNAME.test(value);
 export const UsernameParams = Type.Object({ username: Username }, { additionalProperties: false });
 export type UsernameParams = Static<typeof UsernameParams>;
 export const TenantUserParams = Type.Object({ tenantId: TenantIdParams.properties.tenantId, username: Username }, { additionalProperties: false });
@@ -53,7 +56,8 @@ export const TenantView = Type.Object({
   updatedAt: Type.String(),
 });
 export const TenantResponse = cardEnvelopeOf(TenantView);
-export const TenantListResponse = cardEnvelopeOf(Type.Array(TenantView));
+/** GET /v1/tenants: by id, paged by key. */
+export const TenantPageResponse = pageOf(TenantView);
 export const TenantCreatedResponse = cardEnvelopeOf(
   Type.Object({ tenant: TenantView, encryptionKeys: Type.Object({ keys: Type.Array(PublicJwk) }) }),
 );
@@ -81,7 +85,8 @@ export const UserView = Type.Object({
   lastLoginAt: Type.Union([Type.String(), Type.Null()]),
 });
 export const UserResponse = cardEnvelopeOf(UserView);
-export const UserListResponse = cardEnvelopeOf(Type.Array(UserView));
+/** GET /v1/admin/users and GET /v1/tenants/{tenantId}/users: by username, paged by key. */
+export const UserPageResponse = pageOf(UserView);
 export const MessageResponse = cardEnvelopeOf(Type.Object({ message: Type.String() }));
 
 export const OPERATOR_KEY_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
@@ -94,7 +99,10 @@ export const OperatorKeyView = Type.Object({
   lastUsedAt: Type.Union([Type.String(), Type.Null()]),
   revokedAt: Type.Union([Type.String(), Type.Null()]),
 });
-export const OperatorKeyListResponse = cardEnvelopeOf(Type.Array(OperatorKeyView));
+/** GET /v1/operator-keys: by name, paged by key. */
+export const OperatorKeyPageResponse = pageOf(OperatorKeyView);
+/** An operator key's name as the store keeps it. */
+export const isOperatorKeyName = (value: string): boolean => new RegExp(OPERATOR_KEY_NAME_PATTERN).test(value);
 export const OperatorKeyCreatedResponse = cardEnvelopeOf(Type.Object({ key: Type.String({ description: 'shown once' }), operatorKey: OperatorKeyView }));
 
 const Nullable = <T extends import('@sinclair/typebox').TSchema>(t: T) => Type.Union([t, Type.Null()]);

@@ -53,7 +53,7 @@ export function operatorKeyCommand(): Command {
     .action(async (opts: { json?: boolean }, command: Command) => {
       const api = managementApi(command);
       let keys: OperatorKeyView[];
-      if (api) keys = await api.result<OperatorKeyView[]>('GET', '/v1/operator-keys');
+      if (api) keys = await api.all<OperatorKeyView>('/v1/operator-keys');
       else {
         const { withStore } = await import('./store.js');
         keys = await withStore({ masterKey: false }, (store) => store.operatorKeys.list());

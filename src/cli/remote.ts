@@ -2,6 +2,7 @@
 // operator key from CARDLINE_OPERATOR_KEY: the store stays the gateway's, so an operator can onboard while the
 // embedded store is open. Answers are JSON; a refusal becomes the CLI's one-line error with the API's words.
 import type { Command } from 'commander';
+import { PAGE_MAX } from '../../schemas/page.js';
 import { fail } from './common.js';
 
 /** What the management API answers: `{ result }` (or a bare key set), or a problem. */
@@ -53,6 +54,19 @@ export class ManagementApi {
   /** The `result` of an enveloped answer. */
   async result<T>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
     return (await this.call<{ result: T }>(method, path, body)).result;
+  }
+
+  /** Every item of a paged list: the largest pages, following `pagination.nextCursor` to the end. */
+  async all<T>(path: string): Promise<T[]> {
+    const items: T[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `?limit=${PAGE_MAX}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const page: { result: T[]; pagination: { nextCursor: string | null } } = await this.call('GET', `${path}${query}`);
+      items.push(...page.result);
+      cursor = page.pagination.nextCursor;
+    } while (cursor !== null);
+    return items;
   }
 }
 

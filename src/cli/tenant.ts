@@ -230,7 +230,7 @@ ${STORE_HELP}`,
     .action(async (opts: { json?: boolean }, command: Command) => {
       const api = managementApi(command);
       let tenants: TenantView[];
-      if (api) tenants = await api.result<TenantView[]>('GET', '/v1/tenants');
+      if (api) tenants = await api.all<TenantView>('/v1/tenants');
       else {
         const { tenantView } = await import('../services/tenant-admin.js');
         const { withStore } = await import('./store.js');

@@ -95,7 +95,7 @@ ${STORE_HELP}`,
     .action(async (opts: { tenant: string; json?: boolean }, command: Command) => {
       const api = managementApi(command);
       let users: UserView[];
-      if (api) users = await api.result<UserView[]>('GET', apiPath('tenants', opts.tenant, 'users'));
+      if (api) users = await api.all<UserView>(apiPath('tenants', opts.tenant, 'users'));
       else {
         const { requireTenant, withStore } = await import('./store.js');
         users = await withStore({ masterKey: false }, async (store) => {

@@ -6,21 +6,24 @@ import {
   MessageResponse,
   OperatorKeyCreateBody,
   OperatorKeyCreatedResponse,
-  OperatorKeyListResponse,
+  OperatorKeyPageResponse,
   OperatorKeyParams,
   PasswordBody,
   TenantCreateBody,
   TenantCreatedResponse,
   TenantIdParams,
-  TenantListResponse,
+  TenantPageResponse,
   TenantPatchBody,
   TenantResponse,
   TenantUserParams,
   UserCreateBody,
-  UserListResponse,
+  UserPageResponse,
   UserPatchBody,
   UserResponse,
+  isOperatorKeyName,
+  isUsername,
 } from '../../schemas/management.js';
+import { PageQuery } from '../../schemas/page.js';
 import { Jwks } from '../../schemas/auth.js';
 import { looksLikeCompactJwe } from '../crypto/jwe.js';
 import { openTenantJwe } from '../crypto/tenant-jwe.js';
@@ -31,9 +34,20 @@ import { domainEvent } from '../events/outbox.js';
 import { connectorsView } from '../services/connectors-view.js';
 import { OperatorKeyError } from '../services/operator-keys.js';
 import { createTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant } from '../services/tenant-admin.js';
-import type { Tenant } from '../services/tenants.js';
+import { isTenantId, type Tenant } from '../services/tenants.js';
+import { pageBounds, pageQueryErrors, type KeyPage } from '../store/key-cursor.js';
 
 const envelope = <T>(result: T) => ({ result, pagination: null });
+
+/** A list's page as the transaction list answers it: `{ result, pagination: { nextCursor } }`. */
+const paged = <T>({ items, nextCursor }: KeyPage<T>) => ({ result: items, pagination: { nextCursor } });
+
+/** The page a list's query asks for (key-cursor.ts), or the transaction list's 400 for a bad limit or cursor. */
+function boundsOf(query: PageQuery, objectName: string, isKey: (key: string) => boolean) {
+  const errors = pageQueryErrors(query, objectName, isKey);
+  if (errors.length) throw Errors.validation(errors);
+  return pageBounds(query);
+}
 
 /** The configuration's fields, as a change names them (a patch may only remove fields the schema knows). */
 const CONFIG_FIELDS = new Set(Object.keys(TenantConfig.properties));
@@ -76,9 +90,12 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
   // ── Tenants ──────────────────────────────────────────────────────────────────────────────────────
 
   app.get('/v1/tenants', {
-    schema: { response: { 200: TenantListResponse } },
-    config: { audit: { action: 'tenant.list' } },
-    handler: async () => envelope((await services.tenants.listStored()).map(tenantView)),
+    schema: { querystring: PageQuery, response: { 200: TenantPageResponse } },
+    config: { objectName: 'tenantListRequest', audit: { action: 'tenant.list' } },
+    handler: async (request) => {
+      const page = await services.tenants.pageStored(boundsOf(request.query, 'tenantListRequest', isTenantId));
+      return paged({ items: page.items.map(tenantView), nextCursor: page.nextCursor });
+    },
   });
 
   app.post('/v1/tenants', {
@@ -153,9 +170,12 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
   // ── A tenant's users (its first Admin; recovery when no Admin of its own can act) ─────────────────
 
   app.get('/v1/tenants/:tenantId/users', {
-    schema: { params: TenantIdParams, response: { 200: UserListResponse } },
-    config: { audit: { action: 'user.list', target: { tenantId: 'params.tenantId' } } },
-    handler: async (request) => envelope(await services.users.list((await tenantOr404(request.params.tenantId)).id)),
+    schema: { params: TenantIdParams, querystring: PageQuery, response: { 200: UserPageResponse } },
+    config: { objectName: 'userListRequest', audit: { action: 'user.list', target: { tenantId: 'params.tenantId' } } },
+    handler: async (request) => {
+      const bounds = boundsOf(request.query, 'userListRequest', isUsername);
+      return paged(await services.users.page((await tenantOr404(request.params.tenantId)).id, bounds));
+    },
   });
 
   app.post('/v1/tenants/:tenantId/users', {
@@ -216,9 +236,9 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
   // ── Operator keys ─────────────────────────────────────────────────────────────────────────────────
 
   app.get('/v1/operator-keys', {
-    schema: { response: { 200: OperatorKeyListResponse } },
-    config: { audit: { action: 'operator-key.list' } },
-    handler: async () => envelope(await services.operatorKeys.list()),
+    schema: { querystring: PageQuery, response: { 200: OperatorKeyPageResponse } },
+    config: { objectName: 'operatorKeyListRequest', audit: { action: 'operator-key.list' } },
+    handler: async (request) => paged(await services.operatorKeys.page(boundsOf(request.query, 'operatorKeyListRequest', isOperatorKeyName))),
   });
 
   app.post('/v1/operator-keys', {

@@ -7,6 +7,7 @@ import type { NotifyConfig } from '../config.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { Errors } from '../errors.js';
 import type { Queryable } from '../store/db.js';
+import { keyPage, type KeyPage } from '../store/key-cursor.js';
 import { checkTarget, TargetRefused, type Resolver } from './addresses.js';
 import { subjectOf } from './nats.js';
 import { newSecret } from './webhook.js';
@@ -88,9 +89,13 @@ export class ChannelService {
     return r.rows[0];
   }
 
-  async list(tenantId: string): Promise<ChannelView[]> {
-    const r = await this.db.query<ChannelRow>(`SELECT ${COLUMNS} FROM channels WHERE tenant_id = $1 ORDER BY id`, [tenantId]);
-    return r.rows.map((row) => this.view(row));
+  /** One page of the tenant's channels in id order (UUIDv7: oldest first): `limit` after the id `after` (key-cursor.ts). */
+  async page(tenantId: string, { limit, after }: { limit: number; after: string | null }): Promise<KeyPage<ChannelView>> {
+    const r = await this.db.query<ChannelRow>(
+      `SELECT ${COLUMNS} FROM channels WHERE tenant_id = $1 AND ($2::uuid IS NULL OR id > $2::uuid) ORDER BY id LIMIT $3`,
+      [tenantId, after, limit + 1],
+    );
+    return keyPage(r.rows, limit, (row) => row.id, (row) => this.view(row));
   }
 
   async get(tenantId: string, channelId: string): Promise<ChannelView> {

@@ -7,15 +7,18 @@ import {
   OwnPasswordBody,
   PasswordBody,
   UserCreateBody,
-  UserListResponse,
   UserPatchBody,
   UserResponse,
   UsernameParams,
+  UserPageResponse,
+  isUsername,
   type BankConfig,
 } from '../../schemas/management.js';
+import { PAGE_MAX, PageQuery } from '../../schemas/page.js';
 import { Errors } from '../errors.js';
 import type { EncryptedField } from '../route-config.js';
 import { updateTenant } from '../services/tenant-admin.js';
+import { pageBounds, pageQueryErrors } from '../store/key-cursor.js';
 import type { Tenant } from '../services/tenants.js';
 import { PASSWORD_MIN } from '../services/users.js';
 import { defineOperation } from './define.js';
@@ -42,13 +45,16 @@ export const adminUserOperations = [
     method: 'GET',
     url: '/v1/admin/users',
     summary: "The tenant's users: role, disabled, locked, last login (never a password hash)",
+    description: `In username order. Pages: \`limit\` (1..${PAGE_MAX}, default 50) and \`cursor\` (\`pagination.nextCursor\` of the previous page).`,
     tag: USER_OPS,
     dialect: 'problem',
     access: 'admin',
     objectName: 'userListRequest',
-    response: UserListResponse,
-    execute: ({ tenant, services }) => services.users.list(tenant.id),
-    view: (users) => ({ result: users, pagination: null }),
+    query: PageQuery,
+    response: UserPageResponse,
+    check: ({ query }) => pageQueryErrors(query, 'userListRequest', isUsername),
+    execute: ({ tenant, query, services }) => services.users.page(tenant.id, pageBounds(query)),
+    view: ({ items, nextCursor }) => ({ result: items, pagination: { nextCursor } }),
     audit: {},
   }),
 

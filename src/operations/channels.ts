@@ -4,7 +4,7 @@
 import {
   ChannelCreateBody,
   ChannelIdParams,
-  ChannelListResponse,
+  ChannelPageResponse,
   ChannelPatchBody,
   ChannelResponse,
   ChannelSecretResponse,
@@ -16,11 +16,14 @@ import {
   ReplayBody,
   ReplayResponse,
   RotateSecretBody,
+  isChannelId,
 } from '../../schemas/channels.js';
+import { PAGE_MAX, PageQuery } from '../../schemas/page.js';
 import type { FieldError } from '../../schemas/common.js';
 import { Errors } from '../errors.js';
 import { MessageResponse } from '../../schemas/management.js';
 import { decodeDeliveryCursor } from '../notify/deliveries.js';
+import { pageBounds, pageQueryErrors } from '../store/key-cursor.js';
 import { defineOperation } from './define.js';
 
 const TAG = 'Notification channels';
@@ -45,13 +48,16 @@ export const channelOperations = [
     method: 'GET',
     url: '/v1/admin/channels',
     summary: "The tenant's notification channels (never a secret)",
+    description: `Oldest first. Pages: \`limit\` (1..${PAGE_MAX}, default 50) and \`cursor\` (\`pagination.nextCursor\` of the previous page).`,
     tag: TAG,
     dialect: 'problem',
     access: 'admin',
     objectName: 'channelListRequest',
-    response: ChannelListResponse,
-    execute: ({ tenant, services }) => services.channels.list(tenant.id),
-    view: (channels) => ({ result: channels, pagination: null }),
+    query: PageQuery,
+    response: ChannelPageResponse,
+    check: ({ query }) => pageQueryErrors(query, 'channelListRequest', isChannelId),
+    execute: ({ tenant, query, services }) => services.channels.page(tenant.id, pageBounds(query)),
+    view: ({ items, nextCursor }) => ({ result: items, pagination: { nextCursor } }),
     audit: {},
   }),
 

@@ -3,6 +3,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../store/db.js';
+import { keyPage, type KeyPage } from '../store/key-cursor.js';
 import type { ChangeFeed } from './changes.js';
 import { PLATFORM_TENANT as PLATFORM } from './tenants.js';
 
@@ -89,6 +90,15 @@ export class OperatorKeys {
   async list(): Promise<OperatorKeyView[]> {
     const r = await this.db.query<Row>('SELECT name, prefix, created_at, last_used_at, revoked_at FROM operator_keys WHERE tenant_id = $1 ORDER BY name', [PLATFORM]);
     return r.rows.map(toView);
+  }
+
+  /** One page of the keys in name order: `limit` after the name `after` (key-cursor.ts). */
+  async page({ limit, after }: { limit: number; after: string | null }): Promise<KeyPage<OperatorKeyView>> {
+    const r = await this.db.query<Row>(
+      'SELECT name, prefix, created_at, last_used_at, revoked_at FROM operator_keys WHERE tenant_id = $1 AND ($2::text IS NULL OR name > $2) ORDER BY name LIMIT $3',
+      [PLATFORM, after, limit + 1],
+    );
+    return keyPage(r.rows, limit, (row) => row.name, toView);
   }
 
   async get(name: string): Promise<OperatorKeyView | null> {

@@ -8,6 +8,7 @@ import { routingProblems } from './routing.js';
 import { DEFAULT_TENANT_CONFIG, TENANT_ID_PATTERN, TenantConfig } from '../../schemas/tenant.js';
 import type { ConfigSecrets } from '../crypto/config-secrets.js';
 import type { Db, Queryable } from '../store/db.js';
+import { keyPage, type KeyPage } from '../store/key-cursor.js';
 
 export interface Tenant {
   id: string;
@@ -174,6 +175,15 @@ export class TenantService {
   async listStored(): Promise<StoredTenant[]> {
     const r = await this.db.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants ORDER BY tenant_id`);
     return r.rows.map(storedOf);
+  }
+
+  /** One page of the stored tenants in id order: `limit` after the id `after` (key-cursor.ts). */
+  async pageStored({ limit, after }: { limit: number; after: string | null }): Promise<KeyPage<StoredTenant>> {
+    const r = await this.db.query<TenantRow>(
+      `SELECT ${COLUMNS} FROM tenants WHERE ($1::text IS NULL OR tenant_id > $1) ORDER BY tenant_id LIMIT $2`,
+      [after, limit + 1],
+    );
+    return keyPage(r.rows, limit, (row) => row.tenant_id, storedOf);
   }
 
   async list(): Promise<Tenant[]> {

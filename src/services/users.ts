@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { Errors } from '../errors.js';
 import type { Db, Queryable } from '../store/db.js';
+import { keyPage, type KeyPage } from '../store/key-cursor.js';
 import type { ChangeFeed } from './changes.js';
 import type { Observer } from './metrics.js';
 
@@ -157,6 +158,15 @@ export class UserService {
   async list(tenantId: string): Promise<UserView[]> {
     const r = await this.db.query<ViewRow>(`${VIEW_SELECT} WHERE u.tenant_id = $1 ORDER BY u.username`, [tenantId]);
     return r.rows.map(toView);
+  }
+
+  /** One page of the tenant's users in username order: `limit` after the username `after` (key-cursor.ts). */
+  async page(tenantId: string, { limit, after }: { limit: number; after: string | null }): Promise<KeyPage<UserView>> {
+    const r = await this.db.query<ViewRow>(
+      `${VIEW_SELECT} WHERE u.tenant_id = $1 AND ($2::text IS NULL OR u.username > $2) ORDER BY u.username LIMIT $3`,
+      [tenantId, after, limit + 1],
+    );
+    return keyPage(r.rows, limit, (row) => row.username, toView);
   }
 
   async view(tenantId: string, username: string): Promise<UserView | null> {

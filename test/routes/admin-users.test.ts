@@ -59,7 +59,7 @@ describe('users', () => {
         { username: 'admin', role: 'Admin', disabled: false, locked: false, lastLoginAt: expect.any(String) },
         { username: 'ops', role: 'Operations', disabled: false, locked: false, lastLoginAt: null },
       ],
-      pagination: null,
+      pagination: { nextCursor: null },
     });
     expect(res.body).not.toMatch(/argon2|hash/i);
   });
