@@ -45,7 +45,8 @@ import type {
   RotateKeysResponse,
   ClientKeyBody,
   ClientKeyResponse,
-  UserListResponse,
+  PageQuery,
+  UserPageResponse,
   UserCreateBody,
   UserResponse,
   UserPatchBody,
@@ -54,7 +55,7 @@ import type {
   BankConfigResponse,
   BankConfigPatch,
   OwnPasswordBody,
-  ChannelListResponse,
+  ChannelPageResponse,
   ChannelCreateBody,
   ChannelSecretResponse,
   ChannelResponse,
@@ -104,7 +105,7 @@ export const OPERATIONS = {
   "keys.rotate": { id: "keys.rotate", method: 'POST', path: "/v1/admin/keys/rotate", params: [], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "client-key.register": { id: "client-key.register", method: 'PUT', path: "/v1/admin/client-key", params: [], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "client-key.read": { id: "client-key.read", method: 'GET', path: "/v1/admin/client-key", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: false, encryptedFields: [] },
-  "user.list": { id: "user.list", method: 'GET', path: "/v1/admin/users", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: false, encryptedFields: [] },
+  "user.list": { id: "user.list", method: 'GET', path: "/v1/admin/users", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: true, encryptedFields: [] },
   "user.create": { id: "user.create", method: 'POST', path: "/v1/admin/users", params: [], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: ["password"] },
   "user.update": { id: "user.update", method: 'PATCH', path: "/v1/admin/users/:username", params: ["username"], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "user.unlock": { id: "user.unlock", method: 'POST', path: "/v1/admin/users/:username/unlock", params: ["username"], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
@@ -113,7 +114,7 @@ export const OPERATIONS = {
   "tenant.config-read": { id: "tenant.config-read", method: 'GET', path: "/v1/admin/config", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "tenant.config-update": { id: "tenant.config-update", method: 'PATCH', path: "/v1/admin/config", params: [], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "user.password-change": { id: "user.password-change", method: 'PUT', path: "/v1/me/password", params: [], dialect: 'problem', kind: 'once', auth: true, callsCore: false, paged: false, encryptedFields: ["currentPassword","newPassword"] },
-  "channel.list": { id: "channel.list", method: 'GET', path: "/v1/admin/channels", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: false, encryptedFields: [] },
+  "channel.list": { id: "channel.list", method: 'GET', path: "/v1/admin/channels", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: true, encryptedFields: [] },
   "channel.create": { id: "channel.create", method: 'POST', path: "/v1/admin/channels", params: [], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "channel.read": { id: "channel.read", method: 'GET', path: "/v1/admin/channels/:channelId", params: ["channelId"], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "channel.update": { id: "channel.update", method: 'PATCH', path: "/v1/admin/channels/:channelId", params: ["channelId"], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
@@ -246,8 +247,8 @@ export function bindOperations(t: Transport) {
     },
     user: {
       /** The tenant's users: role, disabled, locked, last login (never a password hash) (`GET /v1/admin/users`, `user.list`). */
-      list: (options?: CallOptions): Promise<UserListResponse> =>
-        t.call(OPERATIONS["user.list"], [], undefined, undefined, options) as Promise<UserListResponse>,
+      list: (query?: Omit<PageQuery, 'cursor'>, options?: PageOptions): Paged<UserPageResponse['result'][number], UserPageResponse> =>
+        t.paged<UserPageResponse['result'][number], UserPageResponse>(OPERATIONS["user.list"], [], undefined, query, options),
       /** Create a user (`POST /v1/admin/users`, `user.create`). */
       create: (body: UserCreateBody, options?: CallOptions): Promise<UserResponse> =>
         t.call(OPERATIONS["user.create"], [], body, undefined, options) as Promise<UserResponse>,
@@ -277,8 +278,8 @@ export function bindOperations(t: Transport) {
     },
     channel: {
       /** The tenant's notification channels (never a secret) (`GET /v1/admin/channels`, `channel.list`). */
-      list: (options?: CallOptions): Promise<ChannelListResponse> =>
-        t.call(OPERATIONS["channel.list"], [], undefined, undefined, options) as Promise<ChannelListResponse>,
+      list: (query?: Omit<PageQuery, 'cursor'>, options?: PageOptions): Paged<ChannelPageResponse['result'][number], ChannelPageResponse> =>
+        t.paged<ChannelPageResponse['result'][number], ChannelPageResponse>(OPERATIONS["channel.list"], [], undefined, query, options),
       /** Add a notification channel: a webhook or NATS JetStream (`POST /v1/admin/channels`, `channel.create`). */
       create: (body: ChannelCreateBody, options?: CallOptions): Promise<ChannelSecretResponse> =>
         t.call(OPERATIONS["channel.create"], [], body, undefined, options) as Promise<ChannelSecretResponse>,

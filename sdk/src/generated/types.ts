@@ -585,9 +585,18 @@ export type ClientKeyResponse = {
   pagination: null;
 };
 
-export type UserListResponse = {
+export type PageQuery = {
+  /** 1..200, default 50 */
+  limit?: string;
+  /** `pagination.nextCursor` of the previous page */
+  cursor?: string;
+};
+
+export type UserPageResponse = {
   result: Array<UserView>;
-  pagination: null;
+  pagination: {
+    nextCursor: string | null;
+  };
 };
 
 export type UserCreateBody = {
@@ -644,9 +653,11 @@ export type OwnPasswordBody = {
   newPassword: string;
 };
 
-export type ChannelListResponse = {
+export type ChannelPageResponse = {
   result: Array<ChannelView>;
-  pagination: null;
+  pagination: {
+    nextCursor: string | null;
+  };
 };
 
 export type ChannelCreateBody = {
