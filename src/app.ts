@@ -154,6 +154,10 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     // No pino child per request unless something logs through request.log (src/logging.ts).
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
+    // No per-plugin start timeout (Fastify's default, 10 s, ends a start on a loaded machine with "Plugin did not
+    // start in time … forgot to call done"): the process bounds the whole start itself and names the step it is
+    // at (CARDLINE_START_TIMEOUT_MS, src/server.ts, decision 0101).
+    pluginTimeout: 0,
     // request.ip (the audit's origin) is the client behind the trusted proxies named by TRUST_PROXY; an
     // X-Forwarded-For from anyone else is ignored (decision 0047).
     trustProxy: config.trustProxy,
