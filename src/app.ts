@@ -37,7 +37,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Twelve or more digits, alone or grouped by single separators (`4111-1111-1111-1111`): it could be a card number. */
 const DIGIT_RUN = /\d(?:[ ._:-]?\d){11}/;
 
-export interface AppOptions {
+interface AppOptions {
   config: Config;
   db: Db;
   masterKey: string;
@@ -141,7 +141,7 @@ const cardlineApp = fp(app, { name: 'cardline' });
 export default cardlineApp;
 
 /** Longest wait for a request's headers; Node checks the header and request timeouts every second. */
-export const HEADERS_TIMEOUT_MS = 10_000;
+const HEADERS_TIMEOUT_MS = 10_000;
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
 /** Fastify's own options: strict ajv (reject, never strip or coerce), body limits, request ids. */

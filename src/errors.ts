@@ -32,7 +32,7 @@ export class CardlineError extends Error {
   }
 }
 
-export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
+const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
 
 /** The longest path parameter the router reads (Fastify's maxParamLength); a longer one answers 414. */
 export const MAX_PARAM_LENGTH = 100;

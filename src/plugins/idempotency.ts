@@ -11,7 +11,7 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const MIN_LEASE_SECONDS = 60;
 
 /** A request's hold on its Idempotency-Key; null when it sent none or the route does not take one. */
-export interface IdempotencyState {
+interface IdempotencyState {
   /** The key the client sent. */
   key: string;
   scope: string;

@@ -12,14 +12,14 @@ export interface OnboardingDeps extends TenantAdminDeps {
 
 export { createTenant };
 
-export const DEMO_USERS: { username: string; role: Role }[] = [
+const DEMO_USERS: { username: string; role: Role }[] = [
   { username: 'admin', role: 'Admin' },
   { username: 'ops', role: 'Operations' },
   { username: 'integration', role: 'API Integration' },
   { username: 'viewer', role: 'Read-Only' },
 ];
 
-export const DEMO_TENANTS = [
+const DEMO_TENANTS = [
   { id: 'demo', name: 'Demo Bank' },
   { id: 'demo-b', name: 'Demo Bank B' },
 ];
@@ -69,7 +69,7 @@ export async function seedDemoOperatorKey(keys: OperatorKeys, chosen: string | u
   return (await keys.create(DEMO_OPERATOR)).key;
 }
 
-export const DEMO_OPERATOR = 'demo';
+const DEMO_OPERATOR = 'demo';
 
 /**
  * Sets every demo user's password (role reset, unlocked) on the demo tenants that exist: the demo's
