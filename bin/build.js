@@ -22,18 +22,17 @@ import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const DIST = join(ROOT, 'dist');
-const STAMP = join(DIST, 'tsconfig.build.tsbuildinfo');
+const STAMP = join('dist', 'tsconfig.build.tsbuildinfo');
 const SOURCES = ['src', 'connectors', 'schemas'];
 const CONFIGS = ['tsconfig.json', 'tsconfig.build.json'];
 
 /** A checkout: the TypeScript sources are here (the Docker image ships dist/ without them). */
-export function hasSources() {
-  return existsSync(join(ROOT, 'src'));
+export function hasSources(root = ROOT) {
+  return existsSync(join(root, 'src'));
 }
 
 /** The newest modification time (ms) under the sources and of the build's configuration. */
-function newestSource() {
+function newestSource(root) {
   let newest = 0;
   const visit = (path) => {
     const st = statSync(path, { throwIfNoEntry: false });
@@ -41,16 +40,16 @@ function newestSource() {
     if (st.mtimeMs > newest) newest = st.mtimeMs;
     if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
   };
-  for (const dir of SOURCES) visit(join(ROOT, dir));
-  for (const file of CONFIGS) visit(join(ROOT, file));
+  for (const dir of SOURCES) visit(join(root, dir));
+  for (const file of CONFIGS) visit(join(root, file));
   return newest;
 }
 
 /** Why dist/ must be rebuilt, or null when it is current. */
-export function staleReason() {
-  const stamp = statSync(STAMP, { throwIfNoEntry: false });
+export function staleReason(root = ROOT) {
+  const stamp = statSync(join(root, STAMP), { throwIfNoEntry: false });
   if (!stamp) return 'no build yet';
-  return newestSource() >= stamp.mtimeMs ? 'sources changed since the last build' : null;
+  return newestSource(root) >= stamp.mtimeMs ? 'sources changed since the last build' : null;
 }
 
 function typescriptCompiler() {
@@ -62,9 +61,9 @@ function typescriptCompiler() {
 }
 
 /** Runs tsc -b on the build configuration, its output on stderr (stdout belongs to the command). */
-function compile(tsc) {
+function compile(tsc, root) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
+    const child = spawn(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: root, stdio: ['ignore', 2, 2] });
     child.on('error', reject);
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
@@ -81,32 +80,34 @@ export class BuildError extends Error {
  * Builds dist/ (always, or only when stale), under a lock so that concurrent starts build once.
  * Resolves true when it compiled. Throws BuildError when the compiler is missing or reports errors.
  */
-export async function build({ ifStale = false, say = (line) => process.stderr.write(`${line}\n`) } = {}) {
-  if (ifStale && !staleReason()) return false;
+export async function build({ ifStale = false, say = (line) => process.stderr.write(`${line}\n`), root = ROOT } = {}) {
+  if (ifStale && !staleReason(root)) return false;
   const tsc = typescriptCompiler();
   if (!tsc) {
     throw new BuildError(
-      `dist/ must be (re)built (${staleReason() ?? 'requested'}) and the TypeScript compiler is not installed: run npm ci (with dev dependencies), then npm run build.`,
+      `dist/ must be (re)built (${staleReason(root) ?? 'requested'}) and the TypeScript compiler is not installed: run npm ci (with dev dependencies), then npm run build.`,
     );
   }
-  mkdirSync(DIST, { recursive: true });
+  const dist = join(root, 'dist');
+  const stamp = join(root, STAMP);
+  mkdirSync(dist, { recursive: true });
   const { default: lockfile } = await import('proper-lockfile');
   // A build takes seconds to minutes on a busy machine: wait for another process's build as long as it runs.
   // The lock's own mtime is refreshed while its holder lives; one older than `stale` is a dead holder's.
-  const release = await lockfile.lock(DIST, {
-    lockfilePath: join(DIST, '.build.lock'),
+  const release = await lockfile.lock(dist, {
+    lockfilePath: join(dist, '.build.lock'),
     stale: 60_000,
     update: 10_000,
     retries: { retries: 100_000, factor: 1, minTimeout: 250, maxTimeout: 250 },
   });
   try {
-    const reason = staleReason();
+    const reason = staleReason(root);
     if (ifStale && !reason) return false;
     say(`cardline: compiling the TypeScript into dist/ (${reason ?? 'requested'}); a first build takes a while, later ones are incremental.`);
     const started = new Date();
-    const code = await compile(tsc);
-    const built = existsSync(STAMP);
-    if (built) utimesSync(STAMP, code === 0 ? started : new Date(0), code === 0 ? started : new Date(0));
+    const code = await compile(tsc, root);
+    const built = existsSync(stamp);
+    if (built) utimesSync(stamp, code === 0 ? started : new Date(0), code === 0 ? started : new Date(0));
     if (code !== 0 || !built) throw new BuildError(`the TypeScript build failed (tsc -b tsconfig.build.json exited ${code}; its errors are above). Fix them, or run npm run build.`);
     return true;
   } finally {
