@@ -8,24 +8,32 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY connectors ./connectors
 COPY schemas ./schemas
+# The example connector plugin (examples/acme-core), compiled with the rest: the plugin walk-through runs in the image.
+COPY examples/acme-core ./examples/acme-core
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
-# HOST=0.0.0.0: inside a container the published port reaches the gateway only on all interfaces (the
-# default outside containers is loopback). The embedded store and the demo's master key live in the volume.
-ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 CARDLINE_DATA_DIR=/var/lib/cardline
+# HOST=0.0.0.0 and CARDLINE_ADMIN_HOST=0.0.0.0: inside a container a published port reaches a listener only on
+# all interfaces (the default outside containers is loopback). Publish the management port (8081: the operator
+# API and /metrics) on the host's loopback only: -p 127.0.0.1:8081:8081. The embedded store and the demo's
+# master key live in the volume.
+ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 CARDLINE_ADMIN_PORT=8081 CARDLINE_ADMIN_HOST=0.0.0.0 \
+    CARDLINE_DATA_DIR=/var/lib/cardline
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 # `cardline …` on the PATH: bin/cardline.js runs dist/src/cli/index.js when there are no sources.
+# /app/examples: the compiled example plugin, so that `--connector-module ./examples/acme-core/index.js` works
+# from the working directory as in the walk-through (.js here: the image has no TypeScript loader).
 RUN ln -s /app/bin/cardline.js /usr/local/bin/cardline \
+ && ln -s /app/dist/examples /app/examples \
  && chmod 0755 /app/bin/cardline.js /app/bin/docker-entrypoint.sh \
  && mkdir -p /var/lib/cardline && chown node:node /var/lib/cardline
 USER node
 VOLUME ["/var/lib/cardline"]
-EXPOSE 8080
+EXPOSE 8080 8081
 # Readiness (store, migrations, Redis when configured); start-up (migrations, connectors) gets 30 s.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

@@ -8,14 +8,14 @@
 //                                note where there is nothing to build (no src/, no TypeScript compiler)
 //
 // The build's stamp is tsc's own record, dist/tsconfig.build.tsbuildinfo, which every build writes (`npm run
-// build` too). dist/ is stale when any file or folder under src/, connectors/, schemas/ (or a tsconfig) was
-// modified at or after it; a folder's time changes when a file in it is added, removed or renamed. Checking
-// walks ~200 entries: a few ms. A build made here dates the record back to when it started (an edit made
+// build` too). dist/ is stale when any file or folder the build includes (src/, connectors/, schemas/…: the
+// `include` of tsconfig.build.json) or a tsconfig was modified at or after it; a folder's time changes when
+// a file in it is added, removed or renamed. Checking walks ~200 entries: a few ms. A build made here dates the record back to when it started (an edit made
 // during the build is newer, so rebuilt next time); one that fails dates it to 1970 (still stale: the
 // command refuses until it builds). Two processes that find dist/ stale at once build it once: the second
 // waits on a lock, then finds it fresh.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import process from 'node:process';
@@ -23,12 +23,20 @@ import { URL, fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STAMP = join('dist', 'tsconfig.build.tsbuildinfo');
-const SOURCES = ['src', 'connectors', 'schemas'];
 const CONFIGS = ['tsconfig.json', 'tsconfig.build.json'];
 
 /** A checkout: the TypeScript sources are here (the Docker image ships dist/ without them). */
 export function hasSources(root = ROOT) {
   return existsSync(join(root, 'src'));
+}
+
+/** What the build compiles: the `include` of tsconfig.build.json (folders such as src, connectors, schemas). */
+function sources(root) {
+  try {
+    return JSON.parse(readFileSync(join(root, 'tsconfig.build.json'), 'utf8')).include ?? [];
+  } catch {
+    return ['src', 'connectors', 'schemas'];
+  }
 }
 
 /** The newest modification time (ms) under the sources and of the build's configuration. */
@@ -40,7 +48,7 @@ function newestSource(root) {
     if (st.mtimeMs > newest) newest = st.mtimeMs;
     if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
   };
-  for (const dir of SOURCES) visit(join(root, dir));
+  for (const dir of sources(root)) visit(join(root, dir));
   for (const file of CONFIGS) visit(join(root, file));
   return newest;
 }

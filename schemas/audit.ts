@@ -1,5 +1,6 @@
 // GET /v1/audit: the query (strict: unknown parameters are refused), a record as a tenant sees it, a page.
 import { Type, type Static } from '@sinclair/typebox';
+import { PageLimit } from './common.js';
 
 /** How a call ended, derived from its status; `replayed`: an idempotent duplicate answered again (src/plugins/audit.ts). */
 export const AUDIT_OUTCOMES = ['succeeded', 'pending', 'unauthenticated', 'forbidden', 'refused', 'invalid', 'failed', 'replayed'] as const;
@@ -24,7 +25,7 @@ export const AuditQuery = Type.Object(
     route: Type.Optional(Text(256)),
     targetId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'matches any value of `target`' })),
     requestId: Type.Optional(Text(128)),
-    limit: Type.Optional(Type.String({ pattern: '^\\d{1,6}$', description: `1..${AUDIT_PAGE_MAX}, default ${AUDIT_PAGE_DEFAULT}` })),
+    limit: Type.Optional(PageLimit(AUDIT_PAGE_MAX, AUDIT_PAGE_DEFAULT)),
     cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: '`pagination.next` of the previous page' })),
   },
   { additionalProperties: false },

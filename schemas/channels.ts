@@ -1,7 +1,7 @@
 // Notification channels (spec §1: the tenant decides "which notification channels are active"): a tenant's
 // webhooks and NATS subjects, their deliveries and each delivery's attempts. Problem dialect, Admin only.
 import { Type, type Static } from '@sinclair/typebox';
-import { cardEnvelopeOf } from './common.js';
+import { PageLimit, cardEnvelopeOf, documentedAs } from './common.js';
 import { EVENT_TYPES } from './events.js';
 
 export const CHANNEL_TYPES = ['webhook', 'nats'] as const;
@@ -29,16 +29,37 @@ export type ChannelIdParams = Static<typeof ChannelIdParams>;
 export const DeliveryIdParams = Type.Object({ deliveryId: Uuid }, { additionalProperties: false });
 export type DeliveryIdParams = Static<typeof DeliveryIdParams>;
 
-/** POST /v1/admin/channels. `url` for a webhook; nothing more for nats (the gateway's NATS_URL). */
-export const ChannelCreateBody = Type.Object(
+const channelFields = {
+  eventTypes: EventTypes,
+  enabled: Type.Optional(Type.Boolean({ default: true })),
+  description: Type.Optional(Description),
+};
+/** A webhook channel: its `url` is required. */
+export const WebhookChannelCreateBody = Type.Object({ type: Type.Literal('webhook'), ...channelFields, url: Url }, { additionalProperties: false });
+/** A NATS JetStream channel: no `url` (the gateway's NATS_URL). */
+export const NatsChannelCreateBody = Type.Object({ type: Type.Literal('nats'), ...channelFields }, { additionalProperties: false });
+
+/**
+ * POST /v1/admin/channels. `url` for a webhook; nothing more for nats (the gateway's NATS_URL). At run time
+ * one object whose `check` asks `url` of a webhook (`NotNull`) and refuses it for nats (`UnknownProperty`), so
+ * that a mistake answers one field error; the document shows the same inputs as a union discriminated by `type`.
+ */
+export const ChannelCreateBody = documentedAs(
+  Type.Object(
+    {
+      type: literals(CHANNEL_TYPES),
+      ...channelFields,
+      url: Type.Optional(Url),
+    },
+    { additionalProperties: false },
+  ),
   {
-    type: literals(CHANNEL_TYPES),
-    eventTypes: EventTypes,
-    enabled: Type.Optional(Type.Boolean({ default: true })),
-    description: Type.Optional(Description),
-    url: Type.Optional(Url),
+    oneOf: [WebhookChannelCreateBody, NatsChannelCreateBody],
+    discriminator: {
+      propertyName: 'type',
+      mapping: { webhook: '#/components/schemas/WebhookChannelCreateBody', nats: '#/components/schemas/NatsChannelCreateBody' },
+    },
   },
-  { additionalProperties: false },
 );
 export type ChannelCreateBody = Static<typeof ChannelCreateBody>;
 
@@ -116,7 +137,7 @@ export const DELIVERY_PAGE_DEFAULT = 50;
 export const DeliveryQuery = Type.Object(
   {
     status: Type.Optional(literals(DELIVERY_STATUSES)),
-    limit: Type.Optional(Type.String({ pattern: '^\\d{1,6}$', description: `1..${DELIVERY_PAGE_MAX}, default ${DELIVERY_PAGE_DEFAULT}` })),
+    limit: Type.Optional(PageLimit(DELIVERY_PAGE_MAX, DELIVERY_PAGE_DEFAULT)),
     cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: '`pagination.nextCursor` of the previous page' })),
   },
   { additionalProperties: false },

@@ -66,3 +66,33 @@ export const Problem = Type.Object({
   businessCode: Type.Optional(Type.String()),
 });
 export type Problem = Static<typeof Problem>;
+
+/** Symbol key (like SENSITIVE): how the OpenAPI document describes a query value that ajv checks as a string. */
+const DOCUMENTED = Symbol.for('cardline.documented');
+
+/**
+ * Query values arrive as strings and ajv does not coerce (STYLE §6), so the route checks a string and the
+ * operation's `check` the range; the OpenAPI document describes the value as a client sends it, with the
+ * bounds the gateway enforces (issue 20: `limit` was documented to 999 999 and refused above 200).
+ */
+export const documentedAs = <T extends import('@sinclair/typebox').TSchema>(schema: T, documented: Record<string, unknown>): T => ({
+  ...schema,
+  [DOCUMENTED]: documented,
+});
+export const documentedFormOf = (schema: unknown): Record<string, unknown> | undefined =>
+  typeof schema === 'object' && schema !== null ? ((schema as Record<symbol, unknown>)[DOCUMENTED] as Record<string, unknown> | undefined) : undefined;
+
+/** A page size: digits at run time (then `Min`/`Max` from the operation's check), an integer 1..max in the document. */
+export const PageLimit = (max: number, byDefault: number) => {
+  const description = `1..${max}, default ${byDefault}`;
+  return documentedAs(Type.String({ pattern: '^\\d{1,6}$', description }), { type: 'integer', minimum: 1, maximum: max, default: byDefault, description });
+};
+
+/** A calendar day as the document shows it: format `date` (a day that exists), year 0001 or later. */
+export const DAY_PATTERN = '^(?!0000)\\d{4}-\\d{2}-\\d{2}$';
+/**
+ * A day, YYYY-MM-DD: the route checks the digits (`Pattern`), the operation that the day exists
+ * (`isDay`, src/domain/days.ts: 2026-02-30 and year 0000 are refused with `Invalid`); the document says both.
+ */
+export const Day = (description: string) =>
+  documentedAs(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description }), { type: 'string', format: 'date', pattern: DAY_PATTERN, description });

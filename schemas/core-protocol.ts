@@ -5,6 +5,7 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import { CONTRACT, type CardSummary, type ContractOperation, type OperationInput, type OperationValue } from '../connectors/contract.js';
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.js';
 import { CommunicationAddress, PlasticCode, Preferences } from './cards.js';
+import { hoister } from '../src/openapi/hoist.js';
 import { AMOUNT_PATTERN, Identifier, PlainText } from './common.js';
 import { Contact, ENTITY_TYPES, PrimaryAddress, REPLACEMENT_REASONS } from './entities.js';
 import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, Merchant, TRANSACTION_STATUSES } from './transactions.js';
@@ -761,11 +762,10 @@ export const coreProtocolComponents: Record<string, TSchema> = {
   Error: CoreError,
   Entity: CoreEntity,
   Health: CoreHealth,
-  FaultConfig,
-  FaultConfigUpdate,
-  ResetRequest,
-  ResetResult,
 };
+
+/** Schemas of the mock core's own paths (not the protocol): shown under `x-mock-core`, not components. */
+const mockCoreSchemas: Record<string, TSchema> = { FaultConfig, FaultConfigUpdate, ResetRequest, ResetResult };
 
 const componentNames = new Map(Object.entries(coreProtocolComponents).map(([name, schema]) => [schema, name]));
 function ref(schema: TSchema) {
@@ -775,6 +775,26 @@ function ref(schema: TSchema) {
 }
 /** TypeBox marks schemas with symbol keys; JSON keeps only the standard keywords. */
 const plain = (schema: TSchema): unknown => JSON.parse(JSON.stringify(schema));
+
+/** Tags: the sections of the protocol, by the first segment of the path. */
+const TAGS: Record<string, { name: string; description: string }> = {
+  entities: { name: 'Entities', description: 'Business entities (customers): registration, credit limits, repayments, transactions.' },
+  cards: { name: 'Cards', description: 'Cards: issue, lifecycle changes, preferences, PIN, authorizations.' },
+  'card-resolution': { name: 'Cards', description: '' },
+  health: { name: 'Health', description: 'Whether the bank can take calls.' },
+};
+const tagOf = (path: string) => {
+  const tag = TAGS[path.split('/')[2]!];
+  if (!tag) throw new Error(`no tag for the core protocol path ${path}`);
+  return tag.name;
+};
+
+/** What every path of the protocol may answer when the core requires credentials (security). */
+const UNAUTHENTICATED = {
+  description: 'Credentials missing or wrong, where the core requires them (bearer, basic or mutual TLS); nothing was applied.',
+  headers: { 'WWW-Authenticate': { description: 'The scheme to use: Bearer or Basic.', schema: { type: 'string' } } },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
 
 const HEADER_PARAMS = [
   {
@@ -811,16 +831,19 @@ function openApiOperation(entry: CoreEndpointSpec): Record<string, unknown> {
     ...query,
     ...headers,
   ];
-  const responses = Object.fromEntries(
+  const responses: Record<string, unknown> = Object.fromEntries(
     Object.entries(entry.answers).map(([status, a]) => [
       status,
       { description: a.description, content: { 'application/json': { schema: ref(a.schema) } }, ...(a.echoesRequestId ? { headers: requestIdHeader } : {}) },
     ]),
   );
+  responses['401'] ??= UNAUTHENTICATED;
+  const kind = { write: 'A write: applied once per Idempotency-Key.', read: 'A read: changes nothing; retried freely.', probe: 'A probe: no fault drawn, no key.' }[entry.kind];
   return {
     operationId: entry.operationId,
     summary: entry.summary,
-    ...(entry.description ? { description: entry.description } : {}),
+    description: entry.description ? `${entry.description}\n\n${kind}` : kind,
+    tags: [tagOf(entry.path)],
     ...(parameters.length ? { parameters } : {}),
     ...(entry.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(entry.body) } } } } : {}),
     responses,
@@ -833,11 +856,16 @@ export function coreProtocolOpenApi(): Record<string, unknown> {
   for (const entry of Object.values(CORE_PROTOCOL) as CoreEndpointSpec[]) {
     (paths[entry.path] ??= {})[entry.method.toLowerCase()] = openApiOperation(entry);
   }
+  const named = hoister(Object.fromEntries(Object.entries(coreProtocolComponents).map(([name, schema]) => [name, plain(schema)])));
+  const schemas = Object.fromEntries(Object.keys(coreProtocolComponents).map((name) => [name, named.bodyOf(name)]));
   return {
     openapi: '3.1.0',
     info: {
       title: 'Cardline core REST protocol',
       version: CORE_PROTOCOL_VERSION,
+      contact: { name: 'The Cardline gateway team' },
+      // package.json: UNLICENSED. SPDX writes a licence of one's own as LicenseRef-<name>.
+      license: { name: 'Proprietary: no licence is granted', identifier: 'LicenseRef-Cardline-Proprietary' },
       description:
         'What a core-banking system implements so that the Cardline REST connector (connector id `rest`) can drive it. ' +
         'Paths are relative to the connector\'s baseUrl; the mock core (`npm run mock-core`) serves several banks at ' +
@@ -848,6 +876,7 @@ export function coreProtocolOpenApi(): Record<string, unknown> {
         'recognise is a failure of the core, never pending. Card lifecycle changes name the card by cardId in the path; ' +
         'a caller that knows only the entity or the kit asks GET /v1/card-resolution first.',
     },
+    tags: [...new Map(Object.values(TAGS).filter((t) => t.description).map((t) => [t.name, t])).values()],
     servers: [{ url: 'http://127.0.0.1:9090/banks/{bankId}', variables: { bankId: { default: 'demo' } } }],
     security: [{}, { bearer: [] }, { basic: [] }, { mtls: [] }],
     paths,
@@ -860,6 +889,7 @@ export function coreProtocolOpenApi(): Record<string, unknown> {
         'PUT /__admin/faults': 'replace the fault configuration (FaultConfigUpdate; missing fields take defaults)',
         'POST /__admin/reset': 'restore the fixtures of one bank (ResetRequest.bankId) or of every bank',
       },
+      schemas: Object.fromEntries(Object.entries(mockCoreSchemas).map(([name, schema]) => [name, plain(schema)])),
     },
     components: {
       securitySchemes: {
@@ -867,7 +897,7 @@ export function coreProtocolOpenApi(): Record<string, unknown> {
         basic: { type: 'http', scheme: 'basic' },
         mtls: { type: 'mutualTLS' },
       },
-      schemas: Object.fromEntries(Object.entries(coreProtocolComponents).map(([name, schema]) => [name, plain(schema)])),
+      schemas,
     },
   };
 }

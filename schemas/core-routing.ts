@@ -1,6 +1,7 @@
 // Schemas of a tenant's cores as its Admin (and its operator) sees them: each named connector with what it
 // offers, what is routed to it and how it has been doing; and the shadow core's divergences and summary.
 import { Type, type Static } from '@sinclair/typebox';
+import { PageLimit } from './common.js';
 
 const Window = Type.Object({
   windowSeconds: Type.Integer({ description: 'how far back the figures go' }),
@@ -30,7 +31,7 @@ export const SHADOW_PAGE_MAX = 200;
 
 export const DivergenceQuery = Type.Object(
   {
-    limit: Type.Optional(Type.String({ pattern: '^\\d{1,6}$', description: `1..${SHADOW_PAGE_MAX}, default 50` })),
+    limit: Type.Optional(PageLimit(SHADOW_PAGE_MAX, 50)),
     cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: '`pagination.nextCursor` of the previous page' })),
   },
   { additionalProperties: false },

@@ -1,12 +1,11 @@
 // Schemas of the reports (spec §5.4 "reports"): built from the gateway's own events of record, never from a
 // copy of core data (DESIGN §8). Days are those of the tenant's time zone; JSON, or CSV with Accept: text/csv.
 import { Type, type Static } from '@sinclair/typebox';
-import { cardEnvelopeOf } from './common.js';
+import { Day, cardEnvelopeOf } from './common.js';
 
 /** The longest range a report covers, both ends counted (a leap year). */
 export const REPORT_MAX_DAYS = 366;
 
-const Day = (description: string) => Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description });
 
 export const ReportQuery = Type.Object(
   {

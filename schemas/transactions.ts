@@ -1,7 +1,7 @@
 // Schemas of the credit line's transactions: sandbox authorizations and repayments (what a card network and
 // a bank transfer would bring), and the entity's transaction list, paged by an opaque cursor.
 import { Type, type Static } from '@sinclair/typebox';
-import { Identifier, Money, PlainText, cardEnvelopeOf } from './common.js';
+import { DAY_PATTERN, Identifier, Money, PageLimit, PlainText, cardEnvelopeOf, documentedAs } from './common.js';
 
 export const CHANNELS = ['ATM', 'POS', 'ECOM', 'CONTACTLESS'] as const;
 export type Channel = (typeof CHANNELS)[number];
@@ -77,17 +77,29 @@ export const RepaymentResponse = cardEnvelopeOf(RepaymentView);
 export const TRANSACTION_PAGE_MAX = 200;
 export const TRANSACTION_PAGE_DEFAULT = 50;
 
+/** What `boundOf` (src/domain/days.ts) reads: a real day, or a date-time with an offset of at most ±15:59. */
+const INSTANT_PATTERN = '^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-](0\\d|1[0-5]):\\d{2})$';
+/** A date filter: checked by the operation (a field error `Invalid`), documented as the two forms it accepts. */
+const DayOrInstant = (description: string) =>
+  documentedAs(Type.String({ minLength: 10, maxLength: 40, description }), {
+    description,
+    anyOf: [
+      { type: 'string', format: 'date', pattern: DAY_PATTERN },
+      { type: 'string', format: 'date-time', pattern: INSTANT_PATTERN, maxLength: 40 },
+    ],
+  });
+
 /**
  * GET /v1/entities/{entityId}/transactions. Query values are strings (no coercion): `from`/`to` are dates
  * (a day of the tenant's time zone) or date-times with an offset; `limit` digits; the cursor is opaque.
  */
 export const TransactionQuery = Type.Object(
   {
-    from: Type.Optional(Type.String({ minLength: 10, maxLength: 40, description: 'inclusive: YYYY-MM-DD (tenant time zone) or a date-time with an offset' })),
-    to: Type.Optional(Type.String({ minLength: 10, maxLength: 40, description: 'YYYY-MM-DD inclusive, or a date-time with an offset (exclusive)' })),
+    from: Type.Optional(DayOrInstant('inclusive: YYYY-MM-DD (tenant time zone) or a date-time with an offset')),
+    to: Type.Optional(DayOrInstant('YYYY-MM-DD inclusive, or a date-time with an offset (exclusive)')),
     cardId: Type.Optional(Identifier),
     status: Type.Optional(stringEnum(TRANSACTION_STATUSES, 'APPROVED or DECLINED')),
-    limit: Type.Optional(Type.String({ pattern: '^\\d{1,6}$', description: `1..${TRANSACTION_PAGE_MAX}, default ${TRANSACTION_PAGE_DEFAULT}` })),
+    limit: Type.Optional(PageLimit(TRANSACTION_PAGE_MAX, TRANSACTION_PAGE_DEFAULT)),
     cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,200}$', description: '`pagination.nextCursor` of the previous page' })),
   },
   { additionalProperties: false },

@@ -45,6 +45,18 @@ const echoPath = (url: string, instead: string): string => {
 };
 
 /**
+ * The WWW-Authenticate challenge of the public API's 401 (RFC 6750 §3, decision 0171): a request without a
+ * bearer token gets the realm alone; a token that is refused gets `invalid_token`, with the one reason a client
+ * can act on, expiry, said; the body is the same for all three.
+ */
+const BEARER_CHALLENGES = {
+  missing: 'Bearer realm="cardline"',
+  invalid: 'Bearer error="invalid_token"',
+  expired: 'Bearer error="invalid_token", error_description="The access token expired"',
+} as const;
+export type BearerChallenge = keyof typeof BEARER_CHALLENGES;
+
+/**
  * The catalogue. Each entry names an operator-facing code (CL_*), its status and the message that
  * tells the caller how to fix it.
  */
@@ -57,14 +69,27 @@ export const Errors = {
       message: 'tenant.header.missing',
       detail: 'Send the TENANT or X-TENANT-ID header with the identifier assigned at onboarding.',
     }),
+  /** The header names a tenant that does not exist or is disabled (the two are not told apart). */
+  tenantUnknown: () =>
+    new CardlineError('CL_TENANT_HEADER', {
+      status: 400,
+      envelopeStatus: 401,
+      message: 'tenant.header.missing',
+      detail: 'The tenant named by the TENANT or X-TENANT-ID header is unknown; send the identifier assigned at onboarding.',
+    }),
   tenantHeaderConflict: () =>
     new CardlineError('CL_TENANT_HEADER_CONFLICT', {
       status: 400,
       message: 'tenant.header.missing',
       detail: 'The TENANT and X-TENANT-ID headers name different tenants; send one, or the same value in both.',
     }),
-  unauthorized: (detail = 'A valid bearer token for this tenant is required; obtain one from POST /api/authenticate.') =>
-    new CardlineError('CL_UNAUTHORIZED', { status: 401, detail, headers: { 'www-authenticate': 'Bearer' } }),
+  /** No bearer token, or one refused; the challenge says which (BEARER_CHALLENGES), the body is the same. */
+  unauthorized: (challenge: BearerChallenge = 'missing') =>
+    new CardlineError('CL_UNAUTHORIZED', {
+      status: 401,
+      detail: 'A valid bearer token for this tenant is required; obtain one from POST /api/authenticate.',
+      headers: { 'www-authenticate': BEARER_CHALLENGES[challenge] },
+    }),
   badCredentials: () => new CardlineError('CL_BAD_CREDENTIALS', { status: 401, detail: 'Bad credentials' }),
   forbidden: (role: string) =>
     new CardlineError('CL_FORBIDDEN', { status: 403, detail: `The role '${role}' may not call this operation.` }),

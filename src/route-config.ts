@@ -46,9 +46,11 @@ declare module 'fastify' {
     audit?: AuditSpec;
     /**
      * false: no Idempotency-Key handling. By default every POST/PUT/PATCH/DELETE route that needs a
-     * token honours the header (src/plugins/idempotency.ts); routes without a caller (auth: false) never do.
+     * token (or, on the management listener, an operator key) honours the header (src/plugins/idempotency.ts);
+     * routes without a caller (auth: false) never do. 'sealed': the body or the answer holds a secret, so the
+     * body is fingerprinted under the gateway's key and the answer stored sealed (decision 0175).
      */
-    idempotency?: false;
+    idempotency?: false | 'sealed';
     /** The operation a business route was registered from (its OpenAPI description reads it). */
     operation?: Operation;
   }

@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { buildApp } from './app.js';
 import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
 import { ConfigError, isLoopback, loadConfig } from './config.js';
+import { ListenError, listenOn, type ListenerSpec } from './listen.js';
 import { buildManagementApp } from './management/app.js';
-import { resetDemoPasswords, seedDemo, seedDemoOperatorKey } from './services/onboarding.js';
+import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
 
 /**
@@ -73,24 +74,46 @@ async function main(): Promise<void> {
   step = 'starting the management API';
   const management = await buildManagementApp({ services: app.cardline, config, logger: app.log });
   if (config.demo) {
-    const operatorKey = await seedDemoOperatorKey(app.cardline.operatorKeys, config.demoOperatorKey);
-    // Printed once, to the terminal, never to the log.
-    if (operatorKey) process.stdout.write(`Demo operator key 'demo' (shown only now): ${operatorKey}\n\n`);
-    else if (config.demoOperatorKey) process.stdout.write(`Demo operator key 'demo' is CARDLINE_DEMO_OPERATOR_KEY.\n\n`);
+    const seeded = await seedDemoOperatorKey(app.cardline.operatorKeys, config.demoOperatorKey);
+    process.stdout.write(demoOperatorKeyMessage(seeded, config.demoOperatorKey !== undefined));
   }
 
   // The management listener closes first: it runs on the gateway's services.
   closeOnSignals([management, app], config.shutdownGraceMs);
   step = `listening on ${config.host}:${config.port} (PORT, HOST)`;
-  await app.listen({ port: config.port, host: config.host });
+  const publicApi: ListenerSpec = { name: 'public API', host: config.host, port: config.port, portVariable: 'PORT', hostVariable: 'HOST' };
+  await listenOn(app, publicApi);
   step = `listening on ${config.adminHost}:${config.adminPort} (CARDLINE_ADMIN_PORT, CARDLINE_ADMIN_HOST)`;
-  await management.listen({ port: config.adminPort, host: config.adminHost });
+  await listenOn(
+    management,
+    { name: 'management listener', host: config.adminHost, port: config.adminPort, portVariable: 'CARDLINE_ADMIN_PORT', hostVariable: 'CARDLINE_ADMIN_HOST' },
+    [publicApi],
+  );
   started();
 }
 
+/** What the terminal is told of the demo's operator key; a generated key is printed once, never logged. */
+function demoOperatorKeyMessage(seeded: DemoOperatorKeySeed, chosen: boolean): string {
+  switch (seeded.outcome) {
+    case 'created':
+      return seeded.key ? `Demo operator key 'demo' (shown only now): ${seeded.key}\n\n` : `Demo operator key 'demo' is CARDLINE_DEMO_OPERATOR_KEY.\n\n`;
+    case 'kept':
+      return chosen ? `Demo operator key 'demo' is CARDLINE_DEMO_OPERATOR_KEY.\n\n` : '';
+    case 'revoked':
+      return chosen
+        ? `CARDLINE_DEMO_OPERATOR_KEY was revoked and stays revoked: the management API refuses it. ` +
+            `Choose another value to make it the demo's operator key again.\n\n`
+        : `The demo operator key 'demo' was revoked and stays revoked; no new one is made. ` +
+            `Set CARDLINE_DEMO_OPERATOR_KEY to a new value to have one.\n\n`;
+    case 'taken':
+      return `CARDLINE_DEMO_OPERATOR_KEY is another operator key's: it is left as it is, and no 'demo' key is made.\n\n`;
+  }
+}
+
 main().catch((err: unknown) => {
-  // A configuration or start-up error is already a sentence for the operator; anything else gets its first line.
-  const reason = err instanceof ConfigError || err instanceof StartupError ? err.message : String((err as Error)?.message ?? err).split('\n')[0];
+  // A configuration, start-up or listening error is already a sentence for the operator; anything else gets its first line.
+  const expected = err instanceof ConfigError || err instanceof StartupError || err instanceof ListenError;
+  const reason = expected ? err.message : String((err as Error)?.message ?? err).split('\n')[0];
   process.stderr.write(`Cardline failed to start while ${step}: ${reason}\n`);
   process.exit(1);
 });

@@ -188,6 +188,16 @@ export const customerScenarios: Scenario[] = [
     return auth(cardId, '10.00', { channel: 'ATM' });
   }),
 
+  scenario('declines an authorization on a channel the preferences do not name: CHANNEL_DISABLED', async (s) => {
+    const { cardId } = await cardOf(s, 'ENT-1002');
+    // Domestic preferences that name POS only: an ATM withdrawal is declined, POS still works (decision 0176).
+    await setPreferences(s, cardId, { domestic: { enabled: true, pos: { enabled: true } } });
+    await expectDeclined(s, auth(cardId, '10.00', { channel: 'ATM' }), 'CHANNEL_DISABLED', 'an ATM withdrawal the preferences do not name');
+    await expectOutstanding(s, 'ENT-1002', '0.00', '50000.00', 'after the decline');
+    await expectApproved(s, auth(cardId, '10.00'), 'a POS payment the preferences name');
+    await expectOutstandingAfterRepaying(s, 'ENT-1002', '10.00');
+  }),
+
   declineScenario('DAILY_LIMIT_EXCEEDED', async (s, cardId) => {
     await setPreferences(s, cardId, { domestic: { pos: { enabled: true, dailyLimit: '150.00' } } });
     await expectApproved(s, auth(cardId, '100.00'), 'the first 100.00');

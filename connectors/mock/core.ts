@@ -33,6 +33,7 @@ import {
   type WriteOperation,
 } from '../contract.js';
 import type { Preferences } from '../../schemas/cards.js';
+import { channelIsOn } from '../shared/preferences.js';
 import { transition, type CardAction, type CardStatus } from '../../schemas/card-lifecycle.js';
 import { fromMinor, toMinor } from '../shared/money.js';
 import { maskPan } from '../shared/pan.js';
@@ -435,8 +436,10 @@ export class CoreBank implements BankOperations {
     if (card.state !== 'ACTIVE') return 'CARD_NOT_ACTIVE';
     const category = international ? card.preferences?.international : card.preferences?.domestic;
     if (international && category?.enabled !== true) return 'INTERNATIONAL_DISABLED';
-    const channel = category?.[input.channel.toLowerCase() as 'atm' | 'pos' | 'ecom' | 'contactless'];
-    if (category?.enabled === false || channel?.enabled === false) return 'CHANNEL_DISABLED';
+    const name = input.channel.toLowerCase() as 'atm' | 'pos' | 'ecom' | 'contactless';
+    const channel = category?.[name];
+    // Switched off, or not among the channels the category names (decision 0176).
+    if (!channelIsOn(category, name)) return 'CHANNEL_DISABLED';
     if (channel?.dailyLimit !== undefined || channel?.dailyCount !== undefined) {
       const day = dayIn(input.at, input.timeZone);
       const today = this.state.transactions.filter(

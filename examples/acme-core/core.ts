@@ -530,7 +530,9 @@ export class AcmeCoreClient {
     const group = (card.controls as Controls | undefined)?.[abroad ? 'international' : 'domestic'];
     if (abroad && group?.enabled !== true) return 'ABROAD_OFF';
     const control = group?.[CONTROL_OF[req.channel]];
-    if (group?.enabled === false || control?.enabled === false) return 'CHANNEL_OFF';
+    // Once a group names a channel it names all that work: one it does not name is off.
+    const named = group !== undefined && Object.values(CONTROL_OF).some((c) => group[c] !== undefined);
+    if (group?.enabled === false || control?.enabled === false || (named && control === undefined)) return 'CHANNEL_OFF';
     const day = localDay(req.at, req.zone);
     const same = this.state.swipes.filter((w) => w.card === card.ref && w.outcome === 'OK' && w.channel === req.channel && w.abroad === abroad && localDay(w.at, req.zone) === day);
     if (control?.dailyLimit !== undefined && same.reduce((sum, w) => sum + w.cents, 0n) + req.cents > cents(control.dailyLimit)) return 'DAY_AMOUNT';

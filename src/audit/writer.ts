@@ -20,10 +20,13 @@ const MAX_CONFLICT_RETRIES = 20;
  * replay (`response`), or, for an outcome that is not final (5xx, pending), the key released (null).
  */
 export interface Settlement {
+  /** The key's tenant, when it is not the record's (the management listener keeps operators' keys on the platform). */
+  tenantId?: string;
   scope: string;
   /** The holder's lock token: a key taken over by another request since is left alone. */
   token: string;
-  response: { status: number; contentType: string | null; body: string } | null;
+  /** `sealed`: the body is sealed (an answer holding a secret shown once, decision 0175). */
+  response: { status: number; contentType: string | null; body: string; sealed?: boolean } | null;
 }
 
 /** A record to append; a successful write also carries its event of record, committed with it. */
@@ -63,8 +66,8 @@ const settleCte = (param: string) => `,
          settled AS (
            UPDATE idempotency_keys k
               SET state = CASE WHEN s.status IS NULL THEN 'released' ELSE 'completed' END,
-                  status = s.status, content_type = s.content_type, body = s.body, lock_token = NULL, locked_at = NULL
-             FROM jsonb_to_recordset(${param}::jsonb) AS s(tenant_id text, scope_hash text, lock_token uuid, status integer, content_type text, body text)
+                  status = s.status, content_type = s.content_type, body = s.body, sealed = s.sealed, lock_token = NULL, locked_at = NULL
+             FROM jsonb_to_recordset(${param}::jsonb) AS s(tenant_id text, scope_hash text, lock_token uuid, status integer, content_type text, body text, sealed boolean)
             WHERE k.tenant_id = s.tenant_id AND k.scope_hash = s.scope_hash AND k.lock_token = s.lock_token
               AND (SELECT ok FROM verdict)
          )`;
@@ -132,12 +135,14 @@ function storableEntry(e: WriterEntry): WriterEntry {
     origin: orNull(e.origin),
     event: e.event && { type: e.event.type, aggregateId: storable(e.event.aggregateId), payload: storableDeep(e.event.payload) as Record<string, unknown> },
     settlement: e.settlement && {
+      ...(e.settlement.tenantId !== undefined ? { tenantId: e.settlement.tenantId } : {}),
       scope: e.settlement.scope,
       token: e.settlement.token,
       response: e.settlement.response && {
         status: e.settlement.response.status,
         contentType: orNull(e.settlement.response.contentType),
         body: storable(e.settlement.response.body),
+        sealed: e.settlement.response.sealed === true,
       },
     },
   };
@@ -272,8 +277,9 @@ export class AuditWriter {
         if (e.settlement) {
           const { scope, token, response } = e.settlement;
           settlements.push({
-            tenant_id: e.tenantId, scope_hash: scope, lock_token: token,
+            tenant_id: e.settlement.tenantId ?? e.tenantId, scope_hash: scope, lock_token: token,
             status: response?.status ?? null, content_type: response?.contentType ?? null, body: response?.body ?? null,
+            sealed: response?.sealed === true,
           });
         }
         if (e.event) {

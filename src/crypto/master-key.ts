@@ -1,5 +1,5 @@
 // Encrypts private keys at rest under the master key (AES-256-GCM), so a copy of the store alone is useless.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
 
@@ -21,6 +21,11 @@ export class MasterKey {
 
   static generate(): string {
     return randomBytes(32).toString('base64url');
+  }
+
+  /** HMAC-SHA256 of a message under this key, hex: a digest that cannot be recomputed without the key. */
+  mac(message: string): string {
+    return createHmac('sha256', this.key).update(message).digest('hex');
   }
 
   /** `aad` binds the ciphertext to its row (tenant and kid), so rows cannot be swapped. */

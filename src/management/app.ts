@@ -9,6 +9,7 @@ import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import audit, { stringAt, type AuditSubject } from '../plugins/audit.js';
 import errors from '../plugins/errors.js';
+import idempotency from '../plugins/idempotency.js';
 import routeIndex from '../plugins/route-index.js';
 import type { Services } from '../plugins/services.js';
 import strictJson from '../plugins/strict-json.js';
@@ -70,6 +71,11 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
     const tenant = named && isTenantId(named) ? await opts.services.tenants.get(named) : null;
     return { tenantId: tenant?.id ?? PLATFORM_TENANT, actor: request.operator?.name ?? null, role: request.operator ? 'Operator' : null };
   };
+  // Every write takes Idempotency-Key, as on the public API: an operator's keys are the platform's, scoped to
+  // the operator (Fastify has validated the body before this preHandler runs).
+  await app.register(idempotency, {
+    owner: (request) => (request.operator ? { tenantId: PLATFORM_TENANT, caller: `operator:${request.operator.name}` } : null),
+  });
   // An operator's change to a tenant carries its security event, committed with the audit record (src/management/routes.ts).
   app.decorateRequest('outcome', null);
   await app.register(audit, { subject });

@@ -1,5 +1,5 @@
-// The management API's routes: tenants (create, read, change by merge patch, disable, enable), their users,
-// and operator keys. Problem dialect; each route names its audit action.
+// The management API's routes: tenants (create, read, change by merge patch, disable, enable, their cores),
+// their users, and operator keys. Problem dialect; each route names its audit action.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
@@ -25,8 +25,10 @@ import { Jwks } from '../../schemas/auth.js';
 import { looksLikeCompactJwe } from '../crypto/jwe.js';
 import { openTenantJwe } from '../crypto/tenant-jwe.js';
 import { TenantConfig } from '../../schemas/tenant.js';
+import { ConnectorsResponse } from '../../schemas/core-routing.js';
 import { Errors } from '../errors.js';
 import { domainEvent } from '../events/outbox.js';
+import { connectorsView } from '../services/connectors-view.js';
 import { OperatorKeyError } from '../services/operator-keys.js';
 import { createTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant } from '../services/tenant-admin.js';
 import type { Tenant } from '../services/tenants.js';
@@ -81,7 +83,8 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
 
   app.post('/v1/tenants', {
     schema: { body: TenantCreateBody, response: { 201: TenantCreatedResponse } },
-    config: { objectName: 'tenantRequest', audit: { action: 'tenant.create', target: { tenantId: 'body.id' } } },
+    // The configuration may hold connector secrets: fingerprinted under the gateway's key (decision 0175).
+    config: { objectName: 'tenantRequest', idempotency: 'sealed', audit: { action: 'tenant.create', target: { tenantId: 'body.id' } } },
     handler: async (request, reply) => {
       const { id, name, config } = request.body;
       if (await services.tenants.stored(id)) throw Errors.business('TENANT_EXISTS', `A tenant '${id}' exists already.`);
@@ -109,7 +112,7 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
 
   app.patch('/v1/tenants/:tenantId', {
     schema: { params: TenantIdParams, body: TenantPatchBody, response: { 200: TenantResponse } },
-    config: { objectName: 'tenantPatch', audit: { action: 'tenant.update', target: { tenantId: 'params.tenantId' } } },
+    config: { objectName: 'tenantPatch', idempotency: 'sealed', audit: { action: 'tenant.update', target: { tenantId: 'params.tenantId' } } },
     handler: async (request) => {
       const { tenantId } = request.params;
       if (!(await updateTenant(services, tenantId, request.body))) throw Errors.tenantNotFound(tenantId);
@@ -125,6 +128,14 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
     config: { audit: { action: 'tenant.keys', target: { tenantId: 'params.tenantId' } } },
     // What passwords for the tenant's users are encrypted to (the same set as its GET /api/keys).
     handler: async (request) => ({ keys: await encryptionKeys(services, (await tenantOr404(request.params.tenantId)).id) }),
+  });
+
+  // Each of the tenant's cores as its Admin sees them on GET /v1/admin/connectors (decision 0113, 0115):
+  // offer, routes, shadow, breaker, and calls over the last five minutes of this gateway process.
+  app.get('/v1/tenants/:tenantId/connectors', {
+    schema: { params: TenantIdParams, response: { 200: ConnectorsResponse } },
+    config: { audit: { action: 'tenant.connectors', target: { tenantId: 'params.tenantId' } } },
+    handler: async (request) => envelope(await connectorsView(services, await tenantOr404(request.params.tenantId))),
   });
 
   for (const [verb, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {
@@ -149,7 +160,7 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
 
   app.post('/v1/tenants/:tenantId/users', {
     schema: { params: TenantIdParams, body: UserCreateBody, response: { 201: UserResponse } },
-    config: { objectName: 'userRequest', audit: { action: 'user.create', target: { tenantId: 'params.tenantId', username: 'body.username' } } },
+    config: { objectName: 'userRequest', idempotency: 'sealed', audit: { action: 'user.create', target: { tenantId: 'params.tenantId', username: 'body.username' } } },
     handler: async (request, reply) => {
       const tenant = await tenantOr404(request.params.tenantId);
       const { username, role } = request.body;
@@ -183,7 +194,7 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
 
   app.put('/v1/tenants/:tenantId/users/:username/password', {
     schema: { params: TenantUserParams, body: PasswordBody, response: { 200: MessageResponse } },
-    config: { objectName: 'passwordRequest', audit: { action: 'user.password-reset', target: { tenantId: 'params.tenantId', username: 'params.username' } } },
+    config: { objectName: 'passwordRequest', idempotency: 'sealed', audit: { action: 'user.password-reset', target: { tenantId: 'params.tenantId', username: 'params.username' } } },
     handler: async (request) => {
       const tenant = await tenantOr404(request.params.tenantId);
       const { username } = request.params;
@@ -212,7 +223,8 @@ const managementRoutes: FastifyPluginAsync = async (plain) => {
 
   app.post('/v1/operator-keys', {
     schema: { body: OperatorKeyCreateBody, response: { 201: OperatorKeyCreatedResponse } },
-    config: { objectName: 'operatorKeyRequest', audit: { action: 'operator-key.create', target: { name: 'body.name' } } },
+    // The new key, shown once: a retry with the Idempotency-Key gets it again, stored sealed (decision 0175).
+    config: { objectName: 'operatorKeyRequest', idempotency: 'sealed', audit: { action: 'operator-key.create', target: { name: 'body.name' } } },
     handler: async (request, reply) => {
       try {
         const { key, view } = await services.operatorKeys.create(request.body.name);

@@ -1,8 +1,9 @@
-// The mock core process: `npm run mock-core -- --port 9090`. Listens on loopback, closes gracefully on SIGTERM/SIGINT.
+// The mock core process: `npm run mock-core -- --port 9090` (or MOCK_CORE_PORT=9090). Listens on loopback, closes gracefully on SIGTERM/SIGINT.
 import { coreProtocolOpenApiText } from '../../schemas/core-protocol.js';
 import { MockCoreConfigError, USAGE, parseMockCoreArgs } from './config.js';
 import { buildMockCore } from './server.js';
 import { closeOnSignals } from '../shutdown.js';
+import { ListenError, listenOn } from '../listen.js';
 
 async function main(): Promise<void> {
   const config = parseMockCoreArgs(process.argv.slice(2), process.env);
@@ -27,7 +28,13 @@ async function main(): Promise<void> {
 
   closeOnSignals(app, 10_000);
 
-  const address = await app.listen({ host: config.host, port: config.port });
+  const address = await listenOn(app, {
+    name: 'mock core',
+    host: config.host,
+    port: config.port,
+    portVariable: '--port or MOCK_CORE_PORT',
+    hostVariable: '--host or MOCK_CORE_HOST',
+  });
   app.log.info(
     { dataDir: config.dataDir, fixtures: config.fixtures, faults: config.faults, auth: config.auth.type },
     `mock core listening: ${address}/banks/<bankId>/v1 (e.g. ${address}/banks/demo)`,
@@ -35,6 +42,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(err instanceof MockCoreConfigError ? `${err.message}\n` : `mock core failed to start: ${(err as Error).message}\n`);
+  const known = err instanceof MockCoreConfigError || err instanceof ListenError;
+  process.stderr.write(known ? `${(err as Error).message}\n` : `mock core failed to start: ${(err as Error).message}\n`);
   process.exit(1);
 });

@@ -47,6 +47,10 @@ export interface MockCoreOptions {
   logger?: FastifyServerOptions['logger'];
 }
 
+const CallCounts = Type.Object({
+  banks: Type.Record(Type.String(), Type.Record(Type.String(), Type.Integer()), { description: 'by bank, then by operationId: the requests it received since the server started' }),
+});
+
 const coreError = (code: string, message: string) => ({ error: { code, message } });
 
 function entityView(entity: MockEntity, cards: Iterable<MockCard>): CoreEntity {
@@ -90,6 +94,9 @@ export function buildMockCore(opts: MockCoreOptions = {}): FastifyInstance {
   /** Requests held by `timeout` faults, released (socket destroyed) when the server closes. */
   const held = new Set<() => void>();
   const closing = new AbortController();
+  /** Requests each bank received, by the protocol's operationId (GET /__admin/calls): what the core itself counted. */
+  const calls = new Map<string, Map<string, number>>();
+  const operationIds = new Map<string, string>();
 
   const fastify = Fastify({
     logger: opts.logger ?? false,
@@ -228,11 +235,19 @@ export function buildMockCore(opts: MockCoreOptions = {}): FastifyInstance {
         if (!authorized(auth, request.headers.authorization)) {
           return res.code(401).header('www-authenticate', auth.type === 'basic' ? 'Basic' : 'Bearer').send(coreError('UNAUTHENTICATED', 'Missing or wrong credentials.'));
         }
+        // Counted as received, before validation and faults: a call the gateway sent is a call the core saw.
+        const { bankId } = request.params as { bankId: string };
+        const operationId = operationIds.get(`${request.method} ${request.routeOptions.url}`) ?? '?';
+        let bank = calls.get(bankId);
+        if (!bank) calls.set(bankId, (bank = new Map()));
+        bank.set(operationId, (bank.get(operationId) ?? 0) + 1);
       });
       for (const entry of Object.values(CORE_PROTOCOL) as CoreEndpointSpec[]) {
+        const url = entry.path.replace(/\{(\w+)\}/g, ':$1');
+        operationIds.set(`${entry.method} /banks/:bankId${url}`, entry.operationId);
         plugin.route({
           method: entry.method,
-          url: entry.path.replace(/\{(\w+)\}/g, ':$1'),
+          url,
           schema: {
             params: Type.Object({ bankId: BankId, ...entry.params }),
             headers: OperationHeaders,
@@ -256,6 +271,9 @@ export function buildMockCore(opts: MockCoreOptions = {}): FastifyInstance {
     request.log.info({ faults: config }, 'fault configuration replaced');
     return config;
   });
+  app.get('/__admin/calls', { schema: { response: { 200: CallCounts } } }, async () => ({
+    banks: Object.fromEntries([...calls].map(([bankId, ops]) => [bankId, Object.fromEntries(ops)])),
+  }));
   // The body is optional here (an empty POST resets every bank), so it is checked by hand.
   app.post('/__admin/reset', { schema: { response: { 200: ResetResult, 400: CoreError } } }, async (request, reply) => {
     const body = request.body ?? {};

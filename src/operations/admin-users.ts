@@ -66,7 +66,8 @@ export const adminUserOperations = [
     body: UserCreateBody,
     response: UserResponse,
     encryptedFields: passwordFields('password'),
-    idempotent: false,
+    // The body holds a password: fingerprinted under the gateway's key (decision 0175).
+    idempotent: 'sealed',
     refusals: ['USER_EXISTS'],
     errors: [tooShort],
     execute: ({ tenant, body, services }) => services.users.create(tenant.id, body.username, body.role, body.password),
@@ -132,8 +133,8 @@ export const adminUserOperations = [
     body: PasswordBody,
     response: MessageResponse,
     encryptedFields: passwordFields('password'),
-    // An idempotency record would keep a digest of the body, password included.
-    idempotent: false,
+    // The body holds a password: fingerprinted under the gateway's key (decision 0175).
+    idempotent: 'sealed',
     errors: [Errors.userNotFound('alice'), tooShort],
     execute: ({ tenant, params, body, services }) => services.users.setPassword(tenant.id, params.username, body.password),
     view: (_done, { params }) => ({ result: { message: `Password of '${params.username}' set; its tokens are revoked` }, pagination: null }),
@@ -191,7 +192,7 @@ export const adminUserOperations = [
     errors: [Errors.invalidConfiguration("Tenant 'demo' has an invalid configuration: /creditLimit/maximum: Expected string to match pattern")],
     execute: async ({ tenant, body, services }) => {
       const updated = await updateTenant(services, tenant.id, { config: body });
-      if (!updated) throw Errors.tenantHeaderMissing();
+      if (!updated) throw Errors.tenantUnknown();
       return bankConfigOf(updated);
     },
     view: (config) => ({ result: config, pagination: null }),
@@ -220,6 +221,8 @@ export const adminUserOperations = [
     body: OwnPasswordBody,
     response: MessageResponse,
     encryptedFields: passwordFields('currentPassword', 'newPassword'),
+    // No Idempotency-Key: the change revokes the very token a retry would carry, so a retry is a 401 whatever
+    // its key; logging in with the new password tells whether it took (docs/api.md, decision 0175).
     idempotent: false,
     errors: [tooShort, Errors.badRequest('currentPassword is not the current password of this user.')],
     execute: async ({ tenant, principal, body, services }) => {

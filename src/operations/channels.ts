@@ -71,8 +71,8 @@ export const channelOperations = [
     objectName: 'channelRequest',
     body: ChannelCreateBody,
     response: ChannelSecretResponse,
-    // The answer holds the secret: an idempotency record would keep it.
-    idempotent: false,
+    // The answer holds the secret, shown once: a retry with the key gets it again, stored sealed (decision 0175).
+    idempotent: 'sealed',
     refusals: ['WEBHOOK_URL_REFUSED', 'NATS_NOT_CONFIGURED'],
     check: ({ body }) => channelChecks(body, 'channelRequest', true),
     execute: ({ tenant, body, services }) => services.channels.create(tenant.id, tenant.config.sandbox === true, body),
@@ -152,7 +152,8 @@ export const channelOperations = [
     params: ChannelIdParams,
     body: RotateSecretBody,
     response: ChannelSecretResponse,
-    idempotent: false,
+    // The new secret, shown once: a retry with the key gets it again, stored sealed (decision 0175).
+    idempotent: 'sealed',
     refusals: ['CHANNEL_NOT_WEBHOOK'],
     errors: [notFound],
     execute: ({ tenant, params, body, services }) => services.channels.rotateSecret(tenant.id, params.channelId, body?.overlapSeconds),
@@ -173,7 +174,6 @@ export const channelOperations = [
     objectName: 'channelTestRequest',
     params: ChannelIdParams,
     response: DeliveryResponse,
-    idempotent: false,
     refusals: ['CHANNEL_DISABLED'],
     errors: [notFound],
     execute: ({ tenant, params, services }) => services.deliveries.test(tenant.id, params.channelId),
@@ -222,7 +222,6 @@ export const channelOperations = [
     objectName: 'deliveryRetryRequest',
     params: DeliveryIdParams,
     response: DeliveryResponse,
-    idempotent: false,
     refusals: ['CHANNEL_DISABLED', 'DELIVERY_IN_PROGRESS'],
     errors: [Errors.deliveryNotFound('0190b3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b')],
     execute: ({ tenant, params, services }) => services.deliveries.retryNow(tenant.id, params.deliveryId),
@@ -249,7 +248,7 @@ export const channelOperations = [
       const from = Date.parse(body.from);
       const to = Date.parse(body.to);
       if (!(from < to)) return [fieldError('to', 'Invalid', 'replayRequest')];
-      if (to - from > MAX_REPLAY_DAYS * 86_400_000) return [fieldError('to', 'Size', 'replayRequest')];
+      if (to - from > MAX_REPLAY_DAYS * 86_400_000) return [fieldError('to', `Size: at most ${MAX_REPLAY_DAYS} days`, 'replayRequest')];
       return [];
     },
     execute: ({ tenant, params, body, services }) => services.deliveries.replay(tenant.id, params.channelId, new Date(body.from), new Date(body.to)),

@@ -113,8 +113,12 @@ export interface OperationSpec<
   encryptedFields?: readonly EncryptedField[];
   /** Sandbox tenants only: for any other tenant the route answers as a route that does not exist (decision 0012). */
   sandbox?: true;
-  /** false: no Idempotency-Key handling (reads sent as POST, routes whose replay record would keep a secret). */
-  idempotent?: false;
+  /**
+   * false: no Idempotency-Key handling (a read sent as POST; a write whose retry cannot reach it). 'sealed':
+   * the body or the answer holds a secret (a password, a PIN block, a signing secret shown once): the body is
+   * fingerprinted under the gateway's key and the answer stored sealed (decision 0175).
+   */
+  idempotent?: false | 'sealed';
   /** Whether `execute` calls the core (documents 202/502/503/504); a call without it is refused as a bug. */
   callsCore?: true;
   /** Business refusals the operation can answer, for its documentation. */

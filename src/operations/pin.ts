@@ -1,5 +1,6 @@
 // PUT /v1/cards/{cardId}/pin (DESIGN §4): the tenant's PIN block is translated to the core's PIN key by the
-// HSM service and handed to the connector. Nothing of it is kept: no idempotency record, no event payload.
+// HSM service and handed to the connector. Nothing of it is kept in clear: no event payload, and an
+// Idempotency-Key's record holds a keyed fingerprint of the body, never the block or a plain digest of it.
 import { Type, type Static } from '@sinclair/typebox';
 import { Identifier, type FieldError } from '../../schemas/common.js';
 import { SetPinBody, SetPinResponse } from '../../schemas/pin.js';
@@ -35,8 +36,8 @@ export const pinOperations = [
     response: SetPinResponse,
     encryptedFields: [{ field: 'pinBlock' }],
     check: ({ body }) => checkLength(body),
-    // Setting the same PIN twice is harmless, and an idempotency record would keep a digest of the block.
-    idempotent: false,
+    // The body holds a PIN block: fingerprinted under the gateway's key, never a plain digest (decision 0175).
+    idempotent: 'sealed',
     callsCore: true,
     refusals: ['PIN_NOT_CONFIGURED', 'CARD_NOT_FOUND', 'CARD_STATE_INVALID'],
     errors: [

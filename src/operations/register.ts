@@ -58,7 +58,7 @@ function routeOf(op: Operation): RouteOptions {
       // Runs after schema validation (src/plugins/validate.ts), so the input has the schema's types.
       ...(check ? { check: (request: FastifyRequest) => check(inputOf(request)) } : {}),
       ...(audit ? { audit } : {}),
-      ...(op.idempotent === false ? { idempotency: false } : {}),
+      ...(op.idempotent !== undefined ? { idempotency: op.idempotent } : {}),
       operation: op,
     },
     ...(op.sandbox ? { onRequest: sandboxOnly } : {}),

@@ -113,10 +113,14 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
     if (held) {
       const body = bodyText(payload);
       const contentType = reply.getHeader('content-type');
-      settlement =
-        isFinal(status) && body !== null
-          ? { scope: held.scope, token: held.token!, response: { status, contentType: typeof contentType === 'string' ? contentType : null, body } }
-          : { scope: held.scope, token: held.token!, response: null };
+      const type = typeof contentType === 'string' ? contentType : null;
+      // An answer holding a secret shown once is stored sealed, never in clear (decision 0175).
+      const response = isFinal(status) && body !== null
+        ? held.sealed
+          ? { status, contentType: type, body: app.idempotency.seal(held.tenantId, held.scope, body), sealed: true }
+          : { status, contentType: type, body }
+        : null;
+      settlement = { tenantId: held.tenantId, scope: held.scope, token: held.token!, response };
     }
     try {
       await app.cardline.audit.record({
@@ -144,7 +148,7 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
       // (whatever it was: an error's handler has already run), and the key is given back so that a retry
       // (with the same connector key) can run.
       request.log.error({ err }, 'audit record could not be committed');
-      if (held) await app.idempotency.release(subject.tenantId, held.scope, held.token!).catch(() => undefined);
+      if (held) await app.idempotency.release(held.tenantId, held.scope, held.token!).catch(() => undefined);
       return app.renderError(Errors.internal(), request, reply);
     } finally {
       if (held) held.token = null;

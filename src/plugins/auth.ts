@@ -12,6 +12,8 @@ declare module 'fastify' {
 }
 
 const BEARER = /^Bearer ([\w-]+\.[\w-]+\.[\w-]*)$/i;
+/** The Bearer scheme with something after it: a token, however malformed. */
+const BEARER_SCHEME = /^Bearer\s+\S/i;
 
 const authPlugin: FastifyPluginAsync = async (app) => {
   app.decorateRequest('principal', null);
@@ -29,14 +31,16 @@ const authPlugin: FastifyPluginAsync = async (app) => {
     if (request.is404 || config.auth === false) return;
     const tenant = request.tenant;
     if (!tenant) throw Errors.tenantHeaderMissing();
-    const match = BEARER.exec(request.headers.authorization ?? '');
-    if (!match) throw Errors.unauthorized();
+    const authorization = request.headers.authorization ?? '';
+    const match = BEARER.exec(authorization);
+    // No bearer token at all (no header, another scheme, an empty one) is not a refused token (RFC 6750 §3.1).
+    if (!match) throw Errors.unauthorized(BEARER_SCHEME.test(authorization) ? 'invalid' : 'missing');
     try {
       request.principal = await app.cardline.tokens.verify(match[1]!, tenant.id);
     } catch (err) {
       if (err instanceof TokenError) {
         request.log.info({ reason: err.reason }, 'token refused');
-        throw Errors.unauthorized();
+        throw Errors.unauthorized(err.reason === 'expired' ? 'expired' : 'invalid');
       }
       throw err;
     }

@@ -4,16 +4,16 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
-import { IDEMPOTENCY_KEY_PATTERN, IdempotencyStore, fingerprintOf, scopeHash } from '../services/idempotency.js';
+import { IDEMPOTENCY_KEY_PATTERN, fingerprintOf, scopeHash, type IdempotencyStore } from '../services/idempotency.js';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-/** An in-flight claim older than this is taken over; never shorter than twice a connector call's deadline. */
-const MIN_LEASE_SECONDS = 60;
 
 /** A request's hold on its Idempotency-Key; null when it sent none or the route does not take one. */
 interface IdempotencyState {
   /** The key the client sent. */
   key: string;
+  /** The tenant the key's row belongs to (the operators' keys: the platform's). */
+  tenantId: string;
   scope: string;
   /**
    * The idempotency key handed to the connector (`ctx.idempotencyKey`): not the client's key but one the gateway
@@ -26,6 +26,8 @@ interface IdempotencyState {
   token: string | null;
   /** The response is a stored one, answered again. */
   replayed: boolean;
+  /** The answer is stored sealed (the route's `idempotency: 'sealed'`). */
+  sealed: boolean;
 }
 
 declare module 'fastify' {
@@ -37,10 +39,21 @@ declare module 'fastify' {
   }
 }
 
-/** Whether the route honours Idempotency-Key: mutating, with a caller to scope the key to, not opted out. */
-function applies(request: FastifyRequest): boolean {
-  const config = request.routeOptions.config;
-  return MUTATING.has(request.method) && config.auth !== false && config.idempotency !== false && !request.is404 && request.tenant !== null;
+/** Whose key a request's Idempotency-Key is: the row's tenant and the caller; null when there is no caller. */
+interface KeyOwner {
+  tenantId: string;
+  caller: string;
+}
+
+interface IdempotencyOptions {
+  /** The owner of a request's key; defaults to the public API's: its tenant and the token's user. */
+  owner?: (request: FastifyRequest) => KeyOwner | null;
+}
+
+/** The public API: a tenant's route with a token (a route without a caller, auth: false, never takes a key). */
+function tenantOwner(request: FastifyRequest): KeyOwner | null {
+  if (request.routeOptions.config.auth === false || request.tenant === null) return null;
+  return { tenantId: request.tenant.id, caller: request.principal?.sub ?? '' };
 }
 
 async function replay(reply: FastifyReply, status: number, contentType: string | null, body: string): Promise<FastifyReply> {
@@ -49,37 +62,39 @@ async function replay(reply: FastifyReply, status: number, contentType: string |
   return reply.send(body);
 }
 
-const idempotencyPlugin: FastifyPluginAsync = async (app) => {
-  const { config, db } = app.cardline;
-  const store = new IdempotencyStore(db, {
-    ttlHours: config.idempotencyTtlHours,
-    leaseSeconds: Math.max(MIN_LEASE_SECONDS, Math.ceil((2 * config.connectorTimeoutMs) / 1000)),
-  });
-  app.decorate('idempotency', store);
+const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, opts) => {
+  const store = app.cardline.idempotency;
+  const ownerOf = opts.owner ?? tenantOwner;
+  if (!app.hasDecorator('idempotency')) app.decorate('idempotency', store);
   app.decorateRequest('idempotency', null);
-  app.addHook('onClose', async () => store.stop());
 
   app.addHook('preHandler', async (request, reply) => {
-    if (!applies(request)) return;
+    const config = request.routeOptions.config;
+    if (!MUTATING.has(request.method) || config.idempotency === false || request.is404) return;
+    const owner = ownerOf(request);
+    if (!owner) return;
     const header = request.headers['idempotency-key'];
     if (header === undefined) return;
     if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header)) throw Errors.idempotencyKeyInvalid();
-    const tenant = request.tenant!;
+    const sealed = config.idempotency === 'sealed';
     const scope = scopeHash({
-      tenantId: tenant.id,
-      caller: request.principal?.sub ?? '',
+      tenantId: owner.tenantId,
+      caller: owner.caller,
       method: request.method,
       route: request.routeOptions.url ?? request.url,
       params: request.params,
       key: header,
     });
-    const claim = await store.claim(tenant.id, scope, fingerprintOf(request.body, request.params));
+    // A body holding a secret is fingerprinted under the gateway's key, never as a plain digest (decision 0175).
+    const fingerprint = sealed ? store.secretFingerprint(request.body, request.params) : fingerprintOf(request.body, request.params);
+    const claim = await store.claim(owner.tenantId, scope, fingerprint);
+    const held = { key: header, tenantId: owner.tenantId, scope, sealed };
     switch (claim.kind) {
       case 'owner':
-        request.idempotency = { key: header, scope, connectorKey: claim.connectorKey, token: claim.token, replayed: false };
+        request.idempotency = { ...held, connectorKey: claim.connectorKey, token: claim.token, replayed: false };
         return;
       case 'replay':
-        request.idempotency = { key: header, scope, connectorKey: null, token: null, replayed: true };
+        request.idempotency = { ...held, connectorKey: null, token: null, replayed: true };
         request.log.info({ status: claim.response.status }, 'idempotent replay');
         return replay(reply, claim.response.status, claim.response.contentType, claim.response.body);
       case 'mismatch':
@@ -90,4 +105,6 @@ const idempotencyPlugin: FastifyPluginAsync = async (app) => {
   });
 };
 
-export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['services', 'validate'] });
+// Registered after validation (the public API's validate plugin; the management listener validates with
+// Fastify's own schemas, before any preHandler), over the services' store.
+export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['errors'], decorators: { fastify: ['cardline'] } });

@@ -14,6 +14,7 @@ import { createConnectorServices, type ConnectorInstances, type ConnectorRegistr
 import type { Redis } from 'ioredis';
 import { closeRedis, openRedis } from '../services/redis.js';
 import { createReplayCache, type ReplayCache } from '../services/replay.js';
+import { IdempotencyStore } from '../services/idempotency.js';
 import { PinService } from '../services/pins.js';
 import { TenantService } from '../services/tenants.js';
 import { TokenService } from '../services/tokens.js';
@@ -70,7 +71,12 @@ export interface Services {
   deliveries: DeliveryService;
   /** Shadow cores: comparisons, divergences and their summary (decision 0112). */
   shadow: ShadowService;
+  /** Idempotency-Key state, for the writes of both listeners (decisions 0016, 0175). */
+  idempotency: IdempotencyStore;
 }
+
+/** An in-flight claim older than this is taken over; never shorter than twice a connector call's deadline. */
+const MIN_LEASE_SECONDS = 60;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -139,6 +145,12 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     channels,
     deliveries,
     shadow: undefined as unknown as ShadowService,
+    // Answers holding a secret are sealed, and bodies holding one fingerprinted, under a key of their own.
+    idempotency: new IdempotencyStore(db, {
+      ttlHours: config.idempotencyTtlHours,
+      leaseSeconds: Math.max(MIN_LEASE_SECONDS, Math.ceil((2 * config.connectorTimeoutMs) / 1000)),
+      key: masterKey.derive('idempotency:v1'),
+    }),
   };
   services.shadow = new ShadowService(db, services.connectors, app.log, metrics);
   services.core.shadow = services.shadow;
@@ -182,8 +194,9 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   // The delivery worker drains the outbox from now on (CARDLINE_DELIVERY_WORKER=0 leaves it to other processes).
   if (config.notify.worker) deliveries.start();
   app.addHook('onClose', async () => {
+    services.idempotency.stop();
     await deliveries.stop();
-    await services.shadow.settled();
+    await services.shadow.close();
     await webhooks.close();
     await nats?.close();
     await changes.close();

@@ -33,7 +33,8 @@ const tenantPlugin: FastifyPluginAsync = async (app) => {
       request.log.error({ tenant: id, reason: err.message }, 'tenant configuration is invalid');
       throw Errors.unavailable(`The configuration of tenant '${id}' is invalid; an operator must correct it.`);
     }
-    if (!tenant || tenant.status !== 'active') throw Errors.tenantHeaderMissing();
+    // A disabled tenant answers as an unknown one: an outsider learns nothing of which tenants exist.
+    if (!tenant || tenant.status !== 'active') throw Errors.tenantUnknown();
     request.tenant = tenant;
   });
 };

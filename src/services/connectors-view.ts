@@ -8,10 +8,13 @@ import type { ConnectorInstances } from './connector-instances.js';
 import { routesOf } from './routing.js';
 import type { Tenant } from './tenants.js';
 
+/** By name, whatever order the configuration's store keeps its keys in. */
 export async function connectorsView(deps: { connectors: ConnectorInstances; core: { health: ConnectorHealth } }, tenant: Tenant): Promise<ConnectorView[]> {
   const routes = routesOf(tenant.config);
   return Promise.all(
-    Object.entries(routes.connectors).map(async ([name, choice]): Promise<ConnectorView> => {
+    Object.entries(routes.connectors)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(async ([name, choice]): Promise<ConnectorView> => {
       let offers: string[] = [];
       let breaker: ConnectorView['breaker'] = null;
       let problem: string | null = null;

@@ -2,11 +2,15 @@
 // response a duplicate gets back. Safe across replicas: every claim is one conditional statement.
 import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import type { MasterKey } from '../crypto/master-key.js';
 import type { Db } from '../store/db.js';
 
 const SWEEP_INTERVAL_MS = 5 * 60_000;
 /** How many times a claim is retried when another request changes the row between two statements. */
 const CLAIM_ATTEMPTS = 5;
+
+/** Binds a sealed answer to its row: it opens for that tenant and scope only. */
+const sealAad = (tenantId: string, scope: string): string => `idempotency:${tenantId}:${scope}`;
 
 /** What the client sent as Idempotency-Key: 1–255 printable ASCII characters. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7E]{1,255}$/;
@@ -34,6 +38,8 @@ export interface StoredResponse {
   status: number;
   contentType: string | null;
   body: string;
+  /** The body as stored is sealed (`IdempotencyStore.seal`); a claim answers it opened. */
+  sealed?: boolean;
 }
 
 /** What a request holding a key may do next. */
@@ -55,6 +61,7 @@ interface Row {
   status: number | null;
   content_type: string | null;
   body: string | null;
+  sealed: boolean;
   expired: boolean;
   stale: boolean;
 }
@@ -66,6 +73,11 @@ export interface IdempotencyStoreOptions {
   leaseSeconds: number;
   /** Run the sweep periodically (off in short-lived tools). Default true. */
   sweep?: boolean;
+  /**
+   * The key (derived from the master key) that seals answers holding a secret and fingerprints bodies
+   * holding one (decision 0175). Without it, `seal` and `secretFingerprint` refuse.
+   */
+  key?: MasterKey;
 }
 
 interface PendingInsert {
@@ -88,6 +100,7 @@ export class IdempotencyStore {
   private inserting: Promise<void> | null = null;
   readonly ttlSeconds: number;
   readonly leaseSeconds: number;
+  private readonly key: MasterKey | undefined;
 
   constructor(
     private readonly db: Db,
@@ -95,10 +108,29 @@ export class IdempotencyStore {
   ) {
     this.ttlSeconds = opts.ttlHours * 3600;
     this.leaseSeconds = opts.leaseSeconds;
+    this.key = opts.key;
     if (opts.sweep !== false) {
       this.timer = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_INTERVAL_MS);
       this.timer.unref();
     }
+  }
+
+  private sealingKey(): MasterKey {
+    if (!this.key) throw new Error('This idempotency store has no sealing key');
+    return this.key;
+  }
+
+  /**
+   * The fingerprint of a body holding a secret (a password, a PIN block, connector options): an HMAC under the
+   * store's key, so that a copy of the store cannot be used to test guesses of the secret against it.
+   */
+  secretFingerprint(body: unknown, params: unknown): string {
+    return this.sealingKey().mac(canonicalize({ body: body ?? null, params: params ?? {} }) ?? 'null');
+  }
+
+  /** An answer holding a secret shown once, sealed for its row (AES-256-GCM, bound to tenant and scope). */
+  seal(tenantId: string, scope: string, body: string): string {
+    return this.sealingKey().seal(body, sealAad(tenantId, scope));
   }
 
   /**
@@ -113,7 +145,7 @@ export class IdempotencyStore {
       if (await this.insert(tenantId, scope, fingerprint, connectorKey, token)) return { kind: 'owner', token, connectorKey };
 
       const found = await this.db.query<Row>(
-        `SELECT fingerprint, state, connector_key, lock_token, status, content_type, body,
+        `SELECT fingerprint, state, connector_key, lock_token, status, content_type, body, sealed,
                 created_at <= now() - $3::integer * interval '1 second' AS expired,
                 (state = 'in_flight' AND locked_at <= now() - $4::integer * interval '1 second') AS stale
            FROM idempotency_keys WHERE tenant_id = $1 AND scope_hash = $2`,
@@ -127,7 +159,7 @@ export class IdempotencyStore {
         const renewed = await this.db.query(
           `UPDATE idempotency_keys
               SET fingerprint = $3, state = 'in_flight', connector_key = $4, lock_token = $5, locked_at = now(),
-                  status = NULL, content_type = NULL, body = NULL, created_at = now()
+                  status = NULL, content_type = NULL, body = NULL, sealed = false, created_at = now()
             WHERE tenant_id = $1 AND scope_hash = $2 AND created_at <= now() - $6::integer * interval '1 second'`,
           [tenantId, scope, fingerprint, connectorKey, token, this.ttlSeconds],
         );
@@ -136,7 +168,8 @@ export class IdempotencyStore {
       }
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
       if (row.state === 'completed') {
-        return { kind: 'replay', response: { status: Number(row.status), contentType: row.content_type, body: row.body ?? '' } };
+        const body = row.sealed ? this.sealingKey().open(row.body ?? '', sealAad(tenantId, scope)) : (row.body ?? '');
+        return { kind: 'replay', response: { status: Number(row.status), contentType: row.content_type, body } };
       }
       if (row.state === 'released' || row.stale) {
         // Compare-and-set on the previous holder: of two requests taking over at once, one wins.
@@ -191,9 +224,9 @@ export class IdempotencyStore {
   /** Stores the response of the holder's request; duplicates replay it until the key expires. */
   async complete(tenantId: string, scope: string, token: string, response: StoredResponse): Promise<boolean> {
     const r = await this.db.query(
-      `UPDATE idempotency_keys SET state = 'completed', status = $4, content_type = $5, body = $6, lock_token = NULL, locked_at = NULL
+      `UPDATE idempotency_keys SET state = 'completed', status = $4, content_type = $5, body = $6, sealed = $7, lock_token = NULL, locked_at = NULL
         WHERE tenant_id = $1 AND scope_hash = $2 AND lock_token = $3::uuid`,
-      [tenantId, scope, token, response.status, response.contentType, response.body],
+      [tenantId, scope, token, response.status, response.contentType, response.body, response.sealed === true],
     );
     return r.rowCount === 1;
   }

@@ -53,23 +53,39 @@ export async function seedDemo(deps: OnboardingDeps, password: string, connector
   return true;
 }
 
-/**
- * The demo's operator key, named `demo`: the key chosen in CARDLINE_DEMO_OPERATOR_KEY replaces it; without
- * one a random key is created the first time. Returns a key only when it was generated (to print it once).
- */
-export async function seedDemoOperatorKey(keys: OperatorKeys, chosen: string | undefined): Promise<string | null> {
-  const existing = await keys.get(DEMO_OPERATOR);
-  if (chosen !== undefined) {
-    if ((await keys.verify(chosen))?.name === DEMO_OPERATOR) return null;
-    if (existing) await keys.revoke(DEMO_OPERATOR);
-    await keys.create(DEMO_OPERATOR, chosen);
-    return null;
-  }
-  if (existing) return null;
-  return (await keys.create(DEMO_OPERATOR)).key;
+/** What the demo did with its operator key at this start (decision 0170). */
+export interface DemoOperatorKeySeed {
+  /**
+   * created: a new `demo` key (the chosen one, or a random one returned in `key` to be printed once);
+   * kept: the `demo` key is already the chosen one, or exists and none was chosen;
+   * revoked: the chosen key, or without a choice the `demo` key, was revoked: it stays so, nothing is created;
+   * taken: the chosen key is another operator key's, left as it is.
+   */
+  outcome: 'created' | 'kept' | 'revoked' | 'taken';
+  key: string | null;
 }
 
-const DEMO_OPERATOR = 'demo';
+/**
+ * The demo's operator key, named `demo` (decision 0170): the key chosen in CARDLINE_DEMO_OPERATOR_KEY replaces
+ * it; without one a random key is created the first time. A revocation is never undone by a restart: a chosen
+ * key that was revoked stays revoked, and without a chosen key no new `demo` key replaces a revoked one.
+ */
+export async function seedDemoOperatorKey(keys: OperatorKeys, chosen: string | undefined): Promise<DemoOperatorKeySeed> {
+  const existing = await keys.get(DEMO_OPERATOR);
+  if (chosen !== undefined) {
+    const known = await keys.lookup(chosen);
+    if (known?.revoked) return { outcome: 'revoked', key: null };
+    if (known) return { outcome: known.name === DEMO_OPERATOR ? 'kept' : 'taken', key: null };
+    if (existing) await keys.revoke(DEMO_OPERATOR);
+    await keys.create(DEMO_OPERATOR, chosen);
+    return { outcome: 'created', key: null };
+  }
+  if (existing) return { outcome: 'kept', key: null };
+  if (await keys.wasRevoked(DEMO_OPERATOR)) return { outcome: 'revoked', key: null };
+  return { outcome: 'created', key: (await keys.create(DEMO_OPERATOR)).key };
+}
+
+export const DEMO_OPERATOR = 'demo';
 
 /**
  * Sets every demo user's password (role reset, unlocked) on the demo tenants that exist: the demo's

@@ -50,6 +50,12 @@ const toView = (r: Row): OperatorKeyView => ({
   lastUsedAt: iso(r.last_used_at),
   revokedAt: iso(r.revoked_at),
 });
+/**
+ * A revoked key's row is renamed `<name>~revoked-<row id>`, which no key name can be; by its id, so that
+ * two revocations of one name within a second do not collide (rows revoked before carry epoch seconds).
+ */
+const REVOKED_MARK = '~revoked-';
+const REVOKED_SUFFIX = /~revoked-[\w-]+$/;
 const hashOf = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
 
 export class OperatorKeys {
@@ -99,13 +105,36 @@ export class OperatorKeys {
    */
   async revoke(name: string): Promise<boolean> {
     const r = await this.db.query(
-      `UPDATE operator_keys SET revoked_at = now(), name = name || '~revoked-' || extract(epoch FROM now())::bigint
+      `UPDATE operator_keys SET revoked_at = now(), name = name || '~revoked-' || id
         WHERE tenant_id = $1 AND name = $2 AND revoked_at IS NULL`,
       [PLATFORM, name],
     );
     if (r.rowCount !== 1) return false;
     await this.changes?.changed({ kind: 'operator-keys' });
     return true;
+  }
+
+  /**
+   * What the store knows of a key, without using it: the name it was created under (a revoked key's name as
+   * it was before the revocation) and whether it is revoked; null when it was never created.
+   */
+  async lookup(key: string): Promise<{ name: string; revoked: boolean } | null> {
+    const r = await this.db.query<{ name: string; revoked_at: Date | string | null }>(
+      'SELECT name, revoked_at FROM operator_keys WHERE tenant_id = $1 AND key_hash = $2',
+      [PLATFORM, hashOf(key)],
+    );
+    const row = r.rows[0];
+    if (!row) return null;
+    return { name: row.revoked_at === null ? row.name : row.name.replace(REVOKED_SUFFIX, ''), revoked: row.revoked_at !== null };
+  }
+
+  /** Whether a key of that name was ever revoked (revoke() keeps the row under a renamed name). */
+  async wasRevoked(name: string): Promise<boolean> {
+    const r = await this.db.query<{ n: number }>(
+      `SELECT 1 AS n FROM operator_keys WHERE tenant_id = $1 AND revoked_at IS NOT NULL AND starts_with(name, $2) LIMIT 1`,
+      [PLATFORM, `${name}${REVOKED_MARK}`],
+    );
+    return r.rows.length > 0;
   }
 
   /** The operator a presented key belongs to, or null (unknown or revoked). */

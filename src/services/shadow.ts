@@ -50,6 +50,8 @@ export interface ShadowOptions {
   queue?: number;
   /** Deadline of one shadow call. */
   deadlineMs?: number;
+  /** How often the counts kept in memory are added to the store (shadow_calls). */
+  flushMs?: number;
 }
 
 /** What the primary answered, as the comparison sees it. */
@@ -65,6 +67,7 @@ interface Job {
 
 export const MASK = '***';
 const PAGE_DEFAULT = 50;
+const WARN_EVERY_MS = 10_000;
 
 /** Paths (`a.b`, `a.*` for array items) of the fields a schema marks sensitive. */
 function sensitivePaths(schema: TSchema, prefix = '', out = new Set<string>()): Set<string> {
@@ -116,6 +119,16 @@ export class ShadowService {
   private readonly deadlineMs: number;
   /** Comparisons under way (tests and shutdown wait for them). */
   private readonly pending = new Set<Promise<void>>();
+  /**
+   * Counts not yet in the store, by tenant, operation and outcome. A shadow that fails or hangs makes one
+   * count per primary call (error or dropped); writing each on the request's heels cost the primary a store
+   * statement per request, so they are added up here and written in one statement every few seconds.
+   */
+  private unflushed = new Map<string, { tenantId: string; operation: string; outcome: ShadowOutcome; calls: number }>();
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly timer: NodeJS.Timeout;
+  /** Failure warnings by tenant and connector: one line per interval, with how many it stands for. */
+  private readonly warned = new Map<string, { at: number; suppressed: number }>();
 
   constructor(
     private readonly db: Db,
@@ -127,6 +140,8 @@ export class ShadowService {
     this.concurrency = opts.concurrency ?? 4;
     this.queue = opts.queue ?? 64;
     this.deadlineMs = opts.deadlineMs ?? 2_000;
+    this.timer = setInterval(() => void this.flush(), opts.flushMs ?? 2_000);
+    this.timer.unref();
   }
 
   /**
@@ -146,9 +161,38 @@ export class ShadowService {
     else this.count(tenant.id, operation, 'dropped');
   }
 
-  /** Resolves when every comparison started so far has been recorded. */
+  /** Resolves when every comparison started so far has been recorded, its count in the store. */
   async settled(): Promise<void> {
     while (this.pending.size) await Promise.allSettled([...this.pending]);
+    await this.flush();
+  }
+
+  /** Waits for the comparisons under way, writes the last counts and stops the flush timer. */
+  async close(): Promise<void> {
+    await this.settled();
+    clearInterval(this.timer);
+  }
+
+  /** Adds the counts kept in memory to the store, in one statement; one flush at a time. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (!this.unflushed.size) return;
+      const rows = [...this.unflushed.values()];
+      this.unflushed = new Map();
+      try {
+        await this.db.query(
+          `INSERT INTO shadow_calls (tenant_id, operation, outcome, calls)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+           ON CONFLICT (tenant_id, operation, outcome) DO UPDATE SET calls = shadow_calls.calls + EXCLUDED.calls`,
+          [rows.map((r) => r.tenantId), rows.map((r) => r.operation), rows.map((r) => r.outcome), rows.map((r) => r.calls)],
+        );
+      } catch (err) {
+        // Kept for the next flush rather than lost; the metric has counted them already.
+        for (const r of rows) this.add(r.tenantId, r.operation, r.outcome, r.calls);
+        this.log.warn({ reason: String((err as Error)?.message ?? err) }, 'shadow counts not stored; kept for the next flush');
+      }
+    });
+    return this.flushing;
   }
 
   private start(lane: { running: number; waiting: Job[] }, job: Job): void {
@@ -186,9 +230,9 @@ export class ShadowService {
       }
     } catch (err) {
       outcome = 'error';
-      this.log.warn({ tenant: tenant.id, operation, connector: name, reason: scrub(String((err as Error)?.message ?? err)) }, 'shadow call failed');
+      this.warn(tenant.id, name, operation, err);
     }
-    await this.count(tenant.id, operation, outcome);
+    this.count(tenant.id, operation, outcome);
   }
 
   /** The shadow's answer, or null when it cannot take this call (it does not offer it, or cannot dry-run a write). */
@@ -213,17 +257,31 @@ export class ShadowService {
     }
   }
 
-  private async count(tenantId: string, operation: string, outcome: ShadowOutcome): Promise<void> {
+  /** Counted at once on the metric, and in memory for the store's next flush. */
+  private count(tenantId: string, operation: string, outcome: ShadowOutcome): void {
     this.observer?.shadowCall(tenantId, operation, outcome);
-    try {
-      await this.db.query(
-        `INSERT INTO shadow_calls (tenant_id, operation, outcome, calls) VALUES ($1, $2, $3, 1)
-         ON CONFLICT (tenant_id, operation, outcome) DO UPDATE SET calls = shadow_calls.calls + 1`,
-        [tenantId, operation, outcome],
-      );
-    } catch (err) {
-      this.log.warn({ tenant: tenantId, reason: String((err as Error)?.message ?? err) }, 'shadow count not stored');
+    this.add(tenantId, operation, outcome, 1);
+  }
+
+  private add(tenantId: string, operation: string, outcome: ShadowOutcome, calls: number): void {
+    const key = `${tenantId}\u0000${operation}\u0000${outcome}`;
+    const row = this.unflushed.get(key);
+    if (row) row.calls += calls;
+    else this.unflushed.set(key, { tenantId, operation, outcome, calls });
+  }
+
+  /** A failed shadow call, logged at most once per tenant and connector every ten seconds (with how many it stands for). */
+  private warn(tenantId: string, connector: string, operation: string, err: unknown): void {
+    const key = `${tenantId}\u0000${connector}`;
+    const now = Date.now();
+    const last = this.warned.get(key);
+    if (last && now - last.at < WARN_EVERY_MS) {
+      last.suppressed++;
+      return;
     }
+    this.warned.set(key, { at: now, suppressed: 0 });
+    const reason = scrub(String((err as Error)?.message ?? err));
+    this.log.warn({ tenant: tenantId, operation, connector, reason, ...(last?.suppressed ? { alsoFailedSinceLastWarning: last.suppressed } : {}) }, 'shadow call failed');
   }
 
   /** The tenant's divergences, newest first. */
@@ -255,8 +313,9 @@ export class ShadowService {
     };
   }
 
-  /** Per shadowed operation: calls by outcome and the match rate. */
+  /** Per shadowed operation: calls by outcome and the match rate (this process's unflushed counts written first). */
   async summary(tenantId: string): Promise<ShadowSummary[]> {
+    await this.flush();
     const r = await this.db.query<{ operation: string; outcome: ShadowOutcome; calls: string | number }>(
       'SELECT operation, outcome, calls FROM shadow_calls WHERE tenant_id = $1 ORDER BY operation',
       [tenantId],

@@ -2,10 +2,9 @@
 // `sensitive` block, the expiry) can reach a response. PAN, CVV and expiry leave only encrypted (DESIGN §4).
 import type { CardDetails, CardSummary } from '../../connectors/contract.js';
 import { maskPan } from '../../connectors/shared/pan.js';
+import { PREFERENCE_CHANNELS, channelIsOn } from '../../connectors/shared/preferences.js';
 import type { Preferences } from '../../schemas/cards.js';
 import type { CardDetailsView, CardView } from '../../schemas/card-lifecycle-routes.js';
-
-const CHANNELS = ['atm', 'pos', 'ecom', 'contactless'] as const;
 
 export function toCardView(card: CardSummary): CardView {
   const view: CardView = {
@@ -29,14 +28,19 @@ export function toCardDetailsView(card: CardDetails): CardDetailsView {
   return view;
 }
 
-/** Preferences as applied: a category switched off disables each of its channels (decision 0010). */
+/**
+ * Preferences as applied: a category switched off disables each of its channels (decision 0010), and a
+ * category that names a channel shows the ones it does not name disabled (decision 0176).
+ */
 export function effectivePreferences(preferences: Preferences): Preferences {
   const effective = structuredClone(preferences);
   for (const category of [effective.domestic, effective.international]) {
-    if (category?.enabled !== false) continue;
-    for (const channel of CHANNELS) {
+    if (!category) continue;
+    const named = PREFERENCE_CHANNELS.some((channel) => category[channel] !== undefined);
+    for (const channel of PREFERENCE_CHANNELS) {
       const c = category[channel];
-      if (c) c.enabled = false;
+      if (c && !channelIsOn(category, channel)) c.enabled = false;
+      else if (!c && named) category[channel] = { enabled: false };
     }
   }
   return effective;

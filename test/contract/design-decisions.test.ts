@@ -19,6 +19,8 @@ beforeEach(async () => {
 });
 
 const TENANT_MISSING_DETAIL = 'Send the TENANT or X-TENANT-ID header with the identifier assigned at onboarding.';
+/** A header that names no active tenant (unknown, malformed, disabled): status and code as when missing (issue 20, point 8). */
+const TENANT_UNKNOWN_DETAIL = 'The tenant named by the TENANT or X-TENANT-ID header is unknown; send the identifier assigned at onboarding.';
 const TENANT_CONFLICT_DETAIL = 'The TENANT and X-TENANT-ID headers name different tenants; send one, or the same value in both.';
 
 const envelope = (status: number, shortMessage: string, detailMessage: string) => ({
@@ -160,10 +162,9 @@ describe('tenant header', () => {
     const before = cores.map((c) => structuredClone(c.state));
     const res = kind === 'disabled' ? await whileDisabled(() => send(headers)) : await send(headers);
     expect(res.statusCode).toBe(dialect === 'envelope' ? 401 : 400);
+    const detail = ['missing', 'empty', 'blank'].includes(kind) ? TENANT_MISSING_DETAIL : TENANT_UNKNOWN_DETAIL;
     expect(res.json()).toEqual(
-      dialect === 'envelope'
-        ? envelope(401, 'Unauthorized', TENANT_MISSING_DETAIL)
-        : problem(400, 'Bad Request', 'tenant.header.missing', TENANT_MISSING_DETAIL),
+      dialect === 'envelope' ? envelope(401, 'Unauthorized', detail) : problem(400, 'Bad Request', 'tenant.header.missing', detail),
     );
     expect(cores.map((c) => c.state)).toEqual(before);
   });
@@ -172,7 +173,7 @@ describe('tenant header', () => {
     const send = await TENANT_ROUTES[2]!.prepare('demo-b');
     const refused = await whileDisabled(() => send({ TENANT: 'demo-b' }));
     expect(refused.statusCode).toBe(401);
-    expect(refused.json()).toEqual(envelope(401, 'Unauthorized', TENANT_MISSING_DETAIL));
+    expect(refused.json()).toEqual(envelope(401, 'Unauthorized', TENANT_UNKNOWN_DETAIL));
     const accepted = await send({ TENANT: 'demo-b' });
     expect(accepted.statusCode).toBe(200);
     expect(accepted.json()).toEqual({ result: true, exception: null, pagination: null });

@@ -69,10 +69,16 @@ describe.each(TEST_CONNECTORS)('on the %s connector', (connector) => {
       });
     });
 
-    it('invalid TENANT header → 400 tenant.header.missing (general rule)', async () => {
+    it('invalid TENANT header → 400 tenant.header.missing (general rule); the detail says the tenant is unknown', async () => {
       const res = await t.inject({ method: 'GET', url: '/api/keys', headers: { TENANT: 'no-such-bank' } });
       expect(res.statusCode).toBe(400);
-      expect(res.json().message).toBe('tenant.header.missing');
+      expect(res.json()).toEqual({
+        type: `${PROBLEM_BASE}/problem-with-message`,
+        title: 'Bad Request',
+        status: 400,
+        message: 'tenant.header.missing',
+        detail: 'The tenant named by the TENANT or X-TENANT-ID header is unknown; send the identifier assigned at onboarding.',
+      });
     });
   });
 
@@ -114,10 +120,14 @@ describe.each(TEST_CONNECTORS)('on the %s connector', (connector) => {
         payload: { entityId: 'ENT-1001', amount: '1.00' },
       });
       expect(res.statusCode).toBe(401);
-      expect(res.json().exception).toEqual({
-        errorCode: 'ERR_401',
-        shortMessage: 'Unauthorized',
-        detailMessage: 'Send the TENANT or X-TENANT-ID header with the identifier assigned at onboarding.',
+      expect(res.json()).toEqual({
+        result: null,
+        exception: {
+          errorCode: 'ERR_401',
+          shortMessage: 'Unauthorized',
+          detailMessage: 'The tenant named by the TENANT or X-TENANT-ID header is unknown; send the identifier assigned at onboarding.',
+        },
+        pagination: null,
       });
     });
 

@@ -63,14 +63,15 @@ export async function within<T>(p: Promise<T>, ms: number, what: string): Promis
   }
 }
 
-export async function waitReady(base: string, proc: Proc, timeoutMs = 180_000): Promise<void> {
+/** Waits until `base` + `path` answers 200 (the public listener's readiness by default; the management listener has /health/live). */
+export async function waitReady(base: string, proc: Proc, timeoutMs = 180_000, path = '/health/ready'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
   void proc.exited.then(() => (exited = true));
   while (Date.now() < deadline) {
     if (exited) throw new Error(`server exited during start-up:\n${proc.output()}`);
     try {
-      const res = await fetch(`${base}/health/ready`);
+      const res = await fetch(`${base}${path}`);
       if (res.status === 200) return;
     } catch {
       // not listening yet

@@ -18,6 +18,24 @@ export const UNAUTHORIZED_PROBLEM = {
   detail: UNAUTHORIZED_DETAIL,
 };
 
+/**
+ * The WWW-Authenticate challenge of each kind of 401 (RFC 6750 §3, decision 0171), written out here rather than
+ * imported, so that a change to the gateway's shows: no bearer token at all, a refused one, an expired one.
+ */
+export const CHALLENGE = {
+  missing: 'Bearer realm="cardline"',
+  invalid: 'Bearer error="invalid_token"',
+  expired: 'Bearer error="invalid_token", error_description="The access token expired"',
+} as const;
+
+/** The attacks that send no bearer token at all, and those whose token is genuine but expired. */
+const NO_BEARER_TOKEN = new Set(['no Authorization header', 'an empty bearer', 'a Basic credential', 'the token without the Bearer scheme']);
+const EXPIRED = new Set(['expired', 'exp a few seconds ago (no clock tolerance)']);
+
+/** The challenge a 401 to the named attack carries. */
+export const challengeFor = (attack: string): string =>
+  NO_BEARER_TOKEN.has(attack) ? CHALLENGE.missing : EXPIRED.has(attack) ? CHALLENGE.expired : CHALLENGE.invalid;
+
 export interface TokenTarget {
   name: string;
   method: 'POST' | 'PUT';

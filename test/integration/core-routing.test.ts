@@ -9,7 +9,7 @@ import { buildMockCore } from '../../src/mock-core/server.js';
 import { updateTenant } from '../../src/services/tenant-admin.js';
 import { differences, MASK } from '../../src/services/shadow.js';
 import type { ConnectorView } from '../../schemas/core-routing.js';
-import { connectorsView } from '../../src/services/connectors-view.js';
+import { CONTRACT, CONTRACT_OPERATIONS } from '../../connectors/contract.js';
 import { PROBLEM_BASE, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
 
 const FETCH_LIMIT_URL = '/credit-line-management/business-entity-manager/fetchLimit';
@@ -46,7 +46,7 @@ afterAll(async () => {
   await newCore.server.close();
 });
 
-const operator = (method: 'GET' | 'PATCH', url: string, payload?: object) =>
+const operator = (method: 'GET' | 'PATCH' | 'POST', url: string, payload?: object) =>
   m.inject({ method, url, headers: { authorization: `Bearer ${key}` }, ...(payload ? { payload } : {}) });
 
 const rest = (core: { base: string }, bank = 'demo-b', extra: object = {}) => ({ id: 'rest', options: { baseUrl: `${core.base}/banks/${bank}`, ...extra } });
@@ -109,12 +109,55 @@ describe('per-operation routing', () => {
     expect(byName.core!.recent.calls).toBeGreaterThanOrEqual(2);
   });
 
-  it("serves the operator's view of a tenant's connectors from the same function (GET /v1/tenants/{tenantId}/connectors)", async () => {
-    const view = await connectorsView(t.app.cardline, (await t.app.cardline.tenants.get('demo-b'))!);
-    expect(view.map((c) => [c.name, c.id, c.started, c.routed.includes('getCreditLimit'), c.breaker])).toEqual([
-      ['core', 'rest', true, true, 'closed'],
-      ['processor', 'rest', true, false, 'closed'],
-    ]);
+  it("shows the operator the Admin's view on GET /v1/tenants/{tenantId}/connectors", async () => {
+    const admins = await admin('/v1/admin/connectors');
+    const operators = await operator('GET', '/v1/tenants/demo-b/connectors');
+    expect(operators.statusCode, operators.body).toBe(200);
+    expect(operators.json()).toEqual(admins.json());
+    const r = await t.db.query<{ actor: string; role: string; action: string; target: unknown; status: number }>(
+      "SELECT actor, role, action, target, status FROM audit_log WHERE tenant_id = 'demo-b' AND action = 'tenant.connectors'",
+    );
+    expect(r.rows).toEqual([{ actor: 'ops-routing', role: 'Operator', action: 'tenant.connectors', target: { tenantId: 'demo-b' }, status: 200 }]);
+  });
+
+  it('answers the operator exactly: each connector of a new tenant, 404 for an unknown tenant, 401 without a key', async () => {
+    const created = await operator('POST', '/v1/tenants', {
+      id: 'two-cores',
+      config: { connectors: { processor: rest(oldCore, 'two-cores'), core: rest(newCore, 'two-cores') }, routing: { default: 'core', operations: { cards: 'processor', pin: 'processor' } } },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const quiet = { windowSeconds: 300, calls: 0, failures: 0, errorRate: 0, latencyMs: { avg: 0, max: 0 } };
+    const cardsAndPin = CONTRACT_OPERATIONS.filter((o) => CONTRACT[o].group === 'cards' || CONTRACT[o].group === 'pin');
+    const res = await operator('GET', '/v1/tenants/two-cores/connectors');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      result: [
+      // By name.
+        { name: 'core', id: 'rest', started: true, problem: null, offers: [...CONTRACT_OPERATIONS], routed: CONTRACT_OPERATIONS.filter((o) => !cardsAndPin.includes(o)), shadows: [], breaker: 'closed', recent: quiet },
+        { name: 'processor', id: 'rest', started: true, problem: null, offers: [...CONTRACT_OPERATIONS], routed: cardsAndPin, shadows: [], breaker: 'closed', recent: quiet },
+      ],
+      pagination: null,
+    });
+
+    const unknown = await operator('GET', '/v1/tenants/nobody/connectors');
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toEqual({ type: `${PROBLEM_BASE}/problem-with-message`, title: 'Not Found', status: 404, message: 'error.http.404', detail: "There is no tenant 'nobody'." });
+    const invalid = await operator('GET', '/v1/tenants/Not_An_Id/connectors');
+    expect(invalid.statusCode).toBe(400);
+    expect(invalid.json()).toMatchObject({ type: `${PROBLEM_BASE}/constraint-violation`, status: 400, fieldErrors: [{ field: 'tenantId', message: 'Pattern' }] });
+
+    for (const authorization of [undefined, `Bearer ${await t.token('Admin', 'demo-b')}`]) {
+      const refused = await m.inject({ method: 'GET', url: '/v1/tenants/two-cores/connectors', headers: authorization ? { authorization } : {} });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.headers['www-authenticate']).toBe('Bearer');
+      expect(refused.json()).toEqual({
+        type: `${PROBLEM_BASE}/problem-with-message`,
+        title: 'Unauthorized',
+        status: 401,
+        message: 'error.http.401',
+        detail: 'A valid operator key is required: Authorization: Bearer <key> (create one with `npx cardline operator-key create --name <name>`).',
+      });
+    }
   });
 
   it('refuses at save a route to a connector that does not offer the operation, with the reason', async () => {

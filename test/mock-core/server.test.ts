@@ -285,6 +285,28 @@ describe('card lifecycle persistence', () => {
   });
 });
 
+describe('call counts', () => {
+  it("GET /__admin/calls: what each bank received, by the protocol's operationId, faulted and invalid calls included, unauthenticated ones not; reset leaves them", async () => {
+    const app = buildMockCore({ auth: { type: 'bearer', token: 't' } });
+    try {
+      const bearer = { authorization: 'Bearer t' };
+      expect((await app.inject({ method: 'GET', url: '/__admin/calls' })).json()).toEqual({ banks: {} });
+      await app.inject({ method: 'GET', url: LIMIT, headers: bearer });
+      await app.inject({ method: 'GET', url: LIMIT, headers: { ...bearer, 'x-mock-fault': 'error' } });
+      await app.inject({ method: 'GET', url: '/banks/other/v1/entities/ENT-1001/cards', headers: bearer });
+      await post(app, LIMIT, { amount: 'not money' }, bearer);
+      await app.inject({ method: 'GET', url: ENTITY, headers: bearer });
+      await app.inject({ method: 'GET', url: LIMIT }); // no credentials: refused before it reaches the bank
+      await app.inject({ method: 'POST', url: '/__admin/reset' });
+      expect((await app.inject({ method: 'GET', url: '/__admin/calls' })).json()).toEqual({
+        banks: { demo: { getCreditLimit: 2, setCreditLimit: 1, getEntity: 1 }, other: { listCards: 1 } },
+      });
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('configuration', () => {
   it('empty fixtures: a new bank knows no entity', async () => {
     const app = buildMockCore({ fixtures: 'empty' });

@@ -373,6 +373,9 @@ describe('webhook delivery', () => {
     expect(new Set(all.slice(2).map((h) => h.headers['webhook-id']))).toEqual(ids);
     const bad = await call('POST', `/v1/admin/channels/${ch.channelId}/replay`, { from, to: from });
     expect(bad.json()).toEqual(validationProblem('replayRequest', ['to', 'Invalid']));
+    // Too long a range names its maximum (issue 20, point 11).
+    const long = await call('POST', `/v1/admin/channels/${ch.channelId}/replay`, { from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:01Z' });
+    expect(long.json()).toEqual(validationProblem('replayRequest', ['to', 'Size: at most 31 days']));
   });
 
   it('lists deliveries page by page; refuses a cursor it did not issue', async () => {

@@ -1,6 +1,7 @@
 // docs/operating.md's "Moving a bank to a new core", run as written (bash, npx cardline, curl) against a demo
 // gateway and two mock core servers (the card processor, and the core-banking system with an old and a new
-// bank). Only the ports change: the test's own free ones for 8080, 8081, 9090 and 9091.
+// bank). Only the ports change: the test's own free ones for 8080, 8081, 9090 and 9091. Where requests landed is
+// counted by the mock cores themselves (GET /__admin/calls), in the block's own output. No duration is asserted.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, baseEnv, freePort, kill, start, waitReady, type Proc } from '../helpers/process.js';
 import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess } from '../helpers/spawn.js';
+import { addedSince, workingTree } from '../helpers/working-tree.js';
 
 function walkthrough(): string {
   const doc = readFileSync(new URL('../../docs/operating.md', import.meta.url), 'utf8');
@@ -56,15 +58,19 @@ describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's Moving a bank to 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runs the new core in shadow, shows the divergence, fixes it and switches live without a failed read', async () => {
+  it('routes by operation, runs the new core in shadow, shows the divergence, fixes it and switches live without a failed read, counted on the cores', async () => {
     const script = walkthrough()
       .replaceAll('http://localhost:8080', `http://127.0.0.1:${ports.gw}`)
       .replaceAll('http://127.0.0.1:8081', `http://127.0.0.1:${ports.admin}`)
       .replaceAll('127.0.0.1:9090', `127.0.0.1:${ports.cards}`)
       .replaceAll('127.0.0.1:9091', `127.0.0.1:${ports.banking}`);
     const npx = `npx() { if [ "$1" = cardline ]; then shift; node ${JSON.stringify(join(ROOT, 'bin', 'cardline.js'))} "$@"; else command npx "$@"; fi; }`;
-    const r = await runProcess('bash', ['-e', '-c', `cd ${JSON.stringify(dir)}\n${npx}\n${script}`], { cwd: ROOT, env: baseEnv({}) });
+    // From the project directory, as the guide says; it must leave nothing there (its temporary file: mktemp,
+    // inside the test's own directory).
+    const before = await workingTree();
+    const r = await runProcess('bash', ['-e', '-c', `${npx}\n${script}`], { cwd: ROOT, env: baseEnv({ TMPDIR: dir }) });
     expect(r.code, `${r.stdout}\n${r.stderr}\n--- gateway ---\n${gateway?.output().slice(-3000)}`).toBe(0);
+    expect(await addedSince(before)).toEqual([]);
     // Every "# →" line of the block, in order, is what the script printed.
     const expected = [...walkthrough().matchAll(/^# → (.*?)(?:\s{3}\(.*\))?$/gm)].map((m) => m[1]);
     expect(r.stdout.trim().split('\n')).toEqual(expected);

@@ -3,12 +3,13 @@
 // 7's TypeScript plugin through tsx), its embedded store open, and the mock core
 // (`npm run mock-core`). Only the ports change: the test's own free ones for 8080, 8081 and 9090.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, baseEnv, freePort, kill, start, waitReady, type Proc } from '../helpers/process.js';
 import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess } from '../helpers/spawn.js';
+import { addedSince, workingTree } from '../helpers/working-tree.js';
 
 const OPERATOR_KEY = 'clop_demo-walkthrough-operator-key-01';
 
@@ -63,15 +64,20 @@ describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's walk-through: a n
       .replaceAll('http://localhost:8080', `http://127.0.0.1:${ports.gw}`)
       .replaceAll('http://127.0.0.1:8081', `http://127.0.0.1:${ports.admin}`)
       .replaceAll('127.0.0.1:9090', `127.0.0.1:${ports.core}`);
-    const env = baseEnv({});
+    // mktemp (the guide's keys directory) inside the test's own directory, removed afterwards.
+    const env = baseEnv({ TMPDIR: dir });
     delete env.CARDLINE_ADMIN_PORT;
-    // A shell as the operator's: -e stops at the first failing step; each curl answer is printed.
-    // The walk-through runs from the project directory; here from a directory of the test's own (its files
-    // land there), with `npx cardline` the project's bin/cardline.js, as npx resolves it in the project.
+    // A shell as the operator's: -e stops at the first failing step; each curl answer is printed. It runs
+    // from the project directory, as the guide says, with `npx cardline` the project's bin/cardline.js (as
+    // npx resolves it in the project), and must leave nothing there (issue 20, point 11: it left
+    // northbank-keys.json and southbank-keys.json untracked).
     const npx = `npx() { if [ "$1" = cardline ]; then shift; node ${JSON.stringify(join(ROOT, 'bin', 'cardline.js'))} "$@"; else command npx "$@"; fi; }`;
-    const r = await runProcess('bash', ['-e', '-c', `cd ${JSON.stringify(dir)}\n${npx}\n${script}`], { cwd: ROOT, env });
+    const before = await workingTree();
+    const r = await runProcess('bash', ['-e', '-c', `${npx}\n${script}`], { cwd: ROOT, env });
     const out = r.stdout;
     expect(r.code, `${r.stderr}\n--- gateway ---\n${gateway?.output().slice(-3000)}`).toBe(0);
+    expect(await addedSince(before)).toEqual([]);
+    for (const file of ['northbank-keys.json', 'southbank-keys.json']) expect(existsSync(join(ROOT, file))).toBe(false);
     // 3: the CLI's word; 4: the Admin's answer; 5: the limit raised; 6: the core's record and the operator's view.
     const lines = out.trim().split('\n');
     expect(lines.shift()).toBe("User 'nadmin' (Admin) saved on tenant 'northbank'.");

@@ -179,13 +179,13 @@ describe('restarting the demo on a store it seeded', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   /** Starts the demo on the data dir, waits until ready and runs fn; stops it with SIGTERM. */
-  async function demo(env: Record<string, string>, fn: (base: string, output: () => string) => Promise<void>, args = ['--demo']): Promise<void> {
+  async function demo(env: Record<string, string>, fn: (base: string, output: () => string, proc: Proc) => Promise<void>, args = ['--demo']): Promise<void> {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const p = start(args, baseEnv({ PORT: String(port), CARDLINE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env }));
     try {
       await waitReady(base, p);
-      await fn(base, p.output);
+      await fn(base, p.output, p);
     } finally {
       p.child.kill('SIGTERM');
       await within(p.exited, 150_000, 'exit after SIGTERM');
@@ -223,6 +223,28 @@ describe('restarting the demo on a store it seeded', () => {
       expect(await login(base, first)).toBe(401);
     });
   }, 300_000);
+
+  it('a demo whose operator key was revoked starts again, and the key stays revoked (issue 20, point 4)', async () => {
+    const key = 'clop_demo-restart-revoked-operator-key';
+    const withKey = (adminPort: number) => ({ CARDLINE_DEMO_OPERATOR_KEY: key, CARDLINE_ADMIN_PORT: String(adminPort) });
+    let adminPort = await freePort();
+    await demo(withKey(adminPort), async (_base, output, proc) => {
+      const admin = `http://127.0.0.1:${adminPort}`;
+      await waitReady(admin, proc, 180_000, '/health/live');
+      expect(output()).toContain("Demo operator key 'demo' is CARDLINE_DEMO_OPERATOR_KEY.");
+      const revoked = await fetch(`${admin}/v1/operator-keys/demo`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } });
+      expect(revoked.status).toBe(200);
+    });
+    // The same store, the same key: it starts (it used to stop on SQLSTATE 23505 and restart in a loop).
+    adminPort = await freePort();
+    await demo(withKey(adminPort), async (_base, output, proc) => {
+      const admin = `http://127.0.0.1:${adminPort}`;
+      await waitReady(admin, proc, 180_000, '/health/live');
+      expect(output()).toContain('CARDLINE_DEMO_OPERATOR_KEY was revoked and stays revoked: the management API refuses it.');
+      expect((await fetch(`${admin}/v1/operator-keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
+      expect(output()).not.toContain('SQLSTATE');
+    });
+  }, 400_000);
 
   it('another master key than the store\'s: exit 1 with a message naming CARDLINE_MASTER_KEY, no stack trace', async () => {
     const p = start([], baseEnv({ CARDLINE_DATA_DIR: dataDir, PORT: String(await freePort()), CARDLINE_MASTER_KEY: MasterKey.generate() }));

@@ -20,7 +20,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { MockCore } from '../../connectors/mock/index.js';
 import { PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
-import { TOKEN_TARGETS, UNAUTHORIZED_ENVELOPE, UNAUTHORIZED_PROBLEM, lowS, type TokenTarget } from '../helpers/token-targets.js';
+import { TOKEN_TARGETS, UNAUTHORIZED_ENVELOPE, challengeFor, UNAUTHORIZED_PROBLEM, lowS, type TokenTarget } from '../helpers/token-targets.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -472,7 +472,7 @@ describe('token attacks on business routes', () => {
     const before = cores.map((c) => structuredClone(c.state));
     const res = await call(target, attacks.get(attack));
     expect(res.statusCode).toBe(401);
-    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect(res.headers['www-authenticate']).toBe(challengeFor(attack));
     expect(res.json()).toEqual(target.unauthorized);
     expect(cores.map((c) => c.state)).toEqual(before);
   });

@@ -432,12 +432,15 @@ describe('preferences', () => {
       ecom: { enabled: false },
     },
   };
+  // What applies: the channels a category does not name are off once it names one (decision 0176).
   const effective = {
-    domestic: stored.domestic,
+    domestic: { ...stored.domestic, atm: { enabled: false }, ecom: { enabled: false }, contactless: { enabled: false } },
     international: {
       enabled: false,
       atm: { enabled: false, dailyLimit: '300.00', dailyCount: 3 },
       ecom: { enabled: false },
+      pos: { enabled: false },
+      contactless: { enabled: false },
     },
   };
 
@@ -459,7 +462,10 @@ describe('preferences', () => {
 
     const on = { ...stored, international: { ...stored.international, enabled: true } };
     const again = await call('PUT', '/v1/cards/CARD-3001/preferences', { payload: on });
-    expect(again.json().result.effective).toEqual(on);
+    expect(again.json().result.effective).toEqual({
+      domestic: effective.domestic,
+      international: { ...on.international, pos: { enabled: false }, contactless: { enabled: false } },
+    });
   });
 
   it('domestic.enabled false gates the domestic channels the same way', async () => {
@@ -469,7 +475,7 @@ describe('preferences', () => {
       message: 'Preferences of card CARD-3002 updated',
       cardId: 'CARD-3002',
       preferences: prefs,
-      effective: { domestic: { enabled: false, contactless: { enabled: false } } },
+      effective: { domestic: { enabled: false, contactless: { enabled: false }, atm: { enabled: false }, pos: { enabled: false }, ecom: { enabled: false } } },
     });
   });
 

@@ -7,7 +7,7 @@ import { exportSPKI, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockCore } from '../../connectors/mock/index.js';
 import { PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
-import { P256_N, TOKEN_TARGETS, lowS, malleate, sOf, type TokenTarget } from '../helpers/token-targets.js';
+import { P256_N, TOKEN_TARGETS, challengeFor, lowS, malleate, sOf, type TokenTarget } from '../helpers/token-targets.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -236,7 +236,7 @@ describe('token attacks not covered by auth.test.ts', () => {
     const before = cores.map((c) => structuredClone(c.state));
     const res = await call(target, attacks.get(attack));
     expect(res.statusCode).toBe(401);
-    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect(res.headers['www-authenticate']).toBe(challengeFor(attack));
     expect(res.json()).toEqual(target.unauthorized);
     expect(cores.map((c) => c.state)).toEqual(before);
   });

@@ -165,6 +165,15 @@ describe("days are the tenant's time zone's", () => {
 });
 
 describe('the range', () => {
+  it('one day too long: the field error names the maximum (issue 20, point 11), in the usual record', async () => {
+    const res = await call('GET', '/v1/reports/activity?from=2025-01-01&to=2026-01-02');
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toBe(
+      '{"type":"https://www.jhipster.tech/problem/constraint-violation","title":"Method argument not valid","status":400,' +
+        '"message":"error.validation","fieldErrors":[{"field":"to","message":"Size: at most 366 days","objectName":"reportQuery"}]}',
+    );
+  });
+
   it('366 days, both counted, is allowed (a leap year)', async () => {
     for (const report of ['activity', 'credit-limit-changes', 'transactions']) {
       expect((await call('GET', `/v1/reports/${report}?from=2024-01-01&to=2024-12-31`)).statusCode).toBe(200);
@@ -172,7 +181,7 @@ describe('the range', () => {
   });
 
   it.each([
-    ['367 days', '?from=2025-01-01&to=2026-01-02', [['to', 'Size']]],
+    ['367 days', '?from=2025-01-01&to=2026-01-02', [['to', 'Size: at most 366 days']]],
     ['from after to', '?from=2026-11-23&to=2026-11-22', [['to', 'Invalid']]],
     ['no from', '?to=2026-11-22', [['from', 'NotNull']]],
     ['a date-time', '?from=2026-11-22T00:00:00Z&to=2026-11-23', [['from', 'Pattern']]],

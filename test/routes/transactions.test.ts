@@ -143,6 +143,25 @@ describe('POST /v1/sandbox/cards/{cardId}/authorizations', () => {
     expect(event).toMatchObject({ type: 'transaction.declined', payload: { status: 'DECLINED', declineReason: reason } });
   });
 
+  it('a channel the preferences do not name is declined CHANNEL_DISABLED once they name one (issue 20, point 11)', async () => {
+    // The card's domestic preferences name POS only: POS works, ATM (not named) is declined, nothing is drawn.
+    await send('PUT', '/v1/cards/CARD-3001/preferences', { domestic: { enabled: true, pos: { enabled: true } } });
+    const atm = await authorize('42.50', { channel: 'ATM' });
+    expect(atm.statusCode).toBe(201);
+    expect(atm.json()).toEqual({
+      result: transaction(1, '42.50', { status: 'DECLINED', declineReason: 'CHANNEL_DISABLED', channel: 'ATM' }),
+      pagination: null,
+    });
+    expect((await mockCore()).state.entities.get('ENT-1001')!.outstandingMinor).toBe(0n);
+    expect((await authorize('10.00')).json().result).toMatchObject({ status: 'APPROVED', channel: 'POS' });
+    // International use switched on naming ECOM only: an international POS payment is declined the same way.
+    await send('PUT', '/v1/cards/CARD-3001/preferences', { international: { enabled: true, ecom: { enabled: true } } });
+    expect((await authorize('10.00', { merchant: ABROAD })).json().result).toMatchObject({ status: 'DECLINED', declineReason: 'CHANNEL_DISABLED' });
+    expect((await authorize('10.00', { merchant: ABROAD, channel: 'ECOM' })).json().result).toMatchObject({ status: 'APPROVED', international: true });
+    // A category that names no channel leaves all four to its switch; domestic is on when not mentioned.
+    expect((await authorize('10.00', { channel: 'CONTACTLESS' })).json().result).toMatchObject({ status: 'APPROVED', international: false });
+  });
+
   it("international once switched on; a day's limit counted in the tenant's time zone", async () => {
     await call('PUT', '/v1/cards/CARD-3001/preferences', { international: { enabled: true } });
     expect((await authorize('10.00', { merchant: ABROAD })).json().result).toMatchObject({ status: 'APPROVED', international: true });

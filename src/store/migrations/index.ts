@@ -325,4 +325,12 @@ CREATE TABLE shadow_calls (
 );
 `,
   },
+  {
+    // Idempotency-Key on every write (issue 20, decision 0175): an answer holding a secret shown once (a
+    // channel's signing secret, an operator key) is stored sealed under a key derived from the master key.
+    name: '0014-idempotency-sealed-answers',
+    sql: `
+ALTER TABLE idempotency_keys ADD COLUMN sealed boolean NOT NULL DEFAULT false;
+`,
+  },
 ];
