@@ -1,29 +1,19 @@
 #!/usr/bin/env node
-// `npx cardline …` / `cardline …`: in a checkout (src/ and the tsx dev dependency present) it runs the
-// TypeScript CLI in this process through tsx's ESM loader, so stdin, signals and the exit code need no
-// forwarding; in a build without them (the Docker image) it runs the compiled dist/src/cli/index.js.
+// `npx cardline …` / `cardline …`: runs the compiled CLI, dist/src/cli/index.js, in this process (stdin,
+// signals and the exit code need no forwarding). In a checkout it first checks that dist/ is not older than
+// the sources and rebuilds it when it is (bin/build.js, decision 0100): TypeScript is compiled once per
+// change, never at every start. The Docker image has dist/ and no sources: it runs dist/ as it is.
 import { existsSync } from 'node:fs';
 import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
+import { ensureBuilt } from './build.js';
 
-const source = new URL('../src/cli/index.ts', import.meta.url);
 const compiled = new URL('../dist/src/cli/index.js', import.meta.url);
 
-async function tsxLoader() {
-  try {
-    return await import('tsx/esm/api');
-  } catch {
-    return null;
-  }
-}
-
-const tsx = existsSync(fileURLToPath(source)) ? await tsxLoader() : null;
-if (tsx) {
-  tsx.register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
-  await import(source.href);
-} else if (existsSync(fileURLToPath(compiled))) {
+await ensureBuilt();
+if (existsSync(fileURLToPath(compiled))) {
   await import(compiled.href);
 } else {
-  process.stderr.write('error: cardline is neither a checkout with its dev dependencies (npm ci) nor a build (npm run build).\n');
+  process.stderr.write('error: cardline is not built and has no sources to build from (dist/src/cli/index.js is missing).\n');
   process.exitCode = 1;
 }

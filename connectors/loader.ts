@@ -39,12 +39,35 @@ export function checkDefinition(value: unknown, source: string): ConnectorDefini
   return value as ConnectorDefinition;
 }
 
+/**
+ * Imports a module. A TypeScript one (`./plugin.ts`) in a gateway that runs compiled JavaScript (dist/, as
+ * `npm run demo` does) is loaded through tsx, registered on first need: a checkout has it (a dev dependency);
+ * an installation without it asks for the plugin's JavaScript build.
+ */
+async function importModule(specifier: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(specifier)) as Record<string, unknown>;
+  } catch (err) {
+    if ((err as { code?: string })?.code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !/\.[cm]?ts$/.test(specifier)) throw err;
+  }
+  tsxRegistered ??= import('tsx/esm/api').then(
+    ({ register }) => void register(),
+    () => {
+      throw new Error('it is TypeScript and tsx (a dev dependency) is not installed here: name its JavaScript build (.js) instead');
+    },
+  );
+  await tsxRegistered;
+  // Another URL than the one that failed: the loader remembers that failure.
+  return (await import(`${specifier}?tsx`)) as Record<string, unknown>;
+}
+let tsxRegistered: Promise<void> | undefined;
+
 /** Imports a connector module and returns its default export, checked. */
 export async function loadConnectorModule(module: string, cwd = process.cwd()): Promise<ConnectorDefinition> {
   const specifier = moduleSpecifier(module, cwd);
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(specifier)) as Record<string, unknown>;
+    mod = await importModule(specifier);
   } catch (err) {
     // The first line says what is missing; Node's requireStack and hints add nothing for an operator.
     const reason = String((err as Error)?.message ?? err).split('\n')[0];

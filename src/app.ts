@@ -37,7 +37,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Twelve or more digits, alone or grouped by single separators (`4111-1111-1111-1111`): it could be a card number. */
 const DIGIT_RUN = /\d(?:[ ._:-]?\d){11}/;
 
-export interface AppOptions {
+interface AppOptions {
   config: Config;
   db: Db;
   masterKey: string;
@@ -141,7 +141,7 @@ const cardlineApp = fp(app, { name: 'cardline' });
 export default cardlineApp;
 
 /** Longest wait for a request's headers; Node checks the header and request timeouts every second. */
-export const HEADERS_TIMEOUT_MS = 10_000;
+const HEADERS_TIMEOUT_MS = 10_000;
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
 /** Fastify's own options: strict ajv (reject, never strip or coerce), body limits, request ids. */
@@ -154,6 +154,10 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     // No pino child per request unless something logs through request.log (src/logging.ts).
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
+    // No per-plugin start timeout (Fastify's default, 10 s, ends a start on a loaded machine with "Plugin did not
+    // start in time … forgot to call done"): the process bounds the whole start itself and names the step it is
+    // at (CARDLINE_START_TIMEOUT_MS, src/server.ts, decision 0101).
+    pluginTimeout: 0,
     // request.ip (the audit's origin) is the client behind the trusted proxies named by TRUST_PROXY; an
     // X-Forwarded-For from anyone else is ignored (decision 0047).
     trustProxy: config.trustProxy,

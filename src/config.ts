@@ -50,6 +50,8 @@ export interface Config {
    */
   tenantCacheTtlMs: number | null;
   shutdownGraceMs: number;
+  /** How long a start may take before the process gives up, naming the step it is at; 0: no limit (decision 0101). */
+  startTimeoutMs: number;
   /** How long an Idempotency-Key and its stored response are kept (hours). */
   idempotencyTtlHours: number;
   /** Shared counters (rate limits, JWE replay cache) live in Redis when set; otherwise in-process / the store. */
@@ -228,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     connectorTimeoutMs: int(env, 'CARDLINE_CONNECTOR_TIMEOUT_MS', 10_000, 10, 600_000),
     tenantCacheTtlMs: env.CARDLINE_TENANT_CACHE_TTL_MS === undefined || env.CARDLINE_TENANT_CACHE_TTL_MS === '' ? null : int(env, 'CARDLINE_TENANT_CACHE_TTL_MS', 0, 0, 3_600_000),
     shutdownGraceMs: int(env, 'CARDLINE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    startTimeoutMs: int(env, 'CARDLINE_START_TIMEOUT_MS', 600_000, 0, 3_600_000),
     idempotencyTtlHours: int(env, 'CARDLINE_IDEMPOTENCY_TTL_HOURS', 24, 1, 720),
     redisUrl,
     redisPrefix,

@@ -32,7 +32,7 @@ export class CardlineError extends Error {
   }
 }
 
-export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
+const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
 
 /** The longest path parameter the router reads (Fastify's maxParamLength); a longer one answers 414. */
 export const MAX_PARAM_LENGTH = 100;
@@ -49,7 +49,7 @@ const echoPath = (url: string, instead: string): string => {
  * bearer token gets the realm alone; a token that is refused gets `invalid_token`, with the one reason a client
  * can act on, expiry, said; the body is the same for all three.
  */
-export const BEARER_CHALLENGES = {
+const BEARER_CHALLENGES = {
   missing: 'Bearer realm="cardline"',
   invalid: 'Bearer error="invalid_token"',
   expired: 'Bearer error="invalid_token", error_description="The access token expired"',

@@ -24,7 +24,7 @@ const JWT_OR_JWE = /eyJ[\w-]*\.[\w.-]+/g;
  * (address lines, decision 0019) and the response fields that only leave encrypted. A safety net for a
  * body or a connector input logged by mistake.
  */
-export const SENSITIVE_LOG_KEYS = new Set(['address1', 'address2', 'email', 'mobile', 'pan', 'cvv', 'expiry', 'pinBlock', 'password']);
+const SENSITIVE_LOG_KEYS = new Set(['address1', 'address2', 'email', 'mobile', 'pan', 'cvv', 'expiry', 'pinBlock', 'password']);
 
 /** Masks token/JWE strings and card-number-shaped digit runs anywhere in a logged string. */
 export function scrub(value: string): string {

@@ -8,14 +8,35 @@ import { buildManagementApp } from './management/app.js';
 import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
 
+/**
+ * What the start is doing, for the messages of a start that fails or overruns (decision 0101). Fastify's own
+ * plugin timeout is off (pluginTimeout 0, src/app.ts): a slow machine is not a failure.
+ */
+let step = 'reading the configuration';
+
+/** Ends a start that has not finished within CARDLINE_START_TIMEOUT_MS, naming the step it is stuck at. */
+function startDeadline(ms: number): () => void {
+  if (ms === 0) return () => undefined;
+  const timer = setTimeout(() => {
+    process.stderr.write(`Cardline did not start within ${ms / 1000} s (CARDLINE_START_TIMEOUT_MS): still ${step}.\n`);
+    process.exit(1);
+  }, ms);
+  return () => clearTimeout(timer);
+}
+
 async function main(): Promise<void> {
   const demoFlag = process.argv.includes('--demo');
   const config = loadConfig(process.env, demoFlag ? { demo: true } : {});
+  const started = startDeadline(config.startTimeoutMs);
+  step = 'reading the master key (CARDLINE_MASTER_KEY)';
   const masterKey = resolveMasterKey(config, { allowGenerate: config.demo });
+  step = config.databaseUrl ? 'opening the store (DATABASE_URL)' : `opening the embedded store in ${config.dataDir}`;
   const db = await openStore(config, { thread: config.storeThread });
+  step = "starting the gateway's services (store migrations, master key check, connectors, HSM, Redis when configured)";
   const app = await buildApp({ config, db, masterKey });
 
   if (config.demo) {
+    step = 'seeding the demo tenants';
     const generated = !config.demoPassword;
     const password = config.demoPassword ?? randomBytes(12).toString('base64url');
     const seeded = await seedDemo(app.cardline, password);
@@ -50,6 +71,7 @@ async function main(): Promise<void> {
     );
   }
 
+  step = 'starting the management API';
   const management = await buildManagementApp({ services: app.cardline, config, logger: app.log });
   if (config.demo) {
     const seeded = await seedDemoOperatorKey(app.cardline.operatorKeys, config.demoOperatorKey);
@@ -58,13 +80,16 @@ async function main(): Promise<void> {
 
   // The management listener closes first: it runs on the gateway's services.
   closeOnSignals([management, app], config.shutdownGraceMs);
+  step = `listening on ${config.host}:${config.port} (PORT, HOST)`;
   const publicApi: ListenerSpec = { name: 'public API', host: config.host, port: config.port, portVariable: 'PORT', hostVariable: 'HOST' };
   await listenOn(app, publicApi);
+  step = `listening on ${config.adminHost}:${config.adminPort} (CARDLINE_ADMIN_PORT, CARDLINE_ADMIN_HOST)`;
   await listenOn(
     management,
     { name: 'management listener', host: config.adminHost, port: config.adminPort, portVariable: 'CARDLINE_ADMIN_PORT', hostVariable: 'CARDLINE_ADMIN_HOST' },
     [publicApi],
   );
+  started();
 }
 
 /** What the terminal is told of the demo's operator key; a generated key is printed once, never logged. */
@@ -86,10 +111,9 @@ function demoOperatorKeyMessage(seeded: DemoOperatorKeySeed, chosen: boolean): s
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof StartupError || err instanceof ListenError) {
-    process.stderr.write(`${err.message}\n`);
-  } else {
-    process.stderr.write(`Cardline failed to start: ${(err as Error).message}\n`);
-  }
+  // A configuration, start-up or listening error is already a sentence for the operator; anything else gets its first line.
+  const expected = err instanceof ConfigError || err instanceof StartupError || err instanceof ListenError;
+  const reason = expected ? err.message : String((err as Error)?.message ?? err).split('\n')[0];
+  process.stderr.write(`Cardline failed to start while ${step}: ${reason}\n`);
   process.exit(1);
 });

@@ -11,7 +11,7 @@ import type { Scenario, ScenarioContext } from './types.js';
 export const statusLabel = (s: CardStatus): string => [s.form, s.state, s.fulfilment].filter(Boolean).join('/');
 
 /** One operation as the table sees it; only an upgrade has an option. */
-export interface Step {
+interface Step {
   action: CardAction;
   lockOnUpgrade?: boolean;
 }
@@ -19,7 +19,7 @@ export interface Step {
 const stepLabel = (s: Step) => (s.action === 'upgradeToPhysical' ? `upgradeToPhysical (lockOnUpgrade ${Boolean(s.lockOnUpgrade)})` : s.action);
 
 /** What every demo fixture card starts as. */
-export const FIXTURE_STATUS: CardStatus = { form: 'VIRTUAL', state: 'ACTIVE' };
+const FIXTURE_STATUS: CardStatus = { form: 'VIRTUAL', state: 'ACTIVE' };
 
 /** The operations that move a card between statuses (updatePreferences and setPin never do). */
 const DRIVING_STEPS: Step[] = [
@@ -147,7 +147,7 @@ function tableScenario(status: CardStatus, action: CardAction, route: Step[]): S
 }
 
 /** Every reachable status × every action of the table, named like `lock on PHYSICAL/ACTIVE/DISPATCHED is allowed`. */
-export function transitionTableScenarios(): Scenario[] {
+function transitionTableScenarios(): Scenario[] {
   const routes = routesToStatuses();
   const out: Scenario[] = [];
   for (const status of allStatuses()) {

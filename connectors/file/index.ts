@@ -19,7 +19,7 @@ import { FileStore } from './store.js';
 
 export { exportFixtures, importFixtures } from './store.js';
 
-export const FileOptions = Type.Object(
+const FileOptions = Type.Object(
   {
     /** The tenant's own directory (created when missing). One process at a time may open it. */
     dir: Type.String({ minLength: 1 }),
@@ -30,7 +30,7 @@ export const FileOptions = Type.Object(
   },
   { additionalProperties: false },
 );
-export type FileOptions = Static<typeof FileOptions>;
+type FileOptions = Static<typeof FileOptions>;
 
 type Ctx = Pick<ConnectorContext, 'signal' | 'idempotencyKey' | 'dryRun'>;
 

@@ -16,7 +16,7 @@ export const OWNER_FILE = 'LOCK.owner';
 const STALE_MS = 30_000;
 const POLL_MS = 25;
 
-export interface LockInfo {
+interface LockInfo {
   pid: number;
   host: string;
   since: string;
@@ -36,7 +36,7 @@ export function pidAlive(pid: number): boolean {
 /** Directories this process holds: an own-pid owner file of a lock not held here was left by an earlier process with our pid. */
 const held = new Set<string>();
 
-export async function readLock(dir: string): Promise<LockInfo | null> {
+async function readLock(dir: string): Promise<LockInfo | null> {
   try {
     const info = JSON.parse(await readFile(join(dir, OWNER_FILE), 'utf8')) as LockInfo;
     return typeof info.pid === 'number' && typeof info.ino === 'number' ? info : null;

@@ -167,7 +167,7 @@ function replay(dir: string, bank: CoreBank, e: JournalEntry): void {
   }
 }
 
-export interface LoadedState {
+interface LoadedState {
   state: MockCoreState;
   /** Sequence of the last operation applied (snapshot plus journal). */
   seq: number;
@@ -182,7 +182,7 @@ export interface LoadedState {
 }
 
 /** Reads the snapshot and replays the journal after it. Null when the directory holds no state yet. */
-export async function loadState(dir: string, secrets: ConnectorSecrets): Promise<LoadedState | null> {
+async function loadState(dir: string, secrets: ConnectorSecrets): Promise<LoadedState | null> {
   const snapFile = await readOptional(join(dir, SNAPSHOT_FILE));
   const journal = (await readOptional(join(dir, JOURNAL_FILE)))?.text ?? '';
   const lines = journal.split('\n');
@@ -520,7 +520,7 @@ const Id = Type.String({ minLength: 1, maxLength: 100 });
 const oneOf = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
 /** What `importFixtures` accepts: the JSON `exportFixtures` produces (MockCoreSnapshot). */
-export const FixturesSchema = Type.Object({
+const FixturesSchema = Type.Object({
   entities: Type.Array(
     Type.Object({
       entityId: Id,

@@ -47,8 +47,7 @@ export type CoreOperation = WriteOperation;
 type BankOperations = { [O in ContractOperation]: (input: OperationInput<O>, idempotencyKey?: string) => OperationResult<OperationValue<O>> };
 
 /** The lifecycle actions a CardRef (cardId, entityId or kitNo) may name a card for. */
-export const REF_ACTIONS = ['activate', 'lock', 'unlock', 'block'] as const;
-export type RefAction = (typeof REF_ACTIONS)[number];
+export type RefAction = 'activate' | 'lock' | 'unlock' | 'block';
 
 const OPERATION_OF: Record<RefAction, CoreOperation> = { activate: 'activateCard', lock: 'lockCard', unlock: 'unlockCard', block: 'blockCard' };
 
@@ -58,7 +57,7 @@ export type PinChange = Pick<SetPinInput, 'cardId' | 'format' | 'keyId'>;
 const statusOf = (card: MockCard): CardStatus => ({ form: card.form, state: card.state, fulfilment: card.fulfilment });
 
 /** A card as CoreBank shows it: a fresh object, without the PAN or CVV. */
-export function summaryOf(card: MockCard): CardSummary {
+function summaryOf(card: MockCard): CardSummary {
   return {
     cardId: card.cardId,
     entityId: card.entityId,
@@ -103,7 +102,7 @@ function transactionOf(t: MockTransaction): Transaction {
 }
 
 /** The calendar day of an instant in a time zone: `2026-11-23`. */
-export function dayIn(instant: string, timeZone: string): string {
+function dayIn(instant: string, timeZone: string): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(instant));
 }
 

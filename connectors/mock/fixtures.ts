@@ -5,9 +5,7 @@ import type { BlockReason, CardForm, CardState, Fulfilment } from '../../schemas
 import type { Contact, EntityType } from '../../schemas/entities.js';
 import type { Channel, DeclineReason, Merchant, TransactionStatus } from '../../schemas/transactions.js';
 
-export type { BlockReason, CardForm, CardState, Fulfilment };
-
-export interface Address {
+interface Address {
   address1: string;
   address2?: string | undefined;
   city: string;
@@ -69,14 +67,14 @@ export interface MockTransaction {
   at: string;
 }
 
-export interface MockRepayment {
+interface MockRepayment {
   repaymentId: string;
   entityId: string;
   amountMinor: bigint;
   at: string;
 }
 
-export interface MockKit {
+interface MockKit {
   kitNo: string;
   /** Entity the kit was pre-allocated to, if any. */
   allocatedTo?: string | undefined;
@@ -110,14 +108,14 @@ export function withLuhnDigit(partial: string): string {
 }
 
 /** A fixed three-digit test CVV derived from the PAN, so that fixtures are reproducible. */
-export function demoCvv(pan: string): string {
+function demoCvv(pan: string): string {
   let h = 7;
   for (const d of pan) h = (h * 31 + Number(d)) % 900;
   return String(100 + h);
 }
 
 /** The expiry of fixture cards that carry none (older snapshots, hand-written fixtures). */
-export const DEMO_EXPIRY = '12/29';
+const DEMO_EXPIRY = '12/29';
 
 export function demoFixtures(): MockCoreState {
   const entities = new Map<string, MockEntity>();
@@ -144,7 +142,7 @@ export function demoFixtures(): MockCoreState {
 }
 
 /** The test PAN of card number `n` (CARD-<n>): `4`, n in 14 digits, and a Luhn check digit. */
-export const demoPan = (n: number): string => withLuhnDigit(`4${String(n).padStart(14, '0')}`);
+const demoPan = (n: number): string => withLuhnDigit(`4${String(n).padStart(14, '0')}`);
 
 /**
  * Card CARD-<n>, VIRTUAL and ACTIVE, with its test PAN and CVV. The simulated core has no clock of its own

@@ -53,11 +53,11 @@ import {
   type CardChange,
 } from './transformers.js';
 
-export const REST_CONNECTOR_VERSION = '1.0.0';
-export const USER_AGENT = `cardline-rest-connector/${REST_CONNECTOR_VERSION}`;
+const REST_CONNECTOR_VERSION = '1.0.0';
+const USER_AGENT = `cardline-rest-connector/${REST_CONNECTOR_VERSION}`;
 
 /** Counters since the instance was created, for the metrics endpoint. */
-export type RestConnectorStats = HttpTransportStats;
+type RestConnectorStats = HttpTransportStats;
 
 /** Seams for tests: a dispatcher instead of the shared Pool (undici MockAgent), and the jitter source. */
 export type RestConnectorHooks = HttpTransportHooks;

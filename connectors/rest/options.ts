@@ -1,10 +1,7 @@
 // Options of the REST connector, validated at boot against this schema (errors name the field): the core's
 // baseUrl plus the shared HTTP transport's options (auth, connections, timeoutMs, retries, breaker).
 import { Type, type Static } from '@sinclair/typebox';
-import { BaseUrl, HttpAuth, HttpOptionsError, HttpTransportOptions, resolveHttpOptions, type ResolvedHttpOptions } from '../http/options.js';
-
-export const RestAuth = HttpAuth;
-export type RestAuth = HttpAuth;
+import { BaseUrl, HttpOptionsError, HttpTransportOptions, resolveHttpOptions, type ResolvedHttpOptions } from '../http/options.js';
 
 export const RestOptions = Type.Object(
   {

@@ -5,7 +5,7 @@ import type { Queryable } from '../store/db.js';
 import { AUDIT_COLUMNS, fromRow, type AuditRow } from './chain.js';
 
 /** The cursor is the base64url of the last seq shown; pages continue strictly below it. */
-export const encodeCursor = (seq: number): string => Buffer.from(String(seq), 'utf8').toString('base64url');
+const encodeCursor = (seq: number): string => Buffer.from(String(seq), 'utf8').toString('base64url');
 
 /** The seq a cursor names, or null when it is not a cursor this service issued. */
 export function decodeCursor(cursor: string): number | null {

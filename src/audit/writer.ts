@@ -106,7 +106,7 @@ const APPEND = (ctes: string) => `
  * acknowledged. For a stored response body this changes no byte on the wire: Node already sends a lone
  * surrogate as U+FFFD, and JSON escapes U+0000.
  */
-export const storable = (text: string): string => text.toWellFormed().replaceAll('\u0000', '\ufffd');
+const storable = (text: string): string => text.toWellFormed().replaceAll('\u0000', '\ufffd');
 
 /** storable() applied to every string of a JSON value, keys included (event payloads). */
 function storableDeep(value: unknown): unknown {

@@ -1,15 +1,49 @@
 // The `cardline` command line: commands, and the one place where failures become a one-line message
 // on stderr with exit code 1 (never a stack trace, unless CARDLINE_DEBUG=1).
 import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
-import { MasterKey } from '../crypto/master-key.js';
-import { auditCommand } from './audit.js';
-import { encryptCommand } from './encrypt.js';
-import { fileCoreCommand } from './file-core.js';
-import { keysCommand } from './keys.js';
-import { operatorKeyCommand } from './operator-key.js';
-import { tenantCommand } from './tenant.js';
-import { userCommand } from './user.js';
+import { Command, Help } from 'commander';
+
+/**
+ * The commands, each in its own module, loaded only when the command line names it: `cardline --help`
+ * loads commander and this file, not the schemas, jose or the store (issue 22). The listing of
+ * `cardline --help` shows each command's term and summary from here; test/cli/lazy.test.ts checks that
+ * they are the ones the modules declare.
+ */
+export const COMMANDS: readonly { name: string; term: string; summary: string; load: () => Promise<Command> }[] = [
+  {
+    name: 'encrypt',
+    term: 'encrypt [options] <value>',
+    summary: "Encrypt a value (a password or any field) to a tenant's gateway key; prints the compact JWE.",
+    load: async () => (await import('./encrypt.js')).encryptCommand(),
+  },
+  { name: 'tenant', term: 'tenant', summary: 'Create, change, show, list, disable and enable tenants.', load: async () => (await import('./tenant.js')).tenantCommand() },
+  { name: 'user', term: 'user', summary: "Manage a tenant's API users.", load: async () => (await import('./user.js')).userCommand() },
+  {
+    name: 'operator-key',
+    term: 'operator-key',
+    summary: 'Create, list and revoke the API keys of the management listener.',
+    load: async () => (await import('./operator-key.js')).operatorKeyCommand(),
+  },
+  {
+    name: 'keys',
+    term: 'keys',
+    summary: "A tenant's gateway keys, and its client key for encrypted response fields.",
+    load: async () => (await import('./keys.js')).keysCommand(),
+  },
+  { name: 'audit', term: 'audit', summary: "Check a tenant's tamper-evident audit trail.", load: async () => (await import('./audit.js')).auditCommand() },
+  { name: 'file-core', term: 'file-core', summary: "Export or import a file core's state (fixtures JSON).", load: async () => (await import('./file-core.js')).fileCoreCommand() },
+];
+
+/** The command the arguments name (`help <command>` names its operand), after the global options. */
+function namedCommand(argv: string[]): string | undefined {
+  const args = argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--admin-url') i++;
+    else if (!a.startsWith('-')) return a === 'help' ? args[i + 1] : a;
+  }
+  return undefined;
+}
 
 const EXPECTED_ERRORS = new Set(['CliError', 'CardlineError', 'ConfigError', 'StartupError', 'TenantConfigError', 'ConnectorConfigError', 'MasterKeyMismatchError']);
 
@@ -25,7 +59,12 @@ function version(): string {
   return 'unknown';
 }
 
-export function createProgram(): Command {
+/**
+ * The program for these arguments: the command they name is loaded; the others are listed by term and
+ * summary (enough for `--help` and for suggesting a mistyped name). `all` loads every command.
+ */
+export async function createProgram(argv: string[], opts: { all?: boolean } = {}): Promise<Command> {
+  const named = namedCommand(argv);
   const program = new Command('cardline')
     .description('Cardline administration: tenants, users, keys, and encrypting values as clients do.')
     .version(version())
@@ -42,13 +81,12 @@ management API instead, with the operator key in CARDLINE_OPERATOR_KEY: the way 
 gateway runs on its embedded store.`,
     );
 
-  program.addCommand(encryptCommand());
-  program.addCommand(tenantCommand());
-  program.addCommand(userCommand());
-  program.addCommand(operatorKeyCommand());
-  program.addCommand(keysCommand());
-  program.addCommand(auditCommand());
-  program.addCommand(fileCoreCommand());
+  for (const c of COMMANDS) {
+    if (opts.all || c.name === named) program.addCommand(await c.load());
+    else program.command(c.name).summary(c.summary);
+  }
+  const terms = new Map(COMMANDS.map((c) => [c.name, c.term]));
+  program.configureHelp({ subcommandTerm: (cmd) => terms.get(cmd.name()) ?? new Help().subcommandTerm(cmd) });
   program
     .command('master-key')
     .description('Print a new random master key (32 bytes, base64url) for CARDLINE_MASTER_KEY.')
@@ -58,7 +96,8 @@ gateway runs on its embedded store.`,
 The master key seals every tenant's private keys at rest. Keep it in your secret store: a store
 whose master key is lost cannot be opened again.`,
     )
-    .action(() => {
+    .action(async () => {
+      const { MasterKey } = await import('../crypto/master-key.js');
       process.stdout.write(MasterKey.generate() + '\n');
     });
   return program;
@@ -67,7 +106,7 @@ whose master key is lost cannot be opened again.`,
 /** Runs the command line; resolves the exit code. Commander itself exits on usage errors and --help. */
 export async function run(argv: string[]): Promise<number> {
   try {
-    await createProgram().parseAsync(argv);
+    await (await createProgram(argv)).parseAsync(argv);
     return 0;
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));

@@ -14,7 +14,7 @@ export interface RegisteredClientKey {
 }
 
 /** A client JWK that cannot be registered; the message names the member. */
-export class ClientKeyError extends Error {
+class ClientKeyError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ClientKeyError';
@@ -41,7 +41,7 @@ export function isOnCurve(jwk: { crv: string; x: string; y: string }): boolean {
  * Why a value is not a registrable client key, one problem per member (`/d: ...`), or [] when it is.
  * The same checks as the Admin route's schema, for the CLI.
  */
-export function clientJwkProblems(value: unknown): string[] {
+function clientJwkProblems(value: unknown): string[] {
   if (value && typeof value === 'object' && 'd' in value) {
     return ['/d: a private key was given; register the public key only (drop "d") and keep the private key with the client'];
   }
@@ -52,7 +52,7 @@ export function clientJwkProblems(value: unknown): string[] {
 }
 
 /** The stored form: kid (thumbprint when absent), use and alg made explicit; members in conventional order. */
-export function normaliseClientJwk(jwk: ClientJwk): RegisteredClientJwk {
+function normaliseClientJwk(jwk: ClientJwk): RegisteredClientJwk {
   return { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y, kid: jwk.kid ?? ecThumbprint(jwk), use: 'enc', alg: ENC_ALG as 'ECDH-ES+A256KW' };
 }
 

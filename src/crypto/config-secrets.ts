@@ -8,7 +8,7 @@ import type { MasterKey } from './master-key.js';
 /** How a sealed value is stored in place of the plain one. */
 const SEALED = '$sealed';
 /** What lists and reads show for a secret; sent back in a PATCH, it keeps the stored secret. */
-export const REDACTED = '***';
+const REDACTED = '***';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -5,7 +5,7 @@ import type { TenantKey } from './keys.js';
 
 export const DEFAULT_KEY_ALGS = ['ECDH-ES+A256KW'];
 export const DEFAULT_CONTENT_ENCS = ['A256GCM'];
-export const MAX_CLOCK_SKEW_SECONDS = 300;
+const MAX_CLOCK_SKEW_SECONDS = 300;
 
 /** Every JWE failure is this one error: the caller learns nothing about which check failed. */
 export class JweError extends Error {
@@ -16,7 +16,7 @@ export class JweError extends Error {
 }
 
 /** Records a jti; resolves false when it was already seen (a replay). */
-export type ReplayGuard = (jti: string, expiresAt: Date) => Promise<boolean>;
+type ReplayGuard = (jti: string, expiresAt: Date) => Promise<boolean>;
 
 export interface DecryptOptions {
   keys: TenantKey[];

@@ -12,14 +12,14 @@ import type { MasterKey } from './master-key.js';
 import type { ChangeFeed } from '../services/changes.js';
 
 export type KeyUse = 'enc' | 'sig';
-export type KeyStatus = 'active' | 'retiring' | 'retired';
+type KeyStatus = 'active' | 'retiring' | 'retired';
 export const ENC_ALG = 'ECDH-ES+A256KW';
 export const SIG_ALG = 'ES256';
 
 /** How long a replaced encryption key still decrypts: clients that fetched the key set a day ago keep working. */
-export const DEFAULT_ENC_GRACE_SECONDS = 24 * 3600;
+const DEFAULT_ENC_GRACE_SECONDS = 24 * 3600;
 /** Added to the token lifetime for a replaced signing key: a token issued just before the rotation still verifies. */
-export const SIG_GRACE_SKEW_SECONDS = 300;
+const SIG_GRACE_SKEW_SECONDS = 300;
 /** The longest grace a rotation may give (90 days). */
 export const MAX_GRACE_SECONDS = 90 * 24 * 3600;
 

@@ -1,8 +1,7 @@
 // ISO 9564-1 PIN blocks, formats 0, 3 and 4: encoding, strict decoding, encipherment and translation.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
-export const PIN_BLOCK_FORMATS = [0, 3, 4] as const;
-export type PinBlockFormat = (typeof PIN_BLOCK_FORMATS)[number];
+export type PinBlockFormat = 0 | 3 | 4;
 
 /** Key types a PIN key may have: 2-key triple DES (formats 0 and 3) or AES (format 4). */
 export const PIN_KEY_TYPES = ['tdes2', 'aes128', 'aes256'] as const;
@@ -70,7 +69,7 @@ export function blockSizeOf(format: PinBlockFormat): 8 | 16 {
 /** Key types whose cipher block fits the format. */
 export const keyTypeFits = (type: PinKeyType, format: PinBlockFormat): boolean => (format === 4) === (type !== 'tdes2');
 
-export const KEY_BYTES: Record<PinKeyType, number> = { tdes2: 16, aes128: 16, aes256: 32 };
+const KEY_BYTES: Record<PinKeyType, number> = { tdes2: 16, aes128: 16, aes256: 32 };
 
 /** A one-block ECB cipher over a clear key held in process memory (software HSM, tests, client example). */
 export function softwareCipher(type: PinKeyType, key: Uint8Array): BlockCipher {
@@ -257,7 +256,7 @@ function checkCipher(cipher: BlockCipher, format: PinBlockFormat): void {
 }
 
 /** Enciphers a clear form. Format 4 (ISO 9564-1:2017): E(K, E(K, PIN field) ⊕ PAN field). */
-export function encipherPinBlock(clear: Uint8Array, pan: string, format: PinBlockFormat, cipher: BlockCipher): Buffer {
+function encipherPinBlock(clear: Uint8Array, pan: string, format: PinBlockFormat, cipher: BlockCipher): Buffer {
   checkCipher(cipher, format);
   if (clear.length !== blockSizeOf(format)) throw new PinBlockError('block-length');
   if (format !== 4) return cipher.encrypt(clear);
@@ -267,7 +266,7 @@ export function encipherPinBlock(clear: Uint8Array, pan: string, format: PinBloc
 }
 
 /** Deciphers to the clear form, without validating it (see `decodePinBlock`). */
-export function decipherPinBlock(block: Uint8Array, pan: string, format: PinBlockFormat, cipher: BlockCipher): Buffer {
+function decipherPinBlock(block: Uint8Array, pan: string, format: PinBlockFormat, cipher: BlockCipher): Buffer {
   checkCipher(cipher, format);
   if (block.length !== blockSizeOf(format)) throw new PinBlockError('block-length');
   if (format !== 4) return cipher.decrypt(block);

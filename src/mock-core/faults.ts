@@ -3,7 +3,7 @@ import type { FaultConfig, FaultConfigUpdate } from '../../schemas/core-protocol
 
 export type Fault = { kind: 'error' } | { kind: 'timeout' } | { kind: 'reset' } | { kind: 'latency'; ms: number };
 
-export const DEFAULT_FAULTS: FaultConfig = { latencyMs: 0, errorRate: 0, timeoutRate: 0, resetRate: 0, seed: 1 };
+const DEFAULT_FAULTS: FaultConfig = { latencyMs: 0, errorRate: 0, timeoutRate: 0, resetRate: 0, seed: 1 };
 
 /** The longest a request is delayed or held, so that nothing waits forever. */
 export const MAX_HOLD_MS = 60_000;

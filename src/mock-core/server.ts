@@ -103,6 +103,8 @@ export function buildMockCore(opts: MockCoreOptions = {}): FastifyInstance {
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    // A start on a loaded machine is slow, not broken (decision 0101).
+    pluginTimeout: 0,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
   });
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();

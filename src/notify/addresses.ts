@@ -30,7 +30,7 @@ const v4Of = (hi: number, lo: number): ipaddr.IPv4 => new ipaddr.IPv4([hi >> 8, 
  * client at bits 96-127 inverted). Each such address reaches the IPv4 address it embeds (through the host's
  * stack, a NAT64 gateway or a relay), so it is judged by that address (issue 20: [::a9fe:a9fe] counted as public).
  */
-export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | null {
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | null {
   const p = address.parts;
   const zero = (from: number, to: number) => p.slice(from, to).every((part) => part === 0);
   if (zero(0, 6)) return [v4Of(p[6]!, p[7]!)];
@@ -55,7 +55,7 @@ export interface AddressKind {
  * IPv4 address takes the range of what it embeds; other NAT64 prefixes (64:ff9b:1::/48, for local use) place
  * it where their operator chose, so they stay `rfc6052`: not public.
  */
-export function kindOf(address: string): AddressKind {
+function kindOf(address: string): AddressKind {
   const parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6') {
     const v6 = parsed as ipaddr.IPv6;

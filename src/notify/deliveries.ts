@@ -59,7 +59,7 @@ export const webhookBody = (type: string, createdAt: Date, payload: unknown): st
   JSON.stringify({ type, timestamp: createdAt.toISOString(), data: payload });
 
 /** `webhook-id`: the event's id, the same on every attempt, retry and replay of it. */
-export const webhookIdOf = (eventId: string): string => `msg_${eventId}`;
+const webhookIdOf = (eventId: string): string => `msg_${eventId}`;
 
 interface DeliveryRow {
   tenant_id: string;

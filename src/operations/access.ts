@@ -2,7 +2,7 @@
 // no route lists roles of its own.
 import { ROLES, type Role } from '../../schemas/common.js';
 
-export const ACCESS = {
+const ACCESS = {
   /** Credit-limit changes: the bank's administrators and its systems, not its operations staff. */
   'credit-limit-write': ['Admin', 'API Integration'],
   /** Card lifecycle and customer writes (upgrade, activate, lock/unlock/block, PIN, preferences). */

@@ -18,7 +18,7 @@ import {
 import { effectivePreferences, toCardDetailsView, toCardView } from '../views/cards.js';
 import { defineOperation } from './define.js';
 
-export const UPGRADE_URL = '/v1/cards/upgrade/physical';
+const UPGRADE_URL = '/v1/cards/upgrade/physical';
 
 const UPGRADE_OBJECT = 'physicalCardUpgradeRequest';
 

@@ -3,7 +3,7 @@ import { FetchLimitBody, FetchLimitResponse, UpgradeLimitBody, UpgradeLimitRespo
 import { creditLimitChange } from '../domain/product-rules.js';
 import { defineOperation } from './define.js';
 
-export const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
+const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
 export const FETCH_LIMIT_URL = '/credit-line-management/business-entity-manager/fetchLimit';
 
 export const creditLineOperations = [

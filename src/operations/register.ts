@@ -37,7 +37,7 @@ async function emptyBody(request: FastifyRequest): Promise<void> {
   request.body ??= {};
 }
 
-export function routeOf(op: Operation): RouteOptions {
+function routeOf(op: Operation): RouteOptions {
   const roles = rolesOf(op.access);
   const audit = auditSpecOf(op);
   const check = op.check;
@@ -69,7 +69,7 @@ export function routeOf(op: Operation): RouteOptions {
   };
 }
 
-export interface RegistrarOptions {
+interface RegistrarOptions {
   operations: readonly Operation[];
 }
 

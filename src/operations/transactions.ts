@@ -18,7 +18,7 @@ const fieldError = (field: string, message: string): FieldError => ({ field, mes
 export const encodeTransactionCursor = (before: string): string => Buffer.from(JSON.stringify({ before }), 'utf8').toString('base64url');
 
 /** The transaction a cursor names, or null when it is not a cursor this service issued. */
-export function decodeTransactionCursor(cursor: string): string | null {
+function decodeTransactionCursor(cursor: string): string | null {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
     const before = (parsed as { before?: unknown } | null)?.before;

@@ -17,7 +17,7 @@ export interface AuditSubject {
   role: string | null;
 }
 
-export interface AuditOptions {
+interface AuditOptions {
   /** Null: the request is not recorded (no tenant resolved). Defaults to the public API's subject. */
   subject?: (request: FastifyRequest, spec: AuditSpec) => AuditSubject | null | Promise<AuditSubject | null>;
 }
@@ -47,7 +47,7 @@ const JOSE = /eyJ[\w-]{8,}(?:\.[\w-]*)*/g;
  * Ids come from the caller's body, valid or not, so a card number or a token sent in an id field must
  * not reach the record: Luhn-valid 13-19 digit runs are masked (first six, last four), JOSE strings dropped.
  */
-export function scrubId(value: string): string {
+function scrubId(value: string): string {
   return maskCardNumbers(value.replace(JOSE, '[redacted]'), { luhnOnly: true });
 }
 

@@ -10,10 +10,10 @@ import type { EncryptedField } from '../route-config.js';
 import type { Tenant } from '../services/tenants.js';
 import { parseStrictJson } from './strict-json.js';
 
-export const JOSE_MEDIA_TYPE = 'application/jose';
+const JOSE_MEDIA_TYPE = 'application/jose';
 
 /** A body that arrived as application/jose: the compact JWE, held until preValidation decrypts it. */
-export class EncryptedBody {
+class EncryptedBody {
   constructor(readonly compact: string) {}
 }
 
@@ -71,7 +71,7 @@ function compile(entry: string): RoutePattern {
 const compiled = new WeakMap<readonly string[], RoutePattern[]>();
 
 /** Whether the tenant's policy requires this route's body to arrive encrypted. */
-export function requiresEncryptedBody(tenant: Tenant, method: string, routeUrl: string): boolean {
+function requiresEncryptedBody(tenant: Tenant, method: string, routeUrl: string): boolean {
   const entries = tenant.config.encryption.requireEncryptedBody;
   if (!entries?.length) return false;
   let patterns = compiled.get(entries);

@@ -7,7 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { swaggerOptions } from '../openapi/document.js';
 import type { Operation } from '../operations/define.js';
 
-export const DOCS_PREFIX = '/docs';
+const DOCS_PREFIX = '/docs';
 
 /** Registered before any route: collects routes for the document and marks the UI's routes public. */
 export const openapiCollector = fp<{ operations: readonly Operation[] }>(

@@ -20,7 +20,7 @@ const pathToField = (instancePath: string): string =>
 const join = (base: string, leaf: string) => (base ? `${base}.${leaf}` : leaf);
 
 /** Maps ajv errors to the constraint names that clients of this interface already read. */
-export function toFieldErrors(errors: AjvError[], objectName: string): FieldError[] {
+function toFieldErrors(errors: AjvError[], objectName: string): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();
   for (const e of errors) {
@@ -92,10 +92,10 @@ const describe = (e: FieldError): string =>
     ? 'has the wrong type: send a decimal string such as "75000.00", not a number'
     : (DESCRIPTIONS[e.message] ?? 'is invalid');
 
-export const describeFieldErrors = (errors: FieldError[]): string => errors.map((e) => `${e.field} ${describe(e)}`).join('; ');
+const describeFieldErrors = (errors: FieldError[]): string => errors.map((e) => `${e.field} ${describe(e)}`).join('; ');
 
 /** Turns whatever was thrown into a catalogue error; unknown errors become a bare 500. */
-export function toCardlineError(err: unknown, request: FastifyRequest): CardlineError {
+function toCardlineError(err: unknown, request: FastifyRequest): CardlineError {
   if (err instanceof CardlineError) return err;
   // A configuration an operator or an Admin sent that cannot be used: the reason names the field or module.
   if (err instanceof Error && (err.name === 'TenantConfigError' || err.name === 'ConnectorConfigError')) {
@@ -138,7 +138,7 @@ declare module 'fastify' {
   }
 }
 
-export function renderError(error: CardlineError, request: FastifyRequest, reply: FastifyReply, problemBaseUrl: string, dialectOfPath?: Dialect): string {
+function renderError(error: CardlineError, request: FastifyRequest, reply: FastifyReply, problemBaseUrl: string, dialectOfPath?: Dialect): string {
   const dialect: Dialect = dialectOfPath ?? request.routeOptions.config?.dialect ?? 'problem';
   request.errorCode = error.code;
   const status = dialect === 'envelope' ? (error.init.envelopeStatus ?? error.init.status) : error.init.status;

@@ -12,7 +12,7 @@ declare module './services.js' {
   }
 }
 
-export interface HsmPluginOptions {
+interface HsmPluginOptions {
   masterKey: string;
 }
 

@@ -9,7 +9,7 @@ import { IDEMPOTENCY_KEY_PATTERN, fingerprintOf, scopeHash, type IdempotencyStor
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** A request's hold on its Idempotency-Key; null when it sent none or the route does not take one. */
-export interface IdempotencyState {
+interface IdempotencyState {
   /** The key the client sent. */
   key: string;
   /** The tenant the key's row belongs to (the operators' keys: the platform's). */
@@ -40,12 +40,12 @@ declare module 'fastify' {
 }
 
 /** Whose key a request's Idempotency-Key is: the row's tenant and the caller; null when there is no caller. */
-export interface KeyOwner {
+interface KeyOwner {
   tenantId: string;
   caller: string;
 }
 
-export interface IdempotencyOptions {
+interface IdempotencyOptions {
   /** The owner of a request's key; defaults to the public API's: its tenant and the token's user. */
   owner?: (request: FastifyRequest) => KeyOwner | null;
 }

@@ -10,14 +10,14 @@ import { inputOf } from '../operations/register.js';
 import { prefersCsv, toCsv } from '../reports/csv.js';
 
 /** What a request's operation did; the audit step records it. */
-export interface Outcome {
+interface Outcome {
   /** The operation's result (a successful login's principal comes from it). */
   result: unknown;
   /** The event of record the write produced; committed with its audit record. */
   event: DomainEvent | undefined;
 }
 
-export interface OperationStep {
+interface OperationStep {
   run(op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
 

@@ -9,14 +9,14 @@ import type { Dialect } from '../errors.js';
 /** The order an Allow header lists methods in. */
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
-export interface PathMatch {
+interface PathMatch {
   /** The methods some route answers on this path, in METHOD_ORDER. */
   methods: string[];
   /** The dialect of the first of those routes. */
   dialect: Dialect;
 }
 
-export class RouteIndex {
+class RouteIndex {
   // Fastify's router options, but parameters of any length: an over-long one still names its route.
   private readonly router = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: Number.MAX_SAFE_INTEGER });
   private readonly methods = new Set<string>();

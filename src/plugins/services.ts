@@ -84,7 +84,7 @@ declare module 'fastify' {
   }
 }
 
-export interface ServicesOptions {
+interface ServicesOptions {
   config: Config;
   db: Db;
   masterKey: string;

@@ -21,8 +21,8 @@ export const JSON_LIMITS = {
 } as const;
 
 /** The media types this parser serves; anything else without a parser of its own answers 415. */
-export const JSON_MEDIA_TYPE = 'application/json';
-export const JSON_SUFFIX_MEDIA_TYPE = /^application\/[\w!#$&^.-]+\+json(?:;|$)/;
+const JSON_MEDIA_TYPE = 'application/json';
+const JSON_SUFFIX_MEDIA_TYPE = /^application\/[\w!#$&^.-]+\+json(?:;|$)/;
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -106,7 +106,7 @@ function stringEnd(text: string, open: number): number {
  * Checks a text that JSON.parse accepted against the limits above; throws the first problem as a 400.
  * One pass, no recursion: a stack of open containers.
  */
-export function checkJsonText(text: string): void {
+function checkJsonText(text: string): void {
   const frames: Frame[] = [];
   const top = () => frames[frames.length - 1];
   /** A value starts: counts an array's items. */

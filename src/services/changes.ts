@@ -17,7 +17,7 @@ export type Change =
   /** Changes may have been missed (the listening connection was lost): forget everything cached. */
   | { kind: 'all' };
 
-export const CHANGE_CHANNEL = 'cardline_changes';
+const CHANGE_CHANNEL = 'cardline_changes';
 
 const isChange = (value: unknown): value is Change =>
   typeof value === 'object' && value !== null && typeof (value as { kind?: unknown }).kind === 'string';

@@ -7,7 +7,7 @@ const FAILURES: ReadonlySet<CallKind> = new Set(['unavailable', 'timeout', 'inte
 
 const BUCKET_MS = 10_000;
 const BUCKETS = 30;
-export const WINDOW_SECONDS = (BUCKET_MS * BUCKETS) / 1000;
+const WINDOW_SECONDS = (BUCKET_MS * BUCKETS) / 1000;
 
 interface Bucket {
   /** Which ten seconds it counts (a stale one is reset before use). */

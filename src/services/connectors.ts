@@ -7,9 +7,9 @@ import { ConnectorRegistry, type ConnectorRegistryOptions } from './connector-re
 import { CoreCaller } from './core-caller.js';
 import type { Observer } from './metrics.js';
 
-export { ConnectorConfigError, ConnectorRegistry, type ConnectorConfig } from './connector-registry.js';
-export { ConnectorInstances, type ConnectorLease, type DegradedTenant } from './connector-instances.js';
-export { CoreCaller, type CallContext, type ErrorKind } from './core-caller.js';
+export { ConnectorRegistry } from './connector-registry.js';
+export { ConnectorInstances, type DegradedTenant } from './connector-instances.js';
+export { CoreCaller } from './core-caller.js';
 export type {
   ContractOperation as ConnectorOperation,
   OperationInput as InputOf,

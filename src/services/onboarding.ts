@@ -12,14 +12,14 @@ export interface OnboardingDeps extends TenantAdminDeps {
 
 export { createTenant };
 
-export const DEMO_USERS: { username: string; role: Role }[] = [
+const DEMO_USERS: { username: string; role: Role }[] = [
   { username: 'admin', role: 'Admin' },
   { username: 'ops', role: 'Operations' },
   { username: 'integration', role: 'API Integration' },
   { username: 'viewer', role: 'Read-Only' },
 ];
 
-export const DEMO_TENANTS = [
+const DEMO_TENANTS = [
   { id: 'demo', name: 'Demo Bank' },
   { id: 'demo-b', name: 'Demo Bank B' },
 ];

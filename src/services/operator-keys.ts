@@ -7,11 +7,11 @@ import { keyPage, type KeyPage } from '../store/key-cursor.js';
 import type { ChangeFeed } from './changes.js';
 import { PLATFORM_TENANT as PLATFORM } from './tenants.js';
 
-export const OPERATOR_KEY_PREFIX = 'clop_';
-export const OPERATOR_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+const OPERATOR_KEY_PREFIX = 'clop_';
+const OPERATOR_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 const NAME = new RegExp(OPERATOR_NAME_PATTERN);
 /** A key an operator chooses (the demo's CARDLINE_DEMO_OPERATOR_KEY) must be at least this long. */
-export const CHOSEN_KEY_MIN = 24;
+const CHOSEN_KEY_MIN = 24;
 /** last_used_at is written at most this often per key, not on every request. */
 const LAST_USED_EVERY_MS = 60_000;
 

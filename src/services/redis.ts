@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError, type Config } from '../config.js';
 
 /** How long a command may take before the caller treats Redis as unavailable. */
-export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
+const REDIS_COMMAND_TIMEOUT_MS = 1_000;
 
 /**
  * Connects before the gateway listens, so a wrong or unreachable REDIS_URL fails at boot with a message

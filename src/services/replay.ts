@@ -12,7 +12,7 @@ export interface ReplayCache {
 
 const SWEEP_INTERVAL_MS = 60_000;
 
-export class StoreReplayCache implements ReplayCache {
+class StoreReplayCache implements ReplayCache {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly db: Db) {

@@ -7,7 +7,7 @@ import type { ConnectorChoice, TenantConfig } from '../../schemas/tenant.js';
 const isGroup = (key: string): key is OperationGroup => (OPERATION_GROUPS as readonly string[]).includes(key);
 
 /** The operations a routing or shadow entry covers. */
-export function operationsNamed(key: string): ContractOperation[] {
+function operationsNamed(key: string): ContractOperation[] {
   if (isContractOperation(key)) return [key];
   if (isGroup(key)) return CONTRACT_OPERATIONS.filter((o) => CONTRACT[o].group === key);
   return [];

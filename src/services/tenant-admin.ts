@@ -14,7 +14,7 @@ import { offeringProblems, routesOf } from './routing.js';
 import { TenantConfigError, connectorChoices, isTenantId, parseTenantConfig, type StoredTenant, type Tenant, type TenantService } from './tenants.js';
 
 /** What a definition says it offers with these options; undefined when it declares nothing. */
-export function offersOf(definition: ConnectorDefinition, options: unknown): readonly ContractOperation[] | undefined {
+function offersOf(definition: ConnectorDefinition, options: unknown): readonly ContractOperation[] | undefined {
   return typeof definition.offers === 'function' ? definition.offers(options) : definition.offers;
 }
 

@@ -68,7 +68,7 @@ export class TenantConfigError extends Error {
 const checkedZones = new Map<string, boolean>();
 
 /** Whether Intl knows the zone (the same IANA names PostgreSQL knows). */
-export function isTimeZone(zone: string): boolean {
+function isTimeZone(zone: string): boolean {
   let known = checkedZones.get(zone);
   if (known === undefined) {
     try {

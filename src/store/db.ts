@@ -23,7 +23,7 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-export interface ListenHandlers {
+interface ListenHandlers {
   onMessage(payload: string): void;
   /** The connection was lost and is back: messages sent meanwhile were missed. */
   onReconnect(): void;
@@ -347,7 +347,7 @@ export interface OpenOptions {
  * PostgreSQL's shared buffers inside PGlite: its default (128 MB) is most of an embedded store's memory, and
  * the operating system's page cache holds the data files anyway (PGlite reads them through Node's fs).
  */
-export const PGLITE_SHARED_BUFFERS = '32MB';
+const PGLITE_SHARED_BUFFERS = '32MB';
 
 async function openPglite(dataDir: string, opts: OpenOptions, release?: () => Promise<void>): Promise<Db> {
   const { PGlite } = await import('@electric-sql/pglite');

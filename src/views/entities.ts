@@ -6,17 +6,17 @@ import type { TransactionView } from '../../schemas/transactions.js';
 import type { Sealed } from '../operations/define.js';
 
 /** Every letter and digit after the first of each word: `10 Demo Street` → `1* D*** S*****`. */
-export const maskLine = (line: string): string => line.replace(/(?<=[\p{L}\p{N}])[\p{L}\p{N}]/gu, '*');
+const maskLine = (line: string): string => line.replace(/(?<=[\p{L}\p{N}])[\p{L}\p{N}]/gu, '*');
 
 /** The first character of the local part, the domain as it is: `a*******@demo-business-1.example`. */
-export function maskEmail(email: string): string {
+function maskEmail(email: string): string {
   const at = email.lastIndexOf('@');
   if (at < 1) return maskLine(email);
   return `${email[0]}${'*'.repeat(at - 1)}${email.slice(at)}`;
 }
 
 /** The plus and the last four digits: `+********1001`. */
-export const maskMobile = (mobile: string): string => mobile.replace(/\d(?=\d{4})/g, '*');
+const maskMobile = (mobile: string): string => mobile.replace(/\d(?=\d{4})/g, '*');
 
 /** What of an entity leaves only sealed to the client key (undefined values are left out). */
 export const entitySecrets = (e: EntityDetails) => ({

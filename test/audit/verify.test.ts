@@ -15,7 +15,7 @@ import { createTenant } from '../../src/services/onboarding.js';
 import type { Db, Queryable } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { LIMIT_URL, createTestDataDir, createTestDb, type TestDb } from '../helpers/app.js';
-import { runProcess, type Run } from '../helpers/spawn.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess, type Run } from '../helpers/spawn.js';
 
 const RECORDS = 12;
 
@@ -160,6 +160,7 @@ describe('verifyChain', () => {
 });
 
 describe('cardline audit verify', () => {
+  beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
   const ROOT = fileURLToPath(new URL('../..', import.meta.url));
   let dataDir: string;
   let head: string;

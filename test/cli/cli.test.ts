@@ -12,7 +12,7 @@ import { openStore } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTestDataDir } from '../helpers/app.js';
-import { runProcess, type Run } from '../helpers/spawn.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess, type Run } from '../helpers/spawn.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'cardline.js');
@@ -45,6 +45,7 @@ function expectCleanFailure(run: Run, message: string | RegExp): void {
   expect(run.stderr).not.toMatch(/^\s+at /m);
 }
 
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 beforeAll(async () => {
   dataDir = await createTestDataDir('cardline-cli-');
   emptyDir = await mkdtemp(join(tmpdir(), 'cardline-cli-empty-'));

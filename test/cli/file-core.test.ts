@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTestDataDir } from '../helpers/app.js';
 import { findPans } from '../helpers/log-scan.js';
-import { runProcess, type Run } from '../helpers/spawn.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess, type Run } from '../helpers/spawn.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const masterKey = MasterKey.generate();
@@ -27,6 +27,7 @@ function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
   return runProcess(process.execPath, [join(ROOT, 'bin', 'cardline.js'), ...args], { cwd: ROOT, env });
 }
 
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 beforeAll(async () => {
   dataDir = await createTestDataDir('cardline-file-cli-');
   cores = await mkdtemp(join(tmpdir(), 'cardline-file-cores-'));

@@ -17,7 +17,7 @@ import { UserService } from '../../src/services/users.js';
 import { migrate } from '../../src/store/migrate.js';
 import { cliInProcess as runCli } from '../helpers/cli.js';
 import { PASSWORD, PROBLEM_BASE, createTestApp, createTestDataDir, type TestApp } from '../helpers/app.js';
-import { runProcess } from '../helpers/spawn.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess } from '../helpers/spawn.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GENERIC_400 = {
@@ -195,6 +195,7 @@ async function cliInProcess(args: string[], env: NodeJS.ProcessEnv): Promise<unk
 }
 
 describe('CLI', () => {
+  beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
   let dataDir: string;
   beforeAll(async () => {
     dataDir = await createTestDataDir('cardline-rotate-');

@@ -31,7 +31,7 @@ export function findPans(text: string): string[] {
 }
 
 /** Pino's epoch-millisecond `time` is a 13-digit number that is not a card number; it is left out. */
-export const withoutTimestamps = (text: string): string => text.replace(/"time":\d+/g, '"time":0');
+const withoutTimestamps = (text: string): string => text.replace(/"time":\d+/g, '"time":0');
 
 export interface SecretFinding {
   kind: 'pan' | 'jose' | 'bearer' | 'secret';

@@ -36,8 +36,13 @@ export interface Proc {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function start(args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * The gateway from its TypeScript (through tsx), or with `compiled` as `npm run demo` and `npm start` run
+ * it: bin/gateway.js, the compiled dist/ (call ensureBuilt from helpers/spawn.ts first).
+ */
+export function start(args: string[], env: NodeJS.ProcessEnv, opts: { compiled?: boolean } = {}): Proc {
+  const entry = opts.compiled ? ['bin/gateway.js'] : ['--import', 'tsx', 'src/server.ts'];
+  const child = spawn(process.execPath, [...entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));

@@ -13,7 +13,7 @@ export interface Received {
 }
 
 /** What the receiver answers: a status and headers, or `hang` (no answer until the connection closes). */
-export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+type Answer = { status: number; headers?: Record<string, string> } | 'hang';
 
 export interface Receiver {
   base: string;

@@ -20,3 +20,16 @@ export function runProcess(command: string, args: string[], opts: { cwd: string;
     child.stdin.end(opts.input ?? '');
   });
 }
+
+/**
+ * bin/cardline.js and bin/gateway.js run the compiled dist/, rebuilding it first when the sources are newer
+ * (decision 0100). A test file that spawns them builds it here, once, before its children start: a child
+ * does not then spend its start compiling (nor print the compiler's note on the stderr a test reads).
+ */
+export async function ensureBuilt(): Promise<void> {
+  const { build } = await import('../../bin/build.js');
+  await build({ ifStale: true });
+}
+
+/** How long ensureBuilt may take in a beforeAll: a first build on a loaded machine takes minutes. */
+export const BUILD_TIMEOUT_MS = 900_000;

@@ -2,7 +2,7 @@
 // answers, and ES256 signature helpers. Shared by test/routes/auth.test.ts and test/routes/jwt-attacks.test.ts.
 import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL } from './app.js';
 
-export const UNAUTHORIZED_DETAIL = 'A valid bearer token for this tenant is required; obtain one from POST /api/authenticate.';
+const UNAUTHORIZED_DETAIL = 'A valid bearer token for this tenant is required; obtain one from POST /api/authenticate.';
 
 export const UNAUTHORIZED_ENVELOPE = {
   result: null,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, baseEnv, freePort, kill, start, waitReady, type Proc } from '../helpers/process.js';
-import { runProcess } from '../helpers/spawn.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess } from '../helpers/spawn.js';
 import { addedSince, workingTree } from '../helpers/working-tree.js';
 
 function walkthrough(): string {
@@ -19,6 +19,7 @@ function walkthrough(): string {
 }
 
 describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's Moving a bank to a new core", () => {
+  beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
   let gateway: Proc | undefined;
   const cores: ReturnType<typeof spawn>[] = [];
   let dir: string;

@@ -1,5 +1,6 @@
 // The operating guide's walk-through (docs/operating.md, "A new bank, end to end"), run as written (bash, npx cardline, curl) against what it
-// starts: a demo gateway (`src/server.ts --demo`, its embedded store open) and the mock core
+// starts: a demo gateway as `npm run demo` runs it (bin/gateway.js --demo: the compiled dist/, which loads step
+// 7's TypeScript plugin through tsx), its embedded store open, and the mock core
 // (`npm run mock-core`). Only the ports change: the test's own free ones for 8080, 8081 and 9090.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -7,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, baseEnv, freePort, kill, start, waitReady, type Proc } from '../helpers/process.js';
-import { runProcess } from '../helpers/spawn.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess } from '../helpers/spawn.js';
 import { addedSince, workingTree } from '../helpers/working-tree.js';
 
 const OPERATOR_KEY = 'clop_demo-walkthrough-operator-key-01';
@@ -21,6 +22,7 @@ function walkthrough(): string {
 }
 
 describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's walk-through: a new bank, end to end", () => {
+  beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
   let gateway: Proc | undefined;
   let core: ReturnType<typeof spawn> | undefined;
   let dir: string;
@@ -39,6 +41,7 @@ describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's walk-through: a n
         CARDLINE_DEMO_OPERATOR_KEY: OPERATOR_KEY,
         LOG_LEVEL: 'warn',
       }),
+      { compiled: true },
     );
     core = spawn(process.execPath, ['--import', 'tsx', 'src/mock-core/main.ts', '--port', String(ports.core), '--data-dir', join(dir, 'core'), '--log-level', 'warn'], {
       cwd: ROOT,

@@ -271,6 +271,34 @@ describe('refusing to start', () => {
     expect(p.output()).not.toMatch(STACK_FRAME);
   }, 180_000);
 
+  // A start that really fails says what was being started and why (issue 22).
+  it('with a store that does not answer: exit 1, names the step and the reason, no stack trace', async () => {
+    const closed = await freePort();
+    const p = start([], baseEnv({ DATABASE_URL: `postgres://cardline@127.0.0.1:${closed}/cardline`, CARDLINE_MASTER_KEY: MasterKey.generate(), PORT: String(await freePort()) }));
+    const exit = await within(p.exited, 150_000, 'exit');
+    expect(exit.code).toBe(1);
+    expect(p.output()).toContain(
+      `Cardline failed to start while starting the gateway's services (store migrations, master key check, connectors, HSM, Redis when configured): connect ECONNREFUSED 127.0.0.1:${closed}`,
+    );
+    expect(p.output()).not.toMatch(STACK_FRAME);
+  }, 180_000);
+
+  it('with a plugin that fails at start (a PKCS#11 library that is not there): exit 1, names the step and the reason', async () => {
+    const p = start(['--demo'], baseEnv({
+      CARDLINE_DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      CARDLINE_HSM: 'pkcs11',
+      CARDLINE_PKCS11_LIBRARY: join(dataDir, 'no-such-pkcs11.so'),
+      CARDLINE_PKCS11_TOKEN_LABEL: 'cardline',
+      CARDLINE_PKCS11_PIN: '1234',
+    }));
+    const exit = await within(p.exited, 150_000, 'exit');
+    expect(exit.code).toBe(1);
+    expect(p.output()).toContain("Cardline failed to start while starting the gateway's services (store migrations, master key check, connectors, HSM, Redis when configured): PIN HSM: The PKCS#11 library");
+    expect(p.output()).toContain('no-such-pkcs11.so');
+    expect(p.output()).not.toMatch(STACK_FRAME);
+  }, 180_000);
+
   it('with PORT=abc: exit 1, names PORT, no stack trace', async () => {
     const p = start(['--demo'], baseEnv({ CARDLINE_DATA_DIR: dataDir, PORT: 'abc' }));
     const exit = await within(p.exited, 150_000, 'exit');

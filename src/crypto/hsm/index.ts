@@ -1,6 +1,5 @@
 // The Hsm interface: PIN keys held by a security module, PIN blocks translated between them inside it.
 import {
-  PIN_BLOCK_FORMATS,
   PinBlockError,
   isPinBlockFormat,
   keyTypeFits,
@@ -131,6 +130,3 @@ export async function translateWith(
 }
 
 const needs = (format: PinBlockFormat) => (format === 4 ? 'an AES key (aes128 or aes256)' : 'a 2-key TDES key (tdes2)');
-
-export { PIN_BLOCK_FORMATS, PinBlockError };
-export type { PinBlockFormat };

@@ -34,7 +34,7 @@ export interface SoftwareHsmOptions {
  * not a security boundary (the key is in the gateway's memory while in use): it is for development and
  * demos. Production uses a PKCS#11 module (pkcs11.ts) or a payment HSM.
  */
-export class SoftwareHsm implements Hsm {
+class SoftwareHsm implements Hsm {
   constructor(private readonly opts: SoftwareHsmOptions) {}
 
   async importKey(keyId: string, type: HsmKeyType, key: Uint8Array): Promise<void> {

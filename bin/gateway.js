@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+// `npm start` and `npm run demo`: the compiled gateway, dist/src/server.js, in this process, after the same
+// freshness check as the CLI (bin/build.js, decision 0100). Arguments pass through (`--demo`).
+import { URL } from 'node:url';
+import { ensureBuilt } from './build.js';
+
+await ensureBuilt();
+await import(new URL('../dist/src/server.js', import.meta.url).href);

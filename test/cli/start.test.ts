@@ -1,0 +1,38 @@
+// The command line starts at once (issue 22, decision 0100): `cardline --help` runs the compiled dist/ and
+// loads commander and the CLI's own entry, not the schemas, jose or the store; its listing is the one of the
+// fully loaded program.
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { COMMANDS, createProgram } from '../../src/cli/program.js';
+import { ROOT } from '../helpers/process.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess } from '../helpers/spawn.js';
+
+const help = async (argv: string[], all = false) => (await createProgram(['node', 'cardline', ...argv], { all })).helpInformation();
+
+describe('cardline --help', () => {
+  beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
+
+  it('lists every command with the term and summary its module declares', async () => {
+    const loaded = await createProgram(['node', 'cardline'], { all: true });
+    for (const c of COMMANDS) expect(loaded.commands.find((cmd) => cmd.name() === c.name)?.description(), c.name).toBe(c.summary);
+    expect(await help(['--help'])).toBe(await help(['--help'], true));
+    expect(await help(['--help'])).toContain("encrypt [options] <value>  Encrypt a value (a password or any field) to a");
+  });
+
+  it('a named command is the real one (its own options and subcommands), also through `help <command>`', async () => {
+    const tenant = (argv: string[]) => createProgram(['node', 'cardline', ...argv]).then((p) => p.commands.find((c) => c.name() === 'tenant')!);
+    for (const argv of [['tenant', 'list'], ['--admin-url', 'http://127.0.0.1:1', 'tenant', 'show', 'acme'], ['help', 'tenant']]) {
+      expect((await tenant(argv)).commands.map((c) => c.name()), argv.join(' ')).toContain('create');
+    }
+    expect((await tenant(['user', 'list'])).commands).toEqual([]);
+  });
+
+  it('the binary loads no schema, no jose and nothing of the store or the gateway', async () => {
+    const r = await runProcess(process.execPath, ['--import', join(ROOT, 'test/cli/fixtures/log-modules.mjs'), join(ROOT, 'bin/cardline.js'), '--help'], { cwd: ROOT, env: process.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Usage: cardline [options] [command]');
+    const modules = r.stderr.split('\n').filter((l) => l.startsWith('module: ')).map((l) => l.slice('module: '.length));
+    expect(modules).toContain(new URL('dist/src/cli/program.js', `file://${ROOT}/`).href);
+    expect(modules.filter((m) => /\/node_modules\/(@sinclair\/typebox|jose|fastify|pino|pg|@electric-sql)\/|\/dist\/(schemas|connectors|src\/(store|services|crypto|plugins))\//.test(m))).toEqual([]);
+  });
+});
