@@ -35,7 +35,7 @@ import { connectorsView } from '../services/connectors-view.js';
 import { OperatorKeyError } from '../services/operator-keys.js';
 import { createTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant } from '../services/tenant-admin.js';
 import { isTenantId, type Tenant } from '../services/tenants.js';
-import { pageBounds, pageQueryErrors, type KeyPage } from '../store/key-cursor.js';
+import { keyCursorOf, pageBounds, pageQueryErrors, type KeyPage } from '../store/key-cursor.js';
 
 const envelope = <T>(result: T) => ({ result, pagination: null });
 
@@ -44,7 +44,7 @@ const paged = <T>({ items, nextCursor }: KeyPage<T>) => ({ result: items, pagina
 
 /** The page a list's query asks for (key-cursor.ts), or the transaction list's 400 for a bad limit or cursor. */
 function boundsOf(query: PageQuery, objectName: string, isKey: (key: string) => boolean) {
-  const errors = pageQueryErrors(query, objectName, isKey);
+  const errors = pageQueryErrors(query, objectName, keyCursorOf(isKey));
   if (errors.length) throw Errors.validation(errors);
   return pageBounds(query);
 }

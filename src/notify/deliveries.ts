@@ -90,9 +90,6 @@ const DELIVERY_COLUMNS = `tenant_id, id, seq, channel_id, event_id, event_type, 
                           next_attempt_at, created_at, delivered_at`;
 const D_COLUMNS = DELIVERY_COLUMNS.split(',').map((c) => `d.${c.trim()}`).join(', ');
 
-/** The sequence a delivery list cursor names, or null when it is not one this service issued. */
-export const decodeDeliveryCursor = decodeSeqCursor;
-
 export interface DeliveryServiceOptions {
   config: NotifyConfig;
   channels: ChannelService;
@@ -481,7 +478,7 @@ export class DeliveryService {
     const params: unknown[] = [tenantId, channelId, limit + 1];
     let filter = '';
     if (q.status) filter += ` AND status = $${params.push(q.status)}`;
-    if (q.cursor) filter += ` AND seq < $${params.push(decodeDeliveryCursor(q.cursor))}::bigint`;
+    if (q.cursor) filter += ` AND seq < $${params.push(decodeSeqCursor(q.cursor))}::bigint`;
     const r = await this.db.query<DeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE tenant_id = $1 AND channel_id = $2 ${filter} ORDER BY seq DESC LIMIT $3`,
       params,

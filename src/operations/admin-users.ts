@@ -18,7 +18,7 @@ import { PAGE_MAX, PageQuery } from '../../schemas/page.js';
 import { Errors } from '../errors.js';
 import type { EncryptedField } from '../route-config.js';
 import { updateTenant } from '../services/tenant-admin.js';
-import { pageBounds, pageQueryErrors } from '../store/key-cursor.js';
+import { keyCursorOf, pageBounds, pageQueryErrors } from '../store/key-cursor.js';
 import type { Tenant } from '../services/tenants.js';
 import { PASSWORD_MIN } from '../services/users.js';
 import { defineOperation } from './define.js';
@@ -52,7 +52,7 @@ export const adminUserOperations = [
     objectName: 'userListRequest',
     query: PageQuery,
     response: UserPageResponse,
-    check: ({ query }) => pageQueryErrors(query, 'userListRequest', isUsername),
+    check: ({ query }) => pageQueryErrors(query, 'userListRequest', keyCursorOf(isUsername)),
     execute: ({ tenant, query, services }) => services.users.page(tenant.id, pageBounds(query)),
     view: ({ items, nextCursor }) => ({ result: items, pagination: { nextCursor } }),
     audit: {},

@@ -22,8 +22,8 @@ import { PAGE_MAX, PageQuery } from '../../schemas/page.js';
 import type { FieldError } from '../../schemas/common.js';
 import { Errors } from '../errors.js';
 import { MessageResponse } from '../../schemas/management.js';
-import { decodeDeliveryCursor } from '../notify/deliveries.js';
-import { pageBounds, pageQueryErrors } from '../store/key-cursor.js';
+import { decodeSeqCursor } from '../store/seq-cursor.js';
+import { keyCursorOf, pageBounds, pageQueryErrors } from '../store/key-cursor.js';
 import { defineOperation } from './define.js';
 
 const TAG = 'Notification channels';
@@ -55,7 +55,7 @@ export const channelOperations = [
     objectName: 'channelListRequest',
     query: PageQuery,
     response: ChannelPageResponse,
-    check: ({ query }) => pageQueryErrors(query, 'channelListRequest', isChannelId),
+    check: ({ query }) => pageQueryErrors(query, 'channelListRequest', keyCursorOf(isChannelId)),
     execute: ({ tenant, query, services }) => services.channels.page(tenant.id, pageBounds(query)),
     view: ({ items, nextCursor }) => ({ result: items, pagination: { nextCursor } }),
     audit: {},
@@ -201,16 +201,7 @@ export const channelOperations = [
     query: DeliveryQuery,
     response: DeliveryPageResponse,
     errors: [notFound],
-    check: ({ query }) => {
-      const errors: FieldError[] = [];
-      if (query.limit !== undefined) {
-        const n = Number(query.limit);
-        if (n < 1) errors.push(fieldError('limit', 'Min', 'deliveryListRequest'));
-        else if (n > DELIVERY_PAGE_MAX) errors.push(fieldError('limit', 'Max', 'deliveryListRequest'));
-      }
-      if (query.cursor !== undefined && decodeDeliveryCursor(query.cursor) === null) errors.push(fieldError('cursor', 'Invalid', 'deliveryListRequest'));
-      return errors;
-    },
+    check: ({ query }) => pageQueryErrors(query, 'deliveryListRequest', (cursor) => decodeSeqCursor(cursor) !== null, DELIVERY_PAGE_MAX),
     execute: ({ tenant, params, query, services }) => services.deliveries.list(tenant.id, params.channelId, query),
     view: ({ deliveries, nextCursor }) => ({ result: deliveries, pagination: { nextCursor } }),
     audit: { target: { channelId: 'params' } },

@@ -1,10 +1,10 @@
 // The tenant's cores, for its Admin: each connector's offer, routes, breaker and recent calls, and the
 // shadow core's divergences and summary (decisions 0111-0113). Routing itself is the operator's
 // (PATCH /v1/tenants/{tenantId} on the management listener), never the Admin's.
-import type { FieldError } from '../../schemas/common.js';
 import { ConnectorsResponse, DivergencePageResponse, DivergenceQuery, SHADOW_PAGE_MAX, ShadowSummaryResponse } from '../../schemas/core-routing.js';
 import { connectorsView } from '../services/connectors-view.js';
-import { decodeShadowCursor } from '../services/shadow.js';
+import { pageQueryErrors } from '../store/key-cursor.js';
+import { decodeSeqCursor } from '../store/seq-cursor.js';
 import { defineOperation } from './define.js';
 
 const TAG = 'Cores';
@@ -38,14 +38,7 @@ export const coreRoutingOperations = [
     objectName: 'divergenceListRequest',
     query: DivergenceQuery,
     response: DivergencePageResponse,
-    check: ({ query }) => {
-      const errors: FieldError[] = [];
-      if (query.limit !== undefined && (Number(query.limit) < 1 || Number(query.limit) > SHADOW_PAGE_MAX)) {
-        errors.push({ field: 'limit', message: Number(query.limit) < 1 ? 'Min' : 'Max', objectName: 'divergenceListRequest' });
-      }
-      if (query.cursor !== undefined && decodeShadowCursor(query.cursor) === null) errors.push({ field: 'cursor', message: 'Invalid', objectName: 'divergenceListRequest' });
-      return errors;
-    },
+    check: ({ query }) => pageQueryErrors(query, 'divergenceListRequest', (cursor) => decodeSeqCursor(cursor) !== null, SHADOW_PAGE_MAX),
     execute: ({ tenant, query, services }) => services.shadow.divergences(tenant.id, query),
     view: ({ divergences, nextCursor }) => ({ result: divergences, pagination: { nextCursor } }),
     audit: {},

@@ -109,9 +109,6 @@ function verdictOf(answer: PrimaryAnswer): { accepted: boolean; code: string | n
   return answer.status === 'succeeded' ? { accepted: true, code: null } : { accepted: false, code: answer.code };
 }
 
-/** The sequence a divergence list cursor names, or null when it is not one this service issued. */
-export const decodeShadowCursor = decodeSeqCursor;
-
 export class ShadowService {
   private readonly lanes = new Map<string, { running: number; waiting: Job[] }>();
   private readonly concurrency: number;
@@ -290,7 +287,7 @@ export class ShadowService {
     const params: unknown[] = [tenantId, limit + 1];
     let filter = '';
     if (q.cursor) {
-      const before = decodeShadowCursor(q.cursor);
+      const before = decodeSeqCursor(q.cursor);
       if (before === null) throw Errors.badRequest('cursor is not a cursor this list issued.');
       filter = ` AND seq < $${params.push(before)}::bigint`;
     }

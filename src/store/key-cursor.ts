@@ -29,17 +29,31 @@ export function decodeKeyCursor(cursor: string, isKey: (key: string) => boolean 
   }
 }
 
-/** The field errors of a list's query, as the transaction and delivery lists give them. */
-export function pageQueryErrors(q: PageQuery, objectName: string, isKey?: (key: string) => boolean): FieldError[] {
+/**
+ * The field errors of a paged list's query, as every list gives them: `limit` below 1 (`Min`) or above the
+ * list's maximum (`Max`), a `cursor` the list did not issue (`Invalid`).
+ */
+export function pageQueryErrors(
+  q: { limit?: number | string; cursor?: string },
+  objectName: string,
+  cursorValid: (cursor: string) => boolean,
+  max: number = PAGE_MAX,
+): FieldError[] {
   const errors: FieldError[] = [];
   if (q.limit !== undefined) {
     const n = Number(q.limit);
     if (n < 1) errors.push({ field: 'limit', message: 'Min', objectName });
-    else if (n > PAGE_MAX) errors.push({ field: 'limit', message: 'Max', objectName });
+    else if (n > max) errors.push({ field: 'limit', message: 'Max', objectName });
   }
-  if (q.cursor !== undefined && decodeKeyCursor(q.cursor, isKey) === null) errors.push({ field: 'cursor', message: 'Invalid', objectName });
+  if (q.cursor !== undefined && !cursorValid(q.cursor)) errors.push({ field: 'cursor', message: 'Invalid', objectName });
   return errors;
 }
+
+/** Whether a cursor is one of a key-paged list whose keys `isKey` accepts. */
+export const keyCursorOf =
+  (isKey: (key: string) => boolean) =>
+  (cursor: string): boolean =>
+    decodeKeyCursor(cursor, isKey) !== null;
 
 /** The page size and the key to start after, from a query pageQueryErrors accepted. */
 export function pageBounds(q: PageQuery): { limit: number; after: string | null } {
