@@ -2,29 +2,24 @@
 // starts: a demo gateway as `npm run demo` runs it (bin/gateway.js --demo: the compiled dist/, which loads step
 // 7's TypeScript plugin through tsx), its embedded store open, and the mock core
 // (`npm run mock-core`). Only the ports change: the test's own free ones for 8080, 8081 and 9090.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, baseEnv, freePort, kill, start, waitReady, type Proc } from '../helpers/process.js';
 import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess } from '../helpers/spawn.js';
 import { addedSince, workingTree } from '../helpers/working-tree.js';
+import { NPX_CARDLINE, docBlock, startMockCore, withAddresses } from '../helpers/walkthrough.js';
 
 const OPERATOR_KEY = 'clop_demo-walkthrough-operator-key-01';
 
-/** The block between the operating guide's operating-walkthrough markers. */
-function walkthrough(): string {
-  const readme = readFileSync(new URL('../../docs/operating.md', import.meta.url), 'utf8');
-  const match = /<!-- operating-walkthrough -->\n```sh\n([\s\S]*?)\n```\n<!-- \/operating-walkthrough -->/.exec(readme);
-  if (!match) throw new Error('docs/operating.md has no operating-walkthrough block');
-  return match[1]!;
-}
+const walkthrough = () => docBlock('operating.md', 'operating-walkthrough');
 
 describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's walk-through: a new bank, end to end", () => {
   beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
   let gateway: Proc | undefined;
-  let core: ReturnType<typeof spawn> | undefined;
+  let core: ChildProcess | undefined;
   let dir: string;
   const ports = { gw: 0, admin: 0, core: 0 };
 
@@ -43,15 +38,8 @@ describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's walk-through: a n
       }),
       { compiled: true },
     );
-    core = spawn(process.execPath, ['--import', 'tsx', 'src/mock-core/main.ts', '--port', String(ports.core), '--data-dir', join(dir, 'core'), '--log-level', 'warn'], {
-      cwd: ROOT,
-      stdio: 'ignore',
-    });
+    core = await startMockCore(ports.core, join(dir, 'core'));
     await waitReady(`http://127.0.0.1:${ports.gw}`, gateway);
-    for (let i = 0; i < 100; i++) {
-      if (await fetch(`http://127.0.0.1:${ports.core}/banks/probe/v1/entities/ENT-1001/credit-limit`).then((r) => r.ok, () => false)) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
   }, 300_000);
   afterAll(async () => {
     await kill(gateway);
@@ -60,10 +48,11 @@ describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's walk-through: a n
   });
 
   it('onboards North Bank on the REST connector, its Admin adds an API Integration user, who raises a limit; then a bank on a connector plugin', async () => {
-    const script = walkthrough()
-      .replaceAll('http://localhost:8080', `http://127.0.0.1:${ports.gw}`)
-      .replaceAll('http://127.0.0.1:8081', `http://127.0.0.1:${ports.admin}`)
-      .replaceAll('127.0.0.1:9090', `127.0.0.1:${ports.core}`);
+    const script = withAddresses(walkthrough(), {
+      'http://localhost:8080': `http://127.0.0.1:${ports.gw}`,
+      'http://127.0.0.1:8081': `http://127.0.0.1:${ports.admin}`,
+      '127.0.0.1:9090': `127.0.0.1:${ports.core}`,
+    });
     // mktemp (the guide's keys directory) inside the test's own directory, removed afterwards.
     const env = baseEnv({ TMPDIR: dir });
     delete env.CARDLINE_ADMIN_PORT;
@@ -71,9 +60,8 @@ describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's walk-through: a n
     // from the project directory, as the guide says, with `npx cardline` the project's bin/cardline.js (as
     // npx resolves it in the project), and must leave nothing there (issue 20, point 11: it left
     // northbank-keys.json and southbank-keys.json untracked).
-    const npx = `npx() { if [ "$1" = cardline ]; then shift; node ${JSON.stringify(join(ROOT, 'bin', 'cardline.js'))} "$@"; else command npx "$@"; fi; }`;
     const before = await workingTree();
-    const r = await runProcess('bash', ['-e', '-c', `${npx}\n${script}`], { cwd: ROOT, env });
+    const r = await runProcess('bash', ['-e', '-c', `${NPX_CARDLINE}\n${script}`], { cwd: ROOT, env });
     const out = r.stdout;
     expect(r.code, `${r.stderr}\n--- gateway ---\n${gateway?.output().slice(-3000)}`).toBe(0);
     expect(await addedSince(before)).toEqual([]);
