@@ -11,6 +11,7 @@ import { differences, MASK } from '../../src/services/shadow.js';
 import type { ConnectorView } from '../../schemas/core-routing.js';
 import { CONTRACT, CONTRACT_OPERATIONS } from '../../connectors/contract.js';
 import { PROBLEM_BASE, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
+import { validationProblem } from '../helpers/problems.js';
 
 const FETCH_LIMIT_URL = '/credit-line-management/business-entity-manager/fetchLimit';
 const ACME = './examples/acme-core/index.ts';
@@ -314,6 +315,20 @@ describe('shadow mode', () => {
     await t.app.cardline.shadow.settled();
     const summary = (await admin('/v1/admin/shadow/summary')).json().result as { operation: string; match: number }[];
     expect(summary.find((s) => s.operation === 'getCreditLimit')?.match).toBe(1);
+  });
+
+  it('pages the divergences newest first, and refuses a bad limit or cursor with the list error', async () => {
+    const first = await admin('/v1/admin/shadow/divergences?limit=1');
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.json().result).toHaveLength(1);
+    expect(first.json().result[0]).toMatchObject({ operation: 'getEntity' });
+    const next = await admin(`/v1/admin/shadow/divergences?limit=1&cursor=${first.json().pagination.nextCursor}`);
+    expect(next.json().result[0]).toMatchObject({ operation: 'getCreditLimit' });
+    for (const [query, field, message] of [['limit=0', 'limit', 'Min'], ['limit=201', 'limit', 'Max'], ['cursor=bm90LWEtY3Vyc29y', 'cursor', 'Invalid']] as const) {
+      const res = await admin(`/v1/admin/shadow/divergences?${query}`);
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual(validationProblem('divergenceListRequest', [field, message]));
+    }
   });
 
   it('a shadow that hangs or fails changes no answer', async () => {
