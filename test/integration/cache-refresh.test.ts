@@ -103,14 +103,16 @@ describe('cache bounds and changes told during a read', () => {
     const first = await tenants.listCurrent();
     expect(first.tenants.map((x) => x.id)).toEqual(expect.arrayContaining(['demo', 'demo-b']));
     const query = vi.spyOn(t.db, 'query');
+    // Only the reads of the tenants table count: the gateway's background workers (deliveries, sweeps) share the store.
+    const tenantReads = () => query.mock.calls.filter(([sql]) => /\bFROM tenants\b/.test(String(sql))).length;
     const again = await tenants.listCurrent();
-    expect(query).toHaveBeenCalledTimes(1);
+    expect(tenantReads()).toBe(1);
     expect(again.tenants.find((x) => x.id === 'demo-b')).toBe(first.tenants.find((x) => x.id === 'demo-b'));
     // A change the cache was not told of still shows: its version moved.
     await t.db.query(`UPDATE tenants SET config = jsonb_set(config, '{creditLimit,maximum}', '"654.00"'), version = version + 1 WHERE tenant_id = 'demo-b'`);
     query.mockClear();
     const changed = await tenants.listCurrent();
-    expect(query).toHaveBeenCalledTimes(2);
+    expect(tenantReads()).toBe(2);
     expect(changed.tenants.find((x) => x.id === 'demo-b')!.config.creditLimit.maximum).toBe('654.00');
     expect(changed.tenants.map((x) => x.id)).toEqual(again.tenants.map((x) => x.id));
     const ready = await t.inject({ method: 'GET', url: '/health/ready' });
