@@ -26,6 +26,8 @@ const password: EncryptedField[] = [{ field: 'password', required: (t: Tenant) =
 const envelope = <T>(result: T) => ({ result, pagination: null });
 const tenantNotFound = Errors.tenantNotFound('acme');
 const userNotFound = Errors.userNotFound('alice');
+/** Answered by the decrypt step when the tenant does not allow a password in plain text. */
+const plaintext = Errors.plaintextPassword();
 const JWE_EXAMPLE = 'eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIs…';
 
 export const managementUserOperations = [
@@ -70,7 +72,7 @@ export const managementUserOperations = [
     encryptedFields: password,
     idempotent: 'sealed',
     refusals: ['USER_EXISTS'],
-    errors: [tenantNotFound],
+    errors: [tenantNotFound, plaintext],
     execute: ({ tenant, body, services }) => services.users.create(tenant.id, body.username, body.role, body.password),
     view: envelope,
     audit: { action: 'user.create', target: { tenantId: 'params', username: 'body' } },
@@ -141,7 +143,7 @@ export const managementUserOperations = [
     response: MessageResponse,
     encryptedFields: password,
     idempotent: 'sealed',
-    errors: [tenantNotFound, userNotFound],
+    errors: [tenantNotFound, userNotFound, plaintext],
     execute: ({ tenant, params, body, services }) => services.users.setPassword(tenant.id, params.username, body.password),
     view: (_done, { params }) => envelope({ message: `Password of '${params.username}' set; its tokens are revoked` }),
     audit: { action: 'user.password-reset', target: { tenantId: 'params', username: 'params' } },
