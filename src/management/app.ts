@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReq
 import fp from 'fastify-plugin';
 import { securityHeaders, serverOptions } from '../app.js';
 import type { Config } from '../config.js';
+import type { Operation } from '../operations/define.js';
 import { managementOperations } from '../operations/index.js';
 import registrar from '../operations/register.js';
 import audit, { stringAt, type AuditSubject } from '../plugins/audit.js';
@@ -28,9 +29,12 @@ import { PLATFORM_TENANT, isTenantId } from '../services/tenants.js';
 export interface ManagementOptions {
   services: Services;
   config: Config;
+  /** The management operation table; defaults to the gateway's (src/operations/index.ts). */
+  operations?: readonly Operation[];
 }
 
 const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
+  const operations = opts.operations ?? managementOperations;
   app.decorate('cardline', opts.services);
   app.removeContentTypeParser('text/plain');
   await app.register(securityHeaders);
@@ -38,7 +42,7 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   await app.register(routeIndex);
   await app.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
   // Before the first route: it describes every route in the management OpenAPI document.
-  await app.register(openapiCollector, { operations: managementOperations, listener: 'management' });
+  await app.register(openapiCollector, { operations, listener: 'management' });
   await app.register(strictJson);
   // The operator key is this listener's principal; a route naming a tenant in its path gets that tenant.
   await app.register(operatorAuth);
@@ -66,7 +70,7 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
     );
   });
   await app.register(managementProbes);
-  await app.register(registrar, { operations: managementOperations, listener: 'management' });
+  await app.register(registrar, { operations, listener: 'management' });
   await app.register(docsRoutes);
 };
 

@@ -348,7 +348,7 @@ interface StaticRoute {
 }
 
 /** The management listener's routes outside its operation table. */
-const MANAGEMENT_STATIC_ROUTES: Record<string, StaticRoute> = {
+export const MANAGEMENT_STATIC_ROUTES: Record<string, StaticRoute> = {
   'GET /health/live': {
     id: 'health.live',
     summary: 'Liveness: the process answers',
@@ -371,7 +371,7 @@ const MANAGEMENT_STATIC_ROUTES: Record<string, StaticRoute> = {
 };
 
 /** Routes outside the operation table (probes, key sets, this document): tagged and described here. */
-const STATIC_ROUTES: Record<string, StaticRoute> = {
+export const STATIC_ROUTES: Record<string, StaticRoute> = {
   'GET /health/live': {
     id: 'health.live',
     summary: 'Liveness: the process answers',

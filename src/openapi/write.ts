@@ -8,6 +8,7 @@ import { loadConfig } from '../config.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { buildManagementApp } from '../management/app.js';
 import { openDb } from '../store/db.js';
+import { writeRouteTables } from './route-table.js';
 
 export const OPENAPI_FILE = resolve(import.meta.dirname, '../../schemas/openapi.json');
 export const MANAGEMENT_OPENAPI_FILE = resolve(import.meta.dirname, '../../schemas/management-openapi.json');
@@ -23,5 +24,7 @@ if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename
   writeFileSync(MANAGEMENT_OPENAPI_FILE, openapiText(management.swagger()));
   await management.close();
   await app.close();
-  process.stdout.write(`wrote ${OPENAPI_FILE}\nwrote ${MANAGEMENT_OPENAPI_FILE}\n`);
+  // The tables of routes in docs/api.md and docs/operating.md come from the same operation tables.
+  const tables = writeRouteTables();
+  process.stdout.write(`wrote ${OPENAPI_FILE}\nwrote ${MANAGEMENT_OPENAPI_FILE}\n${tables.map((f) => `wrote the route table of ${f}\n`).join('')}`);
 }
