@@ -5,6 +5,7 @@ import type { JWK } from 'jose';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { encryptCompact } from '../crypto/jwe.js';
 import type { UserView } from '../services/users.js';
+import type { CliStore } from './store.js';
 import { STORE_HELP, fail, printJson, readStdin, table, tenantId } from './common.js';
 import { apiPath, REMOTE_HELP, managementApi, type ManagementApi } from './remote.js';
 
@@ -43,6 +44,29 @@ async function addRemote(api: ManagementApi, opts: AddOptions, password: string)
   await api.result('POST', `${user}/unlock`);
 }
 
+/** The store's refusal of an unknown tenant, worded as the other store commands word it. */
+const unknownTenant = (tenant: string) => ({ CL_TENANT_NOT_FOUND: `Unknown tenant '${tenant}'.` });
+
+/**
+ * The same on the store, through the same audited admin actions as the management API: a new user is a
+ * `user.create` (its tenant's channels hear `user.created`); an existing one is reset by `user.update`,
+ * `user.password-reset` and `user.unlock`, as the three calls addRemote makes.
+ */
+async function addOnStore(store: CliStore, opts: AddOptions, password: string): Promise<void> {
+  const { adminCreateUser, adminSetUserPassword, adminUnlockUser, adminUpdateUser } = await import('../services/admin-actions.js');
+  const { expected } = await import('./store.js');
+  const { tenant, username, role } = opts;
+  await expected(async () => {
+    if (!(await store.users.view(tenant, username))) {
+      await adminCreateUser(store, store.actor, tenant, { username, role, password });
+      return;
+    }
+    await adminUpdateUser(store, store.actor, tenant, username, { role, disabled: false });
+    await adminSetUserPassword(store, store.actor, tenant, username, password);
+    await adminUnlockUser(store, store.actor, tenant, username);
+  }, unknownTenant(tenant));
+}
+
 export function userCommand(): Command {
   const user = new Command('user').description("Manage a tenant's API users.");
 
@@ -69,19 +93,14 @@ ${STORE_HELP}`,
       checkUsername(opts.username);
       const password = opts.passwordStdin ? await readStdin('the password') : process.env.CARDLINE_USER_PASSWORD;
       if (!password) fail('No password: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.');
+      // Checked before anything changes: resetting an existing user takes more than one call.
+      const problem = (await import('../services/users.js')).passwordProblem(password);
+      if (problem) fail(problem);
       const api = managementApi(command);
       if (api) await addRemote(api, opts, password);
       else {
-        const { requireTenant, withStore } = await import('./store.js');
-        await withStore({ masterKey: false }, async (store) => {
-          await requireTenant(store, opts.tenant);
-          try {
-            await store.users.add(opts.tenant, opts.username, opts.role, password);
-          } catch (err) {
-            // The service's own rule checks (role, password length) are user errors with readable messages.
-            fail((err as Error).message);
-          }
-        });
+        const { withStore } = await import('./store.js');
+        await withStore({ masterKey: false }, (store) => addOnStore(store, opts, password));
       }
       process.stdout.write(`User '${opts.username}' (${opts.role}) saved on tenant '${opts.tenant}'.\n`);
     });
@@ -126,12 +145,14 @@ ${STORE_HELP}`,
           const path = apiPath('tenants', opts.tenant, 'users', opts.username);
           await api.result(verb === 'remove' ? 'DELETE' : 'POST', verb === 'remove' ? path : `${path}/unlock`);
         } else {
-          const { requireTenant, withStore } = await import('./store.js');
-          await withStore({ masterKey: false }, async (store) => {
-            await requireTenant(store, opts.tenant);
-            if (verb === 'remove') await store.users.remove(opts.tenant, opts.username);
-            else await store.users.unlock(opts.tenant, opts.username);
-          });
+          const { adminRemoveUser, adminUnlockUser } = await import('../services/admin-actions.js');
+          const { expected, withStore } = await import('./store.js');
+          await withStore({ masterKey: false }, (store) =>
+            expected(async () => {
+              if (verb === 'remove') await adminRemoveUser(store, store.actor, opts.tenant, opts.username);
+              else await adminUnlockUser(store, store.actor, opts.tenant, opts.username);
+            }, unknownTenant(opts.tenant)),
+          );
         }
         process.stdout.write(`User '${opts.username}' ${done} on tenant '${opts.tenant}'.\n`);
       });
