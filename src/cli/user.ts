@@ -1,5 +1,6 @@
-// `cardline user add|list|remove|unlock`: a tenant's API users. The password never travels as an argument;
-// to the management API it travels as a JWE to the tenant's encryption key, as at login.
+// `cardline user add|list|remove|unlock|disable|enable|reset-password`: a tenant's API users. The password
+// never travels as an argument; to the management API it travels as a JWE to the tenant's encryption key, as
+// at login. On the store, every change is an audited admin action (src/services/admin-actions.ts).
 import { Command, Option } from 'commander';
 import type { JWK } from 'jose';
 import { ROLES, type Role } from '../../schemas/common.js';
@@ -157,6 +158,56 @@ ${STORE_HELP}`,
         process.stdout.write(`User '${opts.username}' ${done} on tenant '${opts.tenant}'.\n`);
       });
   }
+
+  for (const [verb, disabled, what] of [
+    ['disable', true, "Disable a user: its tokens stop working at once; the tenant's channels hear user.disabled. The tenant's last enabled Admin cannot be disabled."],
+    ['enable', false, 'Enable a disabled user again.'],
+  ] as const) {
+    user
+      .command(verb)
+      .description(what)
+      .requiredOption('--tenant <id>', 'tenant id', tenantId)
+      .requiredOption('--username <username>', 'the login name')
+      .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
+      .action(async (opts: { tenant: string; username: string }, command: Command) => {
+        const api = managementApi(command);
+        if (api) await api.result('PATCH', apiPath('tenants', opts.tenant, 'users', opts.username), { disabled });
+        else {
+          const { adminUpdateUser } = await import('../services/admin-actions.js');
+          const { expected, withStore } = await import('./store.js');
+          await withStore({ masterKey: false }, (store) =>
+            expected(() => adminUpdateUser(store, store.actor, opts.tenant, opts.username, { disabled }), unknownTenant(opts.tenant)),
+          );
+        }
+        process.stdout.write(`User '${opts.username}' ${verb}d on tenant '${opts.tenant}'.\n`);
+      });
+  }
+
+  user
+    .command('reset-password')
+    .description("Set a user's password: its tokens are revoked and any lockout lifted.")
+    .requiredOption('--tenant <id>', 'tenant id', tenantId)
+    .requiredOption('--username <username>', 'the login name')
+    .option('--password-stdin', 'read the password from stdin (otherwise from CARDLINE_USER_PASSWORD)')
+    .addHelpText('after', `\nThe password is read as for \`user add\`, never from an argument.\n${REMOTE_HELP}\n${STORE_HELP}`)
+    .action(async (opts: { tenant: string; username: string; passwordStdin?: boolean }, command: Command) => {
+      const password = opts.passwordStdin ? await readStdin('the password') : process.env.CARDLINE_USER_PASSWORD;
+      if (!password) fail('No password: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.');
+      const problem = (await import('../services/users.js')).passwordProblem(password);
+      if (problem) fail(problem);
+      const api = managementApi(command);
+      if (api) {
+        const path = `${apiPath('tenants', opts.tenant, 'users', opts.username)}/password`;
+        await api.result('PUT', path, { password: await passwordJwe(api, opts.tenant, password) });
+      } else {
+        const { adminSetUserPassword } = await import('../services/admin-actions.js');
+        const { expected, withStore } = await import('./store.js');
+        await withStore({ masterKey: false }, (store) =>
+          expected(() => adminSetUserPassword(store, store.actor, opts.tenant, opts.username, password), unknownTenant(opts.tenant)),
+        );
+      }
+      process.stdout.write(`Password of '${opts.username}' set on tenant '${opts.tenant}'; its tokens are revoked.\n`);
+    });
 
   return user;
 }
