@@ -44,7 +44,7 @@ export interface AdminActionDeps extends TenantAdminDeps {
  * status a success answers. The CLI's records carry the same method and route, so a trail reads the same
  * whichever way the change was made; the actor and the empty origin tell them apart.
  */
-export const ADMIN_ACTIONS = {
+const ADMIN_ACTIONS = {
   'tenant.create': { method: 'POST', route: '/v1/tenants', status: 201 },
   'tenant.update': { method: 'PATCH', route: '/v1/tenants/:tenantId', status: 200 },
   'tenant.disable': { method: 'POST', route: '/v1/tenants/:tenantId/disable', status: 200 },
@@ -63,7 +63,7 @@ export const ADMIN_ACTIONS = {
   'keys.retire': { method: 'CLI', route: 'cardline keys retire', status: 200 },
 } as const satisfies Record<string, { method: string; route: string; status: number }>;
 
-export type AdminAction = keyof typeof ADMIN_ACTIONS;
+type AdminAction = keyof typeof ADMIN_ACTIONS;
 
 const MAX_ACTOR = 128;
 
@@ -102,7 +102,7 @@ function answerOf(err: unknown): { status: number; code: string | null } {
  * `trail()` — the tenant it concerns, or the platform's — evaluated once the action has run, as the
  * management listener decides after answering. Resolves once the record is committed.
  */
-export async function audited<T>(
+async function audited<T>(
   deps: Pick<AdminActionDeps, 'audit'>,
   actor: AdminActor,
   action: AdminAction,
@@ -156,7 +156,7 @@ const viewOf = async (deps: Pick<AdminActionDeps, 'tenants'>, tenantId: string):
 const CONFIG_FIELDS = new Set(Object.keys(TenantConfig.properties));
 
 /** The top-level settings a tenant patch names: what `tenant.config-changed` reports. */
-export function changedSettings(patch: { name?: unknown; config?: Record<string, unknown> | undefined }): string[] {
+function changedSettings(patch: { name?: unknown; config?: Record<string, unknown> | undefined }): string[] {
   return [...(patch.name !== undefined ? ['name'] : []), ...Object.keys(patch.config ?? {}).filter((k) => CONFIG_FIELDS.has(k))].sort();
 }
 
