@@ -23,7 +23,12 @@ export const OPENAPI_INFO = {
     'every other route in the problem record of spec 2.8 (`application/problem+json`). Money is always a decimal string. ' +
     'A JSON body may instead be sent whole as a compact JWE (`Content-Type: application/jose`) to a key of `GET /api/keys`. ' +
     'Every answer carries `X-Request-Id`. A path called with a method it does not answer is refused with 405 and an `Allow` ' +
-    'header listing the methods it does answer, in the dialect of the path (`x-unrouted-responses`, `components.responses.MethodNotAllowed`).',
+    'header listing the methods it does answer, in the dialect of the path (`x-unrouted-responses`, `components.responses.MethodNotAllowed`).\n\n' +
+    '**Trying a call from this page:** get a token with `npx cardline login --gateway <this page\'s origin> --tenant <tenant> ' +
+    '--username <user> --password-stdin` (it encrypts the password to the tenant\'s key and prints the `id_token`; on the demo ' +
+    'the tenant is `demo`, the users `admin`, `ops`, `integration` and `viewer`, the password the demo was started with), ' +
+    'choose **Authorize** and paste it, then give the `TENANT` header in each call. The calls go to the origin this page was ' +
+    'opened at.',
   contact: { name: 'The operator of this gateway' },
   // package.json: UNLICENSED. SPDX writes a licence of one's own as LicenseRef-<name>.
   license: { name: 'Proprietary: no licence is granted', identifier: 'LicenseRef-Cardline-Proprietary' },
@@ -473,7 +478,7 @@ const UNROUTED_RESPONSES = {
 
 /** The security scheme of each listener's document. */
 const SECURITY_SCHEMES = {
-  public: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The id_token of POST /api/authenticate' } },
+  public: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The id_token of POST /api/authenticate; `npx cardline login` prints one' } },
   management: {
     operatorKey: {
       type: 'http',
