@@ -17,12 +17,19 @@ import type { AuditSpec } from '../route-config.js';
 import type { Operator } from '../services/operator-keys.js';
 import { PLATFORM_TENANT, isTenantId } from '../services/tenants.js';
 import managementRoutes from './routes.js';
+import { consoleOperator } from '../console/auth.js';
+import consoleRoutes from '../console/routes.js';
+import { ConsoleSessions } from '../console/sessions.js';
 
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The operator whose key authenticated the request (management listener). */
     operator: Operator | null;
+  }
+  interface FastifyInstance {
+    /** The operations console's sessions (src/console): a session counts as its operator key. */
+    consoleSessions: ConsoleSessions;
   }
   interface FastifyContextConfig {
     /** false: no operator key needed (the management listener's liveness probe). */
@@ -36,10 +43,12 @@ const BEARER = /^Bearer (\S{1,512})$/;
 const operatorAuth = fp(
   async (app) => {
     app.decorateRequest('operator', null);
+    app.decorateRequest('consoleSession', null);
     app.addHook('onRequest', async (request) => {
       if (request.is404 || request.routeOptions.config.operator === false) return;
       const match = BEARER.exec(request.headers.authorization ?? '');
-      const operator = match ? await app.cardline.operatorKeys.verify(match[1]!) : null;
+      // Without a key, the operations console's session cookie (with its CSRF token on a change).
+      const operator = match ? await app.cardline.operatorKeys.verify(match[1]!) : await consoleOperator(app.consoleSessions, request);
       if (!operator) {
         request.log.info('operator key refused');
         throw Errors.operatorUnauthorized();
@@ -63,6 +72,7 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   await app.register(routeIndex);
   await app.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
   await app.register(strictJson);
+  app.decorate('consoleSessions', new ConsoleSessions(opts.services.db, opts.services.operatorKeys, opts.config.consoleIdleMinutes));
   await app.register(operatorAuth);
   // An operator's action joins the trail of the tenant it concerns (its Admins read it in GET /v1/audit);
   // anything else, the platform's own chain.
@@ -86,6 +96,7 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
     );
   });
   await app.register(managementRoutes);
+  await app.register(consoleRoutes, { sessions: app.consoleSessions });
 };
 
 export const managementPlugin = fp(managementApp, { name: 'cardline-management' });

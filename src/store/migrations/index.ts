@@ -333,4 +333,20 @@ CREATE TABLE shadow_calls (
 ALTER TABLE idempotency_keys ADD COLUMN sealed boolean NOT NULL DEFAULT false;
 `,
   },
+  {
+    // The operations console (issue 19, decision 0161): a session per sign-in, shared by every gateway process.
+    // Only a hash of the session id is stored; the key it was opened with is named by its row, so revoking the
+    // key ends its sessions. seen_at moves on each use: a session unused for the idle timeout is over.
+    name: '0020-console-sessions',
+    sql: `
+CREATE TABLE console_sessions (
+  id_hash    text PRIMARY KEY,
+  key_id     uuid NOT NULL,
+  operator   text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  seen_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX console_sessions_seen ON console_sessions (seen_at);
+`,
+  },
 ];
