@@ -26,6 +26,7 @@ import { PageQuery } from '../../schemas/page.js';
 import { verifyChain } from '../audit/verify.js';
 import { decodeCursor } from '../audit/log.js';
 import { Errors } from '../errors.js';
+import { reasonOf } from '../services/connector-registry.js';
 import { PLATFORM_TENANT, type Tenant } from '../services/tenants.js';
 import { decodeSeqCursor } from '../store/seq-cursor.js';
 import { keyCursorOf, pageBounds, pageQueryErrors } from '../store/key-cursor.js';
@@ -216,6 +217,30 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
           }))
           .sort((a, b) => (a.tenantId === b.tenantId ? (a.connector < b.connector ? -1 : 1) : a.tenantId < b.tenantId ? -1 : 1)),
       ),
+  });
+
+  // What the tenant form offers and checks before it sends: each built-in connector's options schema, and a
+  // check of options against it (the connector's own validation, the one tenant creation applies).
+  app.get('/v1/console/connectors', {
+    schema: { response: { 200: Type.Object({ result: Type.Array(Type.Object({ id: Type.String(), optionsSchema: Type.Unknown() })), pagination: Type.Null() }) } },
+    handler: async () =>
+      envelope(services.connectorRegistry.ids().sort().map((id) => ({ id, optionsSchema: services.connectorRegistry.definition(id)?.optionsSchema ?? null }))),
+  });
+
+  app.post('/v1/console/connectors/check', {
+    schema: {
+      body: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), options: Type.Optional(Type.Unknown()) }, { additionalProperties: false }),
+      response: { 200: Type.Object({ result: Type.Object({ ok: Type.Boolean(), problem: Type.Union([Type.String(), Type.Null()]) }), pagination: Type.Null() }) },
+    },
+    config: { objectName: 'connectorCheckRequest' },
+    handler: async (request) => {
+      try {
+        services.connectorRegistry.validate('(new tenant)', request.body.id, request.body.options ?? {});
+        return envelope({ ok: true, problem: null });
+      } catch (err) {
+        return envelope({ ok: false, problem: reasonOf(err) });
+      }
+    },
   });
 
   app.get('/v1/console/figures', {
