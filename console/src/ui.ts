@@ -72,7 +72,7 @@ export function Badge(props: { tone: 'good' | 'bad' | 'warn' | 'neutral'; childr
 export function ConfirmButton(props: { label: string; question: string; confirm: string; danger?: boolean; onConfirm: () => Promise<void> | void }): VNode {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
-  if (!asking) return html`<button type="button" class=${props.danger ? 'danger' : ''} onClick=${() => setAsking(true)}>${props.label}</button>`;
+  if (!asking) return html`<button type="button" onClick=${() => setAsking(true)}>${props.label}</button>`;
   return html`<span class="confirm" role="group" aria-label=${props.question}>
     <span>${props.question}</span>
     <button type="button" class=${props.danger ? 'danger' : 'primary'} disabled=${busy} ref=${(el: HTMLButtonElement | null) => el?.focus()}

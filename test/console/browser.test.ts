@@ -230,14 +230,23 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await page.goto(`${base}/console/#/audit`);
     await page.goto(`${base}/console/#/audit/north-bank`);
     await expect.poll(() => page.locator('[data-chain]').getAttribute('data-chain')).toBe('broken');
-    expect(await page.locator('[data-chain="broken"]').textContent()).toContain("First break at record 2: edited (the record's contents do not match its hash)");
+    expect(await page.locator('[data-chain="broken"]').textContent()).toContain("First break at record 2: edited (the record's contents do not match its hash). The record before it verifies");
+    expect(await page.locator('tr[data-seq="2"]').getAttribute('class')).toBe('row-failing');
     await photograph('audit-broken');
   });
 
   it('draws the live figures from the gateway\'s counters', async () => {
     await page.goto(`${base}/console/#/figures`);
-    for (let i = 0; i < 5; i++) await t.app.inject({ method: 'GET', url: '/api/keys', headers: { TENANT: 'demo' } });
-    await expect.poll(() => page.locator('.figures-now').textContent(), { timeout: 30_000 }).toMatch(/^Now: [\d.]+ requests\/s/);
+    // Traffic while the page reads: each poll sends a few requests, until a reading shows them.
+    await expect
+      .poll(
+        async () => {
+          for (let i = 0; i < 5; i++) await t.app.inject({ method: 'GET', url: '/api/keys', headers: { TENANT: 'demo' } });
+          return page.locator('.figures-now').textContent();
+        },
+        { timeout: 30_000 },
+      )
+      .toMatch(/^Now: (?!0 )[\d.]+ requests\/s · p50 [\d.]+ ms/);
     expect(await page.locator('.uplot').count()).toBe(3);
     await photograph('figures');
   });

@@ -52,6 +52,7 @@ function Trail(props: { tenantId: string }) {
     return q.toString();
   };
   const records = useLoad(() => api<Page<AuditRecord>>('GET', `/v1/tenants/${enc(t)}/audit?${query()}`), [t, filters, cursor]);
+  const brokenAt = verified.data && !verified.data.result.ok ? verified.data.result.seq : null;
   const set = (k: keyof typeof EMPTY) => (e: Event) => setDraft({ ...draft, [k]: (e.target as HTMLInputElement).value });
 
   return html`
@@ -60,9 +61,8 @@ function Trail(props: { tenantId: string }) {
         v.result.ok
           ? html`<p class="notice ok" role="status" data-chain="verified">Chain verified: ${v.result.records} records, each linked to the one before; head ${v.result.head.slice(0, 12)}…</p>`
           : html`<div class="notice error" role="alert" data-chain="broken">
-              <p><strong>The chain does not verify.</strong> First break at record ${v.result.seq}: ${v.result.reason} (${v.result.detail}). ${v.result.records} records before it verify.</p>
+              <p><strong>The chain does not verify.</strong> First break at record ${v.result.seq}: ${v.result.reason} (${v.result.detail}). ${v.result.records === 1 ? 'The record before it verifies' : `The ${v.result.records} records before it verify`}; the record is marked below.</p>
               <p>Keep the store as it is and compare with a backup: the records from ${v.result.seq} on cannot be trusted.</p>
-              <button type="button" onClick=${() => setFilters({ ...EMPTY })}>Show the newest records</button>
             </div>`}
     <//>
     <form class="panel filters" onSubmit=${(e: Event) => { e.preventDefault(); setCursors([null]); setFilters(draft); }} aria-label="Filter the trail">
@@ -86,8 +86,8 @@ function Trail(props: { tenantId: string }) {
         <table>
           <thead><tr><th scope="col">Seq</th><th scope="col">When</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Outcome</th><th scope="col">Detail</th></tr></thead>
           <tbody>
-            ${p.result.map((r) => html`<tr key=${r.seq}>
-              <td>${r.seq}</td>
+            ${p.result.map((r) => html`<tr key=${r.seq} class=${brokenAt === r.seq ? 'row-failing' : ''} data-seq=${r.seq}>
+              <td>${r.seq}${brokenAt === r.seq ? html`<br /><${Badge} tone="bad">chain breaks here<//>` : null}</td>
               <td>${when(r.at)}</td>
               <td>${r.actor ?? '—'}${r.role ? html`<br /><small>${r.role}</small>` : null}</td>
               <td>${r.action}</td>

@@ -44,7 +44,7 @@ export function FiguresPage() {
     series.current = { t: [], rps: [], p50: [], p99: [], err: [] };
     const width = () => Math.max(280, (boxes[0]!.current?.clientWidth ?? 600) - 8);
     const make = (el: HTMLDivElement, label: string, lines: { label: string; stroke: string }[]) =>
-      new uPlot({ width: width(), height: 180, series: [{}, ...lines.map((l) => ({ ...l, width: 2 }))], axes: [{}, { label }], legend: { show: true } }, [[], ...lines.map(() => [])], el);
+      new uPlot({ width: width(), height: 180, series: [{}, ...lines.map((l) => ({ ...l, width: 2 }))], axes: [{}, { label }], legend: { show: true, live: false } }, [[], ...lines.map(() => [])], el);
     charts.current = [
       make(boxes[0]!.current!, 'requests / s', [{ label: 'requests / s', stroke: '#1d4ed8' }]),
       make(boxes[1]!.current!, 'ms', [{ label: 'p50 ms', stroke: '#047857' }, { label: 'p99 ms', stroke: '#b45309' }]),
