@@ -10,6 +10,7 @@ import { AuditPage } from './pages/audit.js';
 import { ChannelsPage } from './pages/channels.js';
 import { CoresPage } from './pages/cores.js';
 import { FiguresPage } from './pages/figures.js';
+import { LookupPage } from './pages/lookup.js';
 import { TenantPage } from './pages/tenant.js';
 import { TenantsPage } from './pages/tenants.js';
 
@@ -25,6 +26,7 @@ const NAV = [
   ['#/audit', 'Audit'],
   ['#/cores', 'Cores'],
   ['#/figures', 'Live figures'],
+  ['#/lookup', 'Lookup'],
 ] as const;
 
 function useHash(): string {
@@ -51,6 +53,8 @@ function Page(props: { hash: string }) {
       return html`<${CoresPage} />`;
     case 'figures':
       return html`<${FiguresPage} />`;
+    case 'lookup':
+      return html`<${LookupPage} tenantId=${a} />`;
     default:
       return html`<section><h1>Not found</h1><p>There is no page “${props.hash}”. <a href="#/tenants">Go to the tenants</a>.</p></section>`;
   }

@@ -5,7 +5,7 @@
 // /v1 route here is an operator's call like any other: operator key or console session, audited.
 import { Type } from '@sinclair/typebox';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { AUDIT_PAGE_DEFAULT, AuditPage, AuditQuery } from '../../schemas/audit.js';
 import {
   ChannelIdParams,
@@ -21,6 +21,7 @@ import {
   RotateSecretBody,
   isChannelId,
 } from '../../schemas/channels.js';
+import { CardIdParams, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
 import { TenantIdParams } from '../../schemas/management.js';
 import { PageQuery } from '../../schemas/page.js';
 import { verifyChain } from '../audit/verify.js';
@@ -29,6 +30,8 @@ import { Errors } from '../errors.js';
 import { reasonOf } from '../services/connector-registry.js';
 import { PLATFORM_TENANT, type Tenant } from '../services/tenants.js';
 import { decodeSeqCursor } from '../store/seq-cursor.js';
+import { toCardDetailsView, toCardView } from '../views/cards.js';
+import { toEntityView, toTransactionView } from '../views/entities.js';
 import { keyCursorOf, pageBounds, pageQueryErrors } from '../store/key-cursor.js';
 import { ConsoleErrors } from './auth.js';
 import { Figures, requestFigures } from './figures.js';
@@ -217,6 +220,37 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
           }))
           .sort((a, b) => (a.tenantId === b.tenantId ? (a.connector < b.connector ? -1 : 1) : a.tenantId < b.tenantId ? -1 : 1)),
       ),
+  });
+
+  // ── Lookup: a customer or a card of a tenant, from its core, masked as the public API shows them ───
+
+  const coreCtx = (request: FastifyRequest) => ({ requestId: request.id, logger: request.log });
+  const RECENT_TRANSACTIONS = 10;
+  const LookupResponse = Type.Object({ result: Type.Record(Type.String(), Type.Unknown()), pagination: Type.Null() });
+
+  app.get('/v1/tenants/:tenantId/customers/:entityId', {
+    schema: { params: Type.Object({ tenantId: TenantIdParams.properties.tenantId, entityId: EntityIdParams.properties.entityId }, { additionalProperties: false }), response: { 200: LookupResponse } },
+    config: { audit: { action: 'console.customer-lookup', target: { tenantId: 'params.tenantId', entityId: 'params.entityId' } } },
+    handler: async (request) => {
+      const tenant = await tenantOr404(request.params.tenantId);
+      const { entityId } = request.params;
+      const entity = await services.core.invoke(tenant, 'getEntity', { entityId }, coreCtx(request));
+      const cards = await services.core.invoke(tenant, 'listCards', { entityId }, coreCtx(request));
+      const page = await services.core.invoke(tenant, 'listTransactions', { entityId, limit: RECENT_TRANSACTIONS }, coreCtx(request));
+      // No sealed block: contact details stay masked, and no card number appears but masked.
+      return envelope({ entity: toEntityView(entity, undefined), cards: cards.map(toCardView), transactions: page.transactions.map(toTransactionView) });
+    },
+  });
+
+  app.get('/v1/tenants/:tenantId/cards/:cardId', {
+    schema: { params: Type.Object({ tenantId: TenantIdParams.properties.tenantId, cardId: CardIdParams.properties.cardId }, { additionalProperties: false }), response: { 200: LookupResponse } },
+    config: { audit: { action: 'console.card-lookup', target: { tenantId: 'params.tenantId', cardId: 'params.cardId' } } },
+    handler: async (request) => {
+      const tenant = await tenantOr404(request.params.tenantId);
+      const card = await services.core.invoke(tenant, 'getCard', { cardId: request.params.cardId }, coreCtx(request));
+      const page = await services.core.invoke(tenant, 'listTransactions', { entityId: card.entityId, cardId: card.cardId, limit: RECENT_TRANSACTIONS }, coreCtx(request));
+      return envelope({ card: toCardDetailsView(card), transactions: page.transactions.map(toTransactionView) });
+    },
   });
 
   // What the tenant form offers and checks before it sends: each built-in connector's options schema, and a

@@ -251,6 +251,20 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await photograph('figures');
   });
 
+  it('looks up a customer and one of its cards: masked numbers only, with recent transactions', async () => {
+    await page.goto(`${base}/console/#/lookup/demo`);
+    await page.getByLabel('Id').fill('ENT-1001');
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await page.getByRole('heading', { name: 'Recent transactions' }).waitFor();
+    const text = (await page.locator('main').textContent())!;
+    expect(text).toMatch(/\*{4,}\d{4}|•+\d{4}|X+\d{4}/i);
+    expect(text).not.toMatch(/\b4\d{15}\b/);
+    await photograph('lookup');
+    await page.getByLabel('Id').fill('ENT-9999');
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await expect.poll(() => page.locator('.notice.error').textContent()).toMatch(/ENT-9999/);
+  });
+
   it('refuses a change without the CSRF token', async () => {
     const status = await page.evaluate<number>("fetch('/v1/tenants/north-bank/disable', { method: 'POST', credentials: 'same-origin' }).then((r) => r.status)");
     expect(status).toBe(403);
