@@ -85,7 +85,7 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
 
   app.post('/console/session', {
     schema: { body: SignInBody, response: { 201: SessionResponse } },
-    config: { operator: false, objectName: 'signInRequest', audit: { action: 'console.sign-in' } },
+    config: { operator: false, objectName: 'signInRequest', idempotency: false, audit: { action: 'console.sign-in' } },
     handler: async (request, reply) => {
       const opened = await sessions.signIn(request.body.key);
       if (!opened) throw ConsoleErrors.badKey();
@@ -110,7 +110,7 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
 
   app.delete('/console/session', {
     schema: { response: { 200: MessageResponse } },
-    config: { audit: { action: 'console.sign-out' } },
+    config: { idempotency: false, audit: { action: 'console.sign-out' } },
     handler: async (request, reply) => {
       if (!request.consoleSession) throw ConsoleErrors.noSession();
       await sessions.signOut(request.consoleSession);
@@ -266,7 +266,7 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
       body: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), options: Type.Optional(Type.Unknown()) }, { additionalProperties: false }),
       response: { 200: Type.Object({ result: Type.Object({ ok: Type.Boolean(), problem: Type.Union([Type.String(), Type.Null()]) }), pagination: Type.Null() }) },
     },
-    config: { objectName: 'connectorCheckRequest' },
+    config: { objectName: 'connectorCheckRequest', idempotency: false },
     handler: async (request) => {
       try {
         services.connectorRegistry.validate('(new tenant)', request.body.id, request.body.options ?? {});
