@@ -183,6 +183,7 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await expect.poll(() => row('failing-bank').textContent()).toMatch(/core failing: rest/);
     expect(await row('failing-bank').getAttribute('class')).toBe('row-failing');
     expect(await row('demo').getAttribute('class')).toBe('');
+    await photograph('tenants-failing-core');
     await page.goto(`${base}/console/#/cores`);
     await page.locator('tr.row-failing').first().waitFor();
     await photograph('cores');
