@@ -44,7 +44,7 @@ export function FiguresPage() {
     series.current = { t: [], rps: [], p50: [], p99: [], err: [] };
     const width = () => Math.max(280, (boxes[0]!.current?.clientWidth ?? 600) - 8);
     const make = (el: HTMLDivElement, label: string, lines: { label: string; stroke: string }[]) =>
-      new uPlot({ width: width(), height: 180, series: [{}, ...lines.map((l) => ({ ...l, width: 2 }))], axes: [{}, { label }], legend: { show: true, live: false } }, [[], ...lines.map(() => [])], el);
+      new uPlot({ width: width(), height: 180, scales: { x: { time: true, range: (_u, _min, max) => [max - (POINTS * EVERY_MS) / 1000, max] } }, series: [{}, ...lines.map((l) => ({ ...l, width: 2 }))], axes: [{}, { label }], legend: { show: false } }, [[], ...lines.map(() => [])], el);
     charts.current = [
       make(boxes[0]!.current!, 'requests / s', [{ label: 'requests / s', stroke: '#1d4ed8' }]),
       make(boxes[1]!.current!, 'ms', [{ label: 'p50 ms', stroke: '#047857' }, { label: 'p99 ms', stroke: '#b45309' }]),
@@ -115,9 +115,9 @@ export function FiguresPage() {
         : 'Reading the gateway’s counters: the first point appears after two readings.'}
     </p>
     <div class="charts">
-      <figure><figcaption>Requests per second</figcaption><div ref=${boxes[0]}></div></figure>
-      <figure><figcaption>Latency p50 and p99 (bucket bounds, ms)</figcaption><div ref=${boxes[1]}></div></figure>
-      <figure><figcaption>Error rate (answers 5xx)</figcaption><div ref=${boxes[2]}></div></figure>
+      <figure><figcaption>Requests per second <span class="key k-blue">requests/s</span></figcaption><div ref=${boxes[0]}></div></figure>
+      <figure><figcaption>Latency (bucket bounds, ms) <span class="key k-green">p50</span> <span class="key k-orange">p99</span></figcaption><div ref=${boxes[1]}></div></figure>
+      <figure><figcaption>Error rate (answers 5xx) <span class="key k-red">% 5xx</span></figcaption><div ref=${boxes[2]}></div></figure>
     </div>
   </section>`;
 }
