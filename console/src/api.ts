@@ -1,13 +1,13 @@
 // Calls to the management API with the session cookie (the browser sends it; the page never sees it) and,
 // on every change, the session's CSRF token, held in memory only. Errors carry what the API said.
 
-export interface FieldError {
+interface FieldError {
   field: string;
   message: string;
   objectName?: string;
 }
 
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly detail: string,

@@ -17,7 +17,7 @@ export interface User {
   lastLoginAt: string | null;
 }
 
-export interface Window {
+interface Window {
   windowSeconds: number;
   calls: number;
   failures: number;

@@ -7,7 +7,7 @@ import { messageOf } from './api.js';
 
 export { html };
 
-export interface Loaded<T> {
+interface Loaded<T> {
   data: T | null;
   error: string | null;
   loading: boolean;

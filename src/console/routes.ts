@@ -62,7 +62,7 @@ const VerifyResponse = Type.Object({
 
 const envelope = <T>(result: T) => ({ result, pagination: null });
 
-export interface ConsoleRoutesOptions {
+interface ConsoleRoutesOptions {
   sessions: ConsoleSessions;
 }
 

@@ -8,20 +8,20 @@ import type { Db } from '../store/db.js';
 import type { Operator, OperatorKeys } from '../services/operator-keys.js';
 import { PLATFORM_TENANT } from '../services/tenants.js';
 
-export const SESSION_COOKIE = 'cardline_console';
+const SESSION_COOKIE = 'cardline_console';
 export const CSRF_HEADER = 'x-csrf-token';
 
 const hashOf = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
 
 /** What a sign-in answers the page: who it is, the CSRF token, and how long an idle session lasts. */
-export interface SessionInfo {
+interface SessionInfo {
   operator: string;
   csrfToken: string;
   idleTimeoutSeconds: number;
 }
 
 /** Why a cookie does not open the console: no such session (signed out, never was) or one idle too long. */
-export type SessionRefusal = 'unknown' | 'expired';
+type SessionRefusal = 'unknown' | 'expired';
 
 export class ConsoleSessions {
   constructor(

@@ -10,7 +10,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import { CardlineError } from '../errors.js';
 
-export const CONSOLE_CSP = "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'";
+const CONSOLE_CSP = "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'";
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -21,7 +21,7 @@ const TYPES: Record<string, string> = {
 };
 
 /** Where the built files are: dist/console of a checkout (from src/) or of the compiled tree (from dist/src/). */
-export function consoleDir(): string | null {
+function consoleDir(): string | null {
   const up = fileURLToPath(new URL('../../', import.meta.url));
   for (const dir of [join(up, 'dist', 'console'), join(up, 'console')]) if (existsSync(join(dir, 'index.html'))) return dir;
   return null;

@@ -22,7 +22,7 @@ const EVERY_MS = 2000;
 const POINTS = 90;
 
 /** The latency under which a share `q` of the requests between two readings fell (bucket upper bound, ms). */
-export function percentile(bounds: number[], before: number[], after: number[], q: number): number | null {
+function percentile(bounds: number[], before: number[], after: number[], q: number): number | null {
   const counts = after.map((n, i) => n - (before[i] ?? 0));
   const total = after.length ? Math.max(...counts) : 0;
   if (total <= 0) return null;

@@ -85,7 +85,7 @@ function Cores(props: { tenantId: string }) {
   </section>`;
 }
 
-export function CoreTable(props: { rows: ConnectorView[] }) {
+function CoreTable(props: { rows: ConnectorView[] }) {
   return html`<${TableRegion} label="Cores">
     <table>
       <thead><tr><th scope="col">Core</th><th scope="col">Breaker</th><th scope="col">Calls (5 min)</th><th scope="col">Error rate</th><th scope="col">Latency avg / max</th><th scope="col">Offers</th><th scope="col">Shadow</th></tr></thead>
