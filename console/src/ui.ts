@@ -2,7 +2,7 @@
 // asks in the page (not a browser dialog); status badges; a scrollable table region reachable by keyboard.
 import { html } from 'htm/preact';
 import type { ComponentChildren, VNode } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from './api.js';
 
 export { html };
@@ -59,9 +59,19 @@ export function Field(props: { label: string; id: string; hint?: string; childre
   </div>`;
 }
 
-/** A table in a region that scrolls sideways on a narrow screen, focusable so a keyboard can scroll it. */
+/**
+ * A table in a labelled region, focusable so a keyboard can scroll it. On a narrow screen each row stacks as
+ * a card (style.css): every cell is given its column's name to show before it.
+ */
 export function TableRegion(props: { label: string; children: ComponentChildren }): VNode {
-  return html`<div class="table-region" role="region" aria-label=${props.label} tabindex="0">${props.children}</div>`;
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const names = [...(ref.current?.querySelectorAll('thead th') ?? [])].map((th) => th.textContent ?? '');
+    for (const row of ref.current?.querySelectorAll('tbody tr') ?? []) {
+      [...row.children].forEach((cell, i) => cell.setAttribute('data-label', names[i] ?? ''));
+    }
+  });
+  return html`<div class="table-region" role="region" aria-label=${props.label} tabindex="0" ref=${ref}>${props.children}</div>`;
 }
 
 export function Badge(props: { tone: 'good' | 'bad' | 'warn' | 'neutral'; children: ComponentChildren }): VNode {

@@ -180,6 +180,7 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
       expect(res.statusCode).toBeGreaterThanOrEqual(500);
     }
     await page.goto(`${base}/console/#/tenants`);
+    await page.reload();
     await expect.poll(() => row('failing-bank').textContent()).toMatch(/core failing: rest/);
     expect(await row('failing-bank').getAttribute('class')).toBe('row-failing');
     expect(await row('demo').getAttribute('class')).toBe('');

@@ -1,7 +1,7 @@
 // Tenants: the list (search, paging, status, cores, dates; a failing core stands out), onboarding a bank
 // with its first Admin (connector options checked against the connector's own schema first), and disable /
 // enable with a confirmation.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, enc, messageOf, type Page } from '../api.js';
 import { encryptForTenant } from '../crypto.js';
 import { Badge, ConfirmButton, Field, Notice, TableRegion, View, html, useLoad, when } from '../ui.js';
@@ -19,6 +19,11 @@ export function TenantsPage() {
     [cursor],
   );
   const cores = useLoad(() => api<{ result: CoreState[] }>('GET', '/v1/console/cores'), [tenants.data]);
+  // A core that starts failing while the list is open is marked within 15 s.
+  useEffect(() => {
+    const timer = setInterval(cores.reload, 15_000);
+    return () => clearInterval(timer);
+  }, [cores.reload]);
   const failingOf = (id: string) => (cores.data?.result ?? []).filter((c) => c.tenantId === id && failing(c));
 
   const setStatus = async (t: Tenant, verb: 'disable' | 'enable') => {
