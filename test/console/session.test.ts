@@ -208,4 +208,61 @@ describe("the console's reads", () => {
     const demo = res.json().result.find((c: { tenantId: string }) => c.tenantId === 'demo');
     expect(demo).toMatchObject({ connector: expect.any(String), connectorId: 'mock', recent: { windowSeconds: 300 } });
   });
+
+  it("channels and deliveries: a tenant's channel, its delivery's attempts, and a retry, audited under the operator's name", async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const { startReceiver } = await import('../helpers/receiver.js');
+    const rx = await startReceiver();
+    try {
+      rx.answer('/fail-then-ok', { status: 503 }, { status: 204 });
+      const channel = await t.app.cardline.channels.create('demo', true, { type: 'webhook', url: `${rx.base}/fail-then-ok`, eventTypes: ['*'], description: 'ops' });
+      const first = await t.app.cardline.deliveries.test('demo', channel.channelId);
+      expect(first.attempts.map((a) => a.statusCode)).toEqual([503]);
+      const list = await m.inject({ method: 'GET', url: '/v1/tenants/demo/channels', headers: auth });
+      expect(list.json().result.map((c: { channelId: string }) => c.channelId)).toContain(channel.channelId);
+      const deliveries = await m.inject({ method: 'GET', url: `/v1/tenants/demo/channels/${channel.channelId}/deliveries`, headers: auth });
+      expect(deliveries.json().result[0]).toMatchObject({ deliveryId: first.deliveryId, attempts: [{ statusCode: 503 }] });
+      const retried = await m.inject({ method: 'POST', url: `/v1/tenants/demo/deliveries/${first.deliveryId}/retry`, headers: auth });
+      expect(retried.json().result).toMatchObject({ status: 'delivered', attempts: [{ statusCode: 503 }, { statusCode: 204 }] });
+      const audited = await t.db.query<{ actor: string; target: Record<string, string> }>("SELECT actor, target FROM audit_log WHERE tenant_id = 'demo' AND action = 'delivery.retry'");
+      expect(audited.rows).toEqual([{ actor: 'ops-console', target: { tenantId: 'demo', deliveryId: first.deliveryId } }]);
+      const unknown = await m.inject({ method: 'GET', url: '/v1/tenants/demo/channels/0190b3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b/deliveries', headers: auth });
+      expect(unknown.statusCode).toBe(404);
+      await t.app.cardline.channels.remove('demo', channel.channelId);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it("connector check: the connector's own schema decides, before a tenant is created", async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const ok = await m.inject({ method: 'POST', url: '/v1/console/connectors/check', headers: auth, payload: { id: 'mock', options: { fixtures: 'demo' } } });
+    expect(ok.json()).toEqual({ result: { ok: true, problem: null }, pagination: null });
+    const bad = await m.inject({ method: 'POST', url: '/v1/console/connectors/check', headers: auth, payload: { id: 'mock', options: { fixtures: 'nope' } } });
+    expect(bad.json().result.ok).toBe(false);
+    expect(bad.json().result.problem).toMatch(/^connector 'mock' options are invalid: /);
+    const unknown = await m.inject({ method: 'POST', url: '/v1/console/connectors/check', headers: auth, payload: { id: 'nope' } });
+    expect(unknown.json().result.problem).toMatch(/^connector 'nope' is not registered/);
+    const ids = (await m.inject({ method: 'GET', url: '/v1/console/connectors', headers: auth })).json().result.map((c: { id: string }) => c.id);
+    expect(ids).toEqual(expect.arrayContaining(['file', 'mock', 'rest']));
+  });
+
+  it('lookup: a customer and a card from the core, masked, with recent transactions; an unknown one in the problem dialect', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const customer = await m.inject({ method: 'GET', url: '/v1/tenants/demo/customers/ENT-1001', headers: auth });
+    expect(customer.statusCode).toBe(200);
+    const { entity, cards, transactions } = customer.json().result;
+    expect(entity).toMatchObject({ entityId: 'ENT-1001', contact: { email: expect.stringContaining('*') } });
+    expect(entity.sensitive).toBeUndefined();
+    expect(cards[0].panMasked).toMatch(/^\d{6}\*+\d{4}$/);
+    expect(Array.isArray(transactions)).toBe(true);
+    expect(customer.body).not.toMatch(/\b4\d{15}\b/);
+    const card = await m.inject({ method: 'GET', url: `/v1/tenants/demo/cards/${cards[0].cardId}`, headers: auth });
+    expect(card.json().result.card).toMatchObject({ cardId: cards[0].cardId, panMasked: cards[0].panMasked });
+    expect(card.json().result.card.sensitive).toBeUndefined();
+    const missing = await m.inject({ method: 'GET', url: '/v1/tenants/demo/customers/ENT-9999', headers: auth });
+    // The core's refusal, as the public API answers it (a business refusal: 409 with its code).
+    expect(missing.statusCode).toBe(409);
+    expect(missing.json()).toMatchObject({ status: 409, businessCode: 'ENTITY_NOT_FOUND', detail: expect.stringContaining('ENT-9999') });
+  });
 });
