@@ -56,9 +56,9 @@ export class ConsoleSessions {
     );
     if (!row.rows[0]) return null;
     const sessionId = randomBytes(32).toString('base64url');
-    await this.db.query('INSERT INTO console_sessions (id_hash, key_id, operator) VALUES ($1, $2, $3)', [hashOf(sessionId), row.rows[0].id, operator.name]);
+    await this.db.query('INSERT INTO console_sessions (tenant_id, id_hash, key_id, operator) VALUES ($1, $2, $3, $4)', [PLATFORM_TENANT, hashOf(sessionId), row.rows[0].id, operator.name]);
     // Sessions idle for a day past the timeout are of no use to anyone: cleared as new ones open.
-    await this.db.query(`DELETE FROM console_sessions WHERE seen_at < now() - make_interval(mins => $1::int)`, [this.idleMinutes + 1440]);
+    await this.db.query(`DELETE FROM console_sessions WHERE tenant_id = $1 AND seen_at < now() - make_interval(mins => $2::int)`, [PLATFORM_TENANT, this.idleMinutes + 1440]);
     return { sessionId, operator };
   }
 
@@ -70,18 +70,18 @@ export class ConsoleSessions {
     const idHash = hashOf(sessionId);
     const r = await this.db.query<{ operator: string }>(
       `UPDATE console_sessions s SET seen_at = now()
-        WHERE s.id_hash = $1 AND s.seen_at > now() - make_interval(mins => $2::int)
+        WHERE s.tenant_id = $3 AND s.id_hash = $1 AND s.seen_at > now() - make_interval(mins => $2::int)
           AND EXISTS (SELECT 1 FROM operator_keys k WHERE k.tenant_id = $3 AND k.id = s.key_id AND k.revoked_at IS NULL)
         RETURNING s.operator`,
       [idHash, this.idleMinutes, PLATFORM_TENANT],
     );
     if (r.rows[0]) return { name: r.rows[0].operator };
-    const gone = await this.db.query('DELETE FROM console_sessions WHERE id_hash = $1', [idHash]);
+    const gone = await this.db.query('DELETE FROM console_sessions WHERE tenant_id = $1 AND id_hash = $2', [PLATFORM_TENANT, idHash]);
     return gone.rowCount ? 'expired' : 'unknown';
   }
 
   async signOut(sessionId: string): Promise<void> {
-    await this.db.query('DELETE FROM console_sessions WHERE id_hash = $1', [hashOf(sessionId)]);
+    await this.db.query('DELETE FROM console_sessions WHERE tenant_id = $1 AND id_hash = $2', [PLATFORM_TENANT, hashOf(sessionId)]);
   }
 }
 
