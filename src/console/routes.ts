@@ -22,6 +22,7 @@ import {
   isChannelId,
 } from '../../schemas/channels.js';
 import { CardIdParams, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
+import { ShadowSummaryResponse } from '../../schemas/core-routing.js';
 import { TenantIdParams } from '../../schemas/management.js';
 import { PageQuery } from '../../schemas/page.js';
 import { verifyChain } from '../audit/verify.js';
@@ -220,6 +221,13 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
           }))
           .sort((a, b) => (a.tenantId === b.tenantId ? (a.connector < b.connector ? -1 : 1) : a.tenantId < b.tenantId ? -1 : 1)),
       ),
+  });
+
+  app.get('/v1/tenants/:tenantId/shadow', {
+    schema: { params: TenantIdParams, response: { 200: ShadowSummaryResponse } },
+    config: { audit: { action: 'shadow.summary', target: { tenantId: 'params.tenantId' } } },
+    // Per shadowed operation: calls by outcome and the match rate (as its Admin reads GET /v1/admin/shadow/summary).
+    handler: async (request) => envelope(await services.shadow.summary((await tenantOr404(request.params.tenantId)).id)),
   });
 
   // ── Lookup: a customer or a card of a tenant, from its core, masked as the public API shows them ───

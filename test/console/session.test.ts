@@ -234,6 +234,13 @@ describe("the console's reads", () => {
     }
   });
 
+  it("shadow: a tenant's comparisons per operation with the match rate (none without a shadow core); an unknown tenant 404", async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const res = await m.inject({ method: 'GET', url: '/v1/tenants/demo/shadow', headers: auth });
+    expect(res.json()).toEqual({ result: await t.app.cardline.shadow.summary('demo'), pagination: null });
+    expect((await m.inject({ method: 'GET', url: '/v1/tenants/nobody/shadow', headers: auth })).statusCode).toBe(404);
+  });
+
   it("connector check: the connector's own schema decides, before a tenant is created", async () => {
     const auth = { authorization: `Bearer ${key}` };
     const ok = await m.inject({ method: 'POST', url: '/v1/console/connectors/check', headers: auth, payload: { id: 'mock', options: { fixtures: 'demo' } } });

@@ -75,12 +75,36 @@ function withoutSecrets(value: unknown): unknown {
   return value;
 }
 
+interface ShadowSummary {
+  operation: string;
+  calls: number;
+  match: number;
+  diverged: number;
+  error: number;
+  dropped: number;
+  matchRate: number | null;
+}
+
 function Cores(props: { tenantId: string }) {
   const cores = useLoad(() => api<{ result: ConnectorView[] }>('GET', `/v1/tenants/${enc(props.tenantId)}/connectors`), [props.tenantId]);
+  const shadow = useLoad(() => api<{ result: ShadowSummary[] }>('GET', `/v1/tenants/${enc(props.tenantId)}/shadow`), [props.tenantId]);
   return html`<section class="panel" aria-labelledby="cores-h">
     <h2 id="cores-h">Cores</h2>
     <${View} loaded=${cores} what="cores" empty=${(d: { result: ConnectorView[] }) => d.result.length === 0} emptyText="This tenant names no core.">
       ${(d: { result: ConnectorView[] }) => html`<${CoreTable} rows=${d.result} />`}
+    <//>
+    <h3>Shadow comparisons</h3>
+    <${View} loaded=${shadow} what="shadow comparisons" empty=${(d: { result: ShadowSummary[] }) => d.result.length === 0} emptyText="No shadow core: nothing is compared.">
+      ${(d: { result: ShadowSummary[] }) => html`<${TableRegion} label="Shadow comparisons">
+        <table>
+          <thead><tr><th scope="col">Operation</th><th scope="col">Match rate</th><th scope="col">Match</th><th scope="col">Diverged</th><th scope="col">Error</th><th scope="col">Dropped</th></tr></thead>
+          <tbody>${d.result.map((r) => html`<tr key=${r.operation}>
+            <td>${r.operation}</td>
+            <td>${r.matchRate === null ? '— (nothing compared yet)' : html`<${Badge} tone=${r.matchRate === 1 ? 'good' : r.matchRate >= 0.99 ? 'warn' : 'bad'}>${Math.round(r.matchRate * 1000) / 10}%<//>`}</td>
+            <td>${r.match}</td><td>${r.diverged}</td><td>${r.error}</td><td>${r.dropped}</td>
+          </tr>`)}</tbody>
+        </table>
+      <//>`}
     <//>
   </section>`;
 }
