@@ -15,7 +15,7 @@ export function CoresPage() {
         const rows = [...d.result].sort((a, b) => Number(failing(b)) - Number(failing(a)));
         return html`<${TableRegion} label="Cores">
           <table>
-            <thead><tr><th scope="col">Tenant</th><th scope="col">Core</th><th scope="col">Breaker</th><th scope="col">Calls</th><th scope="col">Error rate</th><th scope="col">Latency avg / max</th></tr></thead>
+            <thead><tr><th scope="col">Tenant</th><th scope="col">Core</th><th scope="col">Breaker</th><th scope="col">Calls</th><th scope="col">Error rate</th><th scope="col">Latency avg/max</th></tr></thead>
             <tbody>
               ${rows.map((c) => html`<tr key=${`${c.tenantId}/${c.connector}`} class=${failing(c) ? 'row-failing' : ''}>
                 <td><a href=${`#/tenants/${enc(c.tenantId)}`}>${c.tenantId}</a></td>

@@ -112,7 +112,7 @@ function Cores(props: { tenantId: string }) {
 function CoreTable(props: { rows: ConnectorView[] }) {
   return html`<${TableRegion} label="Cores">
     <table>
-      <thead><tr><th scope="col">Core</th><th scope="col">Breaker</th><th scope="col">Calls (5 min)</th><th scope="col">Error rate</th><th scope="col">Latency avg / max</th><th scope="col">Offers</th><th scope="col">Shadow</th></tr></thead>
+      <thead><tr><th scope="col">Core</th><th scope="col">Breaker</th><th scope="col">Calls (5 min)</th><th scope="col">Error rate</th><th scope="col">Latency avg/max</th><th scope="col">Offers</th><th scope="col">Shadow</th></tr></thead>
       <tbody>
         ${props.rows.map((c) => html`<tr key=${c.name} class=${failing(c) ? 'row-failing' : ''}>
           <td>${c.name} <small>(${c.id})</small>${c.problem ? html`<div><${Badge} tone="bad">not started: ${c.problem}<//></div>` : null}</td>
