@@ -16,6 +16,9 @@ COPY sdk/tsconfig.json ./sdk/
 COPY sdk/src ./sdk/src
 # The example connector plugin (examples/acme-core), compiled with the rest: the plugin walk-through runs in the image.
 COPY examples/acme-core ./examples/acme-core
+# The operations console (/console on the management listener): bundled by esbuild into dist/console.
+COPY console ./console
+COPY bin/build-console.js ./bin/
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

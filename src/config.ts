@@ -26,6 +26,8 @@ export interface Config {
   /** The management listener (operators' API), loopback by default. */
   adminHost: string;
   adminPort: number;
+  /** The operations console's idle timeout (CARDLINE_CONSOLE_IDLE_MINUTES, default 15): a session unused this long is over. */
+  consoleIdleMinutes: number;
   /** The demo's operator key; without it the demo creates a random one and prints it once. */
   demoOperatorKey: string | undefined;
   /** A `tenant` label on the per-request, per-call and login metrics (CARDLINE_METRICS_TENANT_LABEL, default on). */
@@ -213,6 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     host: env.HOST || '127.0.0.1',
     adminHost: env.CARDLINE_ADMIN_HOST || '127.0.0.1',
     adminPort: int(env, 'CARDLINE_ADMIN_PORT', 8081, 0, 65535),
+    consoleIdleMinutes: int(env, 'CARDLINE_CONSOLE_IDLE_MINUTES', 15, 1, 1440),
     demoOperatorKey: demoOperatorKey(env),
     storeThread: env.CARDLINE_STORE_THREAD === undefined || env.CARDLINE_STORE_THREAD === '' ? true : bool(env, 'CARDLINE_STORE_THREAD'),
     metricsTenantLabel: env.CARDLINE_METRICS_TENANT_LABEL === undefined || env.CARDLINE_METRICS_TENANT_LABEL === '' ? true : bool(env, 'CARDLINE_METRICS_TENANT_LABEL'),

@@ -25,6 +25,16 @@ import validate from '../plugins/validate.js';
 import managementProbes from '../routes/management-probes.js';
 import type { AuditSpec } from '../route-config.js';
 import { PLATFORM_TENANT, isTenantId } from '../services/tenants.js';
+import { consoleOperator } from '../console/auth.js';
+import consoleRoutes from '../console/routes.js';
+import { ConsoleSessions } from '../console/sessions.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The operations console's sessions (src/console): a session counts as its operator key. */
+    consoleSessions: ConsoleSessions;
+  }
+}
 
 export interface ManagementOptions {
   services: Services;
@@ -44,8 +54,10 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   // Before the first route: it describes every route in the management OpenAPI document.
   await app.register(openapiCollector, { operations, listener: 'management' });
   await app.register(strictJson);
-  // The operator key is this listener's principal; a route naming a tenant in its path gets that tenant.
-  await app.register(operatorAuth);
+  app.decorate('consoleSessions', new ConsoleSessions(opts.services.db, opts.services.operatorKeys, opts.config.consoleIdleMinutes));
+  // The operator key is this listener's principal (or the console's session cookie, taken as the key it was
+  // opened with); a route naming a tenant in its path gets that tenant.
+  await app.register(operatorAuth, { session: (request) => consoleOperator(app.consoleSessions, request) });
   // Passwords for a tenant's users are opened to that tenant's key (its body policy is its own API's).
   await app.register(decrypt, { tenantPolicy: false });
   await app.register(validate);
@@ -72,6 +84,7 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   await app.register(managementProbes);
   await app.register(registrar, { operations, listener: 'management' });
   await app.register(docsRoutes);
+  await app.register(consoleRoutes, { sessions: app.consoleSessions });
 };
 
 export const managementPlugin = fp(managementApp, { name: 'cardline-management' });

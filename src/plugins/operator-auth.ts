@@ -3,7 +3,7 @@
 // the path (`tenantParam`), the tenant that path names: found whatever its status (an operator enables a
 // disabled one), 404 when there is none. The decrypt step opens password fields to that tenant's key.
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
 import type { Operator } from '../services/operator-keys.js';
 import { isTenantId } from '../services/tenants.js';
@@ -12,6 +12,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The operator whose key authenticated the request (management listener). */
     operator: Operator | null;
+    /** The console session the request came with (its id), when it was authenticated by one (src/console/auth.ts). */
+    consoleSession: string | null;
   }
   interface FastifyContextConfig {
     /** false: no operator key needed (the management listener's probe and metrics, its documents). */
@@ -21,8 +23,18 @@ declare module 'fastify' {
 
 const BEARER = /^Bearer (\S{1,512})$/;
 
-const operatorAuthPlugin: FastifyPluginAsync = async (app) => {
+interface OperatorAuthOptions {
+  /**
+   * Without a key in Authorization: the operator of another credential the request carries (the console's
+   * session cookie, src/console/auth.ts), or null. It may throw its own refusal (an expired session, a change
+   * without the session's CSRF token).
+   */
+  session?: (request: FastifyRequest) => Promise<Operator | null>;
+}
+
+const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, opts) => {
   app.decorateRequest('operator', null);
+  app.decorateRequest('consoleSession', null);
   // The tenant step of the public listener is not registered here: the request's tenant is the path's.
   if (!app.hasRequestDecorator('tenant')) app.decorateRequest('tenant', null);
 
@@ -30,7 +42,7 @@ const operatorAuthPlugin: FastifyPluginAsync = async (app) => {
     const config = request.routeOptions.config;
     if (request.is404 || config.operator === false) return;
     const match = BEARER.exec(request.headers.authorization ?? '');
-    const operator = match ? await app.cardline.operatorKeys.verify(match[1]!) : null;
+    const operator = match ? await app.cardline.operatorKeys.verify(match[1]!) : ((await opts.session?.(request)) ?? null);
     if (!operator) {
       request.log.info('operator key refused');
       throw Errors.operatorUnauthorized();

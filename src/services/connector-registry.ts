@@ -60,6 +60,11 @@ export class ConnectorRegistry {
     return [...this.registry.keys()];
   }
 
+  /** A registered connector's definition (its options schema, for the console's form). */
+  definition(id: string): ConnectorDefinition | undefined {
+    return this.registry.get(id)?.definition;
+  }
+
   private builtIns(): string[] {
     return [...this.registry.values()].filter((r) => r.source === 'built-in').map((r) => r.definition.id);
   }

@@ -31,6 +31,9 @@ const EXEMPT = [
   'public POST /api/authenticate',
   'public POST /credit-line-management/business-entity-manager/fetchLimit',
   'public PUT /v1/me/password',
+  'management POST /console/session',
+  'management DELETE /console/session',
+  'management POST /v1/console/connectors/check',
 ];
 
 let t: TestApp;
@@ -277,6 +280,18 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     add('management DELETE /v1/tenants/:tenantId/users/:username', { url: '/v1/tenants/demo-b/users/m-remove' });
     add('management POST /v1/operator-keys', { url: '/v1/operator-keys', body: () => ({ name: 'idem-new-operator' }), other: () => ({ name: 'idem-other-operator' }) });
     add('management DELETE /v1/operator-keys/:name', { url: '/v1/operator-keys/idem-revoked' });
+    // The console's writes on the management listener (src/console/routes.ts).
+    add('management POST /v1/tenants/:tenantId/deliveries/:deliveryId/retry', { url: `/v1/tenants/demo/deliveries/${ids.delivery}/retry` });
+    add('management POST /v1/tenants/:tenantId/channels/:channelId/rotate-secret', {
+      url: `/v1/tenants/demo/channels/${ids.rotate}/rotate-secret`,
+      body: () => ({ overlapSeconds: 30 }),
+      other: () => ({ overlapSeconds: 90 }),
+    });
+    add('management POST /v1/tenants/:tenantId/channels/:channelId/replay', {
+      url: `/v1/tenants/demo/channels/${ids.replay}/replay`,
+      body: () => ({ from: '2026-02-01T00:00:00Z', to: '2026-02-02T00:00:00Z' }),
+      other: () => ({ from: '2026-02-01T00:00:00Z', to: '2026-02-03T00:00:00Z' }),
+    });
   });
 
   it('each write has a request here, or is one docs/api.md names as not taking the key', async () => {

@@ -333,4 +333,22 @@ CREATE TABLE shadow_calls (
 ALTER TABLE idempotency_keys ADD COLUMN sealed boolean NOT NULL DEFAULT false;
 `,
   },
+  {
+    // The operations console (issue 19, decision 0161): a session per sign-in, shared by every gateway process.
+    // The platform's rows, as operator keys are (every primary key starts with tenant_id). Only a hash of the session id is stored; the key it was opened with is named by its row, so revoking the
+    // key ends its sessions. seen_at moves on each use: a session unused for the idle timeout is over.
+    name: '0020-console-sessions',
+    sql: `
+CREATE TABLE console_sessions (
+  tenant_id  text NOT NULL DEFAULT '_platform' CHECK (tenant_id = '_platform'),
+  id_hash    text NOT NULL,
+  key_id     uuid NOT NULL,
+  operator   text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  seen_at    timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, id_hash)
+);
+CREATE INDEX console_sessions_seen ON console_sessions (tenant_id, seen_at);
+`,
+  },
 ];

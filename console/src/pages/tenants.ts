@@ -1,0 +1,166 @@
+// Tenants: the list (search, paging, status, cores, dates; a failing core stands out), onboarding a bank
+// with its first Admin (connector options checked against the connector's own schema first), and disable /
+// enable with a confirmation.
+import { useEffect, useState } from 'preact/hooks';
+import { api, enc, messageOf, type Page } from '../api.js';
+import { encryptForTenant } from '../crypto.js';
+import { Badge, ConfirmButton, Field, Notice, TableRegion, View, html, useLoad, when } from '../ui.js';
+import { connectorsOf, failing, type CoreState, type Tenant } from '../types.js';
+
+const PAGE = 20;
+
+export function TenantsPage() {
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const cursor = cursors[cursors.length - 1] ?? null;
+  const [search, setSearch] = useState('');
+  const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const tenants = useLoad(
+    () => api<Page<Tenant>>('GET', `/v1/tenants?limit=${PAGE}${cursor ? `&cursor=${enc(cursor)}` : ''}`),
+    [cursor],
+  );
+  const cores = useLoad(() => api<{ result: CoreState[] }>('GET', '/v1/console/cores'), [tenants.data]);
+  // A core that starts failing while the list is open is marked within 15 s.
+  useEffect(() => {
+    const timer = setInterval(cores.reload, 15_000);
+    return () => clearInterval(timer);
+  }, [cores.reload]);
+  const failingOf = (id: string) => (cores.data?.result ?? []).filter((c) => c.tenantId === id && failing(c));
+
+  const setStatus = async (t: Tenant, verb: 'disable' | 'enable') => {
+    try {
+      await api('POST', `/v1/tenants/${enc(t.id)}/${verb}`);
+      setNotice({ kind: 'ok', text: `Tenant ${t.id} ${verb === 'disable' ? 'disabled: its calls are refused until it is enabled' : 'enabled'}.` });
+      tenants.reload();
+    } catch (err) {
+      setNotice({ kind: 'error', text: messageOf(err) });
+    }
+  };
+
+  const q = search.trim().toLowerCase();
+  return html`<section aria-labelledby="tenants-h">
+    <h1 id="tenants-h">Tenants</h1>
+    <${Notice} kind=${notice?.kind ?? 'ok'} text=${notice?.text ?? null} />
+    <${Onboard} onDone=${(text: string) => { setNotice({ kind: 'ok', text }); tenants.reload(); }} />
+    <div class="toolbar">
+      <${Field} label="Search this page" id="tenant-search">
+        <input id="tenant-search" type="search" value=${search} onInput=${(e: Event) => setSearch((e.target as HTMLInputElement).value)} placeholder="id or name" />
+      <//>
+    </div>
+    <${View} loaded=${tenants} what="tenants" empty=${(p: Page<Tenant>) => p.result.length === 0} emptyText="No tenant yet: onboard the first bank above.">
+      ${(page: Page<Tenant>) => {
+        const rows = page.result.filter((t) => !q || t.id.toLowerCase().includes(q) || t.name.toLowerCase().includes(q));
+        return html`
+          <${TableRegion} label="Tenants">
+            <table>
+              <thead><tr><th scope="col">Tenant</th><th scope="col">Status</th><th scope="col">Cores</th><th scope="col">Created</th><th scope="col">Changed</th><th scope="col">Actions</th></tr></thead>
+              <tbody>
+                ${rows.length === 0 ? html`<tr><td colspan="6">No tenant on this page matches “${search}”.</td></tr>` : null}
+                ${rows.map((t) => {
+                  const bad = failingOf(t.id);
+                  return html`<tr key=${t.id} class=${bad.length ? 'row-failing' : ''} data-tenant=${t.id}>
+                    <td><a href=${`#/tenants/${enc(t.id)}`}>${t.id}</a><br /><small>${t.name}</small></td>
+                    <td><${Badge} tone=${t.status === 'active' ? 'good' : 'neutral'}>${t.status}<//></td>
+                    <td>
+                      ${connectorsOf(t.config).join(', ') || '—'}
+                      ${bad.map((c) => html`<div><${Badge} tone="bad">core failing: ${c.connector} ${c.breaker === 'open' ? '(breaker open)' : `(${Math.round(c.recent.errorRate * 100)}% errors)`}<//></div>`)}
+                    </td>
+                    <td>${when(t.createdAt)}</td>
+                    <td>${when(t.updatedAt)}</td>
+                    <td>
+                      ${t.status === 'active'
+                        ? html`<${ConfirmButton} label=${`Disable ${t.id}`} question=${`Disable ${t.id}? Its users and API calls are refused until enabled.`} confirm="Disable" danger=${true} onConfirm=${() => setStatus(t, 'disable')} />`
+                        : html`<${ConfirmButton} label=${`Enable ${t.id}`} question=${`Enable ${t.id} again?`} confirm="Enable" onConfirm=${() => setStatus(t, 'enable')} />`}
+                    </td>
+                  </tr>`;
+                })}
+              </tbody>
+            </table>
+          <//>
+          <nav class="pager" aria-label="Tenant pages">
+            <button type="button" disabled=${cursors.length < 2} onClick=${() => setCursors(cursors.slice(0, -1))}>Previous page</button>
+            <span>Page ${cursors.length}</span>
+            <button type="button" disabled=${!page.pagination?.nextCursor} onClick=${() => setCursors([...cursors, page.pagination!.nextCursor!])}>Next page</button>
+          </nav>`;
+      }}
+    <//>
+  </section>`;
+}
+
+interface ConnectorChoice {
+  id: string;
+  optionsSchema: { properties?: Record<string, { description?: string }>; required?: string[] } | null;
+}
+
+/** Onboard a bank: the tenant, its core, and its first Admin (the password encrypted here to the new tenant's key). */
+function Onboard(props: { onDone: (text: string) => void }) {
+  const [open, setOpen] = useState(false);
+  const [form, setForm] = useState({ id: '', name: '', connector: 'mock', options: '{ "fixtures": "demo" }', admin: 'admin', password: '' });
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const connectors = useLoad(() => (open ? api<{ result: ConnectorChoice[] }>('GET', '/v1/console/connectors') : Promise.resolve(null)), [open]);
+  const set = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value });
+  const schema = connectors.data?.result.find((c) => c.id === form.connector)?.optionsSchema;
+
+  if (!open) return html`<p><button type="button" class="primary" onClick=${() => setOpen(true)}>Onboard a tenant</button></p>`;
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    let options: unknown;
+    try {
+      options = form.options.trim() ? JSON.parse(form.options) : {};
+    } catch {
+      setError('The connector options are not valid JSON: check quotes and commas, e.g. { "baseUrl": "https://core.bank.example" }.');
+      return;
+    }
+    setBusy(true);
+    try {
+      // The connector's own schema decides, before anything is created.
+      const check = await api<{ result: { ok: boolean; problem: string | null } }>('POST', '/v1/console/connectors/check', { id: form.connector, options });
+      if (!check.result.ok) {
+        setError(`The connector options are refused: ${check.result.problem}. Correct them and send again.`);
+        return;
+      }
+      await api('POST', '/v1/tenants', { id: form.id, ...(form.name ? { name: form.name } : {}), config: { connector: { id: form.connector, options } } });
+      if (form.admin && form.password) {
+        const password = await encryptForTenant(form.id, form.password);
+        await api('POST', `/v1/tenants/${enc(form.id)}/users`, { username: form.admin, role: 'Admin', password });
+      }
+      setOpen(false);
+      setForm({ ...form, id: '', name: '', password: '' });
+      props.onDone(`Tenant ${form.id} onboarded${form.admin && form.password ? ` with its first Admin '${form.admin}'` : ''}.`);
+    } catch (err) {
+      setError(messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return html`<form class="panel" onSubmit=${submit} aria-labelledby="onboard-h">
+    <h2 id="onboard-h">Onboard a tenant</h2>
+    <${Notice} kind="error" text=${error} />
+    <div class="grid">
+      <${Field} label="Tenant id" id="t-id" hint="What the bank sends in its TENANT header: lower-case letters, digits, '-'.">
+        <input id="t-id" required value=${form.id} onInput=${set('id')} aria-describedby="t-id-hint" autocomplete="off" />
+      <//>
+      <${Field} label="Name" id="t-name"><input id="t-name" value=${form.name} onInput=${set('name')} /><//>
+      <${Field} label="Core connector" id="t-connector">
+        <select id="t-connector" value=${form.connector} onChange=${set('connector')}>
+          ${(connectors.data?.result ?? [{ id: 'mock', optionsSchema: null }]).map((c) => html`<option value=${c.id}>${c.id}</option>`)}
+        </select>
+      <//>
+      <${Field} label="Connector options (JSON)" id="t-options"
+        hint=${schema?.properties ? `Options: ${Object.keys(schema.properties).map((k) => (schema.required?.includes(k) ? `${k} (required)` : k)).join(', ')}` : 'Checked against the connector’s schema before the tenant is created.'}>
+        <textarea id="t-options" rows="3" value=${form.options} onInput=${set('options')} aria-describedby="t-options-hint"></textarea>
+      <//>
+      <${Field} label="First Admin's username" id="t-admin"><input id="t-admin" value=${form.admin} onInput=${set('admin')} autocomplete="off" /><//>
+      <${Field} label="First Admin's password" id="t-password" hint="Encrypted in this browser to the new tenant's key; never sent in clear.">
+        <input id="t-password" type="password" value=${form.password} onInput=${set('password')} autocomplete="new-password" aria-describedby="t-password-hint" />
+      <//>
+    </div>
+    <div class="actions">
+      <button type="submit" class="primary" disabled=${busy}>${busy ? 'Creating…' : 'Create tenant'}</button>
+      <button type="button" onClick=${() => setOpen(false)}>Cancel</button>
+    </div>
+  </form>`;
+}
