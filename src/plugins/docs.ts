@@ -6,9 +6,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { swaggerOptions } from '../openapi/document.js';
-import type { Operation } from '../operations/define.js';
+import type { Listener, Operation } from '../operations/define.js';
 
 const DOCS_PREFIX = '/docs';
+/** The documents need no tenant, no token and no operator key, on either listener. */
+const PUBLIC_ROUTE = { auth: false, tenant: false, operator: false } as const;
 
 /** The hashes of the UI's inline scripts and styles, as the package publishes them (none today). */
 const UI_HASHES = createRequire(import.meta.url)('@fastify/swagger-ui/static/csp.json') as { script: string[]; style: string[] };
@@ -35,22 +37,22 @@ export const DOCS_CSP = [
   ["style-src 'self'", ...UI_HASHES.style].join(' '),
 ].join('; ');
 
-/** Registered before any route: collects routes for the document and marks the UI's routes public. */
-export const openapiCollector = fp<{ operations: readonly Operation[] }>(
+/** Registered before any route: collects routes for the listener's document and marks the UI's routes public. */
+export const openapiCollector = fp<{ operations: readonly Operation[]; listener?: Listener }>(
   async (app, opts) => {
     // The UI plugin registers routes without a config of ours; they need neither tenant nor token, and the
     // auth step refuses any route that does not say so. This runs before that check.
     app.addHook('onRoute', (route) => {
-      if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) route.config = { ...route.config, auth: false, tenant: false };
+      if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) route.config = { ...route.config, ...PUBLIC_ROUTE };
     });
-    await app.register(swagger, swaggerOptions(opts.operations));
+    await app.register(swagger, swaggerOptions(opts.operations, opts.listener ?? 'public'));
   },
   { name: 'openapi' },
 );
 
 /** GET /openapi.json and the UI at /docs. */
 export const docsRoutes: FastifyPluginAsync = async (app) => {
-  app.get('/openapi.json', { config: { auth: false, tenant: false } }, async () => app.swagger());
+  app.get('/openapi.json', { config: PUBLIC_ROUTE }, async () => app.swagger());
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     // The UI's own assets, served from the package (nothing from a CDN), under a CSP that admits only them
