@@ -41,10 +41,10 @@ export interface AdminActionDeps extends TenantAdminDeps {
 
 /**
  * Every admin action: its audit action name (as the management route names it), the route it is, and the
- * status a success answers. The CLI's records carry the same method and route, so a trail reads the same
+ * status a success answers; test/cli/admin-actions-table.test.ts holds them to the operation tables. The CLI's records carry the same method and route, so a trail reads the same
  * whichever way the change was made; the actor and the empty origin tell them apart.
  */
-const ADMIN_ACTIONS = {
+export const ADMIN_ACTIONS = {
   'tenant.create': { method: 'POST', route: '/v1/tenants', status: 201 },
   'tenant.update': { method: 'PATCH', route: '/v1/tenants/:tenantId', status: 200 },
   'tenant.disable': { method: 'POST', route: '/v1/tenants/:tenantId/disable', status: 200 },
