@@ -19,7 +19,7 @@ import { domainEvent, type DomainEvent } from '../events/outbox.js';
 import type { ClientKeyStore, RegisteredClientKey } from '../crypto/client-keys.js';
 import type { KeyInfo, KeyUse, PublicJwk, RotationResult } from '../crypto/keys.js';
 import { OperatorKeyError, type OperatorKeys, type OperatorKeyView } from './operator-keys.js';
-import { createTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant, type TenantAdminDeps, type TenantView } from './tenant-admin.js';
+import { createNewTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant, type TenantAdminDeps, type TenantView } from './tenant-admin.js';
 import { PLATFORM_TENANT, isTenantId } from './tenants.js';
 import type { UserView } from './users.js';
 
@@ -169,15 +169,8 @@ export function adminCreateTenant(
 ): Promise<{ tenant: TenantView; encryptionKeys: PublicJwk[] }> {
   const { id } = input;
   return audited(deps, actor, 'tenant.create', { tenantId: id }, trailOf(deps, id), async () => {
-    const exists = () => Errors.business('TENANT_EXISTS', `A tenant '${id}' exists already.`);
-    if (await deps.tenants.stored(id)) throw exists();
-    try {
-      await createTenant(deps, { id, ...(input.name !== undefined ? { name: input.name } : {}), config: input.config });
-    } catch (err) {
-      // Two operators creating the same id at once: the second meets the primary key.
-      if ((err as { code?: unknown }).code === '23505') throw exists();
-      throw err;
-    }
+    // The management entry's own function: an existing id (or a concurrent create) is TENANT_EXISTS.
+    await createNewTenant(deps, { id, ...(input.name !== undefined ? { name: input.name } : {}), config: input.config });
     return { result: { tenant: await viewOf(deps, id), encryptionKeys: await encryptionKeys(deps, id) } };
   });
 }
