@@ -19,7 +19,7 @@ import { domainEvent, type DomainEvent } from '../events/outbox.js';
 import type { ClientKeyStore, RegisteredClientKey } from '../crypto/client-keys.js';
 import type { KeyInfo, KeyUse, PublicJwk, RotationResult } from '../crypto/keys.js';
 import { OperatorKeyError, type OperatorKeys, type OperatorKeyView } from './operator-keys.js';
-import { createTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant, type TenantAdminDeps, type TenantView } from './tenant-admin.js';
+import { createNewTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant, type TenantAdminDeps, type TenantView } from './tenant-admin.js';
 import { PLATFORM_TENANT, isTenantId } from './tenants.js';
 import type { UserView } from './users.js';
 
@@ -41,10 +41,10 @@ export interface AdminActionDeps extends TenantAdminDeps {
 
 /**
  * Every admin action: its audit action name (as the management route names it), the route it is, and the
- * status a success answers. The CLI's records carry the same method and route, so a trail reads the same
+ * status a success answers; test/cli/admin-actions-table.test.ts holds them to the operation tables. The CLI's records carry the same method and route, so a trail reads the same
  * whichever way the change was made; the actor and the empty origin tell them apart.
  */
-const ADMIN_ACTIONS = {
+export const ADMIN_ACTIONS = {
   'tenant.create': { method: 'POST', route: '/v1/tenants', status: 201 },
   'tenant.update': { method: 'PATCH', route: '/v1/tenants/:tenantId', status: 200 },
   'tenant.disable': { method: 'POST', route: '/v1/tenants/:tenantId/disable', status: 200 },
@@ -169,15 +169,8 @@ export function adminCreateTenant(
 ): Promise<{ tenant: TenantView; encryptionKeys: PublicJwk[] }> {
   const { id } = input;
   return audited(deps, actor, 'tenant.create', { tenantId: id }, trailOf(deps, id), async () => {
-    const exists = () => Errors.business('TENANT_EXISTS', `A tenant '${id}' exists already.`);
-    if (await deps.tenants.stored(id)) throw exists();
-    try {
-      await createTenant(deps, { id, ...(input.name !== undefined ? { name: input.name } : {}), config: input.config });
-    } catch (err) {
-      // Two operators creating the same id at once: the second meets the primary key.
-      if ((err as { code?: unknown }).code === '23505') throw exists();
-      throw err;
-    }
+    // The management entry's own function: an existing id (or a concurrent create) is TENANT_EXISTS.
+    await createNewTenant(deps, { id, ...(input.name !== undefined ? { name: input.name } : {}), config: input.config });
     return { result: { tenant: await viewOf(deps, id), encryptionKeys: await encryptionKeys(deps, id) } };
   });
 }

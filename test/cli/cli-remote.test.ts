@@ -138,6 +138,16 @@ describe('cardline --admin-url', () => {
     await cli(['user', 'add', '--tenant', 'northbank', '--username', 'svc', '--role', 'Read-Only'], { CARDLINE_USER_PASSWORD: PASSWORD });
     expect((await cli(['user', 'list', '--tenant', 'northbank'])).stdout).toMatch(/^svc +Read-Only +no +no +-$/m);
     expect((await cli(['user', 'unlock', '--tenant', 'northbank', '--username', 'svc'])).stdout).toBe("User 'svc' unlocked on tenant 'northbank'.\n");
+    expect((await cli(['user', 'disable', '--tenant', 'northbank', '--username', 'svc'])).stdout).toBe("User 'svc' disabled on tenant 'northbank'.\n");
+    expect((await cli(['user', 'list', '--tenant', 'northbank'])).stdout).toMatch(/^svc +Read-Only +yes +no +-$/m);
+    expect((await cli(['user', 'enable', '--tenant', 'northbank', '--username', 'svc'])).stdout).toBe("User 'svc' enabled on tenant 'northbank'.\n");
+    const reset = await cli(['user', 'reset-password', '--tenant', 'northbank', '--username', 'svc'], { CARDLINE_USER_PASSWORD: `${PASSWORD}-new` });
+    expect(reset.stdout, reset.stderr).toBe("Password of 'svc' set on tenant 'northbank'; its tokens are revoked.\n");
+    const svcLogin = await t.inject({ method: 'POST', url: '/api/authenticate', headers: { TENANT: 'northbank' }, payload: { username: 'svc', password: await t.encrypt(`${PASSWORD}-new`, 'northbank') } });
+    expect(svcLogin.statusCode, svcLogin.body).toBe(200);
+    expect((await cli(['user', 'reset-password', '--tenant', 'northbank', '--username', 'svc'], { CARDLINE_USER_PASSWORD: 'short' })).stderr).toBe(
+      'error: A password needs at least 8 characters.\n',
+    );
     expect((await cli(['user', 'remove', '--tenant', 'northbank', '--username', 'svc'])).stdout).toBe("User 'svc' removed on tenant 'northbank'.\n");
     const last = await cli(['user', 'remove', '--tenant', 'northbank', '--username', 'first-admin']);
     expect(last.stderr).toBe("error: The management API refused: 409 Last Admin [LAST_ADMIN]: 'first-admin' is the tenant's last Admin; make another user Admin first.\n");

@@ -105,6 +105,8 @@ describe('cardline on the store, audited', () => {
     // Changes made on the store while no gateway runs.
     await ok(['user', 'add', '--tenant', TENANT, '--username', 'svc', '--role', 'API Integration'], { CARDLINE_USER_PASSWORD: PASSWORD });
     await ok(['user', 'disable', '--tenant', TENANT, '--username', 'svc']);
+    await ok(['user', 'enable', '--tenant', TENANT, '--username', 'svc']);
+    await ok(['user', 'reset-password', '--tenant', TENANT, '--username', 'svc'], { CARDLINE_USER_PASSWORD: `${PASSWORD}-2` });
     await ok(['tenant', 'update', TENANT, '--max-limit', '90000.00', '--time-zone', 'Europe/Paris']);
     await ok(['keys', 'rotate', '--tenant', TENANT, '--use', 'sig']);
     // A refusal is recorded too, and reported as the CLI reports it.
@@ -139,6 +141,8 @@ describe('cardline on the store, audited', () => {
         ['user.create', 'POST', '/v1/tenants/:tenantId/users', { tenantId: TENANT, username: 'first-admin' }, 'succeeded', 201],
         ['user.create', 'POST', '/v1/tenants/:tenantId/users', { tenantId: TENANT, username: 'svc' }, 'succeeded', 201],
         ['user.update', 'PATCH', '/v1/tenants/:tenantId/users/:username', { tenantId: TENANT, username: 'svc' }, 'succeeded', 200],
+        ['user.update', 'PATCH', '/v1/tenants/:tenantId/users/:username', { tenantId: TENANT, username: 'svc' }, 'succeeded', 200],
+        ['user.password-reset', 'PUT', '/v1/tenants/:tenantId/users/:username/password', { tenantId: TENANT, username: 'svc' }, 'succeeded', 200],
         ['tenant.update', 'PATCH', '/v1/tenants/:tenantId', { tenantId: TENANT }, 'succeeded', 200],
         ['keys.rotate', 'POST', '/v1/admin/keys/rotate', { use: 'sig' }, 'succeeded', 200],
         ['user.remove', 'DELETE', '/v1/tenants/:tenantId/users/:username', { tenantId: TENANT, username: 'first-admin' }, 'refused', 409],
