@@ -8,7 +8,7 @@ import cluster, { type Worker } from 'node:cluster';
 import client from 'prom-client';
 
 /** Set by the primary in each worker's environment: 1 for the first (which migrates and seeds), 2… for the others. */
-export const WORKER_INDEX_VARIABLE = 'CARDLINE_WORKER_INDEX';
+const WORKER_INDEX_VARIABLE = 'CARDLINE_WORKER_INDEX';
 const READY = 'cardline:worker-ready';
 const METRICS_REQUEST = 'cardline:metrics-request';
 const METRICS_RESPONSE = 'cardline:metrics-response';
@@ -21,7 +21,7 @@ interface Message {
 }
 
 /** Whether this process is a worker of a CARDLINE_WORKERS primary. */
-export const isClusterWorker = (): boolean => cluster.isWorker && process.env[WORKER_INDEX_VARIABLE] !== undefined;
+const isClusterWorker = (): boolean => cluster.isWorker && process.env[WORKER_INDEX_VARIABLE] !== undefined;
 
 /** This worker's index (1 for the first), or 0 outside a cluster. */
 export const workerIndex = (): number => (isClusterWorker() ? Number(process.env[WORKER_INDEX_VARIABLE]) : 0);
@@ -63,7 +63,7 @@ export function clusterMetrics(registry: client.Registry): (() => Promise<string
     });
 }
 
-export interface PrimaryOptions {
+interface PrimaryOptions {
   workers: number;
   /** How long the workers get to drain on SIGTERM before they are killed (their own grace, plus a margin). */
   shutdownGraceMs: number;
