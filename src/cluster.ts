@@ -124,7 +124,9 @@ export function runPrimary(opts: PrimaryOptions): Promise<number> {
         fork(index);
         return;
       }
-      if (code !== 0) failedCode = 1;
+      // A worker still starting when the signal came ends by it, before it has anything to drain: not a failure.
+      const stoppedWhileStarting = !wasReady && signal === 'SIGTERM';
+      if (code !== 0 && !stoppedWhileStarting) failedCode = 1;
       if (indexOf.size === 0) resolveExit(failedCode);
     });
 

@@ -149,8 +149,11 @@ describe.skipIf(!PG)('CARDLINE_WORKERS=2 on PostgreSQL', () => {
     process.kill(victim!, 'SIGKILL');
     const killedAt = acknowledged.length;
     while (acknowledged.length < killedAt + 60) await sleep(10);
-    // The primary replaces the worker: two gateway processes again, the killed one not among them.
-    while (workersOf(gw.proc!.child.pid!).filter((p) => p !== victim).length < 2) await sleep(100);
+    // The primary replaces the worker: two gateway processes again, the killed one not among them, both ready
+    // (the primary says so again once the new one is).
+    const readyLines = () => gw.proc!.output().split('2 gateway processes ready').length - 1;
+    while (workersOf(gw.proc!.child.pid!).filter((p) => p !== victim).length < 2 || readyLines() < 2) await sleep(100);
+    expect(gw.proc!.output()).toContain(`exited (SIGKILL); starting another`);
     stop = true;
     await Promise.all(writers);
 
