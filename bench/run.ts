@@ -6,6 +6,11 @@
 //   BENCH_STORE (disk | memory | postgres, with DATABASE_URL), BENCH_SECONDS (10) per run, BENCH_CONNECTIONS
 //   (32), BENCH_ROUNDS (2), BENCH_WARMUP_SECONDS (2), BENCH_AUDIT_ROWS (1 000 000; 0 skips the audit-query
 //   target), BENCH_PROFILE=1 (the child runs with --cpu-prof; profiles land in bench/profiles/).
+//   Peers (issue 21): with DATABASE_URL set (and BENCH_PEERS not 0), the one-tenant variant's rounds also load the two
+//   peers of bench/peers/ (Fastify + @fastify/jwt + TypeBox, Express 5 + jsonwebtoken + ajv, one `pg` INSERT a
+//   request each), alternated with Cardline, and the summary gives Cardline's throughput and CPU per request (Node +
+//   its PostgreSQL backends) as ratios to each. BENCH_PORT_BASE=P: bare on P, full on P+1, the peers on P+2 and P+3
+//   (otherwise any free ports), so that two benches can run side by side.
 //   BENCH_SHADOW=1 runs bench/shadow.ts instead: the primary's throughput and p99 with a hanging or failing shadow core.
 // Fails (exit 1) when the full pipeline answers anything but 2xx or a child cannot start.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,7 +22,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import type pg from 'pg';
 import { temporaryDatabase } from './postgres.js';
+import { PEERS, backendCpu, cpuBetween, peerCredentials, peerStats, startPeer, statsClient, type StartedPeer } from './peer-harness.js';
 import { MasterKey } from '../src/crypto/master-key.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,6 +46,10 @@ const WARMUP = envInt('BENCH_WARMUP_SECONDS', 2, 0, 60);
 const AUDIT_ROWS = envInt('BENCH_AUDIT_ROWS', 1_000_000, 0, 10_000_000);
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const STORE = process.env.BENCH_STORE || 'disk';
+const PORT_BASE = envInt('BENCH_PORT_BASE', 0, 0, 65_000);
+const WITH_PEERS = process.env.BENCH_PEERS !== '0' && Boolean(process.env.DATABASE_URL);
+/** A client to DATABASE_URL's server, for the PostgreSQL backends' CPU (set in main when there is a server). */
+let pgStats: pg.Client | null = null;
 
 interface Variant {
   name: string;
@@ -75,17 +86,19 @@ interface Started {
   cleanup: () => Promise<void>;
   ports: Ports;
   store: string;
+  /** The variant's PostgreSQL database name (BENCH_STORE=postgres), for its backends' CPU. */
+  database?: string;
   startupMs: number;
   seedMs: number;
   tokens: { tenant: string; token: string }[];
 }
 
 /** A store of the variant's own: a temporary data directory, or a database created on DATABASE_URL's server. */
-async function prepareStore(): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
+async function prepareStore(): Promise<{ env: Record<string, string>; cleanup: () => Promise<void>; database?: string }> {
   if (STORE === 'memory') return { env: {}, cleanup: async () => undefined };
   if (STORE === 'postgres') {
     const database = await temporaryDatabase('cardline_bench');
-    return { env: { BENCH_DATABASE_URL: database.url }, cleanup: database.drop };
+    return { env: { BENCH_DATABASE_URL: database.url }, cleanup: database.drop, database: new URL(database.url).pathname.slice(1) };
   }
   if (STORE !== 'disk') throw new Error(`BENCH_STORE must be disk, memory or postgres, not '${STORE}'`);
   const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-'));
@@ -114,6 +127,7 @@ async function startChild(variant: Variant): Promise<Started> {
     BENCH_MASTER_KEY: MasterKey.generate(),
     BENCH_TENANTS: String(variant.tenants),
     BENCH_RATE_LIMIT: variant.rateLimit ? '1' : '0',
+    BENCH_PORT_BASE: String(PORT_BASE),
   };
   let seedMs = NaN;
   if (STORE !== 'memory') {
@@ -141,7 +155,7 @@ async function startChild(variant: Variant): Promise<Started> {
           clearTimeout(timer);
           const tokens = JSON.parse(readFileSync(tokensFile, 'utf8')) as Started['tokens'];
           rmSync(dir, { recursive: true, force: true });
-          resolveStarted({ child, cleanup: store.cleanup, ports: msg.benchPorts, store: msg.store ?? '?', startupMs: msg.startupMs ?? NaN, seedMs: msg.seedMs ?? seedMs, tokens });
+          resolveStarted({ child, cleanup: store.cleanup, database: store.database, ports: msg.benchPorts, store: msg.store ?? '?', startupMs: msg.startupMs ?? NaN, seedMs: msg.seedMs ?? seedMs, tokens });
           return;
         }
       } catch {
@@ -190,6 +204,8 @@ interface Run {
   /** Event-loop busy time and process CPU per request, in µs, and RSS in MB (full runs only). */
   eluUs?: number;
   cpuUs?: number;
+  /** The arm's PostgreSQL backends' CPU per request, in µs (0 on PGlite: its CPU is the process's). */
+  pgCpuUs?: number;
   rssMb?: number;
   heapMb?: number;
   externalMb?: number;
@@ -235,12 +251,15 @@ async function load(port: number, variant: Variant, tokens: Started['tokens'], s
 /** A full run with the server's counters read around it. */
 async function measuredFull(started: Started, variant: Variant): Promise<Run> {
   const before = await stats(started.ports.bare);
+  const pgBefore = pgStats && started.database ? await backendCpu(pgStats, started.database) : null;
   const run = await load(started.ports.full, variant, started.tokens, SECONDS);
+  const pgAfter = pgStats && started.database ? await backendCpu(pgStats, started.database) : null;
   const after = await stats(started.ports.bare);
   const requests = Math.max(1, after.auditRows - before.auditRows);
   const busyMs = after.elu.active - before.elu.active;
   const cpuUs = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
-  return { ...run, eluUs: (busyMs * 1000) / requests, cpuUs: cpuUs / requests, rssMb: after.rss / 1024 / 1024, heapMb: after.heapUsed / 1024 / 1024, externalMb: after.external / 1024 / 1024 };
+  const pgCpuUs = pgBefore && pgAfter ? cpuBetween(pgBefore, pgAfter) / requests : 0;
+  return { ...run, eluUs: (busyMs * 1000) / requests, cpuUs: cpuUs / requests, pgCpuUs, rssMb: after.rss / 1024 / 1024, heapMb: after.heapUsed / 1024 / 1024, externalMb: after.external / 1024 / 1024 };
 }
 
 const median = (xs: number[]): number => {
@@ -249,6 +268,26 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 const fmt = (n: number | undefined, digits = 0) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixed(digits));
+
+/** A peer's run, its counters and its database's backends read around it. */
+async function measuredPeer(peer: StartedPeer, token: string): Promise<Run> {
+  const tokens = [{ tenant: 'demo', token }];
+  const plain: Variant = { name: peer.name, tenants: 1, idempotency: false, rateLimit: false };
+  const before = await peerStats(peer.port);
+  const pgBefore = pgStats ? await backendCpu(pgStats, peer.database) : null;
+  const run = await load(peer.port, plain, tokens, SECONDS);
+  const pgAfter = pgStats ? await backendCpu(pgStats, peer.database) : null;
+  const after = await peerStats(peer.port);
+  const requests = Math.max(1, after.rows - before.rows);
+  const cpuUs = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
+  const pgCpuUs = pgBefore && pgAfter ? cpuBetween(pgBefore, pgAfter) / requests : 0;
+  return { ...run, eluUs: ((after.elu.active - before.elu.active) * 1000) / requests, cpuUs: cpuUs / requests, pgCpuUs, rssMb: after.rss / 1024 / 1024 };
+}
+
+interface PeerArm {
+  peer: StartedPeer;
+  runs: Run[];
+}
 
 interface Result {
   variant: Variant;
@@ -259,13 +298,14 @@ interface Result {
   full: Run[];
 }
 
-async function measure(variant: Variant): Promise<Result> {
+async function measure(variant: Variant, peers: PeerArm[], peerToken: string): Promise<Result> {
   const started = await startChild(variant);
   try {
     console.log(`\n== ${variant.name}: seeded in ${fmt(started.seedMs / 1000, 1)} s; the gateway started on it, in a process of its own, to ready in ${fmt(started.startupMs)} ms`);
     if (WARMUP > 0) {
       await load(started.ports.bare, variant, started.tokens, WARMUP);
       await load(started.ports.full, variant, started.tokens, WARMUP);
+      for (const arm of peers) await load(arm.peer.port, variant, [{ tenant: 'demo', token: peerToken }], WARMUP);
     }
     // Every tenant once before measuring: the figures are of a gateway serving its tenants, not of each
     // tenant's first request (its keys imported, its user loaded, its token verified once).
@@ -277,9 +317,14 @@ async function measure(variant: Variant): Promise<Result> {
       full.push(await measuredFull(started, variant));
       const b = bare[round]!;
       const f = full[round]!;
+      for (const arm of peers) {
+        const p = await measuredPeer(arm.peer, peerToken);
+        arm.runs.push(p);
+        console.log(`   round ${round + 1}: peer ${arm.peer.name} ${fmt(p.rps)} req/s, CPU ${fmt(p.cpuUs)} + ${fmt(p.pgCpuUs)} (PostgreSQL) µs/req${p.non2xx + p.errors ? `, ${p.non2xx} non-2xx, ${p.errors} errors` : ''}`);
+      }
       console.log(
         `   round ${round + 1}: bare ${fmt(b.rps)} req/s, full ${fmt(f.rps)} req/s (${fmt(f.rps / b.rps, 2)}), p50 ${fmt(f.p50, 1)} ms, p99 ${fmt(f.p99, 1)} ms, ` +
-          `event loop ${fmt(f.eluUs)} µs/req, CPU ${fmt(f.cpuUs)} µs/req, RSS ${fmt(f.rssMb)} MB (V8 heap ${fmt(f.heapMb)}, external ${fmt(f.externalMb)})${f.non2xx + f.errors ? `, ${f.non2xx} non-2xx, ${f.errors} errors` : ''}`,
+          `event loop ${fmt(f.eluUs)} µs/req, CPU ${fmt(f.cpuUs)}${f.pgCpuUs ? ` + ${fmt(f.pgCpuUs)} (PostgreSQL)` : ''} µs/req, RSS ${fmt(f.rssMb)} MB (V8 heap ${fmt(f.heapMb)}, external ${fmt(f.externalMb)})${f.non2xx + f.errors ? `, ${f.non2xx} non-2xx, ${f.errors} errors` : ''}`,
       );
     }
     return { variant, store: started.store, startupMs: started.startupMs, seedMs: started.seedMs, bare, full };
@@ -312,8 +357,29 @@ async function main(): Promise<number> {
     `Cardline bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds (bare, full alternating), ` +
       `warm-up ${WARMUP} s each; store ${STORE}; mock connector; every step on (log line at info to /dev/null; metrics with a tenant label below 1 000 tenants, without from 1 000); node ${process.version}`,
   );
+  pgStats = await statsClient();
+  const peerArms: PeerArm[] = [];
+  let peerToken = '';
+  if (WITH_PEERS) {
+    const credentials = await peerCredentials();
+    peerToken = credentials.token;
+    for (const [i, peer] of PEERS.entries()) peerArms.push({ peer: await startPeer(peer, credentials.publicKey, PORT_BASE ? PORT_BASE + 2 + i : 0), runs: [] });
+  } else {
+    console.log('(peers skipped: they need DATABASE_URL, and BENCH_PEERS not 0)');
+  }
   const results: Result[] = [];
-  for (const v of variants()) results.push(await measure(v));
+  try {
+    // The peers are measured in the one-tenant variant's rounds only: the same route and data as theirs.
+    for (const v of variants()) results.push(await measure(v, v.tenants === 1 && !v.idempotency && !v.rateLimit ? peerArms : [], peerToken));
+  } finally {
+    for (const arm of peerArms) {
+      arm.peer.child.stdin?.end();
+      arm.peer.child.kill('SIGTERM');
+      await new Promise((r) => (arm.peer.child.exitCode !== null ? r(null) : arm.peer.child.once('exit', r)));
+      await arm.peer.drop();
+    }
+    await pgStats?.end();
+  }
   const audit = await auditQuery();
 
   const med = (runs: Run[], k: keyof Run) => median(runs.map((r) => r[k] ?? NaN));
@@ -339,6 +405,18 @@ async function main(): Promise<number> {
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of rows) console.log(line(row));
+  const measuredPeers = peerArms.filter((a) => a.runs.length > 0);
+  if (one && measuredPeers.length > 0) {
+    const cpuOf = (runs: Run[]) => median(runs.map((r) => (r.cpuUs ?? NaN) + (r.pgCpuUs ?? 0)));
+    console.log(`\nPeers (same run, alternated with Cardline's one-tenant rounds; CPU = Node + PostgreSQL backends, µs/req):`);
+    console.log(`  Cardline (${one.store}): ${fmt(med(one.full, 'rps'))} req/s, CPU ${fmt(med(one.full, 'cpuUs'))} + ${fmt(med(one.full, 'pgCpuUs'))} = ${fmt(cpuOf(one.full))}`);
+    for (const arm of measuredPeers) {
+      console.log(
+        `  ${arm.peer.name}: ${fmt(med(arm.runs, 'rps'))} req/s, CPU ${fmt(med(arm.runs, 'cpuUs'))} + ${fmt(med(arm.runs, 'pgCpuUs'))} = ${fmt(cpuOf(arm.runs))}; ` +
+          `Cardline/peer: throughput ${fmt(med(one.full, 'rps') / med(arm.runs, 'rps'), 2)} ×, CPU per request ${fmt(cpuOf(one.full) / cpuOf(arm.runs), 2)} ×`,
+      );
+    }
+  }
   if (audit) console.log(`audit query over ${audit.rows} records of one tenant: by action ${fmt(audit.actionMs, 1)} ms, by outcome ${fmt(audit.outcomeMs, 1)} ms (median of 5)`);
 
   console.log('\nTargets:');
@@ -355,9 +433,22 @@ async function main(): Promise<number> {
       target(Math.max(...r.full.map((f) => f.rssMb ?? 0)) <= 400, `${r.variant.name}: RSS <= 400 MB (${fmt(Math.max(...r.full.map((f) => f.rssMb ?? 0)))} MB)`);
     }
   }
+  const fastifyPeer = measuredPeers.find((a) => a.peer.name.startsWith('Fastify'));
+  if (one && fastifyPeer) {
+    const cpuOf = (runs: Run[]) => median(runs.map((r) => (r.cpuUs ?? NaN) + (r.pgCpuUs ?? 0)));
+    const tput = med(one.full, 'rps') / med(fastifyPeer.runs, 'rps');
+    const minimum = one.store === 'postgres' ? 1.5 : 1.2;
+    target(tput >= minimum, `one tenant: throughput >= ${minimum} × the Fastify peer's (${fmt(tput, 2)})`);
+    if (one.store === 'postgres') {
+      const cpu = cpuOf(one.full) / cpuOf(fastifyPeer.runs);
+      target(cpu <= 0.67, `one tenant: CPU per request <= 0.67 × the Fastify peer's (${fmt(cpu, 2)})`);
+    }
+  }
   if (audit) target(Math.max(audit.actionMs, audit.outcomeMs) <= 50, `audit query by action or outcome at ${audit.rows} records <= 50 ms`);
 
-  const bad = results.reduce((s, r) => s + r.full.reduce((t, f) => t + f.non2xx + f.errors, 0), 0);
+  const bad =
+    results.reduce((s, r) => s + r.full.reduce((t, f) => t + f.non2xx + f.errors, 0), 0) +
+    peerArms.reduce((s, a) => s + a.runs.reduce((t, f) => t + f.non2xx + f.errors, 0), 0);
   if (bad > 0) {
     console.error(`FAIL: the full pipeline answered ${bad} non-2xx responses or errors`);
     return 1;

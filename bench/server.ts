@@ -97,7 +97,9 @@ async function main(): Promise<void> {
   const started = performance.now();
   const db = await store.open();
   const full = await buildApp({ config, db, masterKey, logger, ownsDb: !store.shared });
-  await full.listen({ host: '127.0.0.1', port: 0 });
+  // BENCH_PORT_BASE (set by bench/run.ts when asked): bare on the base, full on base + 1; otherwise any free port.
+  const base = Number(process.env.BENCH_PORT_BASE || 0);
+  await full.listen({ host: '127.0.0.1', port: base ? base + 1 : 0 });
   const startupMs = performance.now() - started;
 
   const bare = Fastify({ logger: false });
@@ -111,7 +113,7 @@ async function main(): Promise<void> {
     const m = process.memoryUsage();
     return { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), rss: m.rss, heapUsed: m.heapUsed, external: m.external, auditRows: r.rows[0]?.n ?? 0 };
   });
-  await bare.listen({ host: '127.0.0.1', port: 0 });
+  await bare.listen({ host: '127.0.0.1', port: base });
   const port = (f: FastifyInstance) => {
     const a = (f.server as Server).address();
     if (!a || typeof a === 'string') throw new Error('no port');

@@ -34,6 +34,8 @@ export interface Config {
   metricsTenantLabel: boolean;
   /** The embedded store on a worker thread of its own, off the event loop (CARDLINE_STORE_THREAD, default on). */
   storeThread: boolean;
+  /** Gateway processes on the one port (CARDLINE_WORKERS, default 1; more only on PostgreSQL, decision 0206). */
+  workers: number;
   logLevel: string;
   dataDir: string;
   databaseUrl: string | undefined;
@@ -206,6 +208,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!/^[\w:.-]{1,64}$/.test(redisPrefix)) {
     throw new ConfigError('CARDLINE_REDIS_PREFIX', 'must be 1 to 64 letters, digits or _ : . -');
   }
+  const workers = int(env, 'CARDLINE_WORKERS', 1, 1, 64);
+  if (workers > 1 && !databaseUrl) {
+    throw new ConfigError(
+      'CARDLINE_WORKERS',
+      `is ${workers}, but several gateway processes need PostgreSQL (DATABASE_URL): the embedded store (PGlite) is one process's own. ` +
+        'Set DATABASE_URL, or unset CARDLINE_WORKERS to run one process.',
+    );
+  }
   const problemBaseUrl = (env.CARDLINE_PROBLEM_BASE_URL || 'https://www.jhipster.tech/problem').replace(/\/$/, '');
   return {
     hsm: hsmSettingsFromEnv(env),
@@ -218,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     consoleIdleMinutes: int(env, 'CARDLINE_CONSOLE_IDLE_MINUTES', 15, 1, 1440),
     demoOperatorKey: demoOperatorKey(env),
     storeThread: env.CARDLINE_STORE_THREAD === undefined || env.CARDLINE_STORE_THREAD === '' ? true : bool(env, 'CARDLINE_STORE_THREAD'),
+    workers,
     metricsTenantLabel: env.CARDLINE_METRICS_TENANT_LABEL === undefined || env.CARDLINE_METRICS_TENANT_LABEL === '' ? true : bool(env, 'CARDLINE_METRICS_TENANT_LABEL'),
     logLevel,
     dataDir: resolve(env.CARDLINE_DATA_DIR || './data'),

@@ -1,33 +1,44 @@
-// Logger options: pino JSON with secrets redacted by path and, as a safety net, by shape.
+// Logger options: pino JSON with secrets masked by key at any depth and, as a safety net, by shape. One walk
+// of the logged object does both (decision 0207): pino's redaction by path, with its wildcards, cost about
+// 7 µs of CPU a line, more than pino's own writing of it.
 import type { Bindings, ChildLoggerOptions, Logger, LoggerOptions } from 'pino';
 import { maskCardNumbers } from '../connectors/shared/pan.js';
 
-const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'headers.authorization',
-  '*.password',
-  '*.id_token',
-  '*.token',
-  '*.pan',
-  '*.cvv',
-  '*.pinBlock',
-  '*.email',
-  '*.mobile',
-  '*.privateKey',
-  '*.masterKey',
-];
-
 const JWT_OR_JWE = /eyJ[\w-]*\.[\w.-]+/g;
 /**
- * Keys whose values are masked at any depth, whatever their shape: the fields schemas mark sensitive
- * (address lines, decision 0019) and the response fields that only leave encrypted. A safety net for a
- * body or a connector input logged by mistake.
+ * Keys whose values are masked at any depth, whatever their shape: credentials (a request's authorization
+ * and cookie headers, tokens, private and master keys), the fields schemas mark sensitive (address lines,
+ * decision 0019) and the response fields that only leave encrypted. Also a safety net for a body or a
+ * connector input logged by mistake.
  */
-const SENSITIVE_LOG_KEYS = new Set(['address1', 'address2', 'email', 'mobile', 'pan', 'cvv', 'expiry', 'pinBlock', 'password']);
+const SENSITIVE_LOG_KEYS = new Set([
+  'authorization',
+  'cookie',
+  'token',
+  'id_token',
+  'privateKey',
+  'masterKey',
+  'address1',
+  'address2',
+  'email',
+  'mobile',
+  'pan',
+  'cvv',
+  'expiry',
+  'pinBlock',
+  'password',
+]);
+
+/**
+ * Whether a string may hold what scrub() masks: a JOSE compact serialisation starts `eyJ`, and a run of 13 to
+ * 19 digits (single spaces or dashes allowed between them) holds either four digits in a row or a digit, a
+ * separator and a digit. Most logged strings (methods, route patterns, tenant ids) hold neither.
+ */
+const MAYBE_SECRET = /eyJ|\d{4}|\d[ -]\d/;
 
 /** Masks token/JWE strings and card-number-shaped digit runs anywhere in a logged string. */
 export function scrub(value: string): string {
+  if (!MAYBE_SECRET.test(value)) return value;
   // Every 13-19 digit run is masked in logs, Luhn-valid or not: a log line has no ids worth the risk.
   return maskCardNumbers(value.replace(JWT_OR_JWE, '[REDACTED-JOSE]'), { luhnOnly: false });
 }
@@ -66,7 +77,6 @@ function scrubEntry(entry: Record<string, unknown>): Record<string, unknown> {
 export function loggerOptions(level: string): LoggerOptions {
   return {
     level,
-    redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
     formatters: {
       log: scrubEntry,
       // The root logger's own bindings (pid, hostname); a child's are scrubbed by scrubBindings() below.

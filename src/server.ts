@@ -1,6 +1,8 @@
 // The process: configuration, store, demo seeding, listen, and graceful shutdown on SIGTERM.
+import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { buildApp } from './app.js';
+import { reportReady, runPrimary, workerIndex } from './cluster.js';
 import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
 import { ConfigError, isLoopback, loadConfig } from './config.js';
 import { ListenError, listenOn, type ListenerSpec } from './listen.js';
@@ -27,6 +29,12 @@ function startDeadline(ms: number): () => void {
 async function main(): Promise<void> {
   const demoFlag = process.argv.includes('--demo');
   const config = loadConfig(process.env, demoFlag ? { demo: true } : {});
+  if (config.workers > 1 && cluster.isPrimary) {
+    // CARDLINE_WORKERS (decision 0206): this process only forks, balances and drains the gateway processes.
+    process.exit(await runPrimary({ workers: config.workers, shutdownGraceMs: config.shutdownGraceMs }));
+  }
+  // Under CARDLINE_WORKERS, the first worker seeds the demo and says so; the others start on what it made.
+  const firstProcess = workerIndex() <= 1;
   const started = startDeadline(config.startTimeoutMs);
   step = 'reading the master key (CARDLINE_MASTER_KEY)';
   const masterKey = resolveMasterKey(config, { allowGenerate: config.demo });
@@ -35,7 +43,7 @@ async function main(): Promise<void> {
   step = "starting the gateway's services (store migrations, master key check, connectors, HSM, Redis when configured)";
   const app = await buildApp({ config, db, masterKey });
 
-  if (config.demo) {
+  if (config.demo && firstProcess) {
     step = 'seeding the demo tenants';
     const generated = !config.demoPassword;
     const password = config.demoPassword ?? randomBytes(12).toString('base64url');
@@ -62,7 +70,7 @@ async function main(): Promise<void> {
     }
   }
 
-  if (config.demo && !isLoopback(config.host)) {
+  if (config.demo && firstProcess && !isLoopback(config.host)) {
     // Said on the terminal, where the person who started the demo looks.
     process.stderr.write(
       `\nWarning: the demo listens on ${config.host}, reachable from the network unless something in front restricts it ` +
@@ -73,7 +81,7 @@ async function main(): Promise<void> {
 
   step = 'starting the management API';
   const management = await buildManagementApp({ services: app.cardline, config, logger: app.log });
-  if (config.demo) {
+  if (config.demo && firstProcess) {
     const seeded = await seedDemoOperatorKey(app.cardline.operatorKeys, config.demoOperatorKey);
     process.stdout.write(demoOperatorKeyMessage(seeded, config.demoOperatorKey !== undefined));
   }
@@ -90,6 +98,7 @@ async function main(): Promise<void> {
     [publicApi],
   );
   started();
+  reportReady();
 }
 
 /** What the terminal is told of the demo's operator key; a generated key is printed once, never logged. */

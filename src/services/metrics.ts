@@ -2,6 +2,7 @@
 // calls and circuit breakers, audit batches, the outbox's depth, logins, and Node's own. Hot paths only
 // increment; what the store or the connectors know is read when Prometheus scrapes (decision 0070).
 import client from 'prom-client';
+import { clusterMetrics } from '../cluster.js';
 
 /** How a connector call ended (as the core caller counts it). */
 export type CallOutcome = 'succeeded' | 'business' | 'pending' | 'unavailable' | 'timeout' | 'internal';
@@ -115,13 +116,15 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800, 7200, 36000],
       registers,
     });
-    // What the store knows is read when Prometheus scrapes, never on a request.
+    // What the store knows is read when Prometheus scrapes, never on a request. Under CARDLINE_WORKERS every
+    // worker reads the same store: the aggregate takes the highest reading, not the sum.
     const depthGauge = (name: string, help: string, read: (() => Promise<number>) | undefined) => {
       if (!read) return;
       new client.Gauge({
         name,
         help,
         registers,
+        aggregator: 'max',
         async collect() {
           this.set(await read());
         },
@@ -137,6 +140,8 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
         help: "A core's circuit breaker: 0 closed, 1 half-open, 2 open.",
         labelNames: withTenant ? ['connector', 'tenant'] : ['connector'],
         registers,
+        // Each worker has its own breakers: the aggregate shows the worst.
+        aggregator: 'max',
         collect() {
           this.reset();
           for (const b of breakers()) this.set(withTenant ? { connector: b.connector, tenant: b.tenant } : { connector: b.connector }, BREAKER_STATE[b.state]);
@@ -199,9 +204,18 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
     if (lagSeconds !== null) this.deliveryLag.observe({ channel_type: channelType }, lagSeconds);
   }
 
-  /** The Prometheus text exposition. */
-  text(): Promise<string> {
-    return this.registry.metrics();
+  /** Every worker's metrics from the primary, when this process is one of CARDLINE_WORKERS (src/cluster.ts). */
+  private readonly clusterText = clusterMetrics(this.registry);
+
+  /** The Prometheus text exposition: the whole gateway's, every worker's aggregated, under CARDLINE_WORKERS. */
+  async text(): Promise<string> {
+    if (!this.clusterText) return this.registry.metrics();
+    try {
+      return await this.clusterText();
+    } catch (err) {
+      // A worker that did not answer in time (it was stopping): this one's own figures, said so, beat none.
+      return `# Cardline: the workers' metrics could not be aggregated (${(err as Error).message}); this process's only\n${await this.registry.metrics()}`;
+    }
   }
 
   get contentType(): string {

@@ -1,6 +1,8 @@
 // The embedded store on its own thread (src/store/pglite-worker.ts): the gateway's event loop only posts a
 // statement and takes the answer, while PGlite parses, plans, executes and writes pages beside it. Statements
-// keep their order; a transaction holds the store until it ends, as PGlite in process does.
+// keep their order; a transaction holds the store until it ends, as PGlite in process does. Requests made in
+// one turn of the event loop go in one message, and the thread answers in batches too (decision 0208): a
+// message costs the event loop a structured clone and a wake-up of the other side, whatever it carries.
 import { Worker } from 'node:worker_threads';
 import type { PgliteWorkerData, WorkerAnswer, WorkerError, WorkerRequest } from './pglite-worker.js';
 import type { QueryResult, Queryable } from './db.js';
@@ -26,13 +28,19 @@ export class PgliteThread {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (a: WorkerAnswer) => void; reject: (e: unknown) => void }>();
   private failure: Error | null = null;
+  /** Requests of this turn of the event loop, posted together at its end. */
+  private outbox: WorkerRequest[] = [];
+  /** Messages posted to the thread (tests: requests of one turn share one). */
+  messagesPosted = 0;
 
   private constructor(private readonly worker: Worker) {
-    worker.on('message', (a: WorkerAnswer) => {
-      const p = this.pending.get(a.id);
-      if (!p) return;
-      this.pending.delete(a.id);
-      p.resolve(a);
+    worker.on('message', (answers: WorkerAnswer[]) => {
+      for (const a of answers) {
+        const p = this.pending.get(a.id);
+        if (!p) continue;
+        this.pending.delete(a.id);
+        p.resolve(a);
+      }
     });
     const fail = (err: Error) => {
       this.failure ??= err;
@@ -64,6 +72,14 @@ export class PgliteThread {
     return new PgliteThread(worker);
   }
 
+  private readonly flush = () => {
+    const batch = this.outbox;
+    this.outbox = [];
+    if (!batch.length) return;
+    this.messagesPosted++;
+    this.worker.postMessage(batch);
+  }
+
   /** Sends one request and waits for its answer; a failure answer becomes toError(its description). */
   async call(req: Request, toError: (e: WorkerError) => Error): Promise<WorkerAnswer> {
     if (this.failure) throw this.failure;
@@ -72,7 +88,8 @@ export class PgliteThread {
     if (this.pending.size === 0) this.worker.ref();
     const answer = await new Promise<WorkerAnswer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ ...req, id });
+      // The first request of a turn schedules the post; later ones of the same turn ride along, in order.
+      if (this.outbox.push({ ...req, id } as WorkerRequest) === 1) queueMicrotask(this.flush);
     }).finally(() => {
       if (this.pending.size === 0) this.worker.unref();
     });

@@ -2,6 +2,8 @@
 // executing, writing pages) runs beside the event loop instead of on it. The gateway's thread sends each
 // statement as a message and awaits the answer (src/store/pglite-thread.ts).
 //
+// Messages carry arrays: the requests of one turn of the gateway's event loop, handled in their order, and the
+// answers ready in one turn of this thread's (decision 0208).
 // Protocol (every request carries an id; every answer repeats it):
 //   { op: 'query', sql, params, tx? } → { rows, rowCount }
 //   { op: 'exec', sql, tx? }          → {}
@@ -76,7 +78,19 @@ async function main(): Promise<void> {
   const open = new Map<number, OpenTx>();
   let nextTx = 1;
 
-  const answer = (msg: WorkerAnswer, transfer: ArrayBuffer[] = []) => port.postMessage(msg, transfer);
+  let answers: WorkerAnswer[] = [];
+  let transfers: ArrayBuffer[] = [];
+  const flush = () => {
+    const batch = answers;
+    const moved = transfers;
+    answers = [];
+    transfers = [];
+    if (batch.length) port.postMessage(batch, moved);
+  };
+  const answer = (msg: WorkerAnswer, transfer: ArrayBuffer[] = []) => {
+    if (answers.push(msg) === 1) setImmediate(flush);
+    transfers.push(...transfer);
+  };
   const target = (tx: number | undefined) => {
     if (tx === undefined) return db;
     const t = open.get(tx);
@@ -133,6 +147,7 @@ async function main(): Promise<void> {
         case 'close':
           if (!db.closed) await db.close();
           answer({ id: req.id });
+          flush();
           port.close();
           return;
       }
@@ -141,7 +156,9 @@ async function main(): Promise<void> {
     }
   };
 
-  port.on('message', (req: WorkerRequest) => void handle(req));
+  port.on('message', (batch: WorkerRequest[]) => {
+    for (const req of batch) void handle(req);
+  });
   port.postMessage({ ready: true });
 }
 

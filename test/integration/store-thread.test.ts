@@ -29,6 +29,21 @@ describe.runIf(!process.env.DATABASE_URL)('the embedded store on a worker thread
     expect((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM tenants WHERE tenant_id = 'demo'")).rows).toEqual([{ n: 0 }]);
   });
 
+  it('statements of one turn of the event loop go to the thread in one message, answered each its own, in order', async () => {
+    const thread = (db as unknown as { thread: { messagesPosted: number } }).thread;
+    const before = thread.messagesPosted;
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => db.query<{ n: number }>('SELECT $1::int * 2 AS n', [i])));
+    expect(answers.map((a) => a.rows[0]!.n)).toEqual(Array.from({ length: 50 }, (_, i) => i * 2));
+    expect(thread.messagesPosted - before).toBe(1);
+    // Order holds across a batch: a write then a read of it, issued in the same turn.
+    const [, read] = await Promise.all([
+      db.query('INSERT INTO thread_probe (id, secret) VALUES (40, $1)', ['batched']),
+      db.query<{ secret: string }>('SELECT secret FROM thread_probe WHERE id = 40'),
+    ]);
+    expect(read.rows).toEqual([{ secret: 'batched' }]);
+    await db.query('DELETE FROM thread_probe WHERE id = 40');
+  });
+
   it('a transaction commits as a whole, or rolls back as a whole when its function throws', async () => {
     await db.transaction(async (tx) => {
       await tx.query('INSERT INTO thread_probe (id, secret) VALUES (10, $1)', ['x']);

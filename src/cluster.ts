@@ -1,0 +1,149 @@
+// CARDLINE_WORKERS=N (decision 0206): N gateway processes on one port, with node:cluster. The primary runs no
+// gateway: it forks the first worker alone (the store's migrations and the demo's seeding happen once), then the
+// others; it hands out connections (round-robin), replaces a worker that dies, drains them all on SIGTERM/SIGINT,
+// and answers a worker's GET /metrics with every worker's metrics aggregated (prom-client's AggregatorRegistry),
+// so that one scrape sees the whole gateway. Each worker is a whole gateway: its own pool, readiness, delivery
+// worker (deliveries are claimed with FOR UPDATE SKIP LOCKED, so N workers share them without sending twice).
+import cluster, { type Worker } from 'node:cluster';
+import client from 'prom-client';
+
+/** Set by the primary in each worker's environment: 1 for the first (which migrates and seeds), 2… for the others. */
+const WORKER_INDEX_VARIABLE = 'CARDLINE_WORKER_INDEX';
+const READY = 'cardline:worker-ready';
+const METRICS_REQUEST = 'cardline:metrics-request';
+const METRICS_RESPONSE = 'cardline:metrics-response';
+
+interface Message {
+  type?: string;
+  id?: number;
+  text?: string;
+  error?: string;
+}
+
+/** Whether this process is a worker of a CARDLINE_WORKERS primary. */
+const isClusterWorker = (): boolean => cluster.isWorker && process.env[WORKER_INDEX_VARIABLE] !== undefined;
+
+/** This worker's index (1 for the first), or 0 outside a cluster. */
+export const workerIndex = (): number => (isClusterWorker() ? Number(process.env[WORKER_INDEX_VARIABLE]) : 0);
+
+/** Tells the primary that this worker listens and is ready (the primary forks the rest after the first's). */
+export function reportReady(): void {
+  if (isClusterWorker()) process.send?.({ type: READY });
+}
+
+let metricsRequests = 0;
+const pending = new Map<number, { resolve: (text: string) => void; reject: (err: Error) => void }>();
+let listening = false;
+
+/**
+ * In a worker: makes `registry` the one the primary collects from, and returns a function that fetches
+ * every worker's metrics, aggregated, from the primary. Outside a cluster: null.
+ */
+export function clusterMetrics(registry: client.Registry): (() => Promise<string>) | null {
+  if (!isClusterWorker()) return null;
+  // Constructing an AggregatorRegistry in a worker installs prom-client's answer to the primary's requests.
+  new client.AggregatorRegistry();
+  client.AggregatorRegistry.setRegistries([registry]);
+  if (!listening) {
+    listening = true;
+    process.on('message', (m: Message) => {
+      if (m?.type !== METRICS_RESPONSE || m.id === undefined) return;
+      const waiting = pending.get(m.id);
+      if (!waiting) return;
+      pending.delete(m.id);
+      if (m.error !== undefined) waiting.reject(new Error(m.error));
+      else waiting.resolve(m.text ?? '');
+    });
+  }
+  return () =>
+    new Promise<string>((resolve, reject) => {
+      const id = ++metricsRequests;
+      pending.set(id, { resolve, reject });
+      process.send!({ type: METRICS_REQUEST, id });
+    });
+}
+
+interface PrimaryOptions {
+  workers: number;
+  /** How long the workers get to drain on SIGTERM before they are killed (their own grace, plus a margin). */
+  shutdownGraceMs: number;
+  /** Where the primary's few lines go (stderr). */
+  say?: (line: string) => void;
+}
+
+/**
+ * The primary: forks the workers, keeps them running, drains them on SIGTERM/SIGINT. Resolves with the exit
+ * code once every worker has exited after a signal, or when the first worker fails to start.
+ */
+export function runPrimary(opts: PrimaryOptions): Promise<number> {
+  const say = opts.say ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const aggregator = new client.AggregatorRegistry();
+  const indexOf = new Map<Worker, number>();
+  const readyWorkers = new Set<Worker>();
+  let stopping = false;
+  let restForked = false;
+  let failedCode = 0;
+
+  return new Promise<number>((resolveExit) => {
+    const fork = (index: number): Worker => {
+      const worker = cluster.fork({ [WORKER_INDEX_VARIABLE]: String(index) });
+      indexOf.set(worker, index);
+      return worker;
+    };
+
+    cluster.on('message', (worker: Worker, m: Message) => {
+      if (m?.type === READY) {
+        readyWorkers.add(worker);
+        const index = indexOf.get(worker)!;
+        if (index === 1 && !restForked) {
+          restForked = true;
+          for (let i = 2; i <= opts.workers; i++) fork(i);
+        }
+        if (readyWorkers.size === opts.workers) say(`Cardline: ${opts.workers} gateway processes ready (CARDLINE_WORKERS), primary pid ${process.pid}`);
+      } else if (m?.type === METRICS_REQUEST && m.id !== undefined) {
+        aggregator.clusterMetrics().then(
+          (text) => worker.isConnected() && worker.send({ type: METRICS_RESPONSE, id: m.id, text }),
+          (err: unknown) => worker.isConnected() && worker.send({ type: METRICS_RESPONSE, id: m.id, error: (err as Error).message }),
+        );
+      }
+    });
+
+    cluster.on('exit', (worker, code, signal) => {
+      const index = indexOf.get(worker)!;
+      const wasReady = readyWorkers.delete(worker);
+      indexOf.delete(worker);
+      if (!stopping) {
+        if (!wasReady) {
+          // A worker that could not start (it said why on stderr) will not start on a second try either.
+          say(`Cardline: gateway process ${index} exited during start-up (${signal ?? `code ${code}`}); stopping the others`);
+          failedCode = 1;
+          stopAll('start-up failure');
+          return;
+        }
+        say(`Cardline: gateway process ${index} (pid ${worker.process.pid}) exited (${signal ?? `code ${code}`}); starting another`);
+        fork(index);
+        return;
+      }
+      // A worker still starting when the signal came ends by it, before it has anything to drain: not a failure.
+      const stoppedWhileStarting = !wasReady && signal === 'SIGTERM';
+      if (code !== 0 && !stoppedWhileStarting) failedCode = 1;
+      if (indexOf.size === 0) resolveExit(failedCode);
+    });
+
+    const stopAll = (why: string) => {
+      if (stopping) return;
+      stopping = true;
+      if (why !== 'start-up failure') say(`Cardline: ${why}: draining ${indexOf.size} gateway processes`);
+      for (const worker of indexOf.keys()) if (!worker.isDead()) worker.process.kill('SIGTERM');
+      if (indexOf.size === 0) resolveExit(failedCode);
+      // A worker stuck past its own grace period is killed: the primary always ends.
+      setTimeout(() => {
+        for (const worker of indexOf.keys()) if (!worker.isDead()) worker.process.kill('SIGKILL');
+      }, opts.shutdownGraceMs + 5_000).unref();
+    };
+    process.on('SIGTERM', () => stopAll('SIGTERM'));
+    process.on('SIGINT', () => stopAll('SIGINT'));
+
+    fork(1);
+  });
+}

@@ -1,0 +1,61 @@
+// The log line's masking (decision 0207): secrets masked by key at any depth (pino's redaction by path is gone),
+// and scrub()'s quick test never lets through what the full masking would have changed.
+import { Writable } from 'node:stream';
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { maskCardNumbers } from '../../connectors/shared/pan.js';
+import { loggerOptions, scrub } from '../../src/logging.js';
+
+/** scrub() without its quick test: what it masked before decision 0207. */
+const fullScrub = (value: string) => maskCardNumbers(value.replace(/eyJ[\w-]*\.[\w.-]+/g, '[REDACTED-JOSE]'), { luhnOnly: false });
+
+function lines(write: (log: pino.Logger) => void): Record<string, unknown>[] {
+  const out: string[] = [];
+  const log = pino(loggerOptions('info'), new Writable({ write: (chunk: Buffer, _enc, done) => (out.push(chunk.toString()), done()) }));
+  write(log);
+  return out.map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe('log masking', () => {
+  it('scrub() changes exactly what the full masking changes, for any text of digits, separators and JOSE-like parts', () => {
+    const piece = fc.constantFrom('0', '1', '4', '9', ' ', '-', '.', 'a', 'Z', '_', 'eyJ', 'eyJhbGciOi.', '4111 1111', '-1111-');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }).map((p) => p.join('')), (text) => {
+        expect(scrub(text)).toBe(fullScrub(text));
+      }),
+      { numRuns: 5_000 },
+    );
+    expect(scrub('4111 1111 1111 1111')).toBe(fullScrub('4111 1111 1111 1111'));
+    expect(scrub('4111 1111 1111 1111')).not.toContain('1111 1111 1111');
+    expect(scrub('/credit-line-management/business-entity-manager/upgradeLimit')).toBe('/credit-line-management/business-entity-manager/upgradeLimit');
+  });
+
+  it('credentials are masked by key at any depth, as the former redaction paths did and deeper', () => {
+    const [line] = lines((log) =>
+      log.info(
+        {
+          req: { headers: { authorization: 'Bearer abc', cookie: 'session=1', host: 'x' } },
+          headers: { authorization: 'Basic xyz' },
+          token: 'plain-token',
+          result: { id_token: 'tok', password: 'p', nested: { privateKey: 'k', masterKey: 'm', pan: '4111111111111111' } },
+        },
+        'with secrets',
+      ),
+    );
+    expect(line).toMatchObject({
+      req: { headers: { authorization: '[REDACTED]', cookie: '[REDACTED]', host: 'x' } },
+      headers: { authorization: '[REDACTED]' },
+      token: '[REDACTED]',
+      result: { id_token: '[REDACTED]', password: '[REDACTED]', nested: { privateKey: '[REDACTED]', masterKey: '[REDACTED]', pan: '[REDACTED]' } },
+      msg: 'with secrets',
+    });
+  });
+
+  it('the request line keeps its fields as they are', () => {
+    const [line] = lines((log) =>
+      log.info({ requestId: 'r-1', method: 'POST', route: '/a/b', status: 200, ms: 3, tenant: 'demo' }, 'request completed'),
+    );
+    expect(line).toMatchObject({ requestId: 'r-1', method: 'POST', route: '/a/b', status: 200, ms: 3, tenant: 'demo', msg: 'request completed' });
+  });
+});
