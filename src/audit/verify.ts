@@ -54,6 +54,13 @@ export interface VerifyOptions {
   pageSize?: number;
   /** A checkpoint's chains (its signature already checked): the trail must extend each of them. */
   checkpoint?: readonly ChainHead[];
+  /**
+   * With a checkpoint: walk each chain it names from the checkpoint's size on, not from 1. This proves that
+   * the trail is an extension of the checkpoint (its heads are still there, and every record since links to
+   * them), reading only the records written since; the records the checkpoint covers are not read again, so an
+   * edit among them that left every hash alone is found only by a full verification (decision 0202).
+   */
+  since?: boolean;
 }
 
 const DEFAULT_PAGE = 5000;
@@ -95,7 +102,8 @@ async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions)
   const chains: ChainHead[] = [];
   for (const chain of names) {
     const head = heads.get(chain);
-    const result = await walkChain(tx, tenantId, chain, pageSize, records, checkpoint.get(chain));
+    const saved = checkpoint.get(chain);
+    const result = await walkChain(tx, tenantId, chain, pageSize, records, saved, opts.since === true && saved !== undefined && saved.size > 0);
     if ('ok' in result) return result;
     const { size, hash, lastSeq } = result;
     const broken = (position: number, seq: number | null, reason: BreakReason, detail: string): Broken => ({
@@ -107,7 +115,6 @@ async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions)
     }
     if (head.size < size) return broken(head.size + 1, null, 'head-mismatch', `the head of chain ${chain} names position ${head.size}, but the chain goes on to position ${size}`);
     if (head.head !== hash || head.lastSeq !== lastSeq) return broken(size, lastSeq || null, 'head-mismatch', `the head of chain ${chain} does not match its record at position ${size}`);
-    const saved = checkpoint.get(chain);
     if (saved && saved.size > size) {
       return broken(size + 1, null, 'checkpoint-mismatch', `the checkpoint names position ${saved.size} of chain ${chain}, but the chain ends at position ${size}`);
     }
@@ -130,9 +137,11 @@ async function walkChain(
   pageSize: number,
   before: number,
   saved: ChainHead | undefined,
+  fromSaved: boolean,
 ): Promise<{ size: number; hash: string; lastSeq: number } | Broken> {
-  let expected = 1;
-  let prev = GENESIS_HASH;
+  let expected = fromSaved ? saved!.size : 1;
+  /** The hash the next record must link to; null: the checkpoint's last record, taken as it is if its hash is the checkpoint's. */
+  let prev: string | null = fromSaved ? null : GENESIS_HASH;
   let prevSeq = 0;
   const broken = (position: number, seq: number | null, reason: BreakReason, detail: string): Broken => ({
     ok: false, chain, position, seq, reason, detail, records: before + expected - 1,
@@ -145,6 +154,15 @@ async function walkChain(
     );
     for (const row of page.rows) {
       const r = fromRow(tenantId, row);
+      if (prev === null) {
+        if (r.position !== expected || r.hash !== saved!.head || recordHash(r.prevHash, r) !== r.hash) {
+          return broken(expected, null, 'checkpoint-mismatch', `position ${expected} of chain ${chain} no longer holds the record the checkpoint names`);
+        }
+        prev = r.hash;
+        prevSeq = r.seq;
+        expected += 1;
+        continue;
+      }
       if (r.position !== expected) {
         const missing = r.position - 1 === expected ? `position ${expected} is missing` : `positions ${expected} to ${r.position - 1} are missing`;
         return broken(expected, null, 'deleted', `chain ${chain}: ${missing}; the next record is seq ${r.seq} at position ${r.position}`);
@@ -179,6 +197,7 @@ async function walkChain(
     }
     if (page.rows.length < pageSize) break;
   }
+  if (prev === null) return broken(expected, null, 'checkpoint-mismatch', `position ${expected} of chain ${chain} no longer holds the record the checkpoint names`);
   return { size: expected - 1, hash: prev, lastSeq: prevSeq };
 }
 

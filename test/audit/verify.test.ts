@@ -209,6 +209,7 @@ describe('verifyChain', () => {
     const saved = await chainHeads(db, tenant);
     await writer.record({ tenantId: tenant, at: new Date(), actor: 'a', role: 'Admin', action: 'x', method: 'POST', route: LIMIT_URL, target: {}, outcome: 'succeeded', status: 200, requestId: 'later', origin: null });
     expect(await verifyChain(db, tenant, { checkpoint: saved })).toMatchObject({ ok: true, records: RECORDS + 1 });
+    expect(await verifyChain(db, tenant, { checkpoint: saved, since: true })).toMatchObject({ ok: true, records: RECORDS + 1 });
 
     // The last records removed and the head set back: the chain verifies alone, but not against the checkpoint.
     const at = (p: number) => db.query<{ hash: string; seq: string }>('SELECT hash, seq FROM audit_log WHERE tenant_id = $1 AND position = $2', [tenant, p]);
@@ -242,6 +243,10 @@ describe('verifyChain', () => {
     expect(await verifyChain(db, tenant, { checkpoint: saved })).toMatchObject({
       ok: false, position: RECORDS, seq: RECORDS, reason: 'checkpoint-mismatch',
       detail: `the checkpoint names another hash at position ${RECORDS} of chain ${writer.chain}: the trail was rewritten since`,
+    });
+    // The quick proof reads from the checkpoint's head on, and finds it replaced.
+    expect(await verifyChain(db, tenant, { checkpoint: saved, since: true })).toMatchObject({
+      ok: false, position: RECORDS, reason: 'checkpoint-mismatch', detail: `position ${RECORDS} of chain ${writer.chain} no longer holds the record the checkpoint names`,
     });
   });
 });

@@ -83,10 +83,10 @@ describe('what a record holds', () => {
 
     const common = { action: 'authenticate', method: 'POST', route: '/api/authenticate', target: {}, actor: 'viewer', role: null, origin: '127.0.0.1' };
     expect(await byRequest(ok)).toEqual([
-      { ...common, role: 'Read-Only', seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), outcome: 'succeeded', status: 200, requestId: ok, hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64) },
+      { ...common, role: 'Read-Only', seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), outcome: 'succeeded', status: 200, requestId: ok, hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64), chain: expect.any(String), position: expect.any(Number) },
     ]);
     expect(await byRequest(bad)).toEqual([
-      { ...common, seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), outcome: 'unauthenticated', status: 401, requestId: bad, hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64) },
+      { ...common, seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), outcome: 'unauthenticated', status: 401, requestId: bad, hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64), chain: expect.any(String), position: expect.any(Number) },
     ]);
   });
 
@@ -108,7 +108,7 @@ describe('what a record holds', () => {
       const records = await byRequest(requestId);
       expect(records, c.name).toEqual([
         {
-          seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64),
+          seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64), chain: expect.any(String), position: expect.any(Number),
           actor: USERS[c.role], role: c.role, action: c.url === LIMIT_URL ? 'credit-limit.upgrade' : 'card.upgrade-physical',
           method: c.method, route: c.url, target: c.target, outcome: c.outcome, status: c.status, requestId, origin: '127.0.0.1',
         },
