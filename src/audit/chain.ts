@@ -81,11 +81,16 @@ export const fromRow = (tenantId: string, r: AuditRow): AuditRecord => ({
  * link to the predecessor places a record in its chain, and `seq` (hashed) places it in the trail.
  */
 export function recordHash(prevHash: string, r: Omit<AuditRecord, 'prevHash' | 'hash' | 'chain' | 'position'>): string {
+  return recordHashAt(prevHash, r, r.at.toISOString());
+}
+
+/** recordHash with `at` given as its ISO 8601 text (verification reads it so from the store: no Date to parse). */
+export function recordHashAt(prevHash: string, r: Omit<AuditRecord, 'prevHash' | 'hash' | 'chain' | 'position' | 'at'>, atIso: string): string {
   const canonical = JSON.stringify([
     r.tenantId,
     r.seq,
     r.id,
-    r.at.toISOString(),
+    atIso,
     r.actor,
     r.role,
     r.action,
