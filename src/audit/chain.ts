@@ -1,7 +1,7 @@
 // The audit record's canonical form and hash: each record commits to its predecessor in its chain. A tenant's
 // trail is the union of chains, one per writer (decision 0200); `seq` is unique per tenant and orders the
 // trail, `position` numbers a record within its chain (1, 2, 3…).
-import { createHash } from 'node:crypto';
+import { createHash, hash as digest } from 'node:crypto';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -104,7 +104,8 @@ export function recordHashAt(prevHash: string, r: Omit<AuditRecord, 'prevHash' |
     r.requestId,
     r.origin,
   ]);
-  return createHash('sha256').update(prevHash).update('\n').update(canonical).digest('hex');
+  // One-shot (no Hash object per record: verification hashes a million, and each object costs the GC).
+  return digest('sha256', `${prevHash}\n${canonical}`, 'hex');
 }
 
 /**

@@ -168,8 +168,25 @@ async function walkChain(
       next.catch(() => undefined);
     }
     for (const row of page.rows) {
+      const position = Number(row.position);
+      const seq = Number(row.seq);
+      const intact =
+        recordHashAt(
+          row.prev_hash,
+          {
+            tenantId, seq, id: row.id, actor: row.actor, role: row.role, action: row.action, method: row.method, route: row.route,
+            target: row.target, outcome: row.outcome, status: Number(row.status), requestId: row.request_id, origin: row.origin,
+          },
+          row.at_iso,
+        ) === row.hash;
+      // The common case, without building a record: in place, linked, whole, in seq order, not contradicting the checkpoint.
+      if (prev !== null && position === expected && row.prev_hash === prev && intact && seq > prevSeq && !(saved && saved.size === position && saved.head !== row.hash)) {
+        prev = row.hash;
+        prevSeq = seq;
+        expected += 1;
+        continue;
+      }
       const r = fromRow(tenantId, { ...row, at: row.at_iso });
-      const intact = recordHashAt(r.prevHash, r, row.at_iso) === r.hash;
       if (prev === null) {
         if (r.position !== expected || r.hash !== saved!.head || !intact) {
           return broken(expected, null, 'checkpoint-mismatch', `position ${expected} of chain ${chain} no longer holds the record the checkpoint names`);
