@@ -90,7 +90,7 @@ async function main(): Promise<void> {
     await keys.create(TENANT, 'sig', db);
     const chains = Array.from({ length: CHAINS }, () => ({ chain: uuidv7(), size: 0, head: GENESIS_HASH, lastSeq: 0 }));
     const built = performance.now();
-    let seq = await append(db, chains, 1, RECORDS);
+    const seq = await append(db, chains, 1, RECORDS);
     const buildSeconds = (performance.now() - built) / 1000;
     if (db.kind === 'postgres') await db.exec('ANALYZE audit_log');
 
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
 
     // A checkpoint now, SINCE records more, then the proof that the trail extends it.
     const checkpoint = await publishCheckpoint(db, keys, TENANT);
-    seq = await append(db, chains, seq, SINCE);
+    await append(db, chains, seq, SINCE);
     const proof = performance.now();
     const proofCpu = process.cpuUsage();
     const opened = await openCheckpoint(db, TENANT, JSON.stringify({ result: checkpoint, pagination: null }));
