@@ -10,6 +10,9 @@ import type { Queryable } from '../store/db.js';
 import { trailRoot } from './chain.js';
 import type { ChainHead } from './verify.js';
 
+/** Checkpoints one process signs per round at most (an ES256 signature and two statements each). */
+export const MAX_PER_ROUND = 200;
+
 /** The JWS `typ` of a checkpoint: nothing else the tenant's key signs (tokens are `JWT`) can pass for one. */
 export const CHECKPOINT_TYP = 'cardline-audit-checkpoint+jws';
 
@@ -152,10 +155,13 @@ export class CheckpointPublisher {
     this.timer.unref();
   }
 
-  /** Publishes for the tenants written since the last round; resolves when done. */
+  /**
+   * Publishes for the tenants written since the last round, at most MAX_PER_ROUND of them (the others wait for
+   * the next round, so that ten thousand busy tenants cost a bounded number of signatures per interval).
+   */
   async publishDirty(): Promise<void> {
-    const tenants = [...this.dirty];
-    this.dirty.clear();
+    const tenants = [...this.dirty].slice(0, MAX_PER_ROUND);
+    for (const t of tenants) this.dirty.delete(t);
     for (const t of tenants) {
       if (t.startsWith('_')) continue;
       try {
