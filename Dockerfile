@@ -3,8 +3,10 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The SDK is a workspace of the repository: npm ci needs its manifest, the build (gateway, then SDK) its sources.
+# The SDK and the CLI's bin link are workspaces of the repository: npm ci needs their manifests (and the bin it
+# links), the build (gateway, then SDK) the SDK's sources.
 COPY sdk/package.json ./sdk/
+COPY cli ./cli
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src

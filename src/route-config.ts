@@ -51,6 +51,8 @@ declare module 'fastify' {
      * body is fingerprinted under the gateway's key and the answer stored sealed (decision 0175).
      */
     idempotency?: false | 'sealed';
+    /** Management listener: the path parameter naming the tenant the route acts on (src/plugins/operator-auth.ts). */
+    tenantParam?: string;
     /** The operation a business route was registered from (its OpenAPI description reads it). */
     operation?: Operation;
   }

@@ -1,5 +1,7 @@
-// Writes the SDK's generated code from the gateway's operation table (decision 0150): one typed method per
-// operation, request and result types named after the schemas, and the typed payloads of the events of record.
+// Writes the SDK's generated code from the gateway's operation tables (decisions 0150, 0152): one typed method
+// per operation of the public table (`Cardline`, operations.ts) and of the management table (`CardlineAdmin`,
+// management.ts), request and result types named after the schemas (types.ts, shared by both), and the typed
+// payloads of the events of record.
 // `npm run sdk:generate` writes sdk/src/generated/; test/sdk/generate.test.ts regenerates in memory and
 // compares, so a change to the table without a regeneration fails the suite.
 import { readdir, writeFile } from 'node:fs/promises';
@@ -8,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
 import { EVENT_PAYLOADS } from '../../schemas/events.js';
 import { bodyMayBeOmitted, type Operation } from '../../src/operations/define.js';
-import { operations } from '../../src/operations/index.js';
+import { managementOperations, operations } from '../../src/operations/index.js';
 import { sensitivePaths } from '../../src/plugins/decrypt.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -65,6 +67,8 @@ class Emitter {
   declare(name: string, schema: unknown): string {
     const existing = this.nameOf(schema);
     if (existing) return existing;
+    // Two operations of the tables with the same id-derived name (one of each listener, say) would declare it twice.
+    if (this.emitted.has(name) || [...this.names.values()].includes(name)) throw new Error(`Two types would be named ${name}: export the schema from schemas/*.ts to name it`);
     this.emitted.add(name);
     this.pending.push({ name, schema: schema as Json });
     return name;
@@ -170,11 +174,11 @@ export interface Generated {
   [file: string]: string;
 }
 
-export async function generate(): Promise<Generated> {
-  const emitter = new Emitter(await schemaNames());
+/** One table's bindings: its operations' metadata and one method per operation, grouped by namespace. */
+function bindings(table: readonly Operation[], emitter: Emitter): { meta: string; methods: string } {
   const meta: string[] = [];
   const namespaces = new Map<string, string[]>();
-  for (const op of operations) {
+  for (const op of table) {
     const base = pascalOfId(op.id);
     const params = pathParams(op.url);
     const body = op.body ? emitter.declare(`${base}Body`, op.body) : undefined;
@@ -186,7 +190,7 @@ export async function generate(): Promise<Generated> {
     meta.push(
       `  ${JSON.stringify(op.id)}: { id: ${JSON.stringify(op.id)}, method: '${op.method}', path: ${JSON.stringify(op.url)}, ` +
         `params: ${JSON.stringify(params)}, dialect: '${op.dialect}', kind: '${kind}', auth: ${op.access !== 'public'}, callsCore: ${op.callsCore === true}, ` +
-        `paged: ${paged}, encryptedFields: ${JSON.stringify(encrypted)} },`,
+        `paged: ${paged}, encryptedFields: ${JSON.stringify(encrypted)}${op.tenantParam ? `, tenantParam: ${JSON.stringify(op.tenantParam)}` : ''} },`,
     );
 
     const args = params.map((p) => `${p}: string`);
@@ -205,27 +209,50 @@ export async function generate(): Promise<Generated> {
     const result = op.callsCore ? `${response} | Pending` : response;
     const doc = `      /** ${op.summary.replace(/\*\//g, '*\\/')} (\`${op.method} ${op.url.replace(/:(\w+)/g, '{$1}')}\`, \`${op.id}\`). */\n`;
     const { namespace, method } = methodName(op.id);
+    const constName = op.listener === 'management' ? 'MANAGEMENT_OPERATIONS' : 'OPERATIONS';
     const line = paged
-      ? `${doc}      ${method}: (${args.join(', ')}): Paged<${response}['result'][number], ${response}> =>\n        t.paged<${response}['result'][number], ${response}>(OPERATIONS[${JSON.stringify(op.id)}], ${callArgs.join(', ')}),`
-      : `${doc}      ${method}: (${args.join(', ')}): Promise<${result}> =>\n        t.call(OPERATIONS[${JSON.stringify(op.id)}], ${callArgs.join(', ')}) as Promise<${result}>,`;
+      ? `${doc}      ${method}: (${args.join(', ')}): Paged<${response}['result'][number], ${response}> =>\n        t.paged<${response}['result'][number], ${response}>(${constName}[${JSON.stringify(op.id)}], ${callArgs.join(', ')}),`
+      : `${doc}      ${method}: (${args.join(', ')}): Promise<${result}> =>\n        t.call(${constName}[${JSON.stringify(op.id)}], ${callArgs.join(', ')}) as Promise<${result}>,`;
     if (!namespaces.has(namespace)) namespaces.set(namespace, []);
     namespaces.get(namespace)!.push(line);
   }
-
-  const typeNames = () => emitter.pending.map((p) => p.name);
   const methods = [...namespaces]
     .map(([ns, lines]) => (ns ? `    ${ns}: {\n${lines.join('\n')}\n    },` : lines.map((l) => l.replace(/^ {2}/gm, '')).join('\n')))
     .join('\n');
+  return { meta: meta.join('\n'), methods };
+}
+
+/** The names of `names` that `text` uses, as whole words. */
+const usedIn = (text: string, names: readonly string[]) => names.filter((n) => new RegExp(`\\b${n}\\b`).test(text));
+
+export async function generate(): Promise<Generated> {
+  const emitter = new Emitter(await schemaNames());
+  const pub = bindings(operations, emitter);
+  const management = bindings(managementOperations, emitter);
+
+  const typeNames = () => emitter.pending.map((p) => p.name);
+  const TRANSPORT = ['CallOptions', 'PageOptions', 'Paged', 'Pending', 'Transport'];
+  const imports = (methods: string) =>
+    `import type { ${usedIn(methods + ' Transport', TRANSPORT).join(', ')} } from '../transport.js';\n` +
+    `import type {\n${typeNames().filter((n) => methods.includes(n)).map((n) => `  ${n},`).join('\n')}\n} from './types.js';\n\n`;
   const operationsFile =
     HEADER +
-    `import type { CallOptions, PageOptions, Paged, Pending, Transport } from '../transport.js';\n` +
-    `import type {\n${typeNames().filter((n) => methods.includes(n)).map((n) => `  ${n},`).join('\n')}\n} from './types.js';\n\n` +
+    imports(pub.methods) +
     `/** Each operation as the transport sends it: method, path, dialect, retry class, paging, encryptable body fields. */\n` +
-    `export const OPERATIONS = {\n${meta.join('\n')}\n} as const;\n\n` +
+    `export const OPERATIONS = {\n${pub.meta}\n} as const;\n\n` +
     `export type OperationId = keyof typeof OPERATIONS;\n\n` +
     `/** One method per operation, grouped by the part of its id before the dot; path parameters first, in path order. */\n` +
-    `export function bindOperations(t: Transport) {\n  return {\n${methods}\n  };\n}\n\n` +
+    `export function bindOperations(t: Transport) {\n  return {\n${pub.methods}\n  };\n}\n\n` +
     `export type Operations = ReturnType<typeof bindOperations>;\n`;
+  const managementFile =
+    HEADER.replace('the operation table (src/operations)', 'the management operation table (src/operations/management-*.ts)') +
+    imports(management.methods) +
+    `/** Each management operation as the transport sends it; \`tenantParam\` names the path parameter of the tenant a password is encrypted to. */\n` +
+    `export const MANAGEMENT_OPERATIONS = {\n${management.meta}\n} as const;\n\n` +
+    `export type ManagementOperationId = keyof typeof MANAGEMENT_OPERATIONS;\n\n` +
+    `/** One method per management operation, grouped by the part of its id before the dot; path parameters first, in path order. */\n` +
+    `export function bindManagementOperations(t: Transport) {\n  return {\n${management.methods}\n  };\n}\n\n` +
+    `export type ManagementOperations = ReturnType<typeof bindManagementOperations>;\n`;
 
   const events = Object.entries(EVENT_PAYLOADS as Record<string, TSchema>).map(([type, schema]) => {
     const name = `${pascalOfId(type.replace(/\./g, '-'))}Payload`;
@@ -242,7 +269,7 @@ export async function generate(): Promise<Generated> {
     `export const EVENT_TYPES: readonly EventType[] = ${JSON.stringify(events.map((e) => e.type))};\n\n` +
     `/** A webhook's body: one event of record, its type, when it happened (ISO 8601) and its payload. */\n` +
     `export type CardlineEvent = { [T in EventType]: { type: T; timestamp: string; data: EventPayloads[T] } }[EventType];\n`;
-  return { 'operations.ts': operationsFile, 'types.ts': typesFile, 'events.ts': eventsFile };
+  return { 'operations.ts': operationsFile, 'management.ts': managementFile, 'types.ts': typesFile, 'events.ts': eventsFile };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

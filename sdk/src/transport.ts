@@ -1,4 +1,4 @@
-// What the generated methods call: one operation sent, with its retries, its encryption and its dialect's
+// What the generated methods call (both clients implement it, sdk/src/http.ts): one operation sent, with its retries, its encryption and its dialect's
 // errors; and cursor paging as an async iterator.
 
 /** An operation as the generator describes it (generated/operations.ts). */
@@ -22,6 +22,8 @@ export interface OperationMeta {
   readonly paged: boolean;
   /** Body fields that may be sent as JWEs (dotted paths, `[]` for array items). */
   readonly encryptedFields: readonly string[];
+  /** Management operations: the path parameter naming the tenant whose key a password is encrypted to. */
+  readonly tenantParam?: string;
 }
 
 export interface CallOptions {

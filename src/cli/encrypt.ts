@@ -37,7 +37,8 @@ ${STORE_HELP}`,
     });
 }
 
-async function keyFromGateway(gateway: string, tenant: string): Promise<JWK> {
+/** The tenant's active encryption key from a running gateway (GET <gateway>/api/keys), as clients fetch it. */
+export async function keyFromGateway(gateway: string, tenant: string): Promise<JWK> {
   let url: URL;
   try {
     url = new URL(gateway.replace(/\/+$/, '') + '/api/keys');

@@ -37,6 +37,7 @@ async function expected<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (err) {
     if (err instanceof Error && (err.name === 'KeyLifecycleError' || err.name === 'ClientKeyError')) fail(err.message);
+    if (err instanceof Error && err.name === 'CardlineError') fail(err.message);
     throw err;
   }
 }
@@ -86,11 +87,12 @@ export function keysCommand(): Command {
     .addHelpText('after', STORE_HELP)
     .action(async (opts: { tenant: string; use: KeyUse; grace?: number }) => {
       const { defaultGraceSeconds } = await import('../crypto/keys.js');
+      const { adminRotateKeys } = await import('../services/admin-actions.js');
       const { requireTenant, withStore } = await import('./store.js');
       const result = await withStore({ masterKey: true }, async (store) => {
         const tenant = await requireTenant(store, opts.tenant);
         const seconds = opts.grace ?? defaultGraceSeconds(opts.use, tenant.config.tokenLifetimeSeconds);
-        const r = await expected(() => store.keys.rotate(opts.tenant, opts.use, seconds));
+        const r = await expected(() => adminRotateKeys(store, store.actor, opts.tenant, opts.use, seconds));
         return { active: orderedJwk(r.active), replaced: r.replaced, graceSeconds: seconds };
       });
       printJson(result);
@@ -103,10 +105,11 @@ export function keysCommand(): Command {
     .requiredOption('--kid <kid>', 'the key id (see keys list)')
     .addHelpText('after', STORE_HELP)
     .action(async (opts: { tenant: string; kid: string }) => {
+      const { adminRetireKey } = await import('../services/admin-actions.js');
       const { requireTenant, withStore } = await import('./store.js');
       const info = await withStore({ masterKey: true }, async (store) => {
         await requireTenant(store, opts.tenant);
-        return expected(() => store.keys.retire(opts.tenant, opts.kid));
+        return expected(() => adminRetireKey(store, store.actor, opts.tenant, opts.kid));
       });
       printJson({ ...info, publicJwk: orderedJwk(info.publicJwk) });
     });
@@ -122,10 +125,11 @@ export function keysCommand(): Command {
     .action(async (opts: { tenant: string; jwk: string }) => {
       const jwk = await readJwk(opts.jwk);
       const { ClientKeyStore } = await import('../crypto/client-keys.js');
+      const { adminRegisterClientKey } = await import('../services/admin-actions.js');
       const { requireTenant, withStore } = await import('./store.js');
       const registered = await withStore({ masterKey: false }, async (store) => {
         await requireTenant(store, opts.tenant);
-        return expected(() => new ClientKeyStore(store.db, 0).register(opts.tenant, jwk));
+        return expected(() => adminRegisterClientKey(store, new ClientKeyStore(store.db, 0), store.actor, opts.tenant, jwk));
       });
       printJson(registered);
     });

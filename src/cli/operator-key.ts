@@ -1,8 +1,9 @@
 // `cardline operator-key create|list|revoke`: the keys operators use on the management API. A key is printed
 // once, at creation; the store keeps only its SHA-256 hash. With --admin-url the command goes through the
-// management API (an operator key is then needed to make another), otherwise to the store.
+// management API (an operator key is then needed to make another), otherwise to the store through the same
+// audited admin actions (the platform's audit trail, actor `cli:<os-user>`).
 import { Command } from 'commander';
-import { STORE_HELP, fail, printJson, table } from './common.js';
+import { STORE_HELP, printJson, table } from './common.js';
 import { apiPath, REMOTE_HELP, managementApi } from './remote.js';
 
 interface OperatorKeyView {
@@ -28,18 +29,9 @@ export function operatorKeyCommand(): Command {
       if (api) {
         key = (await api.result<{ key: string }>('POST', '/v1/operator-keys', { name: opts.name })).key;
       } else {
-        const { withStore } = await import('./store.js');
-        const { OperatorKeyError } = await import('../services/operator-keys.js');
-        key = await withStore({ masterKey: false, create: true }, async (store) => {
-          try {
-            return (await store.operatorKeys.create(opts.name)).key;
-          } catch (err) {
-            if (err instanceof OperatorKeyError || (err as { code?: unknown }).code === '23505') {
-              fail(err instanceof OperatorKeyError ? err.message : `An operator key named '${opts.name}' exists already.`);
-            }
-            throw err;
-          }
-        });
+        const { expected, withStore } = await import('./store.js');
+        const { adminCreateOperatorKey } = await import('../services/admin-actions.js');
+        key = await withStore({ masterKey: false, create: true }, async (store) => (await expected(() => adminCreateOperatorKey(store, store.actor, opts.name))).key);
       }
       process.stdout.write(`${key}\n`);
       process.stderr.write(`Operator key '${opts.name}' created. It is shown this once: keep it in your secret store.\n`);
@@ -71,9 +63,11 @@ export function operatorKeyCommand(): Command {
       const api = managementApi(command);
       if (api) await api.result('DELETE', apiPath('operator-keys', name));
       else {
-        const { withStore } = await import('./store.js');
-        const revoked = await withStore({ masterKey: false }, (store) => store.operatorKeys.revoke(name));
-        if (!revoked) fail(`No operator key named '${name}'.`);
+        const { expected, withStore } = await import('./store.js');
+        const { adminRevokeOperatorKey } = await import('../services/admin-actions.js');
+        await withStore({ masterKey: false }, (store) =>
+          expected(() => adminRevokeOperatorKey(store, store.actor, name), { CL_OPERATOR_KEY_NOT_FOUND: `No operator key named '${name}'.` }),
+        );
       }
       process.stdout.write(`Operator key '${name}' revoked.\n`);
     });

@@ -16,6 +16,12 @@ export const COMMANDS: readonly { name: string; term: string; summary: string; l
     summary: "Encrypt a value (a password or any field) to a tenant's gateway key; prints the compact JWE.",
     load: async () => (await import('./encrypt.js')).encryptCommand(),
   },
+  {
+    name: 'login',
+    term: 'login [options]',
+    summary: "Log a tenant's user in through the public API (the password sent as a JWE); prints the token.",
+    load: async () => (await import('./login.js')).loginCommand(),
+  },
   { name: 'tenant', term: 'tenant', summary: 'Create, change, show, list, disable and enable tenants.', load: async () => (await import('./tenant.js')).tenantCommand() },
   { name: 'user', term: 'user', summary: "Manage a tenant's API users.", load: async () => (await import('./user.js')).userCommand() },
   {

@@ -3,7 +3,55 @@
 // embedded store is open. Answers are JSON; a refusal becomes the CLI's one-line error with the API's words.
 import type { Command } from 'commander';
 import { PAGE_MAX } from '../../schemas/page.js';
+import type { OPERATION_TYPES } from '../operations/define.js';
+import type { Operation } from '../operations/define.js';
+import type { managementOperatorKeyOperations } from '../operations/management-operator-keys.js';
+import type { managementTenantOperations } from '../operations/management-tenants.js';
+import type { managementUserOperations } from '../operations/management-users.js';
 import { fail } from './common.js';
+
+/** The management table's entries, each with its literal id and its request's and answer's types. */
+type ManagementEntry =
+  | (typeof managementTenantOperations)[number]
+  | (typeof managementUserOperations)[number]
+  | (typeof managementOperatorKeyOperations)[number];
+/** An operation of the management listener, by id: `tenant.create`, `tenant-user.list`, `operator-key.revoke`… */
+export type ManagementOperationId = ManagementEntry['id'];
+type TypesOf<Id extends ManagementOperationId> = NonNullable<Extract<ManagementEntry, { id: Id }>[typeof OPERATION_TYPES]>;
+/** What a call of the operation sends: its path parameters, query and body, each only where it has one. */
+export type ManagementInput<Id extends ManagementOperationId> = { [K in 'params' | 'query' | 'body' as undefined extends TypesOf<Id>[K] ? never : K]: TypesOf<Id>[K] } & {
+  [K in 'params' | 'query' | 'body' as undefined extends TypesOf<Id>[K] ? K : never]?: TypesOf<Id>[K];
+};
+/** The paged lists: answered as `{ result: [...], pagination: { nextCursor } }`. */
+export type ManagementListId = { [Id in ManagementOperationId]: ManagementAnswer<Id> extends { pagination: { nextCursor: string | null } } ? Id : never }[ManagementOperationId];
+/** What the operation answers on success (its response schema's type). */
+export type ManagementAnswer<Id extends ManagementOperationId> = TypesOf<Id>['answer'];
+
+let table: Promise<ReadonlyMap<string, Operation>> | undefined;
+/**
+ * The management table by id, loaded on the first typed call only: a command that never calls the API (or
+ * `--help`) does not load the operations and their services.
+ */
+export const managementTable = (): Promise<ReadonlyMap<string, Operation>> =>
+  (table ??= import('../operations/index.js').then(({ managementOperations }) => new Map(managementOperations.map((op) => [op.id, op]))));
+
+/** The operation's method, and its path with each `:name` replaced by its escaped parameter and its query string. */
+export function managementRequest(
+  byId: ReadonlyMap<string, Operation>,
+  id: ManagementOperationId,
+  input: { params?: unknown; query?: unknown },
+): { method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; path: string } {
+  const op = byId.get(id);
+  if (!op) throw new Error(`The management table has no operation '${id}'`);
+  const params = (input.params ?? {}) as Record<string, string>;
+  const path = op.url.replace(/:(\w+)/g, (_m, name: string) => {
+    const value = params[name];
+    if (typeof value !== 'string') throw new Error(`Operation ${id} needs the path parameter '${name}'`);
+    return encodeURIComponent(value);
+  });
+  const query = new URLSearchParams(Object.entries((input.query ?? {}) as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k, v]): [string, string] => [k, String(v)]));
+  return { method: op.method, path: query.size ? `${path}?${query}` : path };
+}
 
 /** What the management API answers: `{ result }` (or a bare key set), or a problem. */
 interface Problem {
@@ -54,6 +102,22 @@ export class ManagementApi {
   /** The `result` of an enveloped answer. */
   async result<T>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
     return (await this.call<{ result: T }>(method, path, body)).result;
+  }
+
+  /**
+   * Calls an operation of the management table by its id: method and path come from the entry, the input
+   * and the answer are typed by its schemas (`api.operation('tenant-user.create', { params: { tenantId },
+   * body: { username, role, password } })`).
+   */
+  async operation<Id extends ManagementOperationId>(id: Id, input: ManagementInput<Id>): Promise<ManagementAnswer<Id>> {
+    const { method, path } = managementRequest(await managementTable(), id, input as { params?: unknown; query?: unknown });
+    return this.call<ManagementAnswer<Id>>(method, path, (input as { body?: unknown }).body);
+  }
+
+  /** Every item of a paged list of the management table, by its id (`tenant.list`, `tenant-user.list`, `operator-key.list`). */
+  async allOf<Id extends ManagementListId>(id: Id, input: Omit<ManagementInput<Id>, 'query'>): Promise<ManagementAnswer<Id>['result']> {
+    // Each page is the operation's answer; the items of all pages are its `result` type.
+    return (await this.all(managementRequest(await managementTable(), id, input as { params?: unknown }).path)) as ManagementAnswer<Id>['result'];
   }
 
   /** Every item of a paged list: the largest pages, following `pagination.nextCursor` to the end. */

@@ -1,5 +1,7 @@
 // The store commands' preamble: configuration, master key, store and migrations, the services they
-// need (constructed directly, without the Fastify app), and closing the store afterwards.
+// need (constructed directly, without the Fastify app), and closing the store afterwards. Every change a
+// store command makes goes through the admin actions of src/services/admin-actions.ts, the management API's
+// own, audited with the actor `cli:<os-user>` by an audit writer of its own (closed before the store).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
@@ -9,6 +11,9 @@ import { openStore, resolveMasterKey } from '../bootstrap.js';
 import { loadConfig, type Config } from '../config.js';
 import { KeyRing, checkMasterKey, type TenantKeys } from '../crypto/keys.js';
 import { MasterKey } from '../crypto/master-key.js';
+import { AuditWriter } from '../audit/writer.js';
+import { CardlineError } from '../errors.js';
+import { cliActor, type AdminActionDeps, type AdminActor } from '../services/admin-actions.js';
 import { ConnectorRegistry } from '../services/connectors.js';
 import { ConfigSecrets } from '../crypto/config-secrets.js';
 import { ChangeFeed } from '../services/changes.js';
@@ -19,7 +24,7 @@ import { StoreInUseError, type Db } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { fail } from './common.js';
 
-export interface CliStore {
+export interface CliStore extends AdminActionDeps {
   config: Config;
   db: Db;
   tenants: TenantService;
@@ -32,6 +37,10 @@ export interface CliStore {
   operatorKeys: OperatorKeys;
   /** Tells running gateways on PostgreSQL of a change (the embedded store has none running). */
   changes: ChangeFeed;
+  /** Appends the audit records (and their security events) of this command's changes. */
+  audit: AuditWriter;
+  /** Who the records name: `cli:<os-user>`, one request id for the whole command. */
+  actor: AdminActor;
 }
 
 export interface StoreOptions {
@@ -64,6 +73,7 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
     if (err instanceof StoreInUseError) fail(err.message);
     throw err;
   }
+  let audit: AuditWriter | undefined;
   try {
     await migrate(db);
     if (masterKey) await checkMasterKey(db, masterKey);
@@ -71,6 +81,7 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
     const keyRing = opts.masterKey && masterKey ? new KeyRing(db, masterKey, 0) : undefined;
     const changes = new ChangeFeed(db);
     const users = new UserService(db, changes);
+    audit = new AuditWriter(db);
     const store: CliStore = {
       config,
       db,
@@ -80,6 +91,8 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
       tenants: new TenantService(db, 0),
       users,
       connectorRegistry: new ConnectorRegistry(builtInConnectors, logger),
+      audit,
+      actor: cliActor(),
       get keys(): KeyRing {
         if (!keyRing) throw new Error('internal: this command did not load the master key');
         return keyRing;
@@ -87,7 +100,22 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
     };
     return await fn(store);
   } finally {
+    // Every record queued is committed before the store closes.
+    await audit?.close();
     await db.close();
+  }
+}
+
+/**
+ * An admin action's refusal as the CLI reports it: one line, in the API's words unless `messages` words
+ * it for this command (by business code or error code).
+ */
+export async function expected<T>(fn: () => Promise<T>, messages: Record<string, string> = {}): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof CardlineError) fail(messages[err.init.businessCode ?? err.code] ?? err.init.detail ?? err.message);
+    throw err;
   }
 }
 

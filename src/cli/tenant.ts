@@ -1,7 +1,7 @@
 // `cardline tenant create|update|show|list|disable|enable`: a tenant's record, configuration and first key
 // pairs. Every configuration field has a flag, and `--config file.json` gives any of them (the PIN section,
 // say) as JSON; flags win over the file. With --admin-url the commands call a running gateway's management
-// API; otherwise they work on the store.
+// API; otherwise they work on the store, through the same audited admin actions (src/services/admin-actions.ts).
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import jsonMergePatch from 'json-merge-patch';
@@ -148,19 +148,11 @@ ${STORE_HELP}`,
       if (api) {
         keys = (await api.result<{ encryptionKeys: { keys: PublicJwk[] } }>('POST', '/v1/tenants', { id, name, config })).encryptionKeys.keys;
       } else {
-        const { createTenant } = await import('../services/onboarding.js');
-        const { tenantKeys, withStore } = await import('./store.js');
-        keys = await withStore({ masterKey: true, create: true }, async (store) => {
-          if (await store.tenants.stored(id)) fail(`Tenant '${id}' already exists.`);
-          try {
-            await createTenant(store, { id, name, config });
-          } catch (err) {
-            if ((err as { code?: unknown }).code === '23505') fail(`Tenant '${id}' already exists.`);
-            throw err;
-          }
-          await store.changes.changed({ kind: 'tenant', tenantId: id });
-          return (await tenantKeys(store, id)).enc.map((k) => k.publicJwk);
-        });
+        const { adminCreateTenant } = await import('../services/admin-actions.js');
+        const { expected, withStore } = await import('./store.js');
+        keys = await withStore({ masterKey: true, create: true }, async (store) =>
+          (await expected(() => adminCreateTenant(store, store.actor, { id, name, config }), { TENANT_EXISTS: `Tenant '${id}' already exists.` })).encryptionKeys,
+        );
       }
       printJson({ keys: keys.map(orderedJwk) });
       process.stderr.write(`Tenant '${id}' created.\n`);
@@ -193,13 +185,10 @@ ${STORE_HELP}`,
       if (!Object.keys(body).length) fail('Nothing to change: give --name, --config or a configuration flag (see --help).');
       const api = managementApi(command);
       if (api) return printJson(await api.result<TenantView>('PATCH', apiPath('tenants', id), body));
-      const { tenantView, updateTenant } = await import('../services/tenant-admin.js');
-      const { withStore } = await import('./store.js');
+      const { adminUpdateTenant } = await import('../services/admin-actions.js');
+      const { expected, withStore } = await import('./store.js');
       printJson(
-        await withStore({ masterKey: true }, async (store) => {
-          if (!(await updateTenant(store, id, body))) fail(`Unknown tenant '${id}'.`);
-          return tenantView((await store.tenants.stored(id))!);
-        }),
+        await withStore({ masterKey: true }, (store) => expected(() => adminUpdateTenant(store, store.actor, id, body), { CL_TENANT_NOT_FOUND: `Unknown tenant '${id}'.` })),
       );
     });
 
@@ -253,11 +242,9 @@ ${STORE_HELP}`,
         const api = managementApi(command);
         if (api) await api.result<TenantView>('POST', apiPath('tenants', id, verb));
         else {
-          const { setTenantStatus } = await import('../services/tenant-admin.js');
-          const { withStore } = await import('./store.js');
-          await withStore({ masterKey: true }, async (store) => {
-            if (!(await setTenantStatus(store, id, status))) fail(`Unknown tenant '${id}'.`);
-          });
+          const { adminSetTenantStatus } = await import('../services/admin-actions.js');
+          const { expected, withStore } = await import('./store.js');
+          await withStore({ masterKey: true }, (store) => expected(() => adminSetTenantStatus(store, store.actor, id, verb), { CL_TENANT_NOT_FOUND: `Unknown tenant '${id}'.` }));
         }
         process.stdout.write(`Tenant '${id}' ${status === 'active' ? 'enabled' : 'disabled'}.\n`);
       });

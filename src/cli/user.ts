@@ -1,10 +1,12 @@
-// `cardline user add|list|remove|unlock`: a tenant's API users. The password never travels as an argument;
-// to the management API it travels as a JWE to the tenant's encryption key, as at login.
+// `cardline user add|list|remove|unlock|disable|enable|reset-password`: a tenant's API users. The password
+// never travels as an argument; to the management API it travels as a JWE to the tenant's encryption key, as
+// at login. On the store, every change is an audited admin action (src/services/admin-actions.ts).
 import { Command, Option } from 'commander';
 import type { JWK } from 'jose';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { encryptCompact } from '../crypto/jwe.js';
 import type { UserView } from '../services/users.js';
+import type { CliStore } from './store.js';
 import { STORE_HELP, fail, printJson, readStdin, table, tenantId } from './common.js';
 import { apiPath, REMOTE_HELP, managementApi, type ManagementApi } from './remote.js';
 
@@ -43,6 +45,29 @@ async function addRemote(api: ManagementApi, opts: AddOptions, password: string)
   await api.result('POST', `${user}/unlock`);
 }
 
+/** The store's refusal of an unknown tenant, worded as the other store commands word it. */
+const unknownTenant = (tenant: string) => ({ CL_TENANT_NOT_FOUND: `Unknown tenant '${tenant}'.` });
+
+/**
+ * The same on the store, through the same audited admin actions as the management API: a new user is a
+ * `user.create` (its tenant's channels hear `user.created`); an existing one is reset by `user.update`,
+ * `user.password-reset` and `user.unlock`, as the three calls addRemote makes.
+ */
+async function addOnStore(store: CliStore, opts: AddOptions, password: string): Promise<void> {
+  const { adminCreateUser, adminSetUserPassword, adminUnlockUser, adminUpdateUser } = await import('../services/admin-actions.js');
+  const { expected } = await import('./store.js');
+  const { tenant, username, role } = opts;
+  await expected(async () => {
+    if (!(await store.users.view(tenant, username))) {
+      await adminCreateUser(store, store.actor, tenant, { username, role, password });
+      return;
+    }
+    await adminUpdateUser(store, store.actor, tenant, username, { role, disabled: false });
+    await adminSetUserPassword(store, store.actor, tenant, username, password);
+    await adminUnlockUser(store, store.actor, tenant, username);
+  }, unknownTenant(tenant));
+}
+
 export function userCommand(): Command {
   const user = new Command('user').description("Manage a tenant's API users.");
 
@@ -69,19 +94,14 @@ ${STORE_HELP}`,
       checkUsername(opts.username);
       const password = opts.passwordStdin ? await readStdin('the password') : process.env.CARDLINE_USER_PASSWORD;
       if (!password) fail('No password: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.');
+      // Checked before anything changes: resetting an existing user takes more than one call.
+      const problem = (await import('../services/users.js')).passwordProblem(password);
+      if (problem) fail(problem);
       const api = managementApi(command);
       if (api) await addRemote(api, opts, password);
       else {
-        const { requireTenant, withStore } = await import('./store.js');
-        await withStore({ masterKey: false }, async (store) => {
-          await requireTenant(store, opts.tenant);
-          try {
-            await store.users.add(opts.tenant, opts.username, opts.role, password);
-          } catch (err) {
-            // The service's own rule checks (role, password length) are user errors with readable messages.
-            fail((err as Error).message);
-          }
-        });
+        const { withStore } = await import('./store.js');
+        await withStore({ masterKey: false }, (store) => addOnStore(store, opts, password));
       }
       process.stdout.write(`User '${opts.username}' (${opts.role}) saved on tenant '${opts.tenant}'.\n`);
     });
@@ -126,16 +146,68 @@ ${STORE_HELP}`,
           const path = apiPath('tenants', opts.tenant, 'users', opts.username);
           await api.result(verb === 'remove' ? 'DELETE' : 'POST', verb === 'remove' ? path : `${path}/unlock`);
         } else {
-          const { requireTenant, withStore } = await import('./store.js');
-          await withStore({ masterKey: false }, async (store) => {
-            await requireTenant(store, opts.tenant);
-            if (verb === 'remove') await store.users.remove(opts.tenant, opts.username);
-            else await store.users.unlock(opts.tenant, opts.username);
-          });
+          const { adminRemoveUser, adminUnlockUser } = await import('../services/admin-actions.js');
+          const { expected, withStore } = await import('./store.js');
+          await withStore({ masterKey: false }, (store) =>
+            expected(async () => {
+              if (verb === 'remove') await adminRemoveUser(store, store.actor, opts.tenant, opts.username);
+              else await adminUnlockUser(store, store.actor, opts.tenant, opts.username);
+            }, unknownTenant(opts.tenant)),
+          );
         }
         process.stdout.write(`User '${opts.username}' ${done} on tenant '${opts.tenant}'.\n`);
       });
   }
+
+  for (const [verb, disabled, what] of [
+    ['disable', true, "Disable a user: its tokens stop working at once; the tenant's channels hear user.disabled. The tenant's last enabled Admin cannot be disabled."],
+    ['enable', false, 'Enable a disabled user again.'],
+  ] as const) {
+    user
+      .command(verb)
+      .description(what)
+      .requiredOption('--tenant <id>', 'tenant id', tenantId)
+      .requiredOption('--username <username>', 'the login name')
+      .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
+      .action(async (opts: { tenant: string; username: string }, command: Command) => {
+        const api = managementApi(command);
+        if (api) await api.result('PATCH', apiPath('tenants', opts.tenant, 'users', opts.username), { disabled });
+        else {
+          const { adminUpdateUser } = await import('../services/admin-actions.js');
+          const { expected, withStore } = await import('./store.js');
+          await withStore({ masterKey: false }, (store) =>
+            expected(() => adminUpdateUser(store, store.actor, opts.tenant, opts.username, { disabled }), unknownTenant(opts.tenant)),
+          );
+        }
+        process.stdout.write(`User '${opts.username}' ${verb}d on tenant '${opts.tenant}'.\n`);
+      });
+  }
+
+  user
+    .command('reset-password')
+    .description("Set a user's password: its tokens are revoked and any lockout lifted.")
+    .requiredOption('--tenant <id>', 'tenant id', tenantId)
+    .requiredOption('--username <username>', 'the login name')
+    .option('--password-stdin', 'read the password from stdin (otherwise from CARDLINE_USER_PASSWORD)')
+    .addHelpText('after', `\nThe password is read as for \`user add\`, never from an argument.\n${REMOTE_HELP}\n${STORE_HELP}`)
+    .action(async (opts: { tenant: string; username: string; passwordStdin?: boolean }, command: Command) => {
+      const password = opts.passwordStdin ? await readStdin('the password') : process.env.CARDLINE_USER_PASSWORD;
+      if (!password) fail('No password: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.');
+      const problem = (await import('../services/users.js')).passwordProblem(password);
+      if (problem) fail(problem);
+      const api = managementApi(command);
+      if (api) {
+        const path = `${apiPath('tenants', opts.tenant, 'users', opts.username)}/password`;
+        await api.result('PUT', path, { password: await passwordJwe(api, opts.tenant, password) });
+      } else {
+        const { adminSetUserPassword } = await import('../services/admin-actions.js');
+        const { expected, withStore } = await import('./store.js');
+        await withStore({ masterKey: false }, (store) =>
+          expected(() => adminSetUserPassword(store, store.actor, opts.tenant, opts.username, password), unknownTenant(opts.tenant)),
+        );
+      }
+      process.stdout.write(`Password of '${opts.username}' set on tenant '${opts.tenant}'; its tokens are revoked.\n`);
+    });
 
   return user;
 }

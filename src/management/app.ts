@@ -1,69 +1,59 @@
 // The management listener (CARDLINE_ADMIN_HOST:CARDLINE_ADMIN_PORT, loopback by default): the platform
-// operator's API — tenants, their first users, operator keys — authenticated by operator keys, never by a
-// tenant's token. Its own Fastify instance over the gateway's services; problem dialect; every call audited.
+// operator's API — tenants, their users, operator keys — authenticated by operator keys, never by a tenant's
+// token. Its own Fastify instance over the gateway's services, assembled from the same pipeline steps as the
+// public listener (decision 0190): operator key → decrypt → validate → idempotency → operation → audit, its
+// routes registered from the management operation table (src/operations/management-*.ts) by the one registrar.
 import type { Server } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { securityHeaders, serverOptions } from '../app.js';
 import type { Config } from '../config.js';
-import { Errors } from '../errors.js';
+import type { Operation } from '../operations/define.js';
+import { managementOperations } from '../operations/index.js';
+import registrar from '../operations/register.js';
 import audit, { stringAt, type AuditSubject } from '../plugins/audit.js';
+import decrypt from '../plugins/decrypt.js';
+import { docsRoutes, openapiCollector } from '../plugins/docs.js';
 import errors from '../plugins/errors.js';
 import idempotency from '../plugins/idempotency.js';
+import operation from '../plugins/operation.js';
+import operatorAuth from '../plugins/operator-auth.js';
 import routeIndex from '../plugins/route-index.js';
 import type { Services } from '../plugins/services.js';
 import strictJson from '../plugins/strict-json.js';
+import validate from '../plugins/validate.js';
+import managementProbes from '../routes/management-probes.js';
 import type { AuditSpec } from '../route-config.js';
-import type { Operator } from '../services/operator-keys.js';
 import { PLATFORM_TENANT, isTenantId } from '../services/tenants.js';
-import managementRoutes from './routes.js';
-
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The operator whose key authenticated the request (management listener). */
-    operator: Operator | null;
-  }
-  interface FastifyContextConfig {
-    /** false: no operator key needed (the management listener's liveness probe). */
-    operator?: false;
-  }
-}
-
-const BEARER = /^Bearer (\S{1,512})$/;
-
-/** Operator keys, checked before anything else; a tenant's token is never one. */
-const operatorAuth = fp(
-  async (app) => {
-    app.decorateRequest('operator', null);
-    app.addHook('onRequest', async (request) => {
-      if (request.is404 || request.routeOptions.config.operator === false) return;
-      const match = BEARER.exec(request.headers.authorization ?? '');
-      const operator = match ? await app.cardline.operatorKeys.verify(match[1]!) : null;
-      if (!operator) {
-        request.log.info('operator key refused');
-        throw Errors.operatorUnauthorized();
-      }
-      request.operator = operator;
-    });
-  },
-  { name: 'operator-auth', dependencies: ['errors'] },
-);
 
 export interface ManagementOptions {
   services: Services;
   config: Config;
+  /** The management operation table; defaults to the gateway's (src/operations/index.ts). */
+  operations?: readonly Operation[];
 }
 
 const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
+  const operations = opts.operations ?? managementOperations;
   app.decorate('cardline', opts.services);
   app.removeContentTypeParser('text/plain');
   await app.register(securityHeaders);
   // Before any route: 405 with Allow for a known path called with another method, as on the public listener.
   await app.register(routeIndex);
   await app.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
+  // Before the first route: it describes every route in the management OpenAPI document.
+  await app.register(openapiCollector, { operations, listener: 'management' });
   await app.register(strictJson);
+  // The operator key is this listener's principal; a route naming a tenant in its path gets that tenant.
   await app.register(operatorAuth);
+  // Passwords for a tenant's users are opened to that tenant's key (its body policy is its own API's).
+  await app.register(decrypt, { tenantPolicy: false });
+  await app.register(validate);
+  // Every write takes Idempotency-Key, as on the public API: an operator's keys are the platform's, scoped to
+  // the operator.
+  await app.register(idempotency, {
+    owner: (request) => (request.operator ? { tenantId: PLATFORM_TENANT, caller: `operator:${request.operator.name}` } : null),
+  });
   // An operator's action joins the trail of the tenant it concerns (its Admins read it in GET /v1/audit);
   // anything else, the platform's own chain.
   const subject = async (request: FastifyRequest, _spec: AuditSpec): Promise<AuditSubject> => {
@@ -71,21 +61,17 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
     const tenant = named && isTenantId(named) ? await opts.services.tenants.get(named) : null;
     return { tenantId: tenant?.id ?? PLATFORM_TENANT, actor: request.operator?.name ?? null, role: request.operator ? 'Operator' : null };
   };
-  // Every write takes Idempotency-Key, as on the public API: an operator's keys are the platform's, scoped to
-  // the operator (Fastify has validated the body before this preHandler runs).
-  await app.register(idempotency, {
-    owner: (request) => (request.operator ? { tenantId: PLATFORM_TENANT, caller: `operator:${request.operator.name}` } : null),
-  });
-  // An operator's change to a tenant carries its security event, committed with the audit record (src/management/routes.ts).
-  app.decorateRequest('outcome', null);
   await app.register(audit, { subject });
+  await app.register(operation);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       { method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), operator: request.operator?.name },
       'management request completed',
     );
   });
-  await app.register(managementRoutes);
+  await app.register(managementProbes);
+  await app.register(registrar, { operations, listener: 'management' });
+  await app.register(docsRoutes);
 };
 
 export const managementPlugin = fp(managementApp, { name: 'cardline-management' });

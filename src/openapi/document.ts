@@ -8,7 +8,7 @@ import { BUSINESS_CODES } from '../../schemas/business-codes.js';
 import { Problem, documentedFormOf } from '../../schemas/common.js';
 import { CardlineError, Errors, MAX_PARAM_LENGTH, quotingRequestId, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
 import { rolesOf } from '../operations/access.js';
-import { bodyMayBeOmitted, type Operation } from '../operations/define.js';
+import { bodyMayBeOmitted, type Listener, type Operation } from '../operations/define.js';
 import { NAMED_SCHEMAS } from './components.js';
 import { hoister } from './hoist.js';
 
@@ -23,10 +23,41 @@ export const OPENAPI_INFO = {
     'every other route in the problem record of spec 2.8 (`application/problem+json`). Money is always a decimal string. ' +
     'A JSON body may instead be sent whole as a compact JWE (`Content-Type: application/jose`) to a key of `GET /api/keys`. ' +
     'Every answer carries `X-Request-Id`. A path called with a method it does not answer is refused with 405 and an `Allow` ' +
-    'header listing the methods it does answer, in the dialect of the path (`x-unrouted-responses`, `components.responses.MethodNotAllowed`).',
+    'header listing the methods it does answer, in the dialect of the path (`x-unrouted-responses`, `components.responses.MethodNotAllowed`).\n\n' +
+    '**Trying a call from this page:** get a token with `npx cardline login --gateway <this page\'s origin> --tenant <tenant> ' +
+    '--username <user> --password-stdin` (it encrypts the password to the tenant\'s key and prints the `id_token`; on the demo ' +
+    'the tenant is `demo`, the users `admin`, `ops`, `integration` and `viewer`, the password the demo was started with), ' +
+    'choose **Authorize** and paste it, then give the `TENANT` header in each call. The calls go to the origin this page was ' +
+    'opened at.',
   contact: { name: 'The operator of this gateway' },
   // package.json: UNLICENSED. SPDX writes a licence of one's own as LicenseRef-<name>.
   license: { name: 'Proprietary: no licence is granted', identifier: 'LicenseRef-Cardline-Proprietary' },
+};
+
+/** The management listener's document: the platform operator's API (decision 0191). */
+export const MANAGEMENT_OPENAPI_INFO = {
+  title: 'Cardline management',
+  version: OPENAPI_INFO.version,
+  description:
+    "The platform operator's API, served on the management listener (CARDLINE_ADMIN_HOST:CARDLINE_ADMIN_PORT, loopback by " +
+    'default; keep it on a private network): tenants with their whole configuration, their users, and operator keys. Every ' +
+    'call but the liveness probe, the metrics and this document carries `Authorization: Bearer <operator key>` (create one ' +
+    'with `npx cardline operator-key create --name <name>`); a tenant\'s id_token is never one. No tenant header: a route ' +
+    "names the tenant it acts on in its path. Errors are problem records of spec 2.8 (`application/problem+json`). Every " +
+    "write takes `Idempotency-Key`, and every call is recorded in the trail of the tenant it concerns (else the platform's). " +
+    'Passwords for a tenant\'s users are compact JWEs to the tenant\'s key (`GET /v1/tenants/{tenantId}/keys`). Every answer ' +
+    'carries `X-Request-Id`; a path called with a method it does not answer is refused with 405 and `Allow`.',
+  contact: OPENAPI_INFO.contact,
+  license: OPENAPI_INFO.license,
+};
+
+/** The management document's tags. */
+export const MANAGEMENT_TAGS: Record<string, string> = {
+  Tenants: 'The banks this gateway serves: their configuration, status, encryption keys and cores.',
+  'Tenant users': "A tenant's users as an operator manages them: its first Admin, and recovery when no Admin of its own can act.",
+  'Operator keys': 'The keys operators call this API with: shown once, stored as hashes, revoked at once.',
+  Health: 'The liveness probe and the Prometheus metrics of this gateway process.',
+  Documentation: 'This document.',
 };
 
 /** Every tag, described: the sections of the API, in the order a reader meets them. */
@@ -81,8 +112,11 @@ export function errorCases(op: Operation): ErrorCase[] {
   const cases: ErrorCase[] = [];
   const add = (name: string, summary: string, error: CardlineError, shared = true) => cases.push({ name, summary, error, shared });
   const hasBody = MUTATING.has(op.method);
-  add('tenant-header', 'The tenant header is missing, unknown or names a disabled tenant', Errors.tenantHeaderMissing());
-  add('tenant-header-conflict', 'TENANT and X-TENANT-ID name different tenants', Errors.tenantHeaderConflict());
+  const management = op.access === 'operator';
+  if (!management) {
+    add('tenant-header', 'The tenant header is missing, unknown or names a disabled tenant', Errors.tenantHeaderMissing());
+    add('tenant-header-conflict', 'TENANT and X-TENANT-ID name different tenants', Errors.tenantHeaderConflict());
+  }
   add('validation', 'The request fails validation', Errors.validation([{ field: 'body', message: 'NotNull', objectName: op.objectName }]), false);
   if (op.params) {
     // Answered before the route runs, in its dialect (src/plugins/errors.ts).
@@ -91,12 +125,20 @@ export function errorCases(op: Operation): ErrorCase[] {
   }
   if (hasBody) {
     add('malformed-body', 'The body is not (strict) JSON', Errors.badRequest('The request body is not valid JSON.'));
-    add('encrypted-payload', 'An encrypted body or field could not be processed', Errors.encryptedPayload());
+    // The management listener opens encrypted bodies and fields only for a tenant its path names.
+    if (!management || op.tenantParam) add('encrypted-payload', 'An encrypted body or field could not be processed', Errors.encryptedPayload());
     add('too-large', 'The body is larger than the configured limit', Errors.payloadTooLarge(65_536));
     add('media-type', 'The body is neither JSON nor a JWE', Errors.unsupportedMediaType('text/plain'));
   }
   if (op.access === 'public') {
     if (op.id === 'authenticate') add('bad-credentials', 'Unknown user, wrong password or locked account', Errors.badCredentials());
+  } else if (management) {
+    add('operator-unauthorized', 'No operator key, or an unknown or revoked one (a tenant token is never one)', Errors.operatorUnauthorized());
+    if (hasBody && op.idempotent !== false) {
+      add('idempotency-key-invalid', 'The Idempotency-Key header is malformed', Errors.idempotencyKeyInvalid());
+      add('idempotency-key-reused', 'The Idempotency-Key was used for another request', Errors.idempotencyKeyReused());
+      add('idempotency-in-flight', "The Idempotency-Key's first request is still running", Errors.idempotencyInFlight());
+    }
   } else {
     add('unauthorized', 'No valid token for this tenant', Errors.unauthorized());
     const roles = rolesOf(op.access) ?? [];
@@ -119,7 +161,7 @@ export function errorCases(op: Operation): ErrorCase[] {
     add('not-supported', "The tenant's connector for this operation does not offer it (nothing sent to the core)", Errors.operationNotSupported('getCreditLimit', 'processor'));
     add('connector-down', "The tenant's connector could not be started", Errors.unavailable("The core-banking connector of tenant 'demo' could not be started; this is a configuration problem on the gateway and retrying will not help until its operator fixes it."));
   }
-  add('tenant-invalid', "The tenant's configuration is invalid", Errors.unavailable("The configuration of tenant 'demo' is invalid; an operator must correct it."));
+  if (!management) add('tenant-invalid', "The tenant's configuration is invalid", Errors.unavailable("The configuration of tenant 'demo' is invalid; an operator must correct it."));
   add('internal', 'An unexpected error', Errors.internal());
   return cases;
 }
@@ -197,6 +239,9 @@ const HEADERS: Record<string, { name: string; description: string; schema: Recor
     schema: { type: 'string', enum: ['true'] },
   },
 };
+/** WWW-Authenticate on the management listener: an operator key, not an id_token. */
+const OPERATOR_WWW_AUTHENTICATE = 'The authentication scheme to use (RFC 6750): `Bearer`, with an operator key.';
+
 const headerRef = (header: string) => {
   const known = HEADERS[header];
   // An error that sends a header the document does not describe: describe it above.
@@ -218,11 +263,25 @@ const TenantHeaders = (idempotent: boolean) =>
     'X-Request-Id': Type.Optional(Type.String({ maxLength: 64, description: 'Your trace id: kept when it is a plain token, otherwise replaced; it names the request in the audit trail' })),
   });
 
+/** The management listener's request headers: no tenant header (a route names its tenant in its path). */
+const ManagementHeaders = (idempotent: boolean) =>
+  Type.Object({
+    ...(idempotent
+      ? {
+          'Idempotency-Key': Type.Optional(
+            Type.String({ minLength: 1, maxLength: 255, description: 'A retry with the same key answers the first response again (`Idempotent-Replayed: true`) instead of applying the operation twice' }),
+          ),
+        }
+      : {}),
+    'X-Request-Id': Type.Optional(Type.String({ maxLength: 64, description: 'Your trace id: kept when it is a plain token, otherwise replaced; it names the request in the audit trail' })),
+  });
+
 /** Completes one route's schema for the document (the route's own schema, used at run time, is left as it is). */
 function describe(op: Operation, schema: Record<string, unknown>): Record<string, unknown> {
   const idempotent = isIdempotent(op);
+  const management = op.access === 'operator';
   const roles = rolesOf(op.access) ?? [];
-  const who = op.access === 'public' ? 'No token is needed.' : `Roles: ${roles.join(', ')}.`;
+  const who = op.access === 'public' ? 'No token is needed.' : management ? 'An operator key.' : `Roles: ${roles.join(', ')}.`;
   const described: Record<string, unknown> = {
     ...schema,
     ...(op.query ? { querystring: documentedQuery(op.query) } : {}),
@@ -230,17 +289,24 @@ function describe(op: Operation, schema: Record<string, unknown>): Record<string
     summary: op.summary,
     description: op.description ? `${op.description}\n\n${who}` : who,
     tags: [op.tag],
-    security: op.access === 'public' ? [] : [{ bearer: [] }],
-    headers: TenantHeaders(idempotent),
-    'x-roles': rolesOf(op.access) ?? [],
+    security: op.access === 'public' ? [] : management ? [{ operatorKey: [] }] : [{ bearer: [] }],
+    headers: management ? ManagementHeaders(idempotent) : TenantHeaders(idempotent),
+    ...(management ? {} : { 'x-roles': roles }),
   };
   if (op.body) {
+    // The management listener opens a JWE body only for a tenant its path names, to that tenant's key.
+    const jose = !management || op.tenantParam !== undefined;
+    const keys = management ? 'GET /v1/tenants/{tenantId}/keys' : 'GET /api/keys';
     described.body = {
       content: {
         'application/json': { schema: documentedFormOf(op.body) ?? op.body },
-        [JOSE_MEDIA_TYPE]: {
-          schema: Type.String({ description: 'The JSON body as a compact JWE (ECDH-ES+A256KW, A256GCM) to a key of GET /api/keys, with iat and jti in its protected header' }),
-        },
+        ...(jose
+          ? {
+              [JOSE_MEDIA_TYPE]: {
+                schema: Type.String({ description: `The JSON body as a compact JWE (ECDH-ES+A256KW, A256GCM) to a key of ${keys}, with iat and jti in its protected header` }),
+              },
+            }
+          : {}),
       },
     };
   }
@@ -277,8 +343,40 @@ function documentedQuery(query: unknown): unknown {
  */
 const EMPTY_BODY = { type: 'object', maxProperties: 0, description: 'No field is read: send no body, or `{}`' };
 
+interface StaticRoute {
+  id: string;
+  summary: string;
+  description: string;
+  tag: string;
+  /** The success answer, where @fastify/swagger cannot read it from the route's schema (a text body). */
+  response?: Record<string, unknown>;
+}
+
+/** The management listener's routes outside its operation table. */
+export const MANAGEMENT_STATIC_ROUTES: Record<string, StaticRoute> = {
+  'GET /health/live': {
+    id: 'health.live',
+    summary: 'Liveness: the process answers',
+    description: 'Always 200 while the process runs; no operator key.',
+    tag: 'Health',
+  },
+  'GET /metrics': {
+    id: 'metrics.get',
+    summary: 'Prometheus metrics of this gateway process',
+    description: 'The Prometheus text exposition format; no operator key (Prometheus scrapes without one: keep this listener on a private network).',
+    tag: 'Health',
+    response: {
+      200: {
+        description: 'The metrics, in the Prometheus text exposition format 0.0.4',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+    },
+  },
+  'GET /openapi.json': { id: 'openapi.get', summary: 'This document', description: 'This OpenAPI 3.1 document. No operator key.', tag: 'Documentation' },
+};
+
 /** Routes outside the operation table (probes, key sets, this document): tagged and described here. */
-const STATIC_ROUTES: Record<string, { id: string; summary: string; description: string; tag: string }> = {
+export const STATIC_ROUTES: Record<string, StaticRoute> = {
   'GET /health/live': {
     id: 'health.live',
     summary: 'Liveness: the process answers',
@@ -355,6 +453,18 @@ function hoistOperation(operation: OperationShape, hoist: (schema: unknown) => u
 }
 
 /** The answer of a path to a method that no operation of the path describes, in the path's dialect. */
+const unroutedResponses = (listener: Listener) => (listener === 'management' ? MANAGEMENT_UNROUTED_RESPONSES : UNROUTED_RESPONSES);
+
+const MANAGEMENT_UNROUTED_RESPONSES = {
+  MethodNotAllowed: {
+    description: 'The path exists but does not answer this method; Allow lists the methods it answers',
+    headers: { Allow: { $ref: '#/components/headers/Allow' }, 'X-Request-Id': { $ref: '#/components/headers/XRequestId' } },
+    content: {
+      [PROBLEM_MEDIA_TYPE]: { schema: { $ref: '#/components/schemas/Problem' }, example: renderProblem(Errors.methodNotAllowed('PUT', '/v1/tenants', ['GET', 'POST']), PROBLEM_BASE).body },
+    },
+  },
+};
+
 const UNROUTED_RESPONSES = {
   MethodNotAllowed: {
     description: 'The path exists but does not answer this method; Allow lists the methods it answers',
@@ -366,25 +476,47 @@ const UNROUTED_RESPONSES = {
   },
 };
 
-export function swaggerOptions(operations: readonly Operation[]): SwaggerOptions {
+/** The security scheme of each listener's document. */
+const SECURITY_SCHEMES = {
+  public: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The id_token of POST /api/authenticate; `npx cardline login` prints one' } },
+  management: {
+    operatorKey: {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'An operator key (`clop_…`), created with `npx cardline operator-key create --name <name>` or POST /v1/operator-keys; never a tenant\'s id_token',
+    },
+  },
+} as const satisfies Record<Listener, Record<string, { type: 'http'; scheme: 'bearer'; description: string; bearerFormat?: string }>>;
+
+/** The document of one listener: its own operations only (the public one never shows a management route). */
+export function swaggerOptions(operations: readonly Operation[], listener: Listener = 'public'): SwaggerOptions {
   const byId = new Map(operations.map((op) => [op.id, op]));
+  const management = listener === 'management';
+  const staticRoutes = management ? MANAGEMENT_STATIC_ROUTES : STATIC_ROUTES;
+  const unrouted = unroutedResponses(listener);
   return {
     openapi: {
       openapi: '3.1.0',
-      info: OPENAPI_INFO,
-      servers: [{ url: '/', description: 'The gateway that serves this document' }],
-      tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
-      components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The id_token of POST /api/authenticate' } },
-      },
+      info: management ? MANAGEMENT_OPENAPI_INFO : OPENAPI_INFO,
+      servers: [{ url: '/', description: management ? 'The management listener that serves this document' : 'The gateway that serves this document' }],
+      tags: Object.entries(management ? MANAGEMENT_TAGS : TAGS).map(([name, description]) => ({ name, description })),
+      components: { securitySchemes: SECURITY_SCHEMES[listener] },
     },
     transform: ({ schema, url, route }) => {
       const op = (route as RouteOptions).config?.operation;
       if (op) return { schema: describe(op, (schema ?? {}) as Record<string, unknown>) as never, url };
-      const known = STATIC_ROUTES[`${String((route as RouteOptions).method)} ${url}`];
+      const known = staticRoutes[`${String((route as RouteOptions).method)} ${url}`];
       if (!known) return { schema: { ...(schema ?? {}), hide: true } as never, url };
       return {
-        schema: { ...(schema ?? {}), operationId: known.id, summary: known.summary, description: known.description, tags: [known.tag], security: [] } as never,
+        schema: {
+          ...(schema ?? {}),
+          operationId: known.id,
+          summary: known.summary,
+          description: known.description,
+          tags: [known.tag],
+          security: [],
+          ...(known.response ? { response: known.response } : {}),
+        } as never,
         url,
       };
     },
@@ -417,9 +549,13 @@ export function swaggerOptions(operations: readonly Operation[]): SwaggerOptions
       doc['x-unrouted-responses'] = { '405': { $ref: '#/components/responses/MethodNotAllowed' } };
       doc.components = {
         ...doc.components,
-        schemas: named.components({ paths: doc.paths, responses: UNROUTED_RESPONSES }),
-        responses: UNROUTED_RESPONSES,
-        headers: Object.fromEntries(Object.values(HEADERS).map(({ name, ...header }) => [name, header])),
+        schemas: named.components({ paths: doc.paths, responses: unrouted }),
+        responses: unrouted,
+        headers: Object.fromEntries(
+          Object.values(HEADERS)
+            .map((header) => (management && header.name === 'WWWAuthenticate' ? { ...header, description: OPERATOR_WWW_AUTHENTICATE } : header))
+            .map(({ name, ...header }) => [name, header]),
+        ),
         examples: Object.fromEntries(Object.entries(examples).sort(([a], [b]) => a.localeCompare(b))),
       };
       return doc as never;

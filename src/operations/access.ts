@@ -23,7 +23,11 @@ const ACCESS = {
   self: ROLES,
 } as const satisfies Record<string, readonly Role[]>;
 
-/** A row of the role table, or `public`: no token (login, the tenant's public keys). */
-export type Access = keyof typeof ACCESS | 'public';
+/**
+ * A row of the role table; `public`: no token (login, the tenant's public keys); `operator`: an operator key
+ * on the management listener, never a tenant's token (no role of a tenant admits it).
+ */
+export type Access = keyof typeof ACCESS | 'public' | 'operator';
 
-export const rolesOf = (access: Access): readonly Role[] | null => (access === 'public' ? null : ACCESS[access]);
+/** The tenant roles an access admits; null for `public` and `operator` (no tenant token is asked for). */
+export const rolesOf = (access: Access): readonly Role[] | null => (access === 'public' || access === 'operator' ? null : ACCESS[access]);

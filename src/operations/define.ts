@@ -9,11 +9,18 @@ import type { CardlineError, Dialect } from '../errors.js';
 import type { Services } from '../plugins/services.js';
 import type { EncryptedField } from '../route-config.js';
 import type { ConnectorOperation, InputOf, ValueOf } from '../services/connectors.js';
+import type { Operator } from '../services/operator-keys.js';
 import type { Principal } from '../services/tokens.js';
 import type { Tenant } from '../services/tenants.js';
 import type { Access } from './access.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * The listener an operation is served on: `public` (the tenants' API: a tenant header and a bearer token) or
+ * `management` (the platform operator's API: an operator key, no tenant header; decision 0190).
+ */
+export type Listener = 'public' | 'management';
 
 /** The static type of an optional schema: `undefined` when the operation declares none. */
 export type StaticOf<T extends TSchema | undefined> = T extends TSchema ? Static<T> : undefined;
@@ -23,9 +30,15 @@ export interface OperationInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;
+  /**
+   * Public listener: the tenant the request's header names. Management listener: the tenant its path names
+   * (`tenantParam`), found whatever its status; null for an operation that names none.
+   */
   tenant: Tenant;
-  /** The caller; null on public operations (login). */
+  /** The caller; null on public operations (login) and on the management listener. */
   principal: Principal | null;
+  /** The operator whose key authenticated the request (management listener); null on the public listener. */
+  operator: Operator | null;
 }
 
 /** Calls the tenant's connector through the pipeline: deadline, idempotency key and outcome mapping included. */
@@ -88,6 +101,14 @@ export interface OperationSpec<
 > {
   /** Stable id, also the audit action unless `audit.action` says otherwise: `card.lock`. */
   id: string;
+  /** The listener that serves it; default `public`. A management operation has `access: 'operator'`. */
+  listener?: Listener;
+  /**
+   * Management listener: the path parameter naming the tenant the operation acts on. The pipeline finds that
+   * tenant before the operation runs (404 when there is none; a disabled one is found too), decrypts password
+   * fields to its key, and the audit record joins its trail.
+   */
+  tenantParam?: string;
   method: HttpMethod;
   /** Fastify path syntax: `/v1/cards/:cardId/lock`. */
   url: string;
@@ -151,16 +172,30 @@ export type Operation = OperationSpec<TSchema | undefined, TSchema | undefined, 
  * function of the entry sees typed input and result.
  */
 export function defineOperation<
+  Id extends string,
   P extends TSchema | undefined = undefined,
   Q extends TSchema | undefined = undefined,
   B extends TSchema | undefined = undefined,
   R extends TSchema = TSchema,
   V = unknown,
   S extends SensitiveValues = SensitiveValues,
->(spec: OperationSpec<P, Q, B, R, V, S>): Operation {
+>(spec: OperationSpec<P, Q, B, R, V, S> & { id: Id }): TypedOperation<Id, P, Q, B, R> {
   // The table holds entries of many types; each was checked against its own schemas above.
-  return spec as unknown as Operation;
+  return spec as unknown as TypedOperation<Id, P, Q, B, R>;
 }
+
+/** A type-only key: what an entry's request and answer look like, for clients derived from the table. */
+export declare const OPERATION_TYPES: unique symbol;
+
+/**
+ * An entry as declared: an `Operation` whose id is its literal and which remembers its request's and answer's
+ * static types (never present at run time), so that a client can call it by id with typed input and result
+ * (the CLI's management client, src/cli/remote.ts).
+ */
+export type TypedOperation<Id extends string, P extends TSchema | undefined, Q extends TSchema | undefined, B extends TSchema | undefined, R extends TSchema> = Operation & {
+  readonly id: Id;
+  readonly [OPERATION_TYPES]?: { params: StaticOf<P>; query: StaticOf<Q>; body: StaticOf<B>; answer: Static<R> };
+};
 
 /**
  * Whether the body may be left out: a POST whose body declares every field optional (no `required`, no

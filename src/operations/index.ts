@@ -1,5 +1,6 @@
-// The gateway's API at a glance: every business operation, one declaration each (decision 0031). The
-// registrar (register.ts) turns this table into routes; the OpenAPI document and the role table come from it.
+// The gateway's APIs at a glance: every business operation, one declaration each (decision 0031), for each
+// listener (decision 0190). The registrar (register.ts) turns each table into its listener's routes; each
+// listener's OpenAPI document and its access rules come from it.
 import { adminKeyOperations } from './admin-keys.js';
 import { adminUserOperations } from './admin-users.js';
 import { auditOperations } from './audit.js';
@@ -10,11 +11,15 @@ import { creditLineOperations } from './credit-line.js';
 import { coreRoutingOperations } from './core-routing.js';
 import type { Operation } from './define.js';
 import { entityOperations } from './entities.js';
+import { managementOperatorKeyOperations } from './management-operator-keys.js';
+import { managementTenantOperations } from './management-tenants.js';
+import { managementUserOperations } from './management-users.js';
 import { pinOperations } from './pin.js';
 import { reportOperations } from './reports.js';
 import { transactionOperations } from './transactions.js';
 import { sandboxOperations } from './sandbox.js';
 
+/** The public listener's table: the tenants' API (a tenant header and a bearer token). */
 export const operations: readonly Operation[] = [
   ...authOperations,
   ...creditLineOperations,
@@ -30,3 +35,6 @@ export const operations: readonly Operation[] = [
   ...channelOperations,
   ...coreRoutingOperations,
 ];
+
+/** The management listener's table: the platform operator's API (an operator key). */
+export const managementOperations: readonly Operation[] = [...managementTenantOperations, ...managementUserOperations, ...managementOperatorKeyOperations];

@@ -1,16 +1,24 @@
-// The registrar: turns the operation table into Fastify routes. Each route's config tells the pipeline's
-// steps what they need (dialect, roles, encrypted fields, checks, audit); its handler is the operation step.
+// The registrar: turns the operation table into Fastify routes, on the listener each entry names (the public
+// API and the management listener register theirs with it). Each route's config tells the pipeline's steps
+// what they need (dialect, roles, encrypted fields, checks, audit); its handler is the operation step.
 import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify';
 import { Errors } from '../errors.js';
 import type { AuditSpec } from '../route-config.js';
 import { rolesOf } from './access.js';
-import { bodyMayBeOmitted, type Operation, type OperationInput } from './define.js';
+import { bodyMayBeOmitted, type Listener, type Operation, type OperationInput } from './define.js';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** The validated request as an operation's functions see it. */
 export function inputOf(request: FastifyRequest): OperationInput<unknown, unknown, unknown> {
-  return { params: request.params, query: request.query, body: request.body, tenant: request.tenant!, principal: request.principal };
+  return {
+    params: request.params,
+    query: request.query,
+    body: request.body,
+    tenant: request.tenant!,
+    principal: request.principal ?? null,
+    operator: request.operator ?? null,
+  };
 }
 
 /** For any tenant that is not a sandbox, a sandbox route answers exactly as a route that does not exist (decision 0012). */
@@ -37,8 +45,19 @@ async function emptyBody(request: FastifyRequest): Promise<void> {
   request.body ??= {};
 }
 
+/** The listener an entry belongs to, checked against its access: an operator key only where operators call. */
+export function listenerOf(op: Operation): Listener {
+  const listener = op.listener ?? 'public';
+  if ((listener === 'management') !== (op.access === 'operator')) {
+    throw new Error(`Operation ${op.id}: access 'operator' belongs to the management listener, and only it (listener '${listener}', access '${op.access}')`);
+  }
+  if (op.tenantParam && listener !== 'management') throw new Error(`Operation ${op.id}: tenantParam is for management operations (the public API's tenant is its header's)`);
+  return listener;
+}
+
 function routeOf(op: Operation): RouteOptions {
   const roles = rolesOf(op.access);
+  const operator = op.access === 'operator';
   const audit = auditSpecOf(op);
   const check = op.check;
   return {
@@ -52,7 +71,9 @@ function routeOf(op: Operation): RouteOptions {
     },
     config: {
       dialect: op.dialect,
-      ...(roles ? { roles } : { auth: false }),
+      // An operator route is authenticated by the management listener's own step (an operator key).
+      ...(operator ? {} : roles ? { roles } : { auth: false }),
+      ...(op.tenantParam ? { tenantParam: op.tenantParam } : {}),
       objectName: op.objectName,
       ...(op.encryptedFields ? { encryptedFields: op.encryptedFields } : {}),
       // Runs after schema validation (src/plugins/validate.ts), so the input has the schema's types.
@@ -71,13 +92,17 @@ function routeOf(op: Operation): RouteOptions {
 
 interface RegistrarOptions {
   operations: readonly Operation[];
+  /** The listener being assembled: every entry must name it (default `public`). */
+  listener?: Listener;
 }
 
 const registrar: FastifyPluginAsync<RegistrarOptions> = async (app, opts) => {
+  const listener = opts.listener ?? 'public';
   const seen = new Set<string>();
   for (const op of opts.operations) {
     if (seen.has(op.id)) throw new Error(`Two operations share the id '${op.id}'`);
     seen.add(op.id);
+    if (listenerOf(op) !== listener) throw new Error(`Operation ${op.id} belongs to the ${listenerOf(op)} listener, not the ${listener} one`);
     app.route(routeOf(op));
   }
 };

@@ -4,6 +4,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { maskCardNumbers } from '../../connectors/shared/pan.js';
+import { outcomeOf } from '../audit/outcome.js';
 import type { Settlement } from '../audit/writer.js';
 import { Errors } from '../errors.js';
 import type { TargetSpec } from '../operations/define.js';
@@ -27,18 +28,6 @@ declare module 'fastify' {
     /** The request's record was attempted: an error answered after a failed write is not recorded twice. */
     audited: boolean;
   }
-}
-
-/** How a call ended. A business refusal is 'refused' in both dialects (409 problem, 400/404 envelope). */
-function outcomeOf(status: number, errorCode: string | null): string {
-  if (errorCode === 'CL_BUSINESS') return 'refused';
-  if (status < 202) return 'succeeded';
-  if (status === 202) return 'pending';
-  if (status === 401) return 'unauthenticated';
-  if (status === 403) return 'forbidden';
-  if (status === 409) return 'refused';
-  if (status < 500) return 'invalid';
-  return 'failed';
 }
 
 const JOSE = /eyJ[\w-]{8,}(?:\.[\w-]*)*/g;

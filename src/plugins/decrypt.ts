@@ -80,7 +80,16 @@ function requiresEncryptedBody(tenant: Tenant, method: string, routeUrl: string)
   return patterns.some((p) => (!p.method || p.method === method) && (p.prefix ? url.startsWith(p.path) : url === p.path));
 }
 
-const decryptPlugin: FastifyPluginAsync = async (app) => {
+interface DecryptOptions {
+  /**
+   * Whether the tenant's `encryption.requireEncryptedBody` applies (default true): a policy of the tenant's
+   * own API, not of the operator's management listener, where password fields are still opened.
+   */
+  tenantPolicy?: boolean;
+}
+
+const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
+  const tenantPolicy = opts.tenantPolicy ?? true;
   // The raw compact JWE is kept until preValidation, where the tenant is known (and auth has run).
   app.addContentTypeParser(JOSE_MEDIA_TYPE, { parseAs: 'string' }, (_request, body, done) => {
     done(null, new EncryptedBody(String(body).trim()));
@@ -109,7 +118,7 @@ const decryptPlugin: FastifyPluginAsync = async (app) => {
       // The plaintext gets exactly the checks a JSON body gets; its errors are the JSON body's errors.
       request.body = parseStrictJson(plaintext);
       bodyEncrypted = true;
-    } else if (tenant && request.body !== undefined && requiresEncryptedBody(tenant, request.method, request.routeOptions.url ?? request.url)) {
+    } else if (tenantPolicy && tenant && request.body !== undefined && requiresEncryptedBody(tenant, request.method, request.routeOptions.url ?? request.url)) {
       throw Errors.encryptedBodyRequired(`${request.method} ${request.routeOptions.url ?? request.url}`);
     }
 
@@ -134,4 +143,5 @@ const decryptPlugin: FastifyPluginAsync = async (app) => {
 
 const plaintextRefusal = (field: string): CardlineError => (field === 'password' ? Errors.plaintextPassword() : Errors.plaintextField(field));
 
-export default fp(decryptPlugin, { name: 'decrypt', dependencies: ['auth', 'strict-json'] });
+// After the listener's authentication step (auth, or operator-auth on the management listener).
+export default fp(decryptPlugin, { name: 'decrypt', dependencies: ['strict-json'] });

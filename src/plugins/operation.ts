@@ -85,4 +85,5 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
   app.decorate('operation', { run });
 };
 
-export default fp(operationPlugin, { name: 'operation', dependencies: ['services', 'idempotency'] });
+// On both listeners: the management listener's services are the gateway's, decorated without the services step.
+export default fp(operationPlugin, { name: 'operation', dependencies: ['idempotency'], decorators: { fastify: ['cardline'] } });

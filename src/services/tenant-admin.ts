@@ -4,6 +4,7 @@
 import jsonMergePatch from 'json-merge-patch';
 import { hasPlainSecrets, keepSealed, redactSecrets, type ConfigSecrets } from '../crypto/config-secrets.js';
 import type { KeyRing, PublicJwk } from '../crypto/keys.js';
+import { Errors } from '../errors.js';
 import type { Db } from '../store/db.js';
 import type { ChangeFeed } from './changes.js';
 import type { UserService } from './users.js';
@@ -103,6 +104,25 @@ export async function createTenant(deps: TenantAdminDeps, input: { id: string; n
   deps.changes?.told(change);
   return (await deps.tenants.get(input.id))!;
 }
+
+/**
+ * Creates a tenant that must not exist yet, as an operator asks for one: an existing id is refused with the
+ * business code TENANT_EXISTS, also when two operators create the same id at once and the second meets the
+ * primary key (SQLSTATE 23505 is mapped here, never in a route).
+ */
+export async function createNewTenant(deps: TenantAdminDeps, input: { id: string; name?: string; config?: unknown }): Promise<Tenant> {
+  const exists = () => Errors.business('TENANT_EXISTS', `A tenant '${input.id}' exists already.`);
+  if (await deps.tenants.stored(input.id)) throw exists();
+  try {
+    return await createTenant(deps, input);
+  } catch (err) {
+    if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) throw exists();
+    throw err;
+  }
+}
+
+/** PostgreSQL's SQLSTATE for a unique or primary-key violation (PGlite answers the same). */
+const UNIQUE_VIOLATION = '23505';
 
 /**
  * Applies a JSON merge patch (RFC 7396) of `{ name, config }` and validates the result as at creation.

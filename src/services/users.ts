@@ -73,7 +73,7 @@ const VIEW_SELECT = `SELECT u.username, u.role, u.disabled, u.last_login_at,
     FROM users u LEFT JOIN login_attempts a ON a.tenant_id = u.tenant_id AND a.username = u.username`;
 
 /** A password rule the API and the CLI share; the message says what to send. */
-function passwordProblem(password: string): string | null {
+export function passwordProblem(password: string): string | null {
   if (password.length < PASSWORD_MIN) return `A password needs at least ${PASSWORD_MIN} characters.`;
   if (password.length > PASSWORD_MAX) return `A password has at most ${PASSWORD_MAX} characters.`;
   return null;

@@ -1,6 +1,7 @@
 // The command line starts at once (issue 22, decision 0100): `cardline --help` runs the compiled dist/ and
 // loads commander and the CLI's own entry, not the schemas, jose or the store; its listing is the one of the
 // fully loaded program.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS, createProgram } from '../../src/cli/program.js';
@@ -34,5 +35,19 @@ describe('cardline --help', () => {
     const modules = r.stderr.split('\n').filter((l) => l.startsWith('module: ')).map((l) => l.slice('module: '.length));
     expect(modules).toContain(new URL('dist/src/cli/program.js', `file://${ROOT}/`).href);
     expect(modules.filter((m) => /\/node_modules\/(@sinclair\/typebox|jose|fastify|pino|pg|@electric-sql)\/|\/dist\/(schemas|connectors|src\/(store|services|crypto|plugins))\//.test(m))).toEqual([]);
+  });
+
+  it('`npx cardline` runs the bin linked into node_modules/.bin, without loading the dependency tree (decision 0103)', async () => {
+    const pkg = (path: string) => JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as { bin?: Record<string, string>; workspaces?: string[] };
+    // A bin on the root package would send npx through a load of the whole tree and a link into its cache.
+    expect(pkg('package.json').bin).toBeUndefined();
+    expect(pkg('package.json').workspaces).toContain('cli');
+    expect(pkg('cli/package.json').bin).toEqual({ cardline: 'cardline.js' });
+    const r = await runProcess('npx', ['--no-install', '--loglevel', 'silly', 'cardline', '--help'], { cwd: ROOT, env: process.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Usage: cardline [options] [command]');
+    // npm logs its tree loads (`shrinkwrap`, `placeDep`, reify): none on the direct path to node_modules/.bin.
+    expect(r.stderr).toContain('npm verbose title npm exec cardline --help');
+    expect(r.stderr.split('\n').filter((l) => /shrinkwrap|reify|placeDep|_npx/.test(l))).toEqual([]);
   });
 });

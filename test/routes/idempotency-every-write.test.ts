@@ -196,13 +196,8 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     const jwk = async () => ({ ...(await exportJWK((await generateKeyPair('ECDH-ES+A256KW', { crv: 'P-256', extractable: true })).publicKey)) });
     const [jwkA, jwkB] = [await jwk(), await jwk()];
     const password = (p: string) => async () => ({ password: await t.encrypt(p) });
-    // The management listener compares the body as sent (it opens a JWE only when the request runs): a retry
-    // there sends the same JWE again (docs/api.md).
-    const once = <T>(make: () => Promise<T>) => {
-      let made: Promise<T> | undefined;
-      return () => (made ??= make());
-    };
-    const passwordB = (p: string) => once(async () => ({ password: await t.encrypt(p, 'demo-b') }));
+    // The management listener runs the same decrypt step (decision 0190): a retry re-encrypts, as on the public one.
+    const passwordB = (p: string) => async () => ({ password: await t.encrypt(p, 'demo-b') });
     const entity = (name: string) => () => ({
       name,
       type: 'BUSINESS',
@@ -273,7 +268,7 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     add('management POST /v1/tenants/:tenantId/enable', { url: '/v1/tenants/idem-bank/enable' });
     add('management POST /v1/tenants/:tenantId/users', {
       url: '/v1/tenants/demo-b/users',
-      body: once(async () => ({ username: 'm-new', role: 'Admin', password: await t.encrypt('idem-Passw0rd-5', 'demo-b') })),
+      body: async () => ({ username: 'm-new', role: 'Admin', password: await t.encrypt('idem-Passw0rd-5', 'demo-b') }),
       other: async () => ({ username: 'm-other', role: 'Admin', password: await t.encrypt('idem-Passw0rd-5', 'demo-b') }),
     });
     add('management PATCH /v1/tenants/:tenantId/users/:username', { url: '/v1/tenants/demo-b/users/m-patch', body: () => ({ role: 'Operations' }), other: () => ({ role: 'Admin' }) });

@@ -766,6 +766,63 @@ export type ShadowSummaryResponse = {
   pagination: null;
 };
 
+export type TenantPageResponse = {
+  result: Array<TenantView>;
+  pagination: {
+    nextCursor: string | null;
+  };
+};
+
+export type TenantCreateBody = {
+  /** the identifier the bank sends in its tenant header */
+  id: string;
+  /** text without control characters (U+0000-U+001F, U+007F-U+009F) */
+  name?: string;
+  /** the tenant configuration (see docs/operating.md, "Configuration") */
+  config?: Record<string, unknown>;
+};
+
+export type TenantCreatedResponse = {
+  result: {
+    tenant: TenantView;
+    encryptionKeys: {
+      keys: Array<PublicJwk>;
+    };
+  };
+  pagination: null;
+};
+
+export type TenantResponse = {
+  result: TenantView;
+  pagination: null;
+};
+
+export type TenantPatchBody = {
+  /** text without control characters (U+0000-U+001F, U+007F-U+009F) */
+  name?: string;
+  config?: Record<string, unknown>;
+};
+
+export type OperatorKeyPageResponse = {
+  result: Array<OperatorKeyView>;
+  pagination: {
+    nextCursor: string | null;
+  };
+};
+
+export type OperatorKeyCreateBody = {
+  name: string;
+};
+
+export type OperatorKeyCreatedResponse = {
+  result: {
+    /** shown once */
+    key: string;
+    operatorKey: OperatorKeyView;
+  };
+  pagination: null;
+};
+
 export type CreditLimitUpgradedPayload = {
   entityId: string;
   previousLimit?: string;
@@ -1340,6 +1397,25 @@ export type DivergenceView = {
     /** the shadow's value; "***" for a sensitive field */
     shadow: unknown;
   }>;
+};
+
+export type TenantView = {
+  id: string;
+  name: string;
+  status: "active" | "disabled";
+  version: number;
+  /** secrets are shown as "***" */
+  config: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export type OperatorKeyView = {
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
 };
 
 export type AuditChainHead = {

@@ -1,0 +1,74 @@
+// The platform operator's client: one CardlineAdmin per operator key, on the management listener. Its methods
+// are generated from the management operation table (decision 0152); passwords for a tenant's users leave
+// encrypted to that tenant's key, as the public login's do (decision 0153).
+import type { JWK } from 'jose';
+import { encryptTo } from './crypto.js';
+import { bindManagementOperations, MANAGEMENT_OPERATIONS, type ManagementOperations } from './generated/management.js';
+import { CardlineHttp, type HttpOptions } from './http.js';
+import type { OperationMeta } from './transport.js';
+
+export interface CardlineAdminOptions extends HttpOptions {
+  /** An operator key (`clop_…`: `npx cardline operator-key create --name <name>`), sent as `Authorization: Bearer`. */
+  operatorKey: string;
+  /**
+   * Encrypt the password of a tenant's user to the tenant's key (`GET /v1/tenants/{tenantId}/keys`); default
+   * true. false sends it in plain text, which only a tenant with `encryption.allowPlaintextPassword` accepts.
+   */
+  encryptPasswords?: boolean;
+}
+
+// The generated methods (bound in the constructor) as members of the class.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface CardlineAdmin extends ManagementOperations {}
+
+/**
+ * A client of the management listener (CARDLINE_ADMIN_HOST:CARDLINE_ADMIN_PORT), as one operator:
+ *
+ *     const admin = new CardlineAdmin({ baseUrl: 'http://127.0.0.1:8081', operatorKey: process.env.CARDLINE_OPERATOR_KEY! });
+ *     await admin.tenant.create({ id: 'acme', name: 'Acme Bank', config });
+ *     await admin.tenantUser.create('acme', { username: 'root', role: 'Admin', password });
+ */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export class CardlineAdmin extends CardlineHttp {
+  readonly #operatorKey: string;
+  readonly #encryptPasswords: boolean;
+
+  constructor(options: CardlineAdminOptions) {
+    super(options);
+    if (!options.operatorKey) throw new TypeError('CardlineAdmin needs an operatorKey');
+    this.#operatorKey = options.operatorKey;
+    this.#encryptPasswords = options.encryptPasswords ?? true;
+    Object.assign(this, bindManagementOperations(this));
+  }
+
+  protected baseHeaders(): Record<string, string> {
+    return {};
+  }
+
+  protected async authHeaders(): Promise<Record<string, string>> {
+    return { authorization: `Bearer ${this.#operatorKey}` };
+  }
+
+  /**
+   * A password for a tenant's user is encrypted to that tenant's active key (the first of its key set), fetched
+   * for every request: keys rotate, and a JWE is accepted once, so each attempt encrypts anew anyway.
+   */
+  protected async encryptFor(op: OperationMeta, params: readonly string[], plaintext: string): Promise<string> {
+    const at = op.tenantParam === undefined ? -1 : op.params.indexOf(op.tenantParam);
+    const tenantId = at < 0 ? undefined : params[at];
+    if (tenantId === undefined) throw new Error(`${op.id} names no tenant whose key a value could be encrypted to`);
+    // The JWE's iat is the real time: the gateway checks it to ±300 s.
+    return encryptTo(await this.tenantKey(tenantId), plaintext);
+  }
+
+  private async tenantKey(tenantId: string): Promise<JWK> {
+    const jwks = (await this.call(MANAGEMENT_OPERATIONS['tenant.keys'], [tenantId], undefined, undefined)) as { keys: JWK[] };
+    const key = jwks.keys[0];
+    if (!key) throw new Error(`Tenant ${tenantId} publishes no encryption key`);
+    return key;
+  }
+
+  protected encryptionDefaults(): { body: boolean; fields: boolean } {
+    return { body: false, fields: this.#encryptPasswords };
+  }
+}

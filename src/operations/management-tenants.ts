@@ -1,0 +1,202 @@
+// The management listener's tenants (decision 0190): create with the whole configuration, list, read, change by
+// JSON merge patch, disable and enable, and read each tenant's encryption keys and cores. Operator keys only;
+// problem dialect; an operator's change raises the security event its own Admin's would.
+import { Jwks } from '../../schemas/auth.js';
+import { ConnectorsResponse } from '../../schemas/core-routing.js';
+import { TenantCreateBody, TenantCreatedResponse, TenantIdParams, TenantPageResponse, TenantPatchBody, TenantResponse } from '../../schemas/management.js';
+import { PAGE_MAX, PageQuery } from '../../schemas/page.js';
+import { TenantConfig } from '../../schemas/tenant.js';
+import { Errors } from '../errors.js';
+import { connectorsView } from '../services/connectors-view.js';
+import { createNewTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant, type TenantAdminDeps } from '../services/tenant-admin.js';
+import { isTenantId } from '../services/tenants.js';
+import { keyCursorOf, pageBounds, pageQueryErrors } from '../store/key-cursor.js';
+import { defineOperation } from './define.js';
+
+export const TENANTS_TAG = 'Tenants';
+
+/** The configuration's fields, as a change names them (a patch may only remove fields the schema knows). */
+const CONFIG_FIELDS = new Set(Object.keys(TenantConfig.properties));
+
+/** A tenant as stored (whatever its status or configuration), as an operator sees it: secrets as "***". */
+async function viewOf(services: TenantAdminDeps, tenantId: string) {
+  const stored = await services.tenants.stored(tenantId);
+  if (!stored) throw Errors.tenantNotFound(tenantId);
+  return tenantView(stored);
+}
+
+const envelope = <T>(result: T) => ({ result, pagination: null });
+const notFound = Errors.tenantNotFound('acme');
+
+const statusChange = (verb: 'disable' | 'enable', status: 'disabled' | 'active') =>
+  defineOperation({
+    id: `tenant.${verb}`,
+    listener: 'management',
+    method: 'POST',
+    url: `/v1/tenants/:tenantId/${verb}`,
+    summary: verb === 'disable' ? 'Disable a tenant: it answers as an unknown one, its tokens too' : 'Enable a disabled tenant again',
+    tag: TENANTS_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    params: TenantIdParams,
+    response: TenantResponse,
+    errors: [notFound],
+    execute: async ({ params, services }) => {
+      if (!(await setTenantStatus(services, params.tenantId, status))) throw Errors.tenantNotFound(params.tenantId);
+      return viewOf(services, params.tenantId);
+    },
+    view: envelope,
+    audit: { target: { tenantId: 'params' } },
+  });
+
+export const managementTenantOperations = [
+  defineOperation({
+    id: 'tenant.list',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/tenants',
+    summary: 'The tenants, by id (secrets shown as "***")',
+    description: `Pages: \`limit\` (1..${PAGE_MAX}, default 50) and \`cursor\` (\`pagination.nextCursor\` of the previous page).`,
+    tag: TENANTS_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'tenantListRequest',
+    query: PageQuery,
+    response: TenantPageResponse,
+    check: ({ query }) => pageQueryErrors(query, 'tenantListRequest', keyCursorOf(isTenantId)),
+    execute: ({ query, services }) => services.tenants.pageStored(pageBounds(query)),
+    view: ({ items, nextCursor }) => ({ result: items.map(tenantView), pagination: { nextCursor } }),
+    audit: {},
+  }),
+
+  defineOperation({
+    id: 'tenant.create',
+    listener: 'management',
+    method: 'POST',
+    url: '/v1/tenants',
+    status: 201,
+    summary: 'Create a tenant with its whole configuration',
+    description:
+      'Answers the tenant (secrets as "***") and the public encryption keys its users\' passwords are encrypted to. ' +
+      'The configuration may hold connector secrets: the body is fingerprinted under the gateway\'s key for Idempotency-Key.',
+    tag: TENANTS_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'tenantRequest',
+    body: TenantCreateBody,
+    response: TenantCreatedResponse,
+    // The configuration may hold connector secrets: fingerprinted under the gateway's key (decision 0175).
+    idempotent: 'sealed',
+    refusals: ['TENANT_EXISTS'],
+    execute: async ({ body, services }) => {
+      const { id, name, config } = body;
+      await createNewTenant(services, { id, ...(name !== undefined ? { name } : {}), config });
+      return { tenant: await viewOf(services, id), encryptionKeys: { keys: await encryptionKeys(services, id) } };
+    },
+    view: envelope,
+    audit: { target: { tenantId: 'body.id' } },
+    examples: {
+      body: {
+        id: 'acme',
+        name: 'Acme Bank',
+        config: { connector: { id: 'rest', options: { baseUrl: 'https://core.acme.example/api', auth: { type: 'bearer', token: 'core-token' } } } },
+      },
+    },
+  }),
+
+  defineOperation({
+    id: 'tenant.read',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/tenants/:tenantId',
+    summary: 'A tenant, whatever its status (secrets shown as "***")',
+    tag: TENANTS_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    params: TenantIdParams,
+    response: TenantResponse,
+    errors: [notFound],
+    execute: ({ params, services }) => viewOf(services, params.tenantId),
+    view: envelope,
+    audit: { target: { tenantId: 'params' } },
+  }),
+
+  defineOperation({
+    id: 'tenant.update',
+    listener: 'management',
+    method: 'PATCH',
+    url: '/v1/tenants/:tenantId',
+    summary: "Change a tenant's name or configuration by JSON merge patch (RFC 7396)",
+    description:
+      'Validated as at creation. `"***"` where a secret is stored keeps it, a value replaces it, `null` removes a setting. ' +
+      "The tenant's channels hear of the change (`tenant.config-changed`), as of one its own Admin makes.",
+    tag: TENANTS_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'tenantPatch',
+    params: TenantIdParams,
+    body: TenantPatchBody,
+    response: TenantResponse,
+    idempotent: 'sealed',
+    errors: [notFound],
+    execute: async ({ params, body, services }) => {
+      if (!(await updateTenant(services, params.tenantId, body))) throw Errors.tenantNotFound(params.tenantId);
+      return viewOf(services, params.tenantId);
+    },
+    view: envelope,
+    audit: { target: { tenantId: 'params' } },
+    event: {
+      of: (_tenant, { params, body }) => {
+        const changed = [...(body.name !== undefined ? ['name'] : []), ...Object.keys(body.config ?? {}).filter((k) => CONFIG_FIELDS.has(k))].sort();
+        return changed.length ? { type: 'tenant.config-changed', payload: { tenantId: params.tenantId, changed } } : undefined;
+      },
+    },
+    examples: { body: { name: 'Acme Bank plc', config: { rateLimit: { perUserPerMinute: 600 } } } },
+  }),
+
+  defineOperation({
+    id: 'tenant.keys',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/tenants/:tenantId/keys',
+    summary: "The tenant's public encryption keys (JWKS)",
+    description: "What passwords for the tenant's users are encrypted to: the same set as its `GET /api/keys`.",
+    tag: TENANTS_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    params: TenantIdParams,
+    tenantParam: 'tenantId',
+    response: Jwks,
+    errors: [notFound],
+    execute: ({ tenant, services }) => encryptionKeys(services, tenant.id),
+    view: (keys) => ({ keys }),
+    audit: { target: { tenantId: 'params' } },
+  }),
+
+  // Each of the tenant's cores as its Admin sees them on GET /v1/admin/connectors (decisions 0113, 0115).
+  defineOperation({
+    id: 'tenant.connectors',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/tenants/:tenantId/connectors',
+    summary: "The tenant's cores: offer, routes, shadow, breaker and recent calls",
+    description: 'As its Admin sees them on `GET /v1/admin/connectors`; calls over the last five minutes of this gateway process.',
+    tag: TENANTS_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    params: TenantIdParams,
+    tenantParam: 'tenantId',
+    response: ConnectorsResponse,
+    errors: [notFound],
+    execute: ({ tenant, services }) => connectorsView(services, tenant),
+    view: envelope,
+    audit: { target: { tenantId: 'params' } },
+  }),
+
+  statusChange('disable', 'disabled'),
+  statusChange('enable', 'active'),
+];

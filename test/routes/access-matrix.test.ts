@@ -1,0 +1,96 @@
+// The access matrix over both listeners, generated from the operation tables (decision 0192): every operator
+// route (the management table) refuses a call without a key, with a tenant's token and with a revoked operator
+// key, with the exact 401; every public route that takes a token (the public table) refuses an operator key,
+// with the exact 401 of its dialect. A refusal comes before anything else runs: nothing is changed.
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Operation } from '../../src/operations/define.js';
+import { managementOperations, operations } from '../../src/operations/index.js';
+import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+let m: FastifyInstance;
+let operatorKey: string;
+let revokedKey: string;
+let tenantToken: string;
+beforeAll(async () => {
+  t = await createTestApp();
+  m = await t.management();
+  operatorKey = await t.operatorKey('matrix-live');
+  revokedKey = await t.operatorKey('matrix-revoked');
+  expect(await t.app.cardline.operatorKeys.revoke('matrix-revoked')).toBe(true);
+  tenantToken = await t.token('Admin');
+});
+afterAll(() => t.close());
+
+/** A concrete URL of the route: each path parameter given a value of its own name's kind. */
+const VALUES: Record<string, string> = { tenantId: 'demo', username: 'admin', name: 'matrix-live' };
+const concrete = (op: Operation) => op.url.replace(/:(\w+)/g, (_m, name: string) => VALUES[name] ?? 'X-1');
+
+const OPERATOR_401 = {
+  type: `${PROBLEM_BASE}/problem-with-message`,
+  title: 'Unauthorized',
+  status: 401,
+  message: 'error.http.401',
+  detail: 'A valid operator key is required: Authorization: Bearer <key> (create one with `npx cardline operator-key create --name <name>`).',
+};
+
+const TOKEN_DETAIL = 'A valid bearer token for this tenant is required; obtain one from POST /api/authenticate.';
+/** The public API's 401 for a bearer value that is no token (an operator key), in each dialect. */
+const TOKEN_401 = {
+  problem: { type: `${PROBLEM_BASE}/problem-with-message`, title: 'Unauthorized', status: 401, message: 'error.http.401', detail: TOKEN_DETAIL },
+  envelope: { result: null, exception: { errorCode: 'ERR_401', shortMessage: 'Unauthorized', detailMessage: TOKEN_DETAIL }, pagination: null },
+} as const;
+
+const callers = () =>
+  [
+    ['no key', undefined],
+    ["a tenant's token", `Bearer ${tenantToken}`],
+    ['a revoked operator key', `Bearer ${revokedKey}`],
+  ] as const;
+
+describe('the management listener: every operator route refuses everything but a live operator key', () => {
+  it('the table is the listener: every entry is an operator route', () => {
+    expect(managementOperations.length).toBeGreaterThanOrEqual(17);
+    for (const op of managementOperations) expect([op.listener, op.access], op.id).toEqual(['management', 'operator']);
+  });
+
+  it.each(managementOperations.map((op) => [`${op.method} ${op.url}`, op] as const))('%s', async (_route, op) => {
+    for (const [who, authorization] of callers()) {
+      const res = await m.inject({ method: op.method, url: concrete(op), headers: authorization ? { authorization } : {}, ...(op.body ? { payload: {} } : {}) });
+      expect(res.statusCode, `${who}: ${res.body}`).toBe(401);
+      expect(res.headers['www-authenticate'], who).toBe('Bearer');
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json(), who).toEqual(OPERATOR_401);
+    }
+  });
+
+  it('the same routes answer a live operator key (the refusals above were about the caller)', async () => {
+    const reads = managementOperations.filter((op) => op.method === 'GET');
+    expect(reads.length).toBeGreaterThan(0);
+    for (const op of reads) {
+      const res = await m.inject({ method: 'GET', url: concrete(op), headers: { authorization: `Bearer ${operatorKey}` } });
+      expect(res.statusCode, `${op.id}: ${res.body}`).toBe(200);
+    }
+  });
+});
+
+describe('the public listener: every route that takes a token refuses an operator key', () => {
+  const guarded = operations.filter((op) => op.access !== 'public');
+
+  it('no public entry is an operator route', () => {
+    for (const op of operations) expect([op.listener ?? 'public', op.access === 'operator'], op.id).toEqual(['public', false]);
+  });
+
+  it.each(guarded.map((op) => [`${op.method} ${op.url}`, op] as const))('%s', async (_route, op) => {
+    const res = await t.inject({
+      method: op.method,
+      url: concrete(op),
+      headers: { TENANT: 'demo', authorization: `Bearer ${operatorKey}` },
+      ...(op.body ? { payload: {} } : {}),
+    });
+    expect(res.statusCode, res.body).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    expect(res.json()).toEqual(TOKEN_401[op.dialect]);
+  });
+});
