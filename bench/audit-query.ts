@@ -35,15 +35,16 @@ async function main(): Promise<void> {
     // 24 common actions and a rare one (one record in 20 000: an Admin removing a user), mostly successes;
     // one record in a thousand failed, one in fifty refused. The rare filter is the slow one without an index.
     await db.query(
-      `INSERT INTO audit_log (tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status, request_id, origin, prev_hash, hash)
-       SELECT 'demo', g, gen_random_uuid(), now() - ($1::int - g) * interval '1 millisecond', 'integration', 'API Integration',
+      `INSERT INTO audit_log (tenant_id, seq, chain, position, id, at, actor, role, action, method, route, target, outcome, status, request_id, origin, prev_hash, hash)
+       SELECT 'demo', g, 'legacy', g, gen_random_uuid(), now() - ($1::int - g) * interval '1 millisecond', 'integration', 'API Integration',
               CASE WHEN g % 20000 = 7 THEN 'user.remove' ELSE 'action-' || (g % 24) END, 'POST', '/route/' || (g % 24), '{}'::jsonb,
               CASE WHEN g % 1000 = 0 THEN 'failed' WHEN g % 50 = 0 THEN 'refused' ELSE 'succeeded' END,
               200, 'req-' || g, '127.0.0.1', md5(g::text), md5((g + 1)::text)
          FROM generate_series(1, $1::int) AS g`,
       [ROWS],
     );
-    await db.query(`INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ('demo', $1::int, md5(($1::int + 1)::text))`, [ROWS]);
+    await db.query(`INSERT INTO audit_heads (tenant_id, seq) VALUES ('demo', $1::int)`, [ROWS]);
+    await db.query(`INSERT INTO audit_chains (tenant_id, chain, size, head, last_seq) VALUES ('demo', 'legacy', $1::int, md5(($1::int + 1)::text), $1::int)`, [ROWS]);
     await db.exec('ANALYZE audit_log');
     const log = new AuditLog(db);
     // A page of 50, or all there are when BENCH_AUDIT_ROWS is small (the rare action is 1 record in 20 000).

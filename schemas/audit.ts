@@ -1,6 +1,6 @@
 // GET /v1/audit: the query (strict: unknown parameters are refused), a record as a tenant sees it, a page.
 import { Type, type Static } from '@sinclair/typebox';
-import { PageLimit } from './common.js';
+import { PageLimit, cardEnvelopeOf } from './common.js';
 
 /** How a call ended, derived from its status; `replayed`: an idempotent duplicate answered again (src/plugins/audit.ts). */
 export const AUDIT_OUTCOMES = ['succeeded', 'pending', 'unauthenticated', 'forbidden', 'refused', 'invalid', 'failed', 'replayed'] as const;
@@ -37,6 +37,8 @@ const Nullable = <T extends import('@sinclair/typebox').TSchema>(t: T) => Type.U
 /** A record of the tenant's own trail; `hash` and `prevHash` let a client re-verify the chain. */
 export const AuditRecordView = Type.Object({
   seq: Type.Integer({ minimum: 1 }),
+  chain: Type.String({ description: "the writer's chain the record belongs to (one per gateway process; `legacy` for records written before)" }),
+  position: Type.Integer({ minimum: 1, description: 'the place of the record in its chain, from 1; `prevHash` is the hash of the record before it there' }),
   id: Type.String(),
   at: Type.String({ format: 'date-time' }),
   actor: Nullable(Type.String()),
@@ -60,3 +62,27 @@ export const AuditPage = Type.Object({
   pagination: Type.Object({ next: Nullable(Type.String()), limit: Type.Integer() }),
 });
 export type AuditPage = Static<typeof AuditPage>;
+
+/** One writer's chain as a checkpoint names it: its size and the hash of its last record. */
+export const AuditChainHead = Type.Object({
+  chain: Type.String(),
+  size: Type.Integer({ minimum: 0 }),
+  head: Type.String({ description: 'hex SHA-256 of the record at position `size`' }),
+});
+
+/**
+ * A signed checkpoint of the tenant's trail (decision 0202). `jws` is a compact JWS (ES256, the tenant's
+ * token-signing key `kid`) whose payload holds the same fields; save the whole answer and prove later, offline,
+ * that today's trail extends it: `npx cardline audit verify --tenant T --checkpoint FILE`.
+ */
+export const AuditCheckpoint = Type.Object({
+  tenantId: Type.String(),
+  at: Type.String({ format: 'date-time', description: 'when the checkpoint was taken' }),
+  size: Type.Integer({ minimum: 0, description: 'records in the trail, all chains' }),
+  root: Type.String({ description: 'hex SHA-256 over every chain and its size and head' }),
+  chains: Type.Array(AuditChainHead),
+  kid: Type.String(),
+  jws: Type.String(),
+});
+export type AuditCheckpoint = Static<typeof AuditCheckpoint>;
+export const AuditCheckpointResponse = cardEnvelopeOf(AuditCheckpoint);

@@ -53,6 +53,8 @@ export interface Config {
    * (decision 0034); a number of milliseconds adds an expiry as a safety net; 0 caches nothing (tests).
    */
   tenantCacheTtlMs: number | null;
+  /** How often each tenant's audit trail gets a signed checkpoint while it grows; 0: none (decision 0202). */
+  auditCheckpointMs: number;
   shutdownGraceMs: number;
   /** How long a start may take before the process gives up, naming the step it is at; 0: no limit (decision 0101). */
   startTimeoutMs: number;
@@ -243,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     requestTimeoutMs: int(env, 'CARDLINE_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     connectorTimeoutMs: int(env, 'CARDLINE_CONNECTOR_TIMEOUT_MS', 10_000, 10, 600_000),
     tenantCacheTtlMs: env.CARDLINE_TENANT_CACHE_TTL_MS === undefined || env.CARDLINE_TENANT_CACHE_TTL_MS === '' ? null : int(env, 'CARDLINE_TENANT_CACHE_TTL_MS', 0, 0, 3_600_000),
+    auditCheckpointMs: int(env, 'CARDLINE_AUDIT_CHECKPOINT_MS', 5_000, 0, 3_600_000),
     shutdownGraceMs: int(env, 'CARDLINE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     startTimeoutMs: int(env, 'CARDLINE_START_TIMEOUT_MS', 600_000, 0, 3_600_000),
     idempotencyTtlHours: int(env, 'CARDLINE_IDEMPOTENCY_TTL_HOURS', 24, 1, 720),

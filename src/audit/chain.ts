@@ -1,5 +1,7 @@
-// The audit record's canonical form and hash: each record commits to its predecessor, per tenant.
-import { createHash } from 'node:crypto';
+// The audit record's canonical form and hash: each record commits to its predecessor in its chain. A tenant's
+// trail is the union of chains, one per writer (decision 0200); `seq` is unique per tenant and orders the
+// trail, `position` numbers a record within its chain (1, 2, 3…).
+import { createHash, hash as digest } from 'node:crypto';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -20,6 +22,10 @@ export interface AuditEntry {
 
 export interface AuditRecord extends AuditEntry {
   seq: number;
+  /** The writer's chain the record belongs to ('legacy': records written before chains per writer). */
+  chain: string;
+  /** Its place in that chain, from 1; not hashed (the links order a chain), only indexed. */
+  position: number;
   id: string;
   prevHash: string;
   hash: string;
@@ -28,6 +34,8 @@ export interface AuditRecord extends AuditEntry {
 /** An audit_log row as the store returns it. */
 export interface AuditRow {
   seq: string | number;
+  chain: string;
+  position: string | number;
   id: string;
   at: Date | string;
   actor: string | null;
@@ -45,11 +53,13 @@ export interface AuditRow {
 }
 
 /** The columns of AuditRow, for SELECT lists. */
-export const AUDIT_COLUMNS = 'seq, id, at, actor, role, action, method, route, target, outcome, status, request_id, origin, prev_hash, hash';
+export const AUDIT_COLUMNS = 'seq, chain, position, id, at, actor, role, action, method, route, target, outcome, status, request_id, origin, prev_hash, hash';
 
 export const fromRow = (tenantId: string, r: AuditRow): AuditRecord => ({
   tenantId,
   seq: Number(r.seq),
+  chain: r.chain,
+  position: Number(r.position),
   id: r.id,
   at: new Date(r.at),
   actor: r.actor,
@@ -66,13 +76,21 @@ export const fromRow = (tenantId: string, r: AuditRow): AuditRecord => ({
   hash: r.hash,
 });
 
-/** Field order is fixed here; changing it breaks every stored chain. */
-export function recordHash(prevHash: string, r: Omit<AuditRecord, 'prevHash' | 'hash'>): string {
+/**
+ * Field order is fixed here; changing it breaks every stored chain. The chain and position are not hashed: the
+ * link to the predecessor places a record in its chain, and `seq` (hashed) places it in the trail.
+ */
+export function recordHash(prevHash: string, r: Omit<AuditRecord, 'prevHash' | 'hash' | 'chain' | 'position'>): string {
+  return recordHashAt(prevHash, r, r.at.toISOString());
+}
+
+/** recordHash with `at` given as its ISO 8601 text (verification reads it so from the store: no Date to parse). */
+export function recordHashAt(prevHash: string, r: Omit<AuditRecord, 'prevHash' | 'hash' | 'chain' | 'position' | 'at'>, atIso: string): string {
   const canonical = JSON.stringify([
     r.tenantId,
     r.seq,
     r.id,
-    r.at.toISOString(),
+    atIso,
     r.actor,
     r.role,
     r.action,
@@ -86,5 +104,16 @@ export function recordHash(prevHash: string, r: Omit<AuditRecord, 'prevHash' | '
     r.requestId,
     r.origin,
   ]);
-  return createHash('sha256').update(prevHash).update('\n').update(canonical).digest('hex');
+  // One-shot (no Hash object per record: verification hashes a million, and each object costs the GC).
+  return digest('sha256', `${prevHash}\n${canonical}`, 'hex');
+}
+
+/**
+ * A tenant's trail as one hash: every chain's size and head, in chain order. A checkpoint signs it; two
+ * trails with the same root hold the same chains to the same heads.
+ */
+export function trailRoot(tenantId: string, chains: readonly { chain: string; size: number; head: string }[]): string {
+  const h = createHash('sha256').update(`cardline-audit-trail\n${tenantId}\n`);
+  for (const c of [...chains].sort((a, b) => (a.chain < b.chain ? -1 : a.chain > b.chain ? 1 : 0))) h.update(`${c.chain} ${c.size} ${c.head}\n`);
+  return h.digest('hex');
 }

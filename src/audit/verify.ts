@@ -1,123 +1,260 @@
-// Verifies a tenant's audit chain as stored: walks it in seq order, page by page, recomputing each hash,
-// checking each link and the head. Used by `cardline audit verify` and by tests.
+// Verifies a tenant's audit trail as stored: every chain (one per writer, decision 0200) walked in position
+// order, page by page, recomputing each hash, checking each link and the chain's head; every record of the
+// tenant must belong to a chain with a head. Against a saved checkpoint (decision 0202), it also proves that
+// the checkpoint is a prefix of today's trail: each chain it names still holds, at the size it names, the
+// head it names. Used by `cardline audit verify` and by tests.
 import type { Db, Queryable } from '../store/db.js';
-import { AUDIT_COLUMNS, GENESIS_HASH, fromRow, recordHash, type AuditRecord, type AuditRow } from './chain.js';
+import { AUDIT_COLUMNS, GENESIS_HASH, fromRow, recordHashAt, trailRoot, type AuditRecord, type AuditRow } from './chain.js';
 
-/** Why the chain does not verify, at the first seq where it breaks. */
+/**
+ * `at` as the ISO 8601 text Date.toISOString() gives (records hold milliseconds): the hash is recomputed from
+ * it without parsing a Date per record, the largest cost of a walk after the hash itself.
+ */
+const AT_ISO = `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at_iso`;
+
+/** Why the trail does not verify, at the first place where it breaks. */
 export type BreakReason =
   /** The record's contents no longer match its hash, or a record was rewritten with a fresh hash. */
   | 'edited'
-  /** A seq is missing: the record was deleted (or the chain has a gap). */
+  /** A position is missing from a chain: the record was deleted (or the chain has a gap). */
   | 'deleted'
-  /** The record is intact but sits at another seq than the one it was written at. */
+  /** The record is intact but sits at another place than the one it was written at. */
   | 'reordered'
-  /** audit_heads does not name the chain's last record (the last record deleted, or the head altered). */
-  | 'head-mismatch';
+  /** audit_chains does not name the chain's last record (the last record deleted, the head altered, or no head). */
+  | 'head-mismatch'
+  /** The saved checkpoint is not a prefix of today's trail: a chain shorter than it, or another hash at its size. */
+  | 'checkpoint-mismatch';
+
+/** A chain's size and head, as a checkpoint names them. */
+export interface ChainHead {
+  chain: string;
+  size: number;
+  head: string;
+}
 
 export type VerifyResult =
-  | { ok: true; records: number; head: string }
-  | { ok: false; seq: number; reason: BreakReason; detail: string; records: number };
+  | { ok: true; records: number; chains: ChainHead[]; root: string }
+  | {
+      ok: false;
+      chain: string;
+      /** The position in the chain where it breaks. */
+      position: number;
+      /** The seq of the record there, when there is one. */
+      seq: number | null;
+      reason: BreakReason;
+      detail: string;
+      /** Records verified before the break (all chains). */
+      records: number;
+    };
 
 export const BREAK_LABELS: Record<BreakReason, string> = {
   edited: 'edited record',
   deleted: 'deleted record or gap',
   reordered: 'reordered records',
   'head-mismatch': 'head mismatch',
+  'checkpoint-mismatch': 'not an extension of the checkpoint',
 };
 
 export interface VerifyOptions {
-  /** Records read per query; memory stays bounded by one page whatever the chain's length. */
+  /** Records read per query; memory stays bounded by one page whatever the trail's length. */
   pageSize?: number;
+  /** A checkpoint's chains (its signature already checked): the trail must extend each of them. */
+  checkpoint?: readonly ChainHead[];
+  /**
+   * With a checkpoint: walk each chain it names from the checkpoint's size on, not from 1. This proves that
+   * the trail is an extension of the checkpoint (its heads are still there, and every record since links to
+   * them), reading only the records written since; the records the checkpoint covers are not read again, so an
+   * edit among them that left every hash alone is found only by a full verification (decision 0202).
+   */
+  since?: boolean;
 }
 
+const DEFAULT_PAGE = 1000;
+
 /**
- * Verifies the chain of one tenant in a read-only REPEATABLE READ transaction, so the pages and the head
- * are one consistent snapshot while gateways keep appending. Resolves the first break, or the count and head.
+ * Verifies the trail of one tenant in a read-only REPEATABLE READ transaction, so the pages and the heads are
+ * one consistent snapshot while gateways keep appending. Resolves the first break, or the count, chains and root.
  */
 export function verifyChain(db: Db, tenantId: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
   return db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-    return walk(tx, tenantId, opts.pageSize ?? 1000);
+    return verifyTrail(tx, tenantId, opts);
   });
 }
 
-async function walk(tx: Queryable, tenantId: string, pageSize: number): Promise<VerifyResult> {
-  let expected = 1;
-  let prev = GENESIS_HASH;
-  const broken = (seq: number, reason: BreakReason, detail: string): VerifyResult => ({
-    ok: false, seq, reason, detail, records: expected - 1,
-  });
+type Broken = Extract<VerifyResult, { ok: false }>;
 
-  for (;;) {
-    const page = await tx.query<AuditRow>(
-      `SELECT ${AUDIT_COLUMNS}
-         FROM audit_log WHERE tenant_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`,
-      [tenantId, expected, pageSize],
+async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions): Promise<VerifyResult> {
+  const pageSize = opts.pageSize ?? DEFAULT_PAGE;
+  const stored = await tx.query<{ chain: string; size: string | number; head: string; last_seq: string | number }>(
+    'SELECT chain, size, head, last_seq FROM audit_chains WHERE tenant_id = $1 ORDER BY chain',
+    [tenantId],
+  );
+  const heads = new Map(stored.rows.map((r) => [r.chain, { size: Number(r.size), head: r.head, lastSeq: Number(r.last_seq) }]));
+  // The chains that hold records, found by a loose index scan (one probe per chain, not a scan of the trail).
+  const present = await tx.query<{ chain: string }>(
+    `WITH RECURSIVE c AS (
+       SELECT min(chain) AS chain FROM audit_log WHERE tenant_id = $1
+       UNION ALL
+       SELECT (SELECT min(chain) FROM audit_log WHERE tenant_id = $1 AND chain > c.chain) FROM c WHERE c.chain IS NOT NULL
+     )
+     SELECT chain FROM c WHERE chain IS NOT NULL`,
+    [tenantId],
+  );
+  const names = [...new Set([...heads.keys(), ...present.rows.map((r) => r.chain)])].sort();
+  const checkpoint = new Map((opts.checkpoint ?? []).map((c) => [c.chain, c]));
+
+  let records = 0;
+  const chains: ChainHead[] = [];
+  for (const chain of names) {
+    const head = heads.get(chain);
+    const saved = checkpoint.get(chain);
+    const result = await walkChain(tx, tenantId, chain, pageSize, records, saved, opts.since === true && saved !== undefined && saved.size > 0);
+    if ('ok' in result) return result;
+    const { size, hash, lastSeq } = result;
+    const broken = (position: number, seq: number | null, reason: BreakReason, detail: string): Broken => ({
+      ok: false, chain, position, seq, reason, detail, records: records + size,
+    });
+    if (!head) return broken(size, lastSeq || null, 'head-mismatch', `chain ${chain} has ${size} records but no head`);
+    if (head.size > size) {
+      return broken(size + 1, null, 'head-mismatch', `the head of chain ${chain} names position ${head.size}, but the chain ends at position ${size}: records were deleted from its end`);
+    }
+    if (head.size < size) return broken(head.size + 1, null, 'head-mismatch', `the head of chain ${chain} names position ${head.size}, but the chain goes on to position ${size}`);
+    if (head.head !== hash || head.lastSeq !== lastSeq) return broken(size, lastSeq || null, 'head-mismatch', `the head of chain ${chain} does not match its record at position ${size}`);
+    if (saved && saved.size > size) {
+      return broken(size + 1, null, 'checkpoint-mismatch', `the checkpoint names position ${saved.size} of chain ${chain}, but the chain ends at position ${size}`);
+    }
+    records += size;
+    chains.push({ chain, size, head: hash });
+  }
+  for (const saved of checkpoint.values()) {
+    if (saved.size > 0 && !names.includes(saved.chain)) {
+      return { ok: false, chain: saved.chain, position: 1, seq: null, reason: 'checkpoint-mismatch', detail: `chain ${saved.chain} of the checkpoint (${saved.size} records) is gone`, records };
+    }
+  }
+  return { ok: true, records, chains, root: trailRoot(tenantId, chains) };
+}
+
+/** Walks one chain; its size, head and last seq, or the first break. */
+async function walkChain(
+  tx: Queryable,
+  tenantId: string,
+  chain: string,
+  pageSize: number,
+  before: number,
+  saved: ChainHead | undefined,
+  fromSaved: boolean,
+): Promise<{ size: number; hash: string; lastSeq: number } | Broken> {
+  let expected = fromSaved ? saved!.size : 1;
+  /** The hash the next record must link to; null: the checkpoint's last record, taken as it is if its hash is the checkpoint's. */
+  let prev: string | null = fromSaved ? null : GENESIS_HASH;
+  let prevSeq = 0;
+  const broken = (position: number, seq: number | null, reason: BreakReason, detail: string): Broken => ({
+    ok: false, chain, position, seq, reason, detail, records: before + expected - 1,
+  });
+  const fetch = (from: number) =>
+    tx.query<AuditRow & { at_iso: string }>(
+      `SELECT ${AUDIT_COLUMNS.replace(' at,', '')}, ${AT_ISO}
+         FROM audit_log WHERE tenant_id = $1 AND chain = $2 AND position >= $3 ORDER BY position LIMIT $4`,
+      [tenantId, chain, from, pageSize],
     );
+  let next = fetch(expected);
+  for (;;) {
+    const page = await next;
+    // The next page is asked for before this one is hashed, so the store reads it meanwhile (positions run
+    // on without a gap in a whole chain; with a gap, this page breaks the walk and the next is not used).
+    if (page.rows.length === pageSize) {
+      next = fetch(expected + pageSize);
+      next.catch(() => undefined);
+    }
     for (const row of page.rows) {
-      const r = fromRow(tenantId, row);
-      if (r.seq !== expected) {
-        const missing = r.seq - 1 === expected ? `seq ${expected} is missing` : `seqs ${expected} to ${r.seq - 1} are missing`;
-        return broken(expected, 'deleted', `${missing}; the next record is seq ${r.seq}`);
+      const position = Number(row.position);
+      const seq = Number(row.seq);
+      const intact =
+        recordHashAt(
+          row.prev_hash,
+          {
+            tenantId, seq, id: row.id, actor: row.actor, role: row.role, action: row.action, method: row.method, route: row.route,
+            target: row.target, outcome: row.outcome, status: Number(row.status), requestId: row.request_id, origin: row.origin,
+          },
+          row.at_iso,
+        ) === row.hash;
+      // The common case, without building a record: in place, linked, whole, in seq order, not contradicting the checkpoint.
+      if (prev !== null && position === expected && row.prev_hash === prev && intact && seq > prevSeq && !(saved && saved.size === position && saved.head !== row.hash)) {
+        prev = row.hash;
+        prevSeq = seq;
+        expected += 1;
+        continue;
       }
-      const intact = recordHash(r.prevHash, r) === r.hash;
+      const r = fromRow(tenantId, { ...row, at: row.at_iso });
+      if (prev === null) {
+        if (r.position !== expected || r.hash !== saved!.head || !intact) {
+          return broken(expected, null, 'checkpoint-mismatch', `position ${expected} of chain ${chain} no longer holds the record the checkpoint names`);
+        }
+        prev = r.hash;
+        prevSeq = r.seq;
+        expected += 1;
+        continue;
+      }
+      if (r.position !== expected) {
+        const missing = r.position - 1 === expected ? `position ${expected} is missing` : `positions ${expected} to ${r.position - 1} are missing`;
+        return broken(expected, null, 'deleted', `chain ${chain}: ${missing}; the next record is seq ${r.seq} at position ${r.position}`);
+      }
       if (r.prevHash === prev) {
-        if (!intact) return broken(r.seq, 'edited', "the record's contents do not match its hash");
+        if (!intact) {
+          const original = await writtenAs(tx, tenantId, r, row.at_iso, prevSeq);
+          return original !== null
+            ? broken(r.position, r.seq, 'reordered', `the record at seq ${r.seq} was written as seq ${original}`)
+            : broken(r.position, r.seq, 'edited', "the record's contents do not match its hash");
+        }
+        if (r.seq <= prevSeq) return broken(r.position, r.seq, 'reordered', `seq ${r.seq} follows seq ${prevSeq} in chain ${chain}`);
       } else if (intact) {
-        // The record is whole but commits to another predecessor: the one before it was rewritten and rehashed.
-        return r.seq > 1
-          ? broken(r.seq - 1, 'edited', `the record was rewritten: seq ${r.seq} commits to a different hash for it`)
-          : broken(r.seq, 'edited', 'the first record does not start from the genesis hash');
+        // Whole, but committing to another predecessor: moved from elsewhere in the chain, or the one before it rewritten.
+        const from = await positionOf(tx, tenantId, chain, r.prevHash);
+        if (from !== null && from !== r.position - 1) {
+          return broken(r.position, r.seq, 'reordered', `the record at position ${r.position} of chain ${chain} was written after position ${from}`);
+        }
+        return r.position > 1
+          ? broken(r.position - 1, prevSeq, 'edited', `the record was rewritten: seq ${r.seq} commits to a different hash for it`)
+          : broken(r.position, r.seq, 'edited', 'the first record of the chain does not start from the genesis hash');
       } else {
-        const original = await writtenAt(tx, tenantId, r);
-        return original !== null && original !== r.seq
-          ? broken(r.seq, 'reordered', `the record at seq ${r.seq} was written as seq ${original}`)
-          : broken(r.seq, 'edited', "the record's contents do not match its hash, and it does not link to seq " + (r.seq - 1));
+        return broken(r.position, r.seq, 'edited', `the record's contents do not match its hash, and it does not link to position ${r.position - 1}`);
+      }
+      if (saved && saved.size === r.position && saved.head !== r.hash) {
+        return broken(r.position, r.seq, 'checkpoint-mismatch', `the checkpoint names another hash at position ${r.position} of chain ${chain}: the trail was rewritten since`);
       }
       prev = r.hash;
+      prevSeq = r.seq;
       expected += 1;
     }
     if (page.rows.length < pageSize) break;
   }
+  if (prev === null) return broken(expected, null, 'checkpoint-mismatch', `position ${expected} of chain ${chain} no longer holds the record the checkpoint names`);
+  return { size: expected - 1, hash: prev, lastSeq: prevSeq };
+}
 
-  const last = expected - 1;
-  const head = await tx.query<{ seq: string | number; hash: string }>('SELECT seq, hash FROM audit_heads WHERE tenant_id = $1', [
+/** Where the record with this hash sits in the chain, if anywhere. */
+async function positionOf(tx: Queryable, tenantId: string, chain: string, hash: string): Promise<number | null> {
+  const r = await tx.query<{ position: string | number }>('SELECT position FROM audit_log WHERE tenant_id = $1 AND chain = $2 AND hash = $3 LIMIT 1', [
     tenantId,
+    chain,
+    hash,
   ]);
-  const h = head.rows[0];
-  if (!h) {
-    if (last === 0) return { ok: true, records: 0, head: GENESIS_HASH };
-    return broken(last, 'head-mismatch', `there is no head, but the chain has ${last} records`);
-  }
-  const headSeq = Number(h.seq);
-  if (headSeq !== last) {
-    return headSeq > last
-      ? broken(last + 1, 'head-mismatch', `the head names seq ${headSeq}, but the chain ends at seq ${last}: records were deleted from its end`)
-      : broken(headSeq + 1, 'head-mismatch', `the head names seq ${headSeq}, but the chain goes on to seq ${last}`);
-  }
-  if (h.hash !== prev) return broken(last, 'head-mismatch', `the head's hash does not match record ${last}`);
-  return { ok: true, records: last, head: prev };
+  return r.rows[0] ? Number(r.rows[0].position) : null;
 }
 
 /**
- * The seq a record was written at: where it is, if its hash holds there; else right after its
- * predecessor (named by prev_hash; itself perhaps moved, so found the same way), confirmed by the hash.
+ * The seq a record whose hash fails was written at, when only its seq changed (seqs swapped between records):
+ * its hash holds with one of the chain's seqs after its predecessor's. Null when none does (an edit).
  */
-async function writtenAt(tx: Queryable, tenantId: string, r: AuditRecord, depth = 8): Promise<number | null> {
-  if (recordHash(r.prevHash, r) === r.hash) return r.seq;
-  if (depth === 0) return null;
-  let candidate: number;
-  if (r.prevHash === GENESIS_HASH) candidate = 1;
-  else {
-    const p = await tx.query<AuditRow>(
-      `SELECT ${AUDIT_COLUMNS}
-         FROM audit_log WHERE tenant_id = $1 AND hash = $2 LIMIT 1`,
-      [tenantId, r.prevHash],
-    );
-    if (!p.rows[0]) return null;
-    const before = await writtenAt(tx, tenantId, fromRow(tenantId, p.rows[0]), depth - 1);
-    if (before === null) return null;
-    candidate = before + 1;
+async function writtenAs(tx: Queryable, tenantId: string, r: AuditRecord, atIso: string, after: number): Promise<number | null> {
+  const candidates = await tx.query<{ seq: string | number }>(
+    'SELECT seq FROM audit_log WHERE tenant_id = $1 AND chain = $2 AND seq > $3 AND seq <> $4 ORDER BY seq LIMIT 64',
+    [tenantId, r.chain, after, r.seq],
+  );
+  for (const c of candidates.rows) {
+    const seq = Number(c.seq);
+    if (recordHashAt(r.prevHash, { ...r, seq }, atIso) === r.hash) return seq;
   }
-  return recordHash(r.prevHash, { ...r, seq: candidate }) === r.hash ? candidate : null;
+  return null;
 }

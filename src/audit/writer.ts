@@ -1,11 +1,17 @@
 // Durable audit with group commit: records queue up while a batch commits, and the next batch takes
 // them all. A write is acknowledged only after its batch has committed.
 //
-// A batch is ONE statement, across every tenant it holds: it advances the chain heads only if each is still
-// where this process last saw it (optimistic), and inserts the records only if they all were. A statement is
-// atomic, so no explicit transaction is needed, and the cost per batch is one round trip. When another
-// replica moved a head, the heads are re-read and the chains recomputed. On PostgreSQL several batches are
-// under way at once, never two of one tenant.
+// Chains per writer (issue 21, decision 0200): each AuditWriter (a gateway process, a worker thread) appends to
+// a hash chain of its own per tenant, named by the writer's id, so no two writers ever contend for one chain
+// head: no optimistic check fails, nothing is retried. A tenant's trail is the union of its chains, ordered by
+// `seq`, which writers take in blocks from audit_heads (one short statement per SEQ_BLOCK records; a row lock
+// held for that statement only, never across a batch). Verification walks each chain and checks that every
+// record of the tenant belongs to one (verify.ts); signed checkpoints name every chain's size and head.
+//
+// A batch is ONE statement, across every tenant it holds: it advances this writer's chain heads (checking
+// they are still where it left them: only a writer sharing its id could move them, so a mismatch is counted
+// as a conflict and should never happen) and inserts the records, events and settlements. A statement is
+// atomic, so no explicit transaction is needed, and the cost per batch is one round trip.
 import { uuidv7 } from 'uuidv7';
 import type { Db } from '../store/db.js';
 import type { Observer } from '../services/metrics.js';
@@ -14,6 +20,11 @@ import { GENESIS_HASH, recordHash, type AuditEntry } from './chain.js';
 
 const MAX_BATCH = 500;
 const MAX_CONFLICT_RETRIES = 20;
+/**
+ * Seqs a writer takes at once per tenant. Within a block, seqs follow commit order; across writers, blocks
+ * interleave (the trail's seq order is each writer's order, not a global clock: `at` is the time).
+ */
+export const SEQ_BLOCK = 128;
 
 /**
  * The Idempotency-Key a request holds, settled with its record: the response stored for duplicates to
@@ -73,32 +84,45 @@ const settleCte = (param: string) => `,
          )`;
 
 /**
- * One statement appends a whole batch, whatever tenants it holds: it locks the chain heads it expects (in
- * tenant order, so that replicas cannot deadlock), and only if every head is still where this process last
- * saw it does it advance them all and insert the records, events and settlements. A statement is atomic, so
- * no explicit transaction is needed, and a batch costs one round trip.
+ * One statement appends a whole batch, whatever tenants it holds: it advances this writer's chains (each only
+ * if still where the writer left it, a new chain only if absent) and inserts the records, events and
+ * settlements, all or nothing. The chains are the writer's own, so the rows it locks are locked by no one else.
  */
 const APPEND = (ctes: string) => `
   WITH input AS (
-         SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(tenant_id text, old_seq bigint, old_hash text, new_seq bigint, new_hash text)
+         SELECT * FROM jsonb_to_recordset($1::jsonb)
+           AS i(tenant_id text, chain text, old_size bigint, old_head text, new_size bigint, new_head text, last_seq bigint)
        ),
        locked AS (
-         SELECT h.tenant_id FROM audit_heads h JOIN input i ON h.tenant_id = i.tenant_id AND h.seq = i.old_seq AND h.hash = i.old_hash
-          ORDER BY h.tenant_id FOR UPDATE OF h
+         SELECT c.tenant_id FROM audit_chains c
+           JOIN input i ON c.tenant_id = i.tenant_id AND c.chain = i.chain AND c.size = i.old_size AND c.head = i.old_head
+          ORDER BY c.tenant_id FOR UPDATE OF c
        ),
        verdict AS (
-         SELECT (SELECT count(*) FROM locked) = (SELECT count(*) FROM input) AS ok
+         SELECT (SELECT count(*) FROM locked) = (SELECT count(*) FROM input WHERE old_size > 0)
+            AND NOT EXISTS (SELECT 1 FROM audit_chains c JOIN input i ON c.tenant_id = i.tenant_id AND c.chain = i.chain WHERE i.old_size = 0) AS ok
        ),
        moved AS (
-         UPDATE audit_heads h SET seq = i.new_seq, hash = i.new_hash FROM input i
-          WHERE h.tenant_id = i.tenant_id AND (SELECT ok FROM verdict)
+         INSERT INTO audit_chains (tenant_id, chain, size, head, last_seq)
+         SELECT tenant_id, chain, new_size, new_head, last_seq FROM input WHERE (SELECT ok FROM verdict)
+         ON CONFLICT (tenant_id, chain) DO UPDATE SET size = EXCLUDED.size, head = EXCLUDED.head, last_seq = EXCLUDED.last_seq
        )${ctes}
-  INSERT INTO audit_log (tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status,
+  INSERT INTO audit_log (tenant_id, seq, chain, position, id, at, actor, role, action, method, route, target, outcome, status,
                          request_id, origin, prev_hash, hash)
-  SELECT tenant_id, seq, id, at, actor, role, action, method, route, target, outcome, status,
+  SELECT tenant_id, seq, chain, position, id, at, actor, role, action, method, route, target, outcome, status,
          request_id, origin, prev_hash, hash
     FROM jsonb_populate_recordset(NULL::audit_log, $2::jsonb)
    WHERE (SELECT ok FROM verdict)`;
+
+/**
+ * Takes a block of seqs per tenant: audit_heads.seq is the highest seq handed out. Tenants in order, so that
+ * two writers taking blocks of the same tenants lock their rows in the same order.
+ */
+const RESERVE = `
+  INSERT INTO audit_heads (tenant_id, seq)
+  SELECT t.tenant_id, t.n FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id text, n bigint) ORDER BY t.tenant_id
+  ON CONFLICT (tenant_id) DO UPDATE SET seq = audit_heads.seq + EXCLUDED.seq
+  RETURNING tenant_id, seq`;
 
 /**
  * Text the store accepts, whatever a client sent: well-formed UTF-16 (a lone surrogate becomes U+FFFD) without
@@ -154,17 +178,30 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
+/** This writer's chain of one tenant: its size and head, and the seqs it may still use. */
 interface Head {
-  seq: number;
+  size: number;
   hash: string;
+  /** The last seq this chain used (0 before its first record). */
+  lastSeq: number;
+  /** The next free seq of the block taken, and the block's last. */
+  next: number;
+  end: number;
 }
+
+/** What the writer reports: committed batches, and (never expected) chain conflicts it retried. */
+export type AuditObserver = Pick<Observer, 'auditBatch'> & { auditConflict?(): void };
 
 export class AuditWriter {
   private queue: Pending[] = [];
   private draining: Promise<void> | null = null;
   private closed = false;
-  /** Where each tenant's chain head was after this process's last write (or read). */
+  /** This writer's chain of each tenant it wrote to: where its head is, and its block of seqs. */
   private readonly heads = new Map<string, Head>();
+  /** The chain this writer appends to, in every tenant: its own, so that no other writer moves its head. */
+  readonly chain: string = uuidv7();
+  /** Batches that found a chain head moved and were computed again: 0 unless two writers share a chain. */
+  conflictRetries = 0;
   /** Tenants with a batch under way: their next records wait, so that one tenant's batches never race. */
   private readonly busy = new Set<string>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -179,9 +216,11 @@ export class AuditWriter {
   constructor(
     private readonly db: Db,
     /** Told of every committed batch (the metrics). */
-    private readonly observer?: Pick<Observer, 'auditBatch'>,
+    private readonly observer?: AuditObserver,
     /** Told when a batch committed events of record (the delivery worker looks at once). */
     private readonly onEvents?: () => void,
+    /** Told which tenants a committed batch wrote to (the checkpoint publisher). */
+    private readonly onCommitted?: (tenants: string[]) => void,
   ) {
     this.maxInFlight = db.kind === 'postgres' ? 4 : 1;
   }
@@ -262,18 +301,18 @@ export class AuditWriter {
     const started = performance.now();
     const tenants = [...new Set(entries.map((e) => e.tenantId))];
     for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
-      const unknown = tenants.filter((t) => !this.heads.has(t));
-      if (unknown.length) await this.readHeads(unknown);
+      await this.reserve(entries);
       const next = new Map<string, Head>();
       const events: Record<string, unknown>[] = [];
       const settlements: Record<string, unknown>[] = [];
       const rows = entries.map((e) => {
-        const head = next.get(e.tenantId) ?? this.heads.get(e.tenantId)!;
-        const seq = head.seq + 1;
-        const prev = head.hash;
+        const from = next.get(e.tenantId) ?? this.heads.get(e.tenantId)!;
+        const seq = from.next;
+        const position = from.size + 1;
+        const prev = from.hash;
         const id = uuidv7();
         const hash = recordHash(prev, { ...e, seq, id });
-        next.set(e.tenantId, { seq, hash });
+        next.set(e.tenantId, { ...from, size: position, hash, lastSeq: seq, next: seq + 1 });
         if (e.settlement) {
           const { scope, token, response } = e.settlement;
           settlements.push({
@@ -289,45 +328,70 @@ export class AuditWriter {
           });
         }
         return {
-          tenant_id: e.tenantId, seq, id, at: e.at.toISOString(), actor: e.actor, role: e.role, action: e.action,
-          method: e.method, route: e.route, target: e.target, outcome: e.outcome, status: e.status,
+          tenant_id: e.tenantId, seq, chain: this.chain, position, id, at: e.at.toISOString(), actor: e.actor, role: e.role,
+          action: e.action, method: e.method, route: e.route, target: e.target, outcome: e.outcome, status: e.status,
           request_id: e.requestId, origin: e.origin, prev_hash: prev, hash,
         };
       });
       const heads = tenants.map((t) => {
         const from = this.heads.get(t)!;
         const to = next.get(t)!;
-        return { tenant_id: t, old_seq: from.seq, old_hash: from.hash, new_seq: to.seq, new_hash: to.hash };
+        return { tenant_id: t, chain: this.chain, old_size: from.size, old_head: from.hash, new_size: to.size, new_head: to.hash, last_seq: to.lastSeq };
       });
       const params: unknown[] = [JSON.stringify(heads), JSON.stringify(rows)];
       const param = (value: unknown) => `$${params.push(value)}`;
       const ctes = (events.length ? outboxCte(param(JSON.stringify(events))) : '') + (settlements.length ? settleCte(param(JSON.stringify(settlements))) : '');
-      let r: { rowCount: number } | null = null;
-      try {
-        r = await this.db.query(APPEND(ctes), params);
-      } catch (err) {
-        // Replicas locking the same heads in a different batch can deadlock; PostgreSQL aborts one of them.
-        if ((err as { code?: string }).code !== '40P01') throw err;
-      }
-      if (r && r.rowCount === rows.length) {
+      const r = await this.db.query(APPEND(ctes), params);
+      if (r.rowCount === rows.length) {
         for (const [t, h] of next) this.heads.set(t, h);
         this.observer?.auditBatch(rows.length, (performance.now() - started) / 1000);
         if (events.length) this.onEvents?.();
+        this.onCommitted?.(tenants);
         return;
       }
-      // Another writer advanced a chain: forget our view of these heads, back off a little (jittered, so
-      // that replicas contending for one tenant's chain spread out) and compute again.
-      for (const t of tenants) this.heads.delete(t);
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (attempt + 1)));
+      // This writer's own chain moved under it: only a statement whose outcome it never learnt (a connection
+      // lost at commit) can have done that. Read the chain as stored and compute again; counted, since it
+      // should never happen.
+      this.conflictRetries += 1;
+      this.observer?.auditConflict?.();
+      await this.reload(tenants);
     }
-    throw new Error(`audit chain of tenant${tenants.length > 1 ? 's' : ''} '${tenants.join("', '")}' contended; gave up after ${MAX_CONFLICT_RETRIES} retries`);
+    throw new Error(`audit chain of tenant${tenants.length > 1 ? 's' : ''} '${tenants.join("', '")}' moved under its writer; gave up after ${MAX_CONFLICT_RETRIES} retries`);
   }
 
-  /** The heads of these tenants' chains, made at the genesis for a tenant that has none yet. */
-  private async readHeads(tenantIds: string[]): Promise<void> {
-    await this.db.query('INSERT INTO audit_heads (tenant_id, seq, hash) SELECT t, 0, $2 FROM unnest($1::text[]) AS t ON CONFLICT DO NOTHING', [tenantIds, GENESIS_HASH]);
-    const r = await this.db.query<{ tenant_id: string; seq: string | number; hash: string }>('SELECT tenant_id, seq, hash FROM audit_heads WHERE tenant_id = ANY($1::text[])', [tenantIds]);
-    for (const row of r.rows) this.heads.set(row.tenant_id, { seq: Number(row.seq), hash: row.hash });
+  /** Makes sure each tenant of the batch has enough seqs left in its block, taking new blocks when not. */
+  private async reserve(entries: WriterEntry[]): Promise<void> {
+    const needed = new Map<string, number>();
+    for (const e of entries) needed.set(e.tenantId, (needed.get(e.tenantId) ?? 0) + 1);
+    const short: { tenant_id: string; n: number }[] = [];
+    for (const [t, n] of needed) {
+      const h = this.heads.get(t);
+      if (!h || h.end - h.next + 1 < n) short.push({ tenant_id: t, n: Math.max(n, SEQ_BLOCK) });
+    }
+    if (!short.length) return;
+    const r = await this.db.query<{ tenant_id: string; seq: string | number }>(RESERVE, [JSON.stringify(short)]);
+    for (const row of r.rows) {
+      const end = Number(row.seq);
+      const n = short.find((s) => s.tenant_id === row.tenant_id)!.n;
+      const h = this.heads.get(row.tenant_id) ?? { size: 0, hash: GENESIS_HASH, lastSeq: 0, next: 0, end: 0 };
+      // The seqs left in the old block are given up: seqs are unique per tenant, not contiguous.
+      this.heads.set(row.tenant_id, { ...h, next: end - n + 1, end });
+    }
+  }
+
+  /** Reads this writer's chains of these tenants as stored (after a conflict). */
+  private async reload(tenants: string[]): Promise<void> {
+    const r = await this.db.query<{ tenant_id: string; size: string | number; head: string; last_seq: string | number }>(
+      'SELECT tenant_id, size, head, last_seq FROM audit_chains WHERE chain = $1 AND tenant_id = ANY($2::text[])',
+      [this.chain, tenants],
+    );
+    for (const t of tenants) {
+      const row = r.rows.find((x) => x.tenant_id === t);
+      const h = this.heads.get(t)!;
+      const lastSeq = row ? Number(row.last_seq) : 0;
+      // Seqs the stored chain used are gone from the block: a new block is taken when too few remain.
+      this.heads.set(t, { size: row ? Number(row.size) : 0, hash: row?.head ?? GENESIS_HASH, lastSeq, next: Math.max(h.next, lastSeq + 1), end: h.end });
+    }
   }
 
   /** Waits for queued records to commit; later records are refused. */

@@ -50,14 +50,24 @@ const TenantDeliveryParams = Type.Object({ tenantId: TenantIdParams.properties.t
 /** A trail: a tenant's, or the platform's own (`_platform`: operators' actions that concern no tenant). */
 const TrailParams = Type.Object({ tenantId: Type.Union([TenantIdParams.properties.tenantId, Type.Literal(PLATFORM_TENANT)]) }, { additionalProperties: false });
 const VerifyResponse = Type.Object({
-  result: Type.Object({
-    ok: Type.Boolean(),
-    records: Type.Integer(),
-    head: Type.Optional(Type.String()),
-    seq: Type.Optional(Type.Integer()),
-    reason: Type.Optional(Type.String()),
-    detail: Type.Optional(Type.String()),
-  }),
+  // src/audit/verify.ts's VerifyResult: the trail is one hash chain per writer (decision 0200).
+  result: Type.Union([
+    Type.Object({
+      ok: Type.Literal(true),
+      records: Type.Integer(),
+      chains: Type.Array(Type.Object({ chain: Type.String(), size: Type.Integer(), head: Type.String() })),
+      root: Type.String(),
+    }),
+    Type.Object({
+      ok: Type.Literal(false),
+      chain: Type.String(),
+      position: Type.Integer(),
+      seq: Type.Union([Type.Integer(), Type.Null()]),
+      reason: Type.String(),
+      detail: Type.String(),
+      records: Type.Integer(),
+    }),
+  ]),
   pagination: Type.Null(),
 });
 

@@ -1,6 +1,8 @@
 // GET /v1/audit: the tenant's own audit trail, newest first, filtered and paged by an opaque cursor.
-import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, AuditPage, AuditQuery } from '../../schemas/audit.js';
+// GET /v1/audit/checkpoints/latest: the latest signed checkpoint of that trail (decision 0202).
+import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, AuditCheckpointResponse, AuditPage, AuditQuery } from '../../schemas/audit.js';
 import type { FieldError } from '../../schemas/common.js';
+import { latestCheckpoint, publishCheckpoint } from '../audit/checkpoint.js';
 import { decodeCursor } from '../audit/log.js';
 import { defineOperation } from './define.js';
 
@@ -58,6 +60,27 @@ export const auditOperations = [
       result: records,
       pagination: { next, limit: query.limit === undefined ? AUDIT_PAGE_DEFAULT : Number(query.limit) },
     }),
+    audit: false,
+  }),
+  defineOperation({
+    id: 'audit.checkpoint',
+    method: 'GET',
+    url: '/v1/audit/checkpoints/latest',
+    summary: "The latest signed checkpoint of the tenant's audit trail",
+    description:
+      'Every chain of the trail (one per gateway process) with its size and head, the trail\'s size and root, and the time, ' +
+      "signed as a compact JWS (ES256) with the tenant's token-signing key `kid` (published in /.well-known/jwks.json). The " +
+      'gateway takes one every few seconds while the trail grows (CARDLINE_AUDIT_CHECKPOINT_MS), and one on first ask. Save ' +
+      'the answer; `npx cardline audit verify --tenant T --checkpoint FILE` proves later, offline, that the trail still ' +
+      'extends it: nothing removed or rewritten since.',
+    tag: 'Audit',
+    dialect: 'problem',
+    access: 'admin',
+    objectName: 'auditCheckpointRequest',
+    response: AuditCheckpointResponse,
+    execute: async ({ tenant, services }) =>
+      (await latestCheckpoint(services.db, tenant.id)) ?? publishCheckpoint(services.db, services.keys, tenant.id),
+    view: (checkpoint) => ({ result: checkpoint, pagination: null }),
     audit: false,
   }),
 ];

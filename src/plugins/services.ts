@@ -5,6 +5,7 @@ import type { ConnectorDefinition } from '../../connectors/contract.js';
 import { builtInConnectors } from '../../connectors/index.js';
 import { AuditLog } from '../audit/log.js';
 import { AuditWriter } from '../audit/writer.js';
+import { CheckpointPublisher } from '../audit/checkpoint.js';
 import type { Config } from '../config.js';
 import { ClientKeyStore } from '../crypto/client-keys.js';
 import { connectorSecrets } from '../crypto/connector-secrets.js';
@@ -43,6 +44,8 @@ export interface Services {
   users: UserService;
   tokens: TokenService;
   audit: AuditWriter;
+  /** Signed checkpoints of the tenants' trails, published as they grow (decision 0202). */
+  checkpoints: CheckpointPublisher;
   /** Reads of the audit trail (GET /v1/audit). */
   auditLog: AuditLog;
   /** Reports built from the events of record. */
@@ -120,6 +123,9 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     ? new NatsPublisher({ servers: config.notify.natsUrl, stream: config.notify.natsStream, subjectPrefix: config.notify.natsSubjectPrefix, timeoutMs: 5_000 })
     : null;
   const deliveries = new DeliveryService(db, { config: config.notify, channels, tenants, webhooks, nats, observer: metrics, log: app.log });
+  const checkpoints = new CheckpointPublisher(db, keys, config.auditCheckpointMs, (tenant, err) =>
+    app.log.warn({ tenant, reason: err instanceof Error ? err.message : String(err) }, 'audit checkpoint not published'),
+  );
   const services: Services = {
     config,
     db,
@@ -128,7 +134,8 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     tenants,
     users,
     tokens: new TokenService(keys, config.issuer, config.audience, users),
-    audit: new AuditWriter(db, metrics, () => deliveries.wake()),
+    audit: new AuditWriter(db, metrics, () => deliveries.wake(), (written) => checkpoints.wrote(written)),
+    checkpoints,
     auditLog: new AuditLog(db),
     reports: new Reports(db),
     pins: new PinService(() => services.hsm),
@@ -193,6 +200,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   app.decorate('cardline', services);
   // The delivery worker drains the outbox from now on (CARDLINE_DELIVERY_WORKER=0 leaves it to other processes).
   if (config.notify.worker) deliveries.start();
+  checkpoints.start();
   app.addHook('onClose', async () => {
     services.idempotency.stop();
     await deliveries.stop();
@@ -202,6 +210,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     await changes.close();
     services.replay.stop();
     await services.audit.close();
+    await checkpoints.stop();
     await services.connectors.close();
     if (opts.ownsDb !== false) await db.close();
     if (redis) await closeRedis(redis);

@@ -12,6 +12,8 @@ export interface Observer {
   request(route: string, method: string, status: number, tenant: string | null, seconds: number): void;
   connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number): void;
   auditBatch(records: number, seconds: number): void;
+  /** An audit batch found its writer's chain head moved and was computed again (decision 0200: never expected). */
+  auditConflict(): void;
   loginFailed(tenant: string): void;
   lockedOut(tenant: string): void;
 }
@@ -61,6 +63,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
   private readonly callSeconds: client.Histogram<string>;
   private readonly batchRecords: client.Histogram<string>;
   private readonly commitSeconds: client.Histogram<string>;
+  private readonly auditConflicts: client.Counter<string>;
   private readonly loginFailures: client.Counter<string>;
   private readonly lockouts: client.Counter<string>;
   private readonly deliveries: client.Counter<string>;
@@ -101,6 +104,11 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
       registers,
     });
     this.commitSeconds = new client.Histogram({ name: 'cardline_audit_commit_seconds', help: 'Time one audit batch took to commit.', buckets: SECONDS_BUCKETS, registers });
+    this.auditConflicts = new client.Counter({
+      name: 'cardline_audit_conflict_retries_total',
+      help: "Audit batches computed again because the writer's chain head had moved (0 unless two writers share a chain).",
+      registers,
+    });
     this.loginFailures = new client.Counter({ name: 'cardline_login_failures_total', help: 'Logins refused for a wrong password of a known user.', labelNames: t([]), registers });
     this.lockouts = new client.Counter({ name: 'cardline_lockouts_total', help: 'Users locked after ten failed logins.', labelNames: t([]), registers });
     this.deliveries = new client.Counter({
@@ -189,6 +197,10 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
   auditBatch(records: number, seconds: number): void {
     this.batchRecords.observe(records);
     this.commitSeconds.observe(seconds);
+  }
+
+  auditConflict(): void {
+    this.auditConflicts.inc();
   }
 
   loginFailed(tenant: string): void {

@@ -1,11 +1,12 @@
 // Audit chain verification: a clean chain verifies page by page; each kind of tampering is found at the
 // right seq with the right reason; and `cardline audit verify` reports both as an operator sees them.
-import { rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { GENESIS_HASH, recordHash, type AuditRecord } from '../../src/audit/chain.js';
+import { recordHash, trailRoot, type AuditRecord } from '../../src/audit/chain.js';
+import { chainHeads, publishCheckpoint } from '../../src/audit/checkpoint.js';
 import { verifyChain } from '../../src/audit/verify.js';
 import { AuditWriter } from '../../src/audit/writer.js';
 import { openStore } from '../../src/bootstrap.js';
@@ -56,9 +57,15 @@ describe('verifyChain', () => {
     await testDb.drop();
   });
 
-  it('a clean chain verifies: count and head', async () => {
+  /** What a clean trail of one writer's chain verifies to. */
+  const clean = async (tenant: string, size = RECORDS) => {
+    const chains = [{ chain: writer.chain, size, head: await hashOf(tenant, size) }];
+    return { ok: true, records: size, chains, root: trailRoot(tenant, chains) };
+  };
+
+  it('a clean chain verifies: count, chains and root', async () => {
     const tenant = await chain();
-    expect(await verifyChain(db, tenant)).toEqual({ ok: true, records: RECORDS, head: await hashOf(tenant, RECORDS) });
+    expect(await verifyChain(db, tenant)).toEqual(await clean(tenant));
   });
 
   it('reads the chain in pages of the given size, never all of it at once', async () => {
@@ -75,7 +82,7 @@ describe('verifyChain', () => {
           const q: Queryable = {
             query: async <T,>(s: string, p?: unknown[]) => {
               const r = await tx.query<T>(s, p);
-              if (/FROM audit_log/.test(s)) sizes.push(r.rows.length);
+              if (/ORDER BY position LIMIT/.test(s)) sizes.push(r.rows.length);
               return r;
             },
             exec: (s) => tx.exec(s),
@@ -83,19 +90,19 @@ describe('verifyChain', () => {
           return fn(q);
         }),
     };
-    expect(await verifyChain(counting, tenant, { pageSize: 5 })).toEqual({ ok: true, records: RECORDS, head: await hashOf(tenant, RECORDS) });
+    expect(await verifyChain(counting, tenant, { pageSize: 5 })).toEqual(await clean(tenant));
     expect(sizes).toEqual([5, 5, 2]);
   });
 
-  it('a tenant without records verifies with the genesis head', async () => {
-    expect(await verifyChain(db, 'nobody-here')).toEqual({ ok: true, records: 0, head: GENESIS_HASH });
+  it('a tenant without records verifies with no chains', async () => {
+    expect(await verifyChain(db, 'nobody-here')).toEqual({ ok: true, records: 0, chains: [], root: trailRoot('nobody-here', []) });
   });
 
   it('an edited record is named: UPDATE of its outcome', async () => {
     const tenant = await chain();
     await sql("UPDATE audit_log SET outcome = 'succeeded', status = 200 WHERE tenant_id = $1 AND seq = 6", [tenant]);
     expect(await verifyChain(db, tenant, { pageSize: 4 })).toEqual({
-      ok: false, seq: 6, reason: 'edited', detail: "the record's contents do not match its hash", records: 5,
+      ok: false, chain: writer.chain, position: 6, seq: 6, reason: 'edited', detail: "the record's contents do not match its hash", records: 5,
     });
   });
 
@@ -104,7 +111,7 @@ describe('verifyChain', () => {
     const row = (await db.query<{ prev_hash: string; id: string; at: Date; request_id: string }>(
       'SELECT prev_hash, id, at, request_id FROM audit_log WHERE tenant_id = $1 AND seq = 4', [tenant],
     )).rows[0]!;
-    const forged: Omit<AuditRecord, 'prevHash' | 'hash'> = {
+    const forged: Omit<AuditRecord, 'prevHash' | 'hash' | 'chain' | 'position'> = {
       tenantId: tenant, seq: 4, id: row.id, at: new Date(row.at), actor: 'someone-else', role: 'Admin', action: 'credit-limit.upgrade',
       method: 'POST', route: LIMIT_URL, target: { entityId: 'ENT-4' }, outcome: 'succeeded', status: 200, requestId: row.request_id, origin: '127.0.0.1',
     };
@@ -116,14 +123,17 @@ describe('verifyChain', () => {
     const tenant = await chain();
     await sql('DELETE FROM audit_log WHERE tenant_id = $1 AND seq = 7', [tenant]);
     expect(await verifyChain(db, tenant, { pageSize: 4 })).toEqual({
-      ok: false, seq: 7, reason: 'deleted', detail: 'seq 7 is missing; the next record is seq 8', records: 6,
+      ok: false, chain: writer.chain, position: 7, seq: null, reason: 'deleted',
+      detail: `chain ${writer.chain}: position 7 is missing; the next record is seq 8 at position 8`, records: 6,
     });
   });
 
-  it('a deleted first record is a gap at seq 1', async () => {
+  it('a deleted first record is a gap at position 1', async () => {
     const tenant = await chain();
     await sql('DELETE FROM audit_log WHERE tenant_id = $1 AND seq IN (1, 2)', [tenant]);
-    expect(await verifyChain(db, tenant)).toMatchObject({ ok: false, seq: 1, reason: 'deleted', detail: 'seqs 1 to 2 are missing; the next record is seq 3' });
+    expect(await verifyChain(db, tenant)).toMatchObject({
+      ok: false, position: 1, reason: 'deleted', detail: `chain ${writer.chain}: positions 1 to 2 are missing; the next record is seq 3 at position 3`,
+    });
   });
 
   it('a deleted last record is a head mismatch', async () => {
@@ -131,39 +141,128 @@ describe('verifyChain', () => {
     await sql('DELETE FROM audit_log WHERE tenant_id = $1 AND seq = $2', [tenant, RECORDS]);
     expect(await verifyChain(db, tenant)).toEqual({
       ok: false,
-      seq: RECORDS,
+      chain: writer.chain,
+      position: RECORDS,
+      seq: null,
       reason: 'head-mismatch',
-      detail: `the head names seq ${RECORDS}, but the chain ends at seq ${RECORDS - 1}: records were deleted from its end`,
+      detail: `the head of chain ${writer.chain} names position ${RECORDS}, but the chain ends at position ${RECORDS - 1}: records were deleted from its end`,
       records: RECORDS - 1,
     });
   });
 
   it('an altered head is a head mismatch', async () => {
     const tenant = await chain();
-    await sql("UPDATE audit_heads SET hash = $2 WHERE tenant_id = $1", [tenant, 'f'.repeat(64)]);
-    expect(await verifyChain(db, tenant)).toMatchObject({ ok: false, seq: RECORDS, reason: 'head-mismatch' });
+    await sql('UPDATE audit_chains SET head = $2 WHERE tenant_id = $1', [tenant, 'f'.repeat(64)]);
+    expect(await verifyChain(db, tenant)).toMatchObject({ ok: false, position: RECORDS, seq: RECORDS, reason: 'head-mismatch' });
   });
 
   it('two records with swapped seqs are reordered, at the first of them', async () => {
     const tenant = await chain();
     await swap(tenant, 3, 8);
     expect(await verifyChain(db, tenant)).toEqual({
-      ok: false, seq: 3, reason: 'reordered', detail: 'the record at seq 3 was written as seq 8', records: 2,
+      ok: false, chain: writer.chain, position: 3, seq: 8, reason: 'reordered', detail: 'the record at seq 8 was written as seq 3', records: 2,
     });
   });
 
   it('two neighbours swapped are reordered too', async () => {
     const tenant = await chain();
     await swap(tenant, 5, 6);
-    expect(await verifyChain(db, tenant)).toMatchObject({ ok: false, seq: 5, reason: 'reordered', detail: 'the record at seq 5 was written as seq 6' });
+    expect(await verifyChain(db, tenant)).toMatchObject({ ok: false, position: 5, seq: 6, reason: 'reordered', detail: 'the record at seq 6 was written as seq 5' });
+  });
+
+  it('two records with swapped positions are reordered', async () => {
+    const tenant = await chain();
+    await sql('UPDATE audit_log SET position = -1 WHERE tenant_id = $1 AND position = 4', [tenant]);
+    await sql('UPDATE audit_log SET position = 4 WHERE tenant_id = $1 AND position = 9', [tenant]);
+    await sql('UPDATE audit_log SET position = 9 WHERE tenant_id = $1 AND position = -1', [tenant]);
+    expect(await verifyChain(db, tenant)).toEqual({
+      ok: false, chain: writer.chain, position: 4, seq: 9, reason: 'reordered',
+      detail: `the record at position 4 of chain ${writer.chain} was written after position 8`, records: 3,
+    });
+  });
+
+  it('two writers append to chains of their own; the trail is both, and a chain without its head is named', async () => {
+    const tenant = await chain();
+    const second = new AuditWriter(db);
+    for (let i = 0; i < 3; i++) {
+      await Promise.all([
+        second.record({ tenantId: tenant, at: new Date(), actor: 'b', role: 'Admin', action: 'x', method: 'POST', route: LIMIT_URL, target: {}, outcome: 'succeeded', status: 200, requestId: `b-${i}`, origin: null }),
+        writer.record({ tenantId: tenant, at: new Date(), actor: 'a', role: 'Admin', action: 'x', method: 'POST', route: LIMIT_URL, target: {}, outcome: 'succeeded', status: 200, requestId: `a-${i}`, origin: null }),
+      ]);
+    }
+    await second.close();
+    const result = await verifyChain(db, tenant, { pageSize: 4 });
+    expect(result).toMatchObject({ ok: true, records: RECORDS + 6 });
+    expect(result.ok && result.chains.map((c) => [c.chain, c.size]).sort()).toEqual([[second.chain, 3], [writer.chain, RECORDS + 3]].sort());
+    expect(writer.conflictRetries + second.conflictRetries).toBe(0);
+    const seqs = (await db.query<{ seq: string }>('SELECT seq FROM audit_log WHERE tenant_id = $1', [tenant])).rows.map((r) => Number(r.seq));
+    expect(new Set(seqs).size).toBe(RECORDS + 6);
+
+    await sql('DELETE FROM audit_chains WHERE tenant_id = $1 AND chain = $2', [tenant, second.chain]);
+    expect(await verifyChain(db, tenant)).toMatchObject({
+      ok: false, chain: second.chain, position: 3, reason: 'head-mismatch', detail: `chain ${second.chain} has 3 records but no head`,
+    });
+  });
+
+  it('a saved checkpoint is a prefix of the grown trail; a record altered or removed before it is found', async () => {
+    const tenant = await chain();
+    const saved = await chainHeads(db, tenant);
+    await writer.record({ tenantId: tenant, at: new Date(), actor: 'a', role: 'Admin', action: 'x', method: 'POST', route: LIMIT_URL, target: {}, outcome: 'succeeded', status: 200, requestId: 'later', origin: null });
+    expect(await verifyChain(db, tenant, { checkpoint: saved })).toMatchObject({ ok: true, records: RECORDS + 1 });
+    expect(await verifyChain(db, tenant, { checkpoint: saved, since: true })).toMatchObject({ ok: true, records: RECORDS + 1 });
+
+    // The last records removed and the head set back: the chain verifies alone, but not against the checkpoint.
+    const at = (p: number) => db.query<{ hash: string; seq: string }>('SELECT hash, seq FROM audit_log WHERE tenant_id = $1 AND position = $2', [tenant, p]);
+    const tenth = (await at(RECORDS - 2)).rows[0]!;
+    await sql('DELETE FROM audit_log WHERE tenant_id = $1 AND position > $2', [tenant, RECORDS - 2]);
+    await sql('UPDATE audit_chains SET size = $2, head = $3, last_seq = $4 WHERE tenant_id = $1', [tenant, RECORDS - 2, tenth.hash, tenth.seq]);
+    expect(await verifyChain(db, tenant)).toMatchObject({ ok: true, records: RECORDS - 2 });
+    expect(await verifyChain(db, tenant, { checkpoint: saved })).toEqual({
+      ok: false, chain: writer.chain, position: RECORDS - 1, seq: null, reason: 'checkpoint-mismatch',
+      detail: `the checkpoint names position ${RECORDS} of chain ${writer.chain}, but the chain ends at position ${RECORDS - 2}`, records: RECORDS - 2,
+    });
+    // A whole chain gone, head and all.
+    await sql('DELETE FROM audit_log WHERE tenant_id = $1', [tenant]);
+    await sql('DELETE FROM audit_chains WHERE tenant_id = $1', [tenant]);
+    expect(await verifyChain(db, tenant, { checkpoint: saved })).toMatchObject({ ok: false, reason: 'checkpoint-mismatch', detail: `chain ${writer.chain} of the checkpoint (${RECORDS} records) is gone` });
+  });
+
+  it('a record rewritten with every later hash recomputed verifies alone, but not against a checkpoint', async () => {
+    const tenant = await chain();
+    const saved = await chainHeads(db, tenant);
+    const rows = (await db.query<AuditRowLike>('SELECT * FROM audit_log WHERE tenant_id = $1 ORDER BY position', [tenant])).rows;
+    let prev = rows[4]!.prev_hash;
+    for (const row of rows.slice(4)) {
+      const rec = { tenantId: tenant, seq: Number(row.seq), id: row.id, at: new Date(row.at), actor: row.position === '5' || Number(row.position) === 5 ? 'forger' : row.actor, role: row.role, action: row.action, method: row.method, route: row.route, target: row.target, outcome: row.outcome, status: row.status, requestId: row.request_id, origin: row.origin };
+      const hash = recordHash(prev, rec);
+      await sql('UPDATE audit_log SET actor = $3, prev_hash = $4, hash = $5 WHERE tenant_id = $1 AND position = $2', [tenant, row.position, rec.actor, prev, hash]);
+      prev = hash;
+    }
+    await sql('UPDATE audit_chains SET head = $2 WHERE tenant_id = $1', [tenant, prev]);
+    expect(await verifyChain(db, tenant)).toMatchObject({ ok: true, records: RECORDS });
+    expect(await verifyChain(db, tenant, { checkpoint: saved })).toMatchObject({
+      ok: false, position: RECORDS, seq: RECORDS, reason: 'checkpoint-mismatch',
+      detail: `the checkpoint names another hash at position ${RECORDS} of chain ${writer.chain}: the trail was rewritten since`,
+    });
+    // The quick proof reads from the checkpoint's head on, and finds it replaced.
+    expect(await verifyChain(db, tenant, { checkpoint: saved, since: true })).toMatchObject({
+      ok: false, position: RECORDS, reason: 'checkpoint-mismatch', detail: `position ${RECORDS} of chain ${writer.chain} no longer holds the record the checkpoint names`,
+    });
   });
 });
+
+interface AuditRowLike {
+  seq: string; position: string; id: string; at: string; actor: string | null; role: string | null; action: string; method: string; route: string;
+  target: Record<string, string>; outcome: string; status: number; request_id: string; origin: string | null; prev_hash: string; hash: string;
+}
 
 describe('cardline audit verify', () => {
   beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
   const ROOT = fileURLToPath(new URL('../..', import.meta.url));
   let dataDir: string;
-  let head: string;
+  let root: string;
+  let chain: string;
+  let checkpointFile: string;
   const masterKey = MasterKey.generate();
 
   function cli(args: string[]): Promise<Run> {
@@ -193,23 +292,47 @@ describe('cardline audit verify', () => {
         await app.inject({ method: 'POST', url: '/api/authenticate', headers: { TENANT: 'demo' }, payload: { username: `nobody-${i}`, password: 'x' } });
         await app.inject({ method: 'POST', url: LIMIT_URL, headers: { TENANT: 'demo' }, payload: { entityId: 'ENT-1001', amount: '1.00' } });
       }
-      head = (await app.cardline.db.query<{ hash: string }>("SELECT hash FROM audit_heads WHERE tenant_id = 'demo'")).rows[0]!.hash;
+      const checkpoint = await publishCheckpoint(app.cardline.db, app.cardline.keys, 'demo');
+      ({ root } = checkpoint);
+      chain = app.cardline.audit.chain;
+      // Saved as an operator would: the answer of GET /v1/audit/checkpoints/latest.
+      checkpointFile = join(dataDir, 'checkpoint.json');
+      await writeFile(checkpointFile, JSON.stringify({ result: checkpoint, pagination: null }));
     } finally {
       await app.close();
     }
   }, 180_000);
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  it('exits 0 with the count and head of a clean chain, then 1 naming the tampered seq', { timeout: 600_000 }, async () => {
+  it('exits 0 with the count and root of a clean trail, proves a checkpoint, then exits 1 naming the tampered record', { timeout: 600_000 }, async () => {
     const clean = await cli(['audit', 'verify', '--tenant', 'demo']);
-    expect(clean).toEqual({ code: 0, stdout: `OK: 8 records, head ${head}\n`, stderr: '' });
+    expect(clean).toEqual({ code: 0, stdout: `OK: 8 records in 1 chain, root ${root}\n`, stderr: '' });
+    const proven = await cli(['audit', 'verify', '--tenant', 'demo', '--checkpoint', checkpointFile]);
+    const { at } = (JSON.parse(await readFile(checkpointFile, 'utf8')) as { result: { at: string } }).result;
+    expect(proven).toEqual({
+      code: 0,
+      stdout: `OK: 8 records in 1 chain, root ${root}\nOK: the checkpoint of ${at} (8 records, root ${root}) is a prefix of today's trail\n`,
+      stderr: '',
+    });
+    // A checkpoint whose payload was changed (a record more claimed) no longer carries a valid signature.
+    const saved = JSON.parse(await readFile(checkpointFile, 'utf8')) as { result: { jws: string } };
+    const [h, p, sig] = saved.result.jws.split('.');
+    const payload = JSON.parse(Buffer.from(p!, 'base64url').toString('utf8')) as { size: number };
+    payload.size += 1;
+    const forged = join(dataDir, 'forged.json');
+    await writeFile(forged, `${h}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${sig}`);
+    expect(await cli(['audit', 'verify', '--tenant', 'demo', '--checkpoint', forged])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `error: checkpoint '${forged}' refused: the signature does not verify with tenant 'demo' key '${JSON.parse(Buffer.from(h!, 'base64url').toString('utf8')).kid}'.\n`,
+    });
 
     await onStore((db) => db.query("UPDATE audit_log SET outcome = 'succeeded' WHERE tenant_id = 'demo' AND seq = 3"));
     const broken = await cli(['audit', 'verify', '--tenant', 'demo']);
     expect(broken).toEqual({
       code: 1,
       stdout: '',
-      stderr: "error: audit chain of tenant 'demo' is broken at seq 3: edited record (the record's contents do not match its hash).\n",
+      stderr: `error: audit trail of tenant 'demo' is broken in chain ${chain} at position 3 (seq 3): edited record (the record's contents do not match its hash).\n`,
     });
   });
 });

@@ -182,7 +182,8 @@ describe("the console's reads", () => {
     expect(page.json().result.length).toBeGreaterThan(0);
     expect(page.json().result.every((r: { action: string; actor: string }) => r.action === 'tenant.read' && r.actor === 'ops-console')).toBe(true);
     const verified = await m.inject({ method: 'GET', url: '/v1/tenants/demo/audit/verify', headers: auth });
-    expect(verified.json().result).toEqual({ ok: true, records: expect.any(Number), head: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(verified.json().result).toEqual({ ok: true, records: expect.any(Number), chains: expect.any(Array), root: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(verified.json().result.chains[0]).toEqual({ chain: expect.any(String), size: expect.any(Number), head: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect((await m.inject({ method: 'GET', url: '/v1/tenants/_platform/audit/verify', headers: auth })).json().result.ok).toBe(true);
     expect((await m.inject({ method: 'GET', url: '/v1/tenants/nobody/audit/verify', headers: auth })).json()).toEqual(problem(404, 'Not Found', "There is no tenant 'nobody'."));
     const bad = await m.inject({ method: 'GET', url: '/v1/tenants/demo/audit?limit=0', headers: auth });

@@ -56,8 +56,8 @@ afterAll(() => t.close());
 // ---------------------------------------------------------------------------------------------------
 // State: both demo cores and every store table except those that record attempts by design.
 
-/** Tables a refused request may write to by design: the audit trail, login failures, JWE jtis, stored idempotent answers. */
-const RECORDS_ATTEMPTS = new Set(['audit_log', 'audit_heads', 'login_attempts', 'jwe_replay', 'idempotency_keys', 'cardline_migrations']);
+/** Tables a refused request may write to by design: the audit trail (its chains, its checkpoints), login failures, JWE jtis, stored idempotent answers. */
+const RECORDS_ATTEMPTS = new Set(['audit_log', 'audit_heads', 'audit_chains', 'audit_checkpoints', 'login_attempts', 'jwe_replay', 'idempotency_keys', 'cardline_migrations']);
 /** Delivery bookkeeping that a background worker may change at any time. */
 const VOLATILE_COLUMNS = new Set(['status', 'attempts', 'available_at', 'claimed_by', 'claimed_until', 'last_error', 'done_at']);
 

@@ -10,11 +10,13 @@ import { migrate } from '../../src/store/migrate.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, createTestDb, supportDetail, type TestApp } from '../helpers/app.js';
 
-const TENANT_TABLES = ['tenants', 'users', 'login_attempts', 'keys', 'jwe_replay', 'audit_heads', 'audit_log'];
+const TENANT_TABLES = ['tenants', 'users', 'login_attempts', 'keys', 'jwe_replay', 'audit_heads', 'audit_log', 'audit_chains', 'audit_checkpoints'];
 
 interface AuditRow {
   tenant_id: string;
   seq: string | number;
+  chain: string;
+  position: string | number;
   id: string;
   at: Date;
   actor: string | null;
@@ -36,6 +38,8 @@ function toRecord(row: AuditRow): AuditRecord {
   return {
     tenantId: row.tenant_id,
     seq: Number(row.seq),
+    chain: row.chain,
+    position: Number(row.position),
     id: row.id,
     at: row.at,
     actor: row.actor,
@@ -54,28 +58,33 @@ function toRecord(row: AuditRow): AuditRecord {
 }
 
 async function auditLog(db: Queryable, tenantId: string): Promise<AuditRecord[]> {
-  const r = await db.query<AuditRow>('SELECT * FROM audit_log WHERE tenant_id = $1 ORDER BY seq', [tenantId]);
+  const r = await db.query<AuditRow>('SELECT * FROM audit_log WHERE tenant_id = $1 ORDER BY chain, position', [tenantId]);
   return r.rows.map(toRecord);
 }
 
-/** Checks seq 1..n, the links and every hash; returns the log for further assertions. */
+/** Checks each chain's positions 1..n, the links, every hash and the head; returns the log in seq order. */
 async function expectConsistentChain(db: Queryable, tenantId: string): Promise<AuditRecord[]> {
   const log = await auditLog(db, tenantId);
-  let prev = GENESIS_HASH;
-  log.forEach((rec, i) => {
-    expect(rec.at).toBeInstanceOf(Date);
-    expect(rec.seq).toBe(i + 1);
-    expect(rec.prevHash).toBe(prev);
-    const { prevHash, hash, ...rest } = rec;
-    expect(recordHash(prevHash, rest)).toBe(hash);
-    prev = hash;
-  });
-  const head = await db.query<{ seq: string | number; hash: string }>('SELECT seq, hash FROM audit_heads WHERE tenant_id = $1', [tenantId]);
-  if (log.length) {
-    expect(Number(head.rows[0]!.seq)).toBe(log.length);
-    expect(head.rows[0]!.hash).toBe(prev);
+  const chains = new Map<string, AuditRecord[]>();
+  for (const rec of log) chains.set(rec.chain, [...(chains.get(rec.chain) ?? []), rec]);
+  const heads = await db.query<{ chain: string; size: string | number; head: string }>('SELECT chain, size, head FROM audit_chains WHERE tenant_id = $1', [tenantId]);
+  expect(heads.rows.filter((h) => Number(h.size) > 0).map((h) => h.chain).sort()).toEqual([...chains.keys()].sort());
+  for (const [chain, records] of chains) {
+    let prev = GENESIS_HASH;
+    records.forEach((rec, i) => {
+      expect(rec.at).toBeInstanceOf(Date);
+      expect(rec.position).toBe(i + 1);
+      expect(rec.prevHash).toBe(prev);
+      const { prevHash, hash, chain: _chain, position: _position, ...rest } = rec;
+      expect(recordHash(prevHash, rest)).toBe(hash);
+      prev = hash;
+    });
+    const head = heads.rows.find((h) => h.chain === chain)!;
+    expect(Number(head.size)).toBe(records.length);
+    expect(head.head).toBe(prev);
   }
-  return log;
+  expect(new Set(log.map((r) => r.seq)).size).toBe(log.length);
+  return log.sort((a, b) => a.seq - b.seq);
 }
 
 describe('migrations', () => {

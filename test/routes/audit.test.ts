@@ -83,10 +83,10 @@ describe('what a record holds', () => {
 
     const common = { action: 'authenticate', method: 'POST', route: '/api/authenticate', target: {}, actor: 'viewer', role: null, origin: '127.0.0.1' };
     expect(await byRequest(ok)).toEqual([
-      { ...common, role: 'Read-Only', seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), outcome: 'succeeded', status: 200, requestId: ok, hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64) },
+      { ...common, role: 'Read-Only', seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), outcome: 'succeeded', status: 200, requestId: ok, hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64), chain: expect.any(String), position: expect.any(Number) },
     ]);
     expect(await byRequest(bad)).toEqual([
-      { ...common, seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), outcome: 'unauthenticated', status: 401, requestId: bad, hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64) },
+      { ...common, seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), outcome: 'unauthenticated', status: 401, requestId: bad, hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64), chain: expect.any(String), position: expect.any(Number) },
     ]);
   });
 
@@ -108,7 +108,7 @@ describe('what a record holds', () => {
       const records = await byRequest(requestId);
       expect(records, c.name).toEqual([
         {
-          seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64),
+          seq: expect.any(Number), id: expect.stringMatching(UUID), at: expect.any(String), hash: expect.stringMatching(HEX64), prevHash: expect.stringMatching(HEX64), chain: expect.any(String), position: expect.any(Number),
           actor: USERS[c.role], role: c.role, action: c.url === LIMIT_URL ? 'credit-limit.upgrade' : 'card.upgrade-physical',
           method: c.method, route: c.url, target: c.target, outcome: c.outcome, status: c.status, requestId, origin: '127.0.0.1',
         },
@@ -358,5 +358,51 @@ describe('no secret in any record', () => {
     expect(text).not.toContain('eyJ');
     expect(text).not.toContain('Secret Street');
     expect(findPans(text)).toEqual([]);
+  });
+});
+
+describe('GET /v1/audit/checkpoints/latest', () => {
+  interface Checkpoint {
+    tenantId: string;
+    at: string;
+    size: number;
+    root: string;
+    chains: { chain: string; size: number; head: string }[];
+    kid: string;
+    jws: string;
+  }
+  const latest = async (role: Role = 'Admin') =>
+    t.inject({ method: 'GET', url: '/v1/audit/checkpoints/latest', headers: { TENANT: 'demo', ...(await bearer(role)) } });
+
+  it("an Admin gets the trail's chains, size and root, signed with the tenant's key from the key set", async () => {
+    const res = await latest();
+    expect(res.statusCode, res.body).toBe(200);
+    const { result, pagination } = res.json<{ result: Checkpoint; pagination: null }>();
+    expect(pagination).toBeNull();
+    const { compactVerify, createLocalJWKSet } = await import('jose');
+    const jwks = (await t.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json<{ keys: { kid: string }[] }>();
+    const verified = await compactVerify(result.jws, createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]));
+    expect(verified.protectedHeader).toEqual({ alg: 'ES256', kid: result.kid, typ: 'cardline-audit-checkpoint+jws' });
+    const { jws: _jws, kid: _kid, ...fields } = result;
+    expect(JSON.parse(new TextDecoder().decode(verified.payload))).toEqual(fields);
+    expect(result.tenantId).toBe('demo');
+    expect(result.size).toBe(result.chains.reduce((n, c) => n + c.size, 0));
+    expect(result.size).toBeGreaterThan(0);
+    // The chain heads are the trail's: the newest record of the (one) chain is its head.
+    const newest = (await list('?limit=1')).result[0]!;
+    const chain = result.chains.find((c) => c.chain === (newest as AuditRecord & { chain: string }).chain)!;
+    expect(chain.size).toBeLessThanOrEqual((newest as AuditRecord & { position: number }).position);
+  });
+
+  it('Operations is refused with 403 in the problem dialect', async () => {
+    const res = await latest('Operations');
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toEqual({
+      type: `${PROBLEM_BASE}/problem-with-message`,
+      title: 'Forbidden',
+      status: 403,
+      message: 'error.http.403',
+      detail: "The role 'Operations' may not call this operation.",
+    });
   });
 });

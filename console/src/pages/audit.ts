@@ -23,7 +23,9 @@ interface AuditRecord {
   prevHash: string;
 }
 
-type Verified = { ok: true; records: number; head: string } | { ok: false; seq: number; reason: string; detail: string; records: number };
+type Verified =
+  | { ok: true; records: number; chains: { chain: string; size: number; head: string }[]; root: string }
+  | { ok: false; chain: string; position: number; seq: number | null; reason: string; detail: string; records: number };
 
 const OUTCOMES = ['succeeded', 'pending', 'unauthenticated', 'forbidden', 'refused', 'invalid', 'failed', 'replayed'];
 const EMPTY = { action: '', outcome: '', actor: '', targetId: '', from: '', to: '' };
@@ -59,10 +61,10 @@ function Trail(props: { tenantId: string }) {
     <${View} loaded=${verified} what="the chain's verification">
       ${(v: { result: Verified }) =>
         v.result.ok
-          ? html`<p class="notice ok" role="status" data-chain="verified">Chain verified: ${v.result.records} records, each linked to the one before; head ${v.result.head.slice(0, 12)}…</p>`
+          ? html`<p class="notice ok" role="status" data-chain="verified">Chain verified: ${v.result.records} records in ${v.result.chains.length} ${v.result.chains.length === 1 ? 'chain' : 'chains'} (one per writer), each linked to the one before; root ${v.result.root.slice(0, 12)}…</p>`
           : html`<div class="notice error" role="alert" data-chain="broken">
-              <p><strong>The chain does not verify.</strong> First break at record ${v.result.seq}: ${v.result.reason} (${v.result.detail}). ${v.result.records === 1 ? 'The record before it verifies' : `The ${v.result.records} records before it verify`}; the record is marked below.</p>
-              <p>Keep the store as it is and compare with a backup: the records from ${v.result.seq} on cannot be trusted.</p>
+              <p><strong>The chain does not verify.</strong> First break in chain ${v.result.chain} at position ${v.result.position}${v.result.seq === null ? '' : ` (record ${v.result.seq})`}: ${v.result.reason} (${v.result.detail}). ${v.result.records === 1 ? 'The record before it verifies' : `The ${v.result.records} records before it verify`}; the record is marked below.</p>
+              <p>Keep the store as it is and compare with a backup: the records of that chain from position ${v.result.position} on cannot be trusted.</p>
             </div>`}
     <//>
     <form class="panel filters" onSubmit=${(e: Event) => { e.preventDefault(); setCursors([null]); setFilters(draft); }} aria-label="Filter the trail">

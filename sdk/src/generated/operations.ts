@@ -40,6 +40,7 @@ import type {
   RepaymentResponse,
   AuditQuery,
   AuditPage,
+  AuditCheckpointResponse,
   GatewayKeyList,
   RotateKeysBody,
   RotateKeysResponse,
@@ -101,6 +102,7 @@ export const OPERATIONS = {
   "transaction.authorize": { id: "transaction.authorize", method: 'POST', path: "/v1/sandbox/cards/:cardId/authorizations", params: ["cardId"], dialect: 'problem', kind: 'write', auth: true, callsCore: true, paged: false, encryptedFields: [] },
   "repayment.receive": { id: "repayment.receive", method: 'POST', path: "/v1/sandbox/entities/:entityId/repayments", params: ["entityId"], dialect: 'problem', kind: 'write', auth: true, callsCore: true, paged: false, encryptedFields: [] },
   "audit.read": { id: "audit.read", method: 'GET', path: "/v1/audit", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: true, encryptedFields: [] },
+  "audit.checkpoint": { id: "audit.checkpoint", method: 'GET', path: "/v1/audit/checkpoints/latest", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "keys.list": { id: "keys.list", method: 'GET', path: "/v1/admin/keys", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "keys.rotate": { id: "keys.rotate", method: 'POST', path: "/v1/admin/keys/rotate", params: [], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "client-key.register": { id: "client-key.register", method: 'PUT', path: "/v1/admin/client-key", params: [], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
@@ -236,6 +238,9 @@ export function bindOperations(t: Transport) {
       /** The tenant's audit trail, newest first (`GET /v1/audit`, `audit.read`). */
       read: (query?: Omit<AuditQuery, 'cursor'>, options?: PageOptions): Paged<AuditPage['result'][number], AuditPage> =>
         t.paged<AuditPage['result'][number], AuditPage>(OPERATIONS["audit.read"], [], undefined, query, options),
+      /** The latest signed checkpoint of the tenant's audit trail (`GET /v1/audit/checkpoints/latest`, `audit.checkpoint`). */
+      checkpoint: (options?: CallOptions): Promise<AuditCheckpointResponse> =>
+        t.call(OPERATIONS["audit.checkpoint"], [], undefined, undefined, options) as Promise<AuditCheckpointResponse>,
     },
     clientKey: {
       /** Register the tenant's client key for encrypted response fields (`PUT /v1/admin/client-key`, `client-key.register`). */

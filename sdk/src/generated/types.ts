@@ -553,6 +553,11 @@ export type AuditPage = {
   };
 };
 
+export type AuditCheckpointResponse = {
+  result: AuditCheckpoint;
+  pagination: null;
+};
+
 export type GatewayKeyList = {
   result: Array<GatewayKeyView>;
   pagination: null;
@@ -1223,6 +1228,10 @@ export type RepaymentView = {
 
 export type AuditRecordView = {
   seq: number;
+  /** the writer's chain the record belongs to (one per gateway process; `legacy` for records written before) */
+  chain: string;
+  /** the place of the record in its chain, from 1; `prevHash` is the hash of the record before it there */
+  position: number;
   id: string;
   at: string;
   actor: string | null;
@@ -1237,6 +1246,19 @@ export type AuditRecordView = {
   origin: string | null;
   hash: string;
   prevHash: string;
+};
+
+export type AuditCheckpoint = {
+  tenantId: string;
+  /** when the checkpoint was taken */
+  at: string;
+  /** records in the trail, all chains */
+  size: number;
+  /** hex SHA-256 over every chain and its size and head */
+  root: string;
+  chains: Array<AuditChainHead>;
+  kid: string;
+  jws: string;
 };
 
 export type GatewayKeyView = {
@@ -1394,6 +1416,13 @@ export type OperatorKeyView = {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+};
+
+export type AuditChainHead = {
+  chain: string;
+  size: number;
+  /** hex SHA-256 of the record at position `size` */
+  head: string;
 };
 
 export type RegisteredClientJwk = {

@@ -334,6 +334,45 @@ ALTER TABLE idempotency_keys ADD COLUMN sealed boolean NOT NULL DEFAULT false;
 `,
   },
   {
+    // Audit chains per writer (issue 21, decision 0200): every AuditWriter (a gateway process, a thread) appends
+    // to a chain of its own, so writers never contend for one head; a tenant's trail is the union of its chains,
+    // verified chain by chain. audit_heads only hands out seqs now (blocks per writer, unique per tenant); the
+    // records written before become the chain 'legacy', whose positions are their seqs.
+    name: '0015-audit-writer-chains',
+    sql: `
+CREATE TABLE audit_chains (
+  tenant_id  text NOT NULL,
+  chain      text NOT NULL,
+  size       bigint NOT NULL,
+  head       text NOT NULL,
+  last_seq   bigint NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, chain)
+);
+INSERT INTO audit_chains (tenant_id, chain, size, head, last_seq)
+  SELECT tenant_id, 'legacy', seq, hash, seq FROM audit_heads WHERE seq > 0;
+ALTER TABLE audit_heads DROP COLUMN hash;
+ALTER TABLE audit_log ADD COLUMN chain text, ADD COLUMN position bigint;
+UPDATE audit_log SET chain = 'legacy', position = seq;
+ALTER TABLE audit_log ALTER COLUMN chain SET NOT NULL, ALTER COLUMN position SET NOT NULL;
+CREATE UNIQUE INDEX audit_log_chain ON audit_log (tenant_id, chain, position);
+`,
+  },
+  {
+    // Signed checkpoints (issue 21, decision 0202): each tenant's latest, replaced as the trail grows.
+    name: '0016-audit-checkpoints',
+    sql: `
+CREATE TABLE audit_checkpoints (
+  tenant_id text PRIMARY KEY,
+  at        timestamptz NOT NULL,
+  size      bigint NOT NULL,
+  root      text NOT NULL,
+  kid       text NOT NULL,
+  jws       text NOT NULL
+);
+`,
+  },
+  {
     // The operations console (issue 19, decision 0161): a session per sign-in, shared by every gateway process.
     // The platform's rows, as operator keys are (every primary key starts with tenant_id). Only a hash of the session id is stored; the key it was opened with is named by its row, so revoking the
     // key ends its sessions. seen_at moves on each use: a session unused for the idle timeout is over.
