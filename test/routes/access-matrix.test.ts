@@ -20,11 +20,13 @@ beforeAll(async () => {
   revokedKey = await t.operatorKey('matrix-revoked');
   expect(await t.app.cardline.operatorKeys.revoke('matrix-revoked')).toBe(true);
   tenantToken = await t.token('Admin');
+  // A channel of demo's, so that an operator's read of its deliveries has one to read.
+  VALUES.channelId = (await t.app.cardline.channels.create('demo', true, { type: 'webhook', url: 'http://127.0.0.1:9/matrix', eventTypes: ['*'] })).channelId;
 });
 afterAll(() => t.close());
 
 /** A concrete URL of the route: each path parameter given a value of its own name's kind. */
-const VALUES: Record<string, string> = { tenantId: 'demo', username: 'admin', name: 'matrix-live' };
+const VALUES: Record<string, string> = { tenantId: 'demo', username: 'admin', name: 'matrix-live', entityId: 'ENT-1001', cardId: 'CARD-3001' };
 const concrete = (op: Operation) => op.url.replace(/:(\w+)/g, (_m, name: string) => VALUES[name] ?? 'X-1');
 
 const OPERATOR_401 = {
