@@ -8,7 +8,6 @@
 // a delivery retry, a replay or a secret rotation is written twice.
 import { Type, type TObject } from '@sinclair/typebox';
 import { AuditPage, AuditQuery } from '../../schemas/audit.js';
-import { ChannelIdParams, DeliveryIdParams } from '../../schemas/channels.js';
 import { CardIdParams, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
 import { TenantIdParams } from '../../schemas/management.js';
 import { verifyChain } from '../audit/verify.js';
