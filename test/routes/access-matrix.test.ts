@@ -57,6 +57,26 @@ describe('the management listener: every operator route refuses everything but a
     for (const op of managementOperations) expect([op.listener, op.access], op.id).toEqual(['management', 'operator']);
   });
 
+  it("the console's API is in the table: a tenant's channel operations are its Admin's own functions (decision 0165)", () => {
+    const pairs = [
+      ['tenant-channel.list', 'channel.list'],
+      ['tenant-channel.deliveries', 'channel.deliveries'],
+      ['tenant-delivery.retry', 'delivery.retry'],
+      ['tenant-channel.rotate-secret', 'channel.rotate-secret'],
+      ['tenant-channel.replay', 'channel.replay'],
+      ['tenant-shadow.summary', 'shadow.summary'],
+    ] as const;
+    for (const [managed, admin] of pairs) {
+      const op = managementOperations.find((o) => o.id === managed)!;
+      const own = operations.find((o) => o.id === admin)!;
+      expect([op.execute, op.view, op.check, op.idempotent, op.tenantParam], managed).toEqual([own.execute, own.view, own.check, own.idempotent, 'tenantId']);
+    }
+    const urls = managementOperations.map((o) => `${o.method} ${o.url}`);
+    for (const url of ['GET /v1/tenants/:tenantId/audit', 'GET /v1/tenants/:tenantId/audit/verify', 'GET /v1/console/cores', 'GET /v1/console/figures', 'GET /v1/console/connectors', 'POST /v1/console/connectors/check', 'GET /v1/tenants/:tenantId/customers/:entityId', 'GET /v1/tenants/:tenantId/cards/:cardId']) {
+      expect(urls).toContain(url);
+    }
+  });
+
   it.each(managementOperations.map((op) => [`${op.method} ${op.url}`, op] as const))('%s', async (_route, op) => {
     for (const [who, authorization] of callers()) {
       const res = await m.inject({ method: op.method, url: concrete(op), headers: authorization ? { authorization } : {}, ...(op.body ? { payload: {} } : {}) });
