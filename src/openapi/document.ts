@@ -56,6 +56,11 @@ export const MANAGEMENT_TAGS: Record<string, string> = {
   Tenants: 'The banks this gateway serves: their configuration, status, encryption keys and cores.',
   'Tenant users': "A tenant's users as an operator manages them: its first Admin, and recovery when no Admin of its own can act.",
   'Operator keys': 'The keys operators call this API with: shown once, stored as hashes, revoked at once.',
+  "A tenant's channels": "A tenant's notification channels and deliveries as its Admin has them under /v1/admin: an operator lists, retries, replays and rotates for it.",
+  Cores: "A tenant's shadow routing as its Admin reads it: per operation, calls by outcome and the match rate.",
+  'Audit trails': "A tenant's audit trail or the platform's own, filtered, and whether its hash chain verifies.",
+  Lookup: "A tenant's customer or card from its core, masked, with its recent transactions.",
+  Gateway: "This process: every started core's breaker and recent calls, request figures, and the built-in connectors with their options.",
   Health: 'The liveness probe and the Prometheus metrics of this gateway process.',
   Documentation: 'This document.',
 };

@@ -38,6 +38,12 @@ function checkQuery(q: AuditQuery): FieldError[] {
   return errors;
 }
 
+/** The page size a query asks for (the default when it names none). */
+export const auditLimitOf = (query: AuditQuery): number => (query.limit === undefined ? AUDIT_PAGE_DEFAULT : Number(query.limit));
+
+/** What the schema cannot say about an audit query (the tenant's own trail and an operator's read of any trail). */
+export const checkAuditQuery = checkQuery;
+
 export const auditOperations = [
   defineOperation({
     id: 'audit.read',
@@ -54,12 +60,8 @@ export const auditOperations = [
     query: AuditQuery,
     response: AuditPage,
     check: ({ query }) => checkQuery(query),
-    execute: ({ tenant, query, services }) =>
-      services.auditLog.page(tenant.id, { ...query, limit: query.limit === undefined ? AUDIT_PAGE_DEFAULT : Number(query.limit) }),
-    view: ({ records, next }, { query }) => ({
-      result: records,
-      pagination: { next, limit: query.limit === undefined ? AUDIT_PAGE_DEFAULT : Number(query.limit) },
-    }),
+    execute: ({ tenant, query, services }) => services.auditLog.page(tenant.id, { ...query, limit: auditLimitOf(query) }),
+    view: ({ records, next }, { query }) => ({ result: records, pagination: { next, limit: auditLimitOf(query) } }),
     audit: false,
   }),
   defineOperation({

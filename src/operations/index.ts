@@ -11,6 +11,7 @@ import { creditLineOperations } from './credit-line.js';
 import { coreRoutingOperations } from './core-routing.js';
 import type { Operation } from './define.js';
 import { entityOperations } from './entities.js';
+import { managementConsoleOperations } from './management-console.js';
 import { managementOperatorKeyOperations } from './management-operator-keys.js';
 import { managementTenantOperations } from './management-tenants.js';
 import { managementUserOperations } from './management-users.js';
@@ -37,4 +38,9 @@ export const operations: readonly Operation[] = [
 ];
 
 /** The management listener's table: the platform operator's API (an operator key). */
-export const managementOperations: readonly Operation[] = [...managementTenantOperations, ...managementUserOperations, ...managementOperatorKeyOperations];
+export const managementOperations: readonly Operation[] = [
+  ...managementTenantOperations,
+  ...managementUserOperations,
+  ...managementOperatorKeyOperations,
+  ...managementConsoleOperations,
+];

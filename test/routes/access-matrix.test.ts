@@ -20,11 +20,13 @@ beforeAll(async () => {
   revokedKey = await t.operatorKey('matrix-revoked');
   expect(await t.app.cardline.operatorKeys.revoke('matrix-revoked')).toBe(true);
   tenantToken = await t.token('Admin');
+  // A channel of demo's, so that an operator's read of its deliveries has one to read.
+  VALUES.channelId = (await t.app.cardline.channels.create('demo', true, { type: 'webhook', url: 'http://127.0.0.1:9/matrix', eventTypes: ['*'] })).channelId;
 });
 afterAll(() => t.close());
 
 /** A concrete URL of the route: each path parameter given a value of its own name's kind. */
-const VALUES: Record<string, string> = { tenantId: 'demo', username: 'admin', name: 'matrix-live' };
+const VALUES: Record<string, string> = { tenantId: 'demo', username: 'admin', name: 'matrix-live', entityId: 'ENT-1001', cardId: 'CARD-3001' };
 const concrete = (op: Operation) => op.url.replace(/:(\w+)/g, (_m, name: string) => VALUES[name] ?? 'X-1');
 
 const OPERATOR_401 = {
@@ -53,6 +55,26 @@ describe('the management listener: every operator route refuses everything but a
   it('the table is the listener: every entry is an operator route', () => {
     expect(managementOperations.length).toBeGreaterThanOrEqual(17);
     for (const op of managementOperations) expect([op.listener, op.access], op.id).toEqual(['management', 'operator']);
+  });
+
+  it("the console's API is in the table: a tenant's channel operations are its Admin's own functions (decision 0165)", () => {
+    const pairs = [
+      ['tenant-channel.list', 'channel.list'],
+      ['tenant-channel.deliveries', 'channel.deliveries'],
+      ['tenant-delivery.retry', 'delivery.retry'],
+      ['tenant-channel.rotate-secret', 'channel.rotate-secret'],
+      ['tenant-channel.replay', 'channel.replay'],
+      ['tenant-shadow.summary', 'shadow.summary'],
+    ] as const;
+    for (const [managed, admin] of pairs) {
+      const op = managementOperations.find((o) => o.id === managed)!;
+      const own = operations.find((o) => o.id === admin)!;
+      expect([op.execute, op.view, op.check, op.idempotent, op.tenantParam], managed).toEqual([own.execute, own.view, own.check, own.idempotent, 'tenantId']);
+    }
+    const urls = managementOperations.map((o) => `${o.method} ${o.url}`);
+    for (const url of ['GET /v1/tenants/:tenantId/audit', 'GET /v1/tenants/:tenantId/audit/verify', 'GET /v1/console/cores', 'GET /v1/console/figures', 'GET /v1/console/connectors', 'POST /v1/console/connectors/check', 'GET /v1/tenants/:tenantId/customers/:entityId', 'GET /v1/tenants/:tenantId/cards/:cardId']) {
+      expect(urls).toContain(url);
+    }
   });
 
   it.each(managementOperations.map((op) => [`${op.method} ${op.url}`, op] as const))('%s', async (_route, op) => {

@@ -280,7 +280,7 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     add('management DELETE /v1/tenants/:tenantId/users/:username', { url: '/v1/tenants/demo-b/users/m-remove' });
     add('management POST /v1/operator-keys', { url: '/v1/operator-keys', body: () => ({ name: 'idem-new-operator' }), other: () => ({ name: 'idem-other-operator' }) });
     add('management DELETE /v1/operator-keys/:name', { url: '/v1/operator-keys/idem-revoked' });
-    // The console's writes on the management listener (src/console/routes.ts).
+    // The console's writes on the management listener (src/operations/management-console.ts).
     add('management POST /v1/tenants/:tenantId/deliveries/:deliveryId/retry', { url: `/v1/tenants/demo/deliveries/${ids.delivery}/retry` });
     add('management POST /v1/tenants/:tenantId/channels/:channelId/rotate-secret', {
       url: `/v1/tenants/demo/channels/${ids.rotate}/rotate-secret`,

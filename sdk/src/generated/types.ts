@@ -823,6 +823,104 @@ export type OperatorKeyCreatedResponse = {
   pagination: null;
 };
 
+export type TenantAuditVerifyResponse = {
+  result: {
+    ok: true;
+    records: number;
+    chains: Array<{
+      chain: string;
+      size: number;
+      head: string;
+    }>;
+    root: string;
+  } | {
+    ok: false;
+    chain: string;
+    position: number;
+    seq: number | null;
+    reason: string;
+    detail: string;
+    records: number;
+  };
+  pagination: null;
+};
+
+export type TenantCustomerLookupResponse = {
+  result: Record<string, unknown>;
+  pagination: null;
+};
+
+export type TenantCardLookupResponse = {
+  result: Record<string, unknown>;
+  pagination: null;
+};
+
+export type GatewayCoresResponse = {
+  result: Array<{
+    tenantId: string;
+    connector: string;
+    connectorId: string;
+    breaker: "closed" | "half-open" | "open" | null;
+    recent: {
+      windowSeconds: number;
+      calls: number;
+      failures: number;
+      errorRate: number;
+      latencyMs: {
+        avg: number;
+        max: number;
+      };
+    };
+  }>;
+  pagination: null;
+};
+
+export type GatewayFiguresResponse = {
+  result: {
+    at: string;
+    /** upper bounds of the latency buckets, seconds */
+    bounds: Array<number>;
+    overall: {
+      /** requests answered */
+      requests: number;
+      /** of which answered 5xx */
+      errors: number;
+      /** cumulative count at or under each bound of `bounds` */
+      buckets: Array<number>;
+    };
+    tenants: Record<string, {
+        /** requests answered */
+        requests: number;
+        /** of which answered 5xx */
+        errors: number;
+        /** cumulative count at or under each bound of `bounds` */
+        buckets: Array<number>;
+      }>;
+  };
+  pagination: null;
+};
+
+export type GatewayConnectorsResponse = {
+  result: Array<{
+    id: string;
+    optionsSchema: unknown;
+  }>;
+  pagination: null;
+};
+
+export type GatewayConnectorCheckBody = {
+  id: string;
+  options?: unknown;
+};
+
+export type GatewayConnectorCheckResponse = {
+  result: {
+    ok: boolean;
+    problem: string | null;
+  };
+  pagination: null;
+};
+
 export type CreditLimitUpgradedPayload = {
   entityId: string;
   previousLimit?: string;

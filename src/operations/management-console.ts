@@ -1,0 +1,293 @@
+// What an operator reads and fixes for a tenant without its credentials, and what the console's pages show of
+// the whole gateway (issue 19, decision 0165): a tenant's channels, deliveries and audit trail with its chain's
+// verification, its shadow summary, a customer or card lookup, every core's state, request figures and the
+// built-in connectors. Management listener, operator access, problem dialect.
+//
+// A tenant's channel and delivery operations are its Admin's own entries (channels.ts, core-routing.ts) served
+// under `/v1/tenants/{tenantId}`: the same check, execute and view, the tenant found from the path. Nothing of
+// a delivery retry, a replay or a secret rotation is written twice.
+import { Type, type TObject } from '@sinclair/typebox';
+import { AuditPage, AuditQuery } from '../../schemas/audit.js';
+import { CardIdParams, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
+import { TenantIdParams } from '../../schemas/management.js';
+import { verifyChain } from '../audit/verify.js';
+import { Figures, requestFigures } from '../console/figures.js';
+import { Errors } from '../errors.js';
+import { reasonOf } from '../services/connector-registry.js';
+import { PLATFORM_TENANT } from '../services/tenants.js';
+import { toCardDetailsView, toCardView } from '../views/cards.js';
+import { toEntityView, toTransactionView } from '../views/entities.js';
+import { auditLimitOf, checkAuditQuery } from './audit.js';
+import { channelOperations } from './channels.js';
+import { coreRoutingOperations } from './core-routing.js';
+import { defineOperation, type Operation } from './define.js';
+
+const CHANNELS_TAG = "A tenant's channels";
+const AUDIT_TAG = 'Audit trails';
+const LOOKUP_TAG = 'Lookup';
+const GATEWAY_TAG = 'Gateway';
+const envelope = <T>(result: T) => ({ result, pagination: null });
+const tenantNotFound = Errors.tenantNotFound('acme');
+
+/**
+ * A tenant Admin's entry (`/v1/admin/<rest>`) as an operator's (`/v1/tenants/:tenantId/<rest>`): the same
+ * functions, the tenant the path names, audited under the Admin entry's action in that tenant's trail.
+ */
+function forTenant(sourceId: string, id: string, from: readonly Operation[], place: { url?: string; tag?: string } = {}): Operation {
+  const op = from.find((o) => o.id === sourceId);
+  if (!op) throw new Error(`No operation '${sourceId}' to serve on the management listener`);
+  const rest = op.url.replace(/^\/v1\/admin/, '');
+  const params = op.params as TObject | undefined;
+  return {
+    ...op,
+    id,
+    listener: 'management',
+    access: 'operator',
+    tenantParam: 'tenantId',
+    url: place.url ?? `/v1/tenants/:tenantId${rest}`,
+    summary: `${op.summary} (an operator, for the tenant the path names)`,
+    tag: place.tag ?? CHANNELS_TAG,
+    params: Type.Object({ tenantId: TenantIdParams.properties.tenantId, ...(params?.properties ?? {}) }, { additionalProperties: false }),
+    errors: [tenantNotFound, ...(op.errors ?? [])],
+    audit: op.audit === false ? false : { ...op.audit, action: op.audit.action ?? op.id, target: { tenantId: 'params', ...op.audit.target } },
+  };
+}
+
+/** A trail: a tenant's, or the platform's own (`_platform`: operators' actions that concern no tenant). */
+const TrailParams = Type.Object({ tenantId: Type.Union([TenantIdParams.properties.tenantId, Type.Literal(PLATFORM_TENANT)]) }, { additionalProperties: false });
+const VerifyResponse = Type.Object({
+  // src/audit/verify.ts's VerifyResult: the trail is one hash chain per writer (decision 0200).
+  result: Type.Union([
+    Type.Object({
+      ok: Type.Literal(true),
+      records: Type.Integer(),
+      chains: Type.Array(Type.Object({ chain: Type.String(), size: Type.Integer(), head: Type.String() })),
+      root: Type.String(),
+    }),
+    Type.Object({
+      ok: Type.Literal(false),
+      chain: Type.String(),
+      position: Type.Integer(),
+      seq: Type.Union([Type.Integer(), Type.Null()]),
+      reason: Type.String(),
+      detail: Type.String(),
+      records: Type.Integer(),
+    }),
+  ]),
+  pagination: Type.Null(),
+});
+const CoreState = Type.Object({
+  tenantId: Type.String(),
+  connector: Type.String(),
+  connectorId: Type.String(),
+  breaker: Type.Union([Type.Literal('closed'), Type.Literal('half-open'), Type.Literal('open'), Type.Null()]),
+  recent: Type.Object({
+    windowSeconds: Type.Integer(),
+    calls: Type.Integer(),
+    failures: Type.Integer(),
+    errorRate: Type.Number(),
+    latencyMs: Type.Object({ avg: Type.Number(), max: Type.Number() }),
+  }),
+});
+const LookupResponse = Type.Object({ result: Type.Record(Type.String(), Type.Unknown()), pagination: Type.Null() });
+const ConnectorCheckBody = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), options: Type.Optional(Type.Unknown()) }, { additionalProperties: false });
+/** How many of a customer's or card's transactions a lookup shows. */
+const RECENT_TRANSACTIONS = 10;
+
+/** The trail's owner: the platform, or a tenant that exists (whatever its status). */
+async function trailOf(services: { tenants: { get(id: string): Promise<{ id: string } | null> } }, tenantId: string): Promise<string> {
+  if (tenantId === PLATFORM_TENANT) return tenantId;
+  const tenant = await services.tenants.get(tenantId);
+  if (!tenant) throw Errors.tenantNotFound(tenantId);
+  return tenant.id;
+}
+
+export const managementConsoleOperations = [
+  forTenant('channel.list', 'tenant-channel.list', channelOperations),
+  forTenant('channel.deliveries', 'tenant-channel.deliveries', channelOperations),
+  forTenant('delivery.retry', 'tenant-delivery.retry', channelOperations),
+  forTenant('channel.rotate-secret', 'tenant-channel.rotate-secret', channelOperations),
+  forTenant('channel.replay', 'tenant-channel.replay', channelOperations),
+  forTenant('shadow.summary', 'tenant-shadow.summary', coreRoutingOperations, { url: '/v1/tenants/:tenantId/shadow', tag: 'Cores' }),
+
+  defineOperation({
+    id: 'tenant-audit.read',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/tenants/:tenantId/audit',
+    summary: "A tenant's audit trail, or the platform's own (`_platform`), newest first",
+    description:
+      'The filters and pages of `GET /v1/audit` (`from`/`to`, `actor`, `action`, `outcome`, `route`, `requestId`, `targetId`; `limit` ' +
+      "1..500, default 50, and `cursor`). A disabled tenant's trail is read too.",
+    tag: AUDIT_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'auditQuery',
+    params: TrailParams,
+    query: AuditQuery,
+    response: AuditPage,
+    errors: [tenantNotFound],
+    check: ({ query }) => checkAuditQuery(query),
+    execute: async ({ params, query, services }) => services.auditLog.page(await trailOf(services, params.tenantId), { ...query, limit: auditLimitOf(query) }),
+    view: ({ records, next }, { query }) => ({ result: records, pagination: { next, limit: auditLimitOf(query) } }),
+    audit: { action: 'audit.read', target: { tenantId: 'params' } },
+  }),
+
+  defineOperation({
+    id: 'tenant-audit.verify',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/tenants/:tenantId/audit/verify',
+    summary: "Whether a trail's hash chain verifies, and where it first breaks",
+    description: 'As `cardline audit verify`: every chain (one per writer) recomputed in order; `chain`, `position`, `seq`, `reason` and `detail` name the first break.',
+    tag: AUDIT_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    params: TrailParams,
+    response: VerifyResponse,
+    errors: [tenantNotFound],
+    execute: async ({ params, services }) => verifyChain(services.db, await trailOf(services, params.tenantId)),
+    view: envelope,
+    audit: { action: 'audit.verify', target: { tenantId: 'params' } },
+  }),
+
+  defineOperation({
+    id: 'tenant-customer.lookup',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/tenants/:tenantId/customers/:entityId',
+    summary: "A tenant's customer from its core, with its cards and recent transactions (masked views only)",
+    description: `No sealed block is built: contact details stay masked and card numbers appear masked. The ${RECENT_TRANSACTIONS} newest transactions.`,
+    tag: LOOKUP_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    params: Type.Object({ tenantId: TenantIdParams.properties.tenantId, entityId: EntityIdParams.properties.entityId }, { additionalProperties: false }),
+    tenantParam: 'tenantId',
+    response: LookupResponse,
+    callsCore: true,
+    errors: [tenantNotFound],
+    execute: async ({ params, core }) => {
+      const { entityId } = params;
+      const entity = await core('getEntity', { entityId });
+      const cards = await core('listCards', { entityId });
+      const page = await core('listTransactions', { entityId, limit: RECENT_TRANSACTIONS });
+      return { entity: toEntityView(entity, undefined), cards: cards.map(toCardView), transactions: page.transactions.map(toTransactionView) };
+    },
+    view: envelope,
+    audit: { action: 'console.customer-lookup', target: { tenantId: 'params', entityId: 'params' } },
+  }),
+
+  defineOperation({
+    id: 'tenant-card.lookup',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/tenants/:tenantId/cards/:cardId',
+    summary: "A tenant's card from its core, masked, with its recent transactions",
+    tag: LOOKUP_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    params: Type.Object({ tenantId: TenantIdParams.properties.tenantId, cardId: CardIdParams.properties.cardId }, { additionalProperties: false }),
+    tenantParam: 'tenantId',
+    response: LookupResponse,
+    callsCore: true,
+    errors: [tenantNotFound],
+    execute: async ({ params, core }) => {
+      const card = await core('getCard', { cardId: params.cardId });
+      const page = await core('listTransactions', { entityId: card.entityId, cardId: card.cardId, limit: RECENT_TRANSACTIONS });
+      return { card: toCardDetailsView(card), transactions: page.transactions.map(toTransactionView) };
+    },
+    view: envelope,
+    audit: { action: 'console.card-lookup', target: { tenantId: 'params', cardId: 'params' } },
+  }),
+
+  defineOperation({
+    id: 'gateway.cores',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/console/cores',
+    summary: "Every started core of this process: its breaker and its last five minutes' calls, errors and latency",
+    tag: GATEWAY_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    response: Type.Object({ result: Type.Array(CoreState), pagination: Type.Null() }),
+    execute: async ({ services }) =>
+      [...services.connectors.started()]
+        .map(({ tenantId, name, connectorId, connector }) => ({
+          tenantId,
+          connector: name,
+          connectorId,
+          breaker: connector.breakerState?.() ?? null,
+          recent: services.core.health.window(tenantId, name),
+        }))
+        .sort((a, b) => (a.tenantId === b.tenantId ? (a.connector < b.connector ? -1 : 1) : a.tenantId < b.tenantId ? -1 : 1)),
+    view: envelope,
+    audit: { action: 'console.cores' },
+  }),
+
+  defineOperation({
+    id: 'gateway.figures',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/console/figures',
+    summary: "Request counters and latency buckets since this process started, overall and per tenant (from the gateway's metrics)",
+    description: 'Two readings make rates and percentiles: the console charts requests per second, p50/p99 latency and the error rate.',
+    tag: GATEWAY_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    response: Type.Object({ result: Figures, pagination: Type.Null() }),
+    execute: ({ services }) => requestFigures(services.metrics),
+    view: envelope,
+    // Read every few seconds by the figures page: not an action worth a record.
+    audit: false,
+  }),
+
+  defineOperation({
+    id: 'gateway.connectors',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/console/connectors',
+    summary: "The built-in connectors, each with its options' JSON Schema (what a tenant's configuration may name)",
+    tag: GATEWAY_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    response: Type.Object({ result: Type.Array(Type.Object({ id: Type.String(), optionsSchema: Type.Unknown() })), pagination: Type.Null() }),
+    execute: async ({ services }) =>
+      services.connectorRegistry.ids().sort().map((id) => ({ id, optionsSchema: services.connectorRegistry.definition(id)?.optionsSchema ?? null })),
+    view: envelope,
+    audit: false,
+  }),
+
+  defineOperation({
+    id: 'gateway.connector-check',
+    listener: 'management',
+    method: 'POST',
+    url: '/v1/console/connectors/check',
+    summary: "Check a connector's options against its own validation, the one tenant creation applies (nothing is stored)",
+    tag: GATEWAY_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'connectorCheckRequest',
+    body: ConnectorCheckBody,
+    response: Type.Object({ result: Type.Object({ ok: Type.Boolean(), problem: Type.Union([Type.String(), Type.Null()]) }), pagination: Type.Null() }),
+    // A read sent as POST: nothing changes, a retry answers the same.
+    idempotent: false,
+    execute: async ({ body, services }) => {
+      try {
+        services.connectorRegistry.validate('(new tenant)', body.id, body.options ?? {});
+        return { ok: true, problem: null };
+      } catch (err) {
+        return { ok: false, problem: reasonOf(err) };
+      }
+    },
+    view: envelope,
+    // A POST: audited like every one (which operator checked what), though nothing changes.
+    audit: { action: 'console.connector-check', target: { connector: 'body.id' } },
+    examples: { body: { id: 'mock', options: {} } },
+  }),
+];
