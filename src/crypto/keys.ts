@@ -6,7 +6,7 @@ import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 type CryptoKey = webcrypto.CryptoKey;
 import { LRUCache } from 'lru-cache';
-import { cacheTtl, TENANT_CACHE_MAX } from '../services/cache-ttl.js';
+import { cacheTtl, DEFAULT_KEY_CACHE_MAX } from '../services/cache-ttl.js';
 import type { Db, Queryable } from '../store/db.js';
 import type { MasterKey } from './master-key.js';
 import type { ChangeFeed } from '../services/changes.js';
@@ -150,7 +150,7 @@ export class KeyRing {
    * reload (after a change, or an expiry) re-imports only keys it has not seen (importing an EC key costs
    * about 100 µs, which a cache refreshed for ten thousand tenants would pay again and again).
    */
-  private readonly imported = new Map<string, Map<string, { privateKey: CryptoKey; publicKey: CryptoKey }>>();
+  private readonly imported: LRUCache<string, Map<string, { privateKey: CryptoKey; publicKey: CryptoKey }>>;
   /** Key imports done (tests). */
   imports = 0;
 
@@ -159,8 +159,17 @@ export class KeyRing {
     private readonly masterKey: MasterKey,
     cacheTtlMs: number | null = null,
     private readonly changes?: ChangeFeed,
+    /** Tenants whose keys stay imported (decision 0209): the least recently used one past it is dropped. */
+    readonly maxTenants: number = DEFAULT_KEY_CACHE_MAX,
   ) {
-    this.cache = new LRUCache({ max: TENANT_CACHE_MAX, ...cacheTtl(cacheTtlMs) });
+    this.cache = new LRUCache({ max: maxTenants, ...cacheTtl(cacheTtlMs) });
+    // Kept apart from `cache` (which a change or an expiry empties) and bounded alike: no TTL, a kid never changes.
+    this.imported = new LRUCache({ max: maxTenants });
+  }
+
+  /** Tenants whose key sets are cached, and whose imported key objects are kept (tests, diagnostics). */
+  cached(): { sets: number; imported: number } {
+    return { sets: this.cache.size, imported: this.imported.size };
   }
 
   /** Generates a key pair, seals its private half and stores it as the tenant's newest active key. */
