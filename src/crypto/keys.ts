@@ -65,8 +65,19 @@ export interface TenantKey {
   /** A retiring key's end: from then on it is neither accepted nor published. */
   retireAt?: Date | null;
   publicJwk: PublicJwk;
-  privateKey: CryptoKey;
-  publicKey: CryptoKey;
+  /**
+   * The imported halves, each imported on its first use and then kept while the tenant's keys stay cached
+   * (decision 0209): an imported EC key holds about 7 KB of native memory, and a request needs one half of
+   * one key (a token's verification the signing key's public half, a JWE the encryption key's private half).
+   */
+  privateKey(): Promise<CryptoKey>;
+  publicKey(): Promise<CryptoKey>;
+}
+
+/** One key's imported halves, made on first use; kept across reloads of the tenant's set (a kid never changes). */
+interface Imported {
+  privateKey?: Promise<CryptoKey>;
+  publicKey?: Promise<CryptoKey>;
 }
 
 /** A key as listings show it: public half and lifecycle, never the private half. */
@@ -150,7 +161,7 @@ export class KeyRing {
    * reload (after a change, or an expiry) re-imports only keys it has not seen (importing an EC key costs
    * about 100 µs, which a cache refreshed for ten thousand tenants would pay again and again).
    */
-  private readonly imported: LRUCache<string, Map<string, { privateKey: CryptoKey; publicKey: CryptoKey }>>;
+  private readonly imported: LRUCache<string, Map<string, Imported>>;
   /** Key imports done (tests). */
   imports = 0;
 
@@ -206,7 +217,7 @@ export class KeyRing {
     const keys: TenantKeys = { enc: [], sig: [] };
     const expired: string[] = [];
     const known = this.imported.get(tenantId);
-    const kept = new Map<string, { privateKey: CryptoKey; publicKey: CryptoKey }>();
+    const kept = new Map<string, Imported>();
     for (const row of r.rows) {
       const retireAt = asDate(row.retire_at);
       if (row.status === 'retired' || !live({ status: row.status, retireAt }, now)) {
@@ -214,13 +225,13 @@ export class KeyRing {
         continue;
       }
       const publicJwk = asJwk(row.public_jwk);
-      let objects = known?.get(row.kid);
-      if (!objects) {
-        const privateJwk = JSON.parse(this.masterKey.open(row.private_jwk_enc, aad(tenantId, row.kid))) as JWK;
-        objects = { privateKey: (await importJWK(privateJwk, row.alg)) as CryptoKey, publicKey: (await importJWK(publicJwk, row.alg)) as CryptoKey };
-        this.imports += 1;
-      }
+      const objects: Imported = known?.get(row.kid) ?? {};
       kept.set(row.kid, objects);
+      const { kid, alg, private_jwk_enc: sealed } = row;
+      const importing = async (jwk: () => JWK): Promise<CryptoKey> => {
+        this.imports += 1;
+        return (await importJWK(jwk(), alg)) as CryptoKey;
+      };
       keys[row.use].push({
         kid: row.kid,
         use: row.use,
@@ -228,8 +239,21 @@ export class KeyRing {
         status: row.status as TenantKey['status'],
         retireAt,
         publicJwk,
-        privateKey: objects.privateKey,
-        publicKey: objects.publicKey,
+        privateKey: () => {
+          if (!objects.privateKey) {
+            objects.privateKey = importing(() => JSON.parse(this.masterKey.open(sealed, aad(tenantId, kid))) as JWK);
+            // A failed import (a wrong master key) is tried again next time, not kept broken.
+            objects.privateKey.catch(() => (objects.privateKey = undefined));
+          }
+          return objects.privateKey;
+        },
+        publicKey: () => {
+          if (!objects.publicKey) {
+            objects.publicKey = importing(() => publicJwk as JWK);
+            objects.publicKey.catch(() => (objects.publicKey = undefined));
+          }
+          return objects.publicKey;
+        },
       });
     }
     // Lazy retirement (decision 0021): whoever loads the set first after a grace ends records it.
