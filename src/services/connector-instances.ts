@@ -276,19 +276,19 @@ export class ConnectorInstances {
   /**
    * Readiness of each active tenant's connector: started, and its `health()` (when it has one) answering
    * within a short timeout. Outcomes are reused for `healthCacheMs`, so probes do not load the cores.
-   * Only connectors that are started, or whose last start or probe failed, are probed: one never used
+   * With more active connectors than maxInstances, only those that are started, or whose last start or
+   * probe failed, are probed: one never used
    * (or closed as idle) is not started for a probe, and counts as healthy until its first call says
    * otherwise (decision 0210).
    */
   async readiness(tenants: Tenant[]): Promise<DegradedTenant[]> {
+    const all = tenants.filter((t) => t.status === 'active').flatMap((t) => Object.keys(routesOf(t.config).connectors).map((name) => ({ t, name })));
+    // Within the bound every connector may be started, as before listening: all are probed.
+    const everyOne = all.length <= this.maxInstances;
     const results = await Promise.all(
-      tenants
-        .filter((t) => t.status === 'active')
-        .flatMap((t) =>
-          Object.keys(routesOf(t.config).connectors)
-            .filter((name) => this.instances.has(keyOf(t.id, name)) || (this.probes.get(keyOf(t.id, name))?.reason ?? null) !== null)
-            .map(async (name) => ({ tenant: t.id, reason: await this.probe(t, name) })),
-        ),
+      all
+        .filter(({ t, name }) => everyOne || this.instances.has(keyOf(t.id, name)) || (this.probes.get(keyOf(t.id, name))?.reason ?? null) !== null)
+        .map(async ({ t, name }) => ({ tenant: t.id, reason: await this.probe(t, name) })),
     );
     return results.filter((r): r is DegradedTenant => r.reason !== null).sort((a, b) => a.tenant.localeCompare(b.tenant));
   }
