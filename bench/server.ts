@@ -82,7 +82,10 @@ async function main(): Promise<void> {
   const store = storeOf();
   const logger = pino(loggerOptions(LOG_LEVEL), pino.destination({ dest: '/dev/null', sync: false }));
   // From 1 000 tenants on, the metrics drop their tenant label, as docs/operating.md (Metrics) advises for many tenants.
-  const config = loadConfig({ LOG_LEVEL, HOST: '127.0.0.1', CARDLINE_METRICS_TENANT_LABEL: TENANTS >= 1_000 ? '0' : '1' });
+  const config = loadConfig({ LOG_LEVEL, HOST: '127.0.0.1', CARDLINE_METRICS_TENANT_LABEL: TENANTS >= 1_000 ? '0' : '1',
+    // The memory bounds (decisions 0209, 0210), passed through when set, to measure their trade-off.
+    ...Object.fromEntries(['CARDLINE_KEY_CACHE_MAX', 'CARDLINE_CONNECTOR_INSTANCES_MAX'].filter((k) => process.env[k]).map((k) => [k, process.env[k]])),
+  });
 
   if (phase === 'seed' || phase === 'all') {
     const seedMs = await seed(store, config, masterKey, logger, tokensFile);

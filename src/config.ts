@@ -1,6 +1,7 @@
 // Process configuration from the environment, validated at boot with messages that name the variable.
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { DEFAULT_KEY_CACHE_MAX, DEFAULT_MAX_INSTANCES } from './services/cache-ttl.js';
 
 export type HsmSettings =
   | { kind: 'software' }
@@ -55,6 +56,10 @@ export interface Config {
   tenantCacheTtlMs: number | null;
   /** How often each tenant's audit trail gets a signed checkpoint while it grows; 0: none (decision 0202). */
   auditCheckpointMs: number;
+  /** Tenants whose gateway keys stay imported at most (CARDLINE_KEY_CACHE_MAX, decision 0209). */
+  keyCacheMax: number;
+  /** Connector instances kept started at most (CARDLINE_CONNECTOR_INSTANCES_MAX, decision 0210). */
+  connectorInstancesMax: number;
   shutdownGraceMs: number;
   /** How long a start may take before the process gives up, naming the step it is at; 0: no limit (decision 0101). */
   startTimeoutMs: number;
@@ -246,6 +251,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     connectorTimeoutMs: int(env, 'CARDLINE_CONNECTOR_TIMEOUT_MS', 10_000, 10, 600_000),
     tenantCacheTtlMs: env.CARDLINE_TENANT_CACHE_TTL_MS === undefined || env.CARDLINE_TENANT_CACHE_TTL_MS === '' ? null : int(env, 'CARDLINE_TENANT_CACHE_TTL_MS', 0, 0, 3_600_000),
     auditCheckpointMs: int(env, 'CARDLINE_AUDIT_CHECKPOINT_MS', 5_000, 0, 3_600_000),
+    keyCacheMax: int(env, 'CARDLINE_KEY_CACHE_MAX', DEFAULT_KEY_CACHE_MAX, 1, 1_000_000),
+    connectorInstancesMax: int(env, 'CARDLINE_CONNECTOR_INSTANCES_MAX', DEFAULT_MAX_INSTANCES, 1, 1_000_000),
     shutdownGraceMs: int(env, 'CARDLINE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     startTimeoutMs: int(env, 'CARDLINE_START_TIMEOUT_MS', 600_000, 0, 3_600_000),
     idempotencyTtlHours: int(env, 'CARDLINE_IDEMPOTENCY_TTL_HOURS', 24, 1, 720),

@@ -39,7 +39,7 @@ export async function decryptCompact(jwe: string, opts: DecryptOptions): Promise
       (header) => {
         const key = header.kid ? opts.keys.find((k) => k.kid === header.kid) : opts.keys[0];
         if (!key) throw new JweError('unknown kid');
-        return key.privateKey;
+        return key.privateKey();
       },
       {
         keyManagementAlgorithms: opts.keyManagementAlgorithms ?? DEFAULT_KEY_ALGS,

@@ -6,7 +6,7 @@ import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 type CryptoKey = webcrypto.CryptoKey;
 import { LRUCache } from 'lru-cache';
-import { cacheTtl, TENANT_CACHE_MAX } from '../services/cache-ttl.js';
+import { cacheTtl, DEFAULT_KEY_CACHE_MAX } from '../services/cache-ttl.js';
 import type { Db, Queryable } from '../store/db.js';
 import type { MasterKey } from './master-key.js';
 import type { ChangeFeed } from '../services/changes.js';
@@ -65,8 +65,19 @@ export interface TenantKey {
   /** A retiring key's end: from then on it is neither accepted nor published. */
   retireAt?: Date | null;
   publicJwk: PublicJwk;
-  privateKey: CryptoKey;
-  publicKey: CryptoKey;
+  /**
+   * The imported halves, each imported on its first use and then kept while the tenant's keys stay cached
+   * (decision 0209): an imported EC key holds about 7 KB of native memory, and a request needs one half of
+   * one key (a token's verification the signing key's public half, a JWE the encryption key's private half).
+   */
+  privateKey(): Promise<CryptoKey>;
+  publicKey(): Promise<CryptoKey>;
+}
+
+/** One key's imported halves, made on first use; kept across reloads of the tenant's set (a kid never changes). */
+interface Imported {
+  privateKey?: Promise<CryptoKey>;
+  publicKey?: Promise<CryptoKey>;
 }
 
 /** A key as listings show it: public half and lifecycle, never the private half. */
@@ -150,7 +161,7 @@ export class KeyRing {
    * reload (after a change, or an expiry) re-imports only keys it has not seen (importing an EC key costs
    * about 100 µs, which a cache refreshed for ten thousand tenants would pay again and again).
    */
-  private readonly imported = new Map<string, Map<string, { privateKey: CryptoKey; publicKey: CryptoKey }>>();
+  private readonly imported: LRUCache<string, Map<string, Imported>>;
   /** Key imports done (tests). */
   imports = 0;
 
@@ -159,8 +170,17 @@ export class KeyRing {
     private readonly masterKey: MasterKey,
     cacheTtlMs: number | null = null,
     private readonly changes?: ChangeFeed,
+    /** Tenants whose keys stay imported (decision 0209): the least recently used one past it is dropped. */
+    readonly maxTenants: number = DEFAULT_KEY_CACHE_MAX,
   ) {
-    this.cache = new LRUCache({ max: TENANT_CACHE_MAX, ...cacheTtl(cacheTtlMs) });
+    this.cache = new LRUCache({ max: maxTenants, ...cacheTtl(cacheTtlMs) });
+    // Kept apart from `cache` (which a change or an expiry empties) and bounded alike: no TTL, a kid never changes.
+    this.imported = new LRUCache({ max: maxTenants });
+  }
+
+  /** Tenants whose key sets are cached, and whose imported key objects are kept (tests, diagnostics). */
+  cached(): { sets: number; imported: number } {
+    return { sets: this.cache.size, imported: this.imported.size };
   }
 
   /** Generates a key pair, seals its private half and stores it as the tenant's newest active key. */
@@ -197,7 +217,7 @@ export class KeyRing {
     const keys: TenantKeys = { enc: [], sig: [] };
     const expired: string[] = [];
     const known = this.imported.get(tenantId);
-    const kept = new Map<string, { privateKey: CryptoKey; publicKey: CryptoKey }>();
+    const kept = new Map<string, Imported>();
     for (const row of r.rows) {
       const retireAt = asDate(row.retire_at);
       if (row.status === 'retired' || !live({ status: row.status, retireAt }, now)) {
@@ -205,13 +225,13 @@ export class KeyRing {
         continue;
       }
       const publicJwk = asJwk(row.public_jwk);
-      let objects = known?.get(row.kid);
-      if (!objects) {
-        const privateJwk = JSON.parse(this.masterKey.open(row.private_jwk_enc, aad(tenantId, row.kid))) as JWK;
-        objects = { privateKey: (await importJWK(privateJwk, row.alg)) as CryptoKey, publicKey: (await importJWK(publicJwk, row.alg)) as CryptoKey };
-        this.imports += 1;
-      }
+      const objects: Imported = known?.get(row.kid) ?? {};
       kept.set(row.kid, objects);
+      const { kid, alg, private_jwk_enc: sealed } = row;
+      const importing = async (jwk: () => JWK): Promise<CryptoKey> => {
+        this.imports += 1;
+        return (await importJWK(jwk(), alg)) as CryptoKey;
+      };
       keys[row.use].push({
         kid: row.kid,
         use: row.use,
@@ -219,8 +239,21 @@ export class KeyRing {
         status: row.status as TenantKey['status'],
         retireAt,
         publicJwk,
-        privateKey: objects.privateKey,
-        publicKey: objects.publicKey,
+        privateKey: () => {
+          if (!objects.privateKey) {
+            objects.privateKey = importing(() => JSON.parse(this.masterKey.open(sealed, aad(tenantId, kid))) as JWK);
+            // A failed import (a wrong master key) is tried again next time, not kept broken.
+            objects.privateKey.catch(() => (objects.privateKey = undefined));
+          }
+          return objects.privateKey;
+        },
+        publicKey: () => {
+          if (!objects.publicKey) {
+            objects.publicKey = importing(() => publicJwk as JWK);
+            objects.publicKey.catch(() => (objects.publicKey = undefined));
+          }
+          return objects.publicKey;
+        },
       });
     }
     // Lazy retirement (decision 0021): whoever loads the set first after a grace ends records it.

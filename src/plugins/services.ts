@@ -113,7 +113,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
       breakers: () => breakerStates(services.connectors),
     },
   );
-  const keys = new KeyRing(db, masterKey, config.tenantCacheTtlMs, changes);
+  const keys = new KeyRing(db, masterKey, config.tenantCacheTtlMs, changes, config.keyCacheMax);
   const secrets = new ConfigSecrets(masterKey);
   const users = new UserService(db, changes, metrics);
   const tenants = new TenantService(db, config.tenantCacheTtlMs, secrets);
@@ -142,6 +142,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     ...createConnectorServices(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs, {
       secretsFor: (tenantId) => connectorSecrets(masterKey, tenantId),
       observer: metrics,
+      maxInstances: config.connectorInstancesMax,
     }),
     replay: createReplayCache(db, redis, config.redisPrefix),
     redis,

@@ -2,6 +2,7 @@
 // the tenant's connector configuration changes, started before listen, probed for readiness.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Connector, ConnectorSecrets } from '../../connectors/contract.js';
+import { DEFAULT_MAX_INSTANCES } from './cache-ttl.js';
 import { ephemeralSecrets } from '../crypto/connector-secrets.js';
 import { ConnectorConfigError, firstLine, reasonOf, type ConnectorRegistry } from './connector-registry.js';
 import { routesOf } from './routing.js';
@@ -26,7 +27,14 @@ export interface ConnectorInstancesOptions {
    * under a random key: fine for connectors that keep nothing at rest, not for the file core's data.
    */
   secretsFor?: (tenantId: string) => ConnectorSecrets;
+  /**
+   * Instances kept started at most (decision 0210): past it, the least recently used idle one is closed and
+   * started again on its next call. A gateway with more active connectors than this starts none before
+   * listening (it validates their configuration only): each starts on its tenant's first call.
+   */
+  maxInstances?: number;
 }
+
 
 /** A tenant's connector held for one call: `release()` once the call has returned (calling it twice is harmless). */
 export interface ConnectorLease {
@@ -76,6 +84,11 @@ export class ConnectorInstances {
   private readonly healthCacheMs: number;
   private readonly now: () => number;
   private readonly secretsFor: (tenantId: string) => ConnectorSecrets;
+  private readonly maxInstances: number;
+  /** Instances created (tests, diagnostics). */
+  created = 0;
+  /** Idle instances closed to stay within maxInstances (tests, diagnostics). */
+  evicted = 0;
 
   constructor(
     private readonly registry: ConnectorRegistry,
@@ -87,6 +100,12 @@ export class ConnectorInstances {
     this.healthCacheMs = opts.healthCacheMs ?? 5000;
     this.now = opts.now ?? (() => performance.now());
     this.secretsFor = opts.secretsFor ?? ((tenantId) => ephemeralSecrets(tenantId));
+    this.maxInstances = Math.max(1, opts.maxInstances ?? DEFAULT_MAX_INSTANCES);
+  }
+
+  /** Instances currently held (started or starting). */
+  get size(): number {
+    return this.instances.size;
   }
 
   /** The tenant's connector `name` (default: its default one), created on first use and rebuilt when its configuration changes. */
@@ -142,7 +161,12 @@ export class ConnectorInstances {
     if (!config) throw new ConnectorConfigError(tenant.id, name, 'is not a connector of this tenant');
     const key = JSON.stringify([config.id, config.module ?? null, config.options ?? {}]);
     const existing = this.instances.get(keyOf(tenant.id, name));
-    if (existing && existing.key === key) return existing;
+    if (existing && existing.key === key) {
+      // Most recently used last: eviction takes the first idle one.
+      this.instances.delete(keyOf(tenant.id, name));
+      this.instances.set(keyOf(tenant.id, name), existing);
+      return existing;
+    }
     // A request that started on an older configuration uses the instance of the newer one rather than
     // bringing its own back: requests already holding the old instance finish on it (leases).
     if (existing && version < existing.version) return existing;
@@ -158,12 +182,32 @@ export class ConnectorInstances {
     })();
     const instance: Instance = { tenantId: tenant.id, name, key, version, connectorId: config.id, connector, inFlight: 0, retired: false };
     this.instances.set(keyOf(tenant.id, name), instance);
+    this.created += 1;
+    this.evictIdle();
     connector.then((c) => (instance.started = c), () => undefined);
     // A connector that fails to start is retried on the next request rather than cached broken.
-    connector.catch(() => {
+    connector.catch((err: unknown) => {
       if (this.instances.get(keyOf(tenant.id, name)) === instance) this.instances.delete(keyOf(tenant.id, name));
+      // Readiness lists it (and probes it again after healthCacheMs) though it is no longer held.
+      this.probes.set(keyOf(tenant.id, name), { at: this.now(), reason: this.named(tenant, name, reasonOf(err)) });
     });
     return instance;
+  }
+
+  /**
+   * Past maxInstances, closes the least recently used instances with no call in flight (a busy one is
+   * skipped: it stays until it is idle and older than the rest). Their next call starts them again.
+   */
+  private evictIdle(): void {
+    if (this.instances.size <= this.maxInstances) return;
+    for (const [k, instance] of this.instances) {
+      if (this.instances.size <= this.maxInstances) break;
+      if (instance.inFlight > 0) continue;
+      this.instances.delete(k);
+      this.probes.delete(k);
+      this.evicted += 1;
+      void this.closeInstance(instance);
+    }
   }
 
   /** On a newer configuration, retires the tenant's connectors it no longer names (their calls in flight finish first). */
@@ -207,13 +251,17 @@ export class ConnectorInstances {
    */
   async start(tenants: Tenant[]): Promise<DegradedTenant[]> {
     const degraded: DegradedTenant[] = [];
+    const all = tenants
+      .filter((t) => t.status === 'active')
+      .flatMap((tenant) => Object.entries(routesOf(tenant.config).connectors).map(([name, choice]) => ({ tenant, name, choice })));
+    // More connectors than may stay started: each is only loaded and its options validated now (a broken
+    // configuration is still found before listening), and starts on its tenant's first call.
+    const eager = all.length <= this.maxInstances;
     await Promise.all(
-      tenants
-        .filter((t) => t.status === 'active')
-        .flatMap((tenant) => Object.entries(routesOf(tenant.config).connectors).map(([name, choice]) => ({ tenant, name, choice })))
-        .map(async ({ tenant, name, choice }) => {
+      all.map(async ({ tenant, name, choice }) => {
           try {
-            await withTimeout(this.forTenant(tenant, name), this.startTimeoutMs, `connector '${choice.id}'`);
+            if (eager) await withTimeout(this.forTenant(tenant, name), this.startTimeoutMs, `connector '${choice.id}'`);
+            else await withTimeout(this.registry.prepare(tenant.id, choice), this.startTimeoutMs, `connector '${choice.id}'`);
           } catch (err) {
             const reason = this.named(tenant, name, reasonOf(err));
             degraded.push({ tenant: tenant.id, reason });
@@ -228,12 +276,19 @@ export class ConnectorInstances {
   /**
    * Readiness of each active tenant's connector: started, and its `health()` (when it has one) answering
    * within a short timeout. Outcomes are reused for `healthCacheMs`, so probes do not load the cores.
+   * With more active connectors than maxInstances, only those that are started, or whose last start or
+   * probe failed, are probed: one never used
+   * (or closed as idle) is not started for a probe, and counts as healthy until its first call says
+   * otherwise (decision 0210).
    */
   async readiness(tenants: Tenant[]): Promise<DegradedTenant[]> {
+    const all = tenants.filter((t) => t.status === 'active').flatMap((t) => Object.keys(routesOf(t.config).connectors).map((name) => ({ t, name })));
+    // Within the bound every connector may be started, as before listening: all are probed.
+    const everyOne = all.length <= this.maxInstances;
     const results = await Promise.all(
-      tenants
-        .filter((t) => t.status === 'active')
-        .flatMap((t) => Object.keys(routesOf(t.config).connectors).map(async (name) => ({ tenant: t.id, reason: await this.probe(t, name) }))),
+      all
+        .filter(({ t, name }) => everyOne || this.instances.has(keyOf(t.id, name)) || (this.probes.get(keyOf(t.id, name))?.reason ?? null) !== null)
+        .map(async ({ t, name }) => ({ tenant: t.id, reason: await this.probe(t, name) })),
     );
     return results.filter((r): r is DegradedTenant => r.reason !== null).sort((a, b) => a.tenant.localeCompare(b.tenant));
   }

@@ -88,7 +88,7 @@ export class TokenService {
       .setJti(principal.jti)
       .setIssuer(this.issuer)
       .setAudience(this.audience)
-      .sign(key.privateKey));
+      .sign(await key.privateKey()));
     return { token, principal };
   }
 
@@ -120,7 +120,7 @@ export class TokenService {
     if (!key) throw new TokenError('unknown key');
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, key.publicKey, {
+      ({ payload } = await jwtVerify(token, await key.publicKey(), {
         algorithms: [SIG_ALG],
         // Explicit typing (RFC 8725 §3.11): a JWT of another kind signed with the same key is not an access token.
         typ: 'JWT',

@@ -53,17 +53,21 @@ describe('tenant and key caches without expiry', () => {
     const first = await keys.forTenant('demo-b');
     const loaded = first.enc.length + first.sig.length;
     expect(loaded).toBeGreaterThan(0);
+    const signing = await first.sig[0]!.privateKey();
     const before = keys.imports;
     // A change for the tenant evicts its keys: the reload finds the same kids and reuses their objects.
     t.app.cardline.changes.told({ kind: 'keys', tenantId: 'demo-b' });
     const again = await keys.forTenant('demo-b');
     expect(again).not.toBe(first);
-    expect(again.sig[0]!.privateKey).toBe(first.sig[0]!.privateKey);
+    expect(await again.sig[0]!.privateKey()).toBe(signing);
     expect(keys.imports).toBe(before);
-    // A rotation adds one signing key: the reload imports that one alone.
+    // A rotation adds one signing key: nothing is imported before it is used, then that one alone.
     await keys.rotate('demo-b', 'sig', 3600);
     const rotated = await keys.forTenant('demo-b');
     expect(rotated.sig).toHaveLength(first.sig.length + 1);
+    expect(keys.imports).toBe(before);
+    await rotated.sig[0]!.privateKey();
+    expect(await rotated.sig[1]!.privateKey()).toBe(signing);
     expect(keys.imports).toBe(before + 1);
   });
 });

@@ -382,8 +382,8 @@ describe('token attacks on business routes', () => {
       ...over,
     });
     // Low-S, as the gateway signs: the one hostile property is what gets a token refused.
-    const es256 = async (payload: JWTPayload, header: Partial<JWTHeaderParameters> = {}, key = sig.privateKey) =>
-      lowS(await new SignJWT(payload).setProtectedHeader({ alg: 'ES256', kid: sig.kid, typ: 'JWT', ...header }).sign(key));
+    const es256 = async (payload: JWTPayload, header: Partial<JWTHeaderParameters> = {}, key?: Parameters<SignJWT["sign"]>[0]) =>
+      lowS(await new SignJWT(payload).setProtectedHeader({ alg: 'ES256', kid: sig.kid, typ: 'JWT', ...header }).sign(key ?? (await sig.privateKey())));
 
     control = await es256(claims());
 
@@ -395,7 +395,7 @@ describe('token attacks on business routes', () => {
       'HS256 signed with the public key (PEM) as the secret',
       `Bearer ${await new SignJWT(claims())
         .setProtectedHeader({ alg: 'HS256', kid: sig.kid, typ: 'JWT' })
-        .sign(new TextEncoder().encode(await exportSPKI(sig.publicKey)))}`,
+        .sign(new TextEncoder().encode(await exportSPKI(await sig.publicKey())))}`,
     );
     attacks.set(
       'HS256 signed with the public JWK (JSON) as the secret',
@@ -418,7 +418,7 @@ describe('token attacks on business routes', () => {
     attacks.set('signed by an unknown key under the tenant kid', `Bearer ${await es256(claims(), {}, attacker.privateKey)}`);
     attacks.set(
       "kid pointing to another tenant's key (signed with it)",
-      `Bearer ${await es256(claims(), { kid: otherSig.kid }, otherSig.privateKey)}`,
+      `Bearer ${await es256(claims(), { kid: otherSig.kid }, await otherSig.privateKey())}`,
     );
     attacks.set('an unknown kid', `Bearer ${await es256(claims(), { kid: randomUUID() })}`);
     attacks.set('expired', `Bearer ${await es256(claims({ iat: now - 7200, exp: now - 3600 }))}`);

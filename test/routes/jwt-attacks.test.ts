@@ -62,7 +62,7 @@ describe('token attacks not covered by auth.test.ts', () => {
 
   beforeAll(async () => {
     const sig = (await t.app.cardline.keys.forTenant('demo')).sig[0]!;
-    const key = sig.privateKey;
+    const key = await sig.privateKey();
     const now = nowSeconds();
     const claims = (over: Record<string, unknown> = {}) => ({
       sub: 'admin',
@@ -118,7 +118,7 @@ describe('token attacks not covered by auth.test.ts', () => {
     const good = await es256(header(), claims(), key);
     const input = good.slice(0, good.lastIndexOf('.'));
     const der = toDer(Buffer.from(good.slice(good.lastIndexOf('.') + 1), 'base64url'));
-    expect(createVerify('SHA256').update(input).verify(await exportSPKI(sig.publicKey), der)).toBe(true);
+    expect(createVerify('SHA256').update(input).verify(await exportSPKI(await sig.publicKey()), der)).toBe(true);
     attacks.set('a DER-encoded signature of the right input', `Bearer ${input}.${der.toString('base64url')}`);
     attacks.set('the signature left out', `Bearer ${input}.`);
     const [ch, cp, cs] = control.split('.') as [string, string, string];
@@ -201,7 +201,7 @@ describe('token attacks not covered by auth.test.ts', () => {
   it('the malleated token is a valid ECDSA signature of the same input: only the high-S rule refuses it', async () => {
     const genuine = await t.token('Admin');
     const malleated = malleate(genuine);
-    const { publicKey } = (await t.app.cardline.keys.forTenant('demo')).sig[0]!;
+    const publicKey = await (await t.app.cardline.keys.forTenant('demo')).sig[0]!.publicKey();
     for (const token of [genuine, malleated]) {
       const input = token.slice(0, token.lastIndexOf('.'));
       const sig = Buffer.from(token.split('.')[2]!, 'base64url');

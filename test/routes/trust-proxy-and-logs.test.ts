@@ -109,7 +109,7 @@ describe('log lines of refusals', () => {
         .setJti(randomUUID())
         .setIssuer('cardline')
         .setAudience('cardline-api')
-        .sign(sig.privateKey),
+        .sign(await sig.privateKey()),
     );
     const requestId = requestIdFor('expired');
     lines.length = 0;

@@ -19,8 +19,8 @@ async function keyOf(jwk: JWK & { kid: string }, alg: string): Promise<TenantKey
     alg,
     status: 'active',
     publicJwk: pub as TenantKey['publicJwk'],
-    privateKey: (await importJWK(jwk, alg)) as webcrypto.CryptoKey,
-    publicKey: (await importJWK(pub, alg)) as webcrypto.CryptoKey,
+    privateKey: async () => (await importJWK(jwk, alg)) as webcrypto.CryptoKey,
+    publicKey: async () => (await importJWK(pub, alg)) as webcrypto.CryptoKey,
   };
 }
 

@@ -1,0 +1,60 @@
+// Many tenants in bounded memory (issue 21, decisions 0209 and 0210): a tenant's connector starts on its
+// first call (readiness does not start it), and the key ring keeps the keys of at most its bound of tenants.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyRing } from '../../src/crypto/keys.js';
+import { MasterKey } from '../../src/crypto/master-key.js';
+import { createTenant } from '../../src/services/onboarding.js';
+import { routesOf } from '../../src/services/routing.js';
+import { TenantService } from '../../src/services/tenants.js';
+import { UserService } from '../../src/services/users.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ env: { CARDLINE_CONNECTOR_INSTANCES_MAX: '1', CARDLINE_KEY_CACHE_MAX: '2' } });
+});
+afterAll(() => t?.close());
+
+describe('connectors started on first use', () => {
+  it("a tenant's connector is not started before its first call, nor by readiness, and is after", async () => {
+    const connectors = t.app.cardline.connectors;
+    const name = routesOf((await t.app.cardline.tenants.get('demo-b'))!.config).defaultName;
+    expect(connectors.startedOf('demo-b', name)).toBeUndefined();
+    const ready = await t.inject({ method: 'GET', url: '/health/ready' });
+    expect(ready.statusCode, ready.body).toBe(200);
+    expect(ready.json().degraded).toEqual([]);
+    expect(connectors.startedOf('demo-b', name)).toBeUndefined();
+
+    const token = await t.token('Admin', 'demo-b');
+    const res = await t.inject({
+      method: 'POST',
+      url: '/v1/cards/CARD-3001/lock',
+      headers: { authorization: `Bearer ${token}`, 'x-tenant-id': 'demo-b' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(connectors.startedOf('demo-b', name)).toBeDefined();
+    expect(connectors.size).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('key ring bound', () => {
+  it('keeps the keys of at most its bound of tenants; an evicted one is read and imported again', async () => {
+    const masterKey = new MasterKey(MasterKey.generate());
+    const ring = new KeyRing(t.db, masterKey, null, undefined, 2);
+    const deps = { db: t.db, tenants: new TenantService(t.db, 0), keys: ring, users: new UserService(t.db) };
+    for (const id of ['ring-a', 'ring-b', 'ring-c']) await createTenant(deps, { id });
+    const a = await ring.forTenant('ring-a');
+    const signing = await a.sig[0]!.privateKey();
+    await ring.forTenant('ring-b');
+    await ring.forTenant('ring-c');
+    expect(ring.cached()).toEqual({ sets: 2, imported: 2 });
+    // ring-a was the least recently used: its set and its imported key are gone.
+    const imports = ring.imports;
+    const again = await ring.forTenant('ring-a');
+    expect(again).not.toBe(a);
+    const reimported = await again.sig[0]!.privateKey();
+    expect(reimported).not.toBe(signing);
+    expect(ring.imports).toBe(imports + 1);
+    expect(ring.cached()).toEqual({ sets: 2, imported: 2 });
+  });
+});
