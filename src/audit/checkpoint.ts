@@ -48,7 +48,7 @@ export async function publishCheckpoint(db: Queryable, keys: KeyRing, tenantId: 
   };
   const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
     .setProtectedHeader({ alg: SIG_ALG, kid: key.kid, typ: CHECKPOINT_TYP })
-    .sign(key.privateKey);
+    .sign(await key.privateKey());
   // Two processes may publish at once: the later checkpoint stays.
   await db.query(
     `INSERT INTO audit_checkpoints (tenant_id, at, size, root, kid, jws) VALUES ($1, $2, $3, $4, $5, $6)
