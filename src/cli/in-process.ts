@@ -5,30 +5,16 @@
 // `cli:<os-user>` (role Operator). That principal is a per-process random secret handed to the app builder
 // and presented only by injected requests; the operator-auth step refuses it on a listening app.
 import { randomBytes } from 'node:crypto';
-import os from 'node:os';
 import Fastify from 'fastify';
 import { pino } from 'pino';
 import type { Operator } from '../services/operator-keys.js';
 import { IN_PROCESS_HEADER } from '../plugins/operator-auth.js';
+import { cliActor } from '../services/admin-actions.js';
 import { ManagementApi, type Answer, type Problem, type Transport } from './remote.js';
 import { withStore, type StoreOptions } from './store.js';
 
-const MAX_ACTOR = 128;
-
-/**
- * The CLI's principal: `cli:<os-user>`. The OS account comes from the password database (os.userInfo), or,
- * where the process has no entry there (a container's arbitrary uid), from USER/LOGNAME, or the uid itself.
- */
-export function cliOperator(env: NodeJS.ProcessEnv = process.env): Operator {
-  let user: string | undefined;
-  try {
-    user = os.userInfo().username || undefined;
-  } catch {
-    // no passwd entry for this uid
-  }
-  user ??= env.USER || env.LOGNAME || (typeof process.getuid === 'function' ? `uid-${process.getuid()}` : 'unknown');
-  return { name: `cli:${user}`.slice(0, MAX_ACTOR) };
-}
+/** The CLI's principal: `cli:<os-user>` (the OS account as the audit actor, decision 0195). */
+export const cliOperator = (env: NodeJS.ProcessEnv = process.env): Operator => ({ name: cliActor(env).name });
 
 /** A refusal as the store commands word it: by business code or error code, else the problem's detail. */
 export type RefusalMessages = Record<string, string>;
