@@ -58,7 +58,7 @@ export async function withManagement<T>(
           refusal(answer: Answer, p: Problem): string {
             const key = p.businessCode ?? p.code;
             const fields = p.fieldErrors?.length ? ` (${p.fieldErrors.map((f) => `${f.field}: ${f.message}`).join('; ')})` : '';
-            return (key !== undefined ? messages[key] : undefined) ?? `${p.detail ?? p.title ?? answer.statusText}${fields}`;
+            return (key !== undefined ? messages[key] : undefined) ?? messages[String(answer.status)] ?? `${p.detail ?? p.title ?? answer.statusText}${fields}`;
           },
         };
         return await fn(new ManagementApi(transport));

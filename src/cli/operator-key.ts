@@ -46,7 +46,7 @@ export function operatorKeyCommand(): Command {
     .argument('<name>', 'the key name')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (name: string, _opts: unknown, command: Command) => {
-      await withApi(command, { messages: { CL_OPERATOR_KEY_NOT_FOUND: `No operator key named '${name}'.` } }, (api) =>
+      await withApi(command, { messages: { 404: `No operator key named '${name}'.` } }, (api) =>
         api.operation('operator-key.revoke', { params: { name } }),
       );
       process.stdout.write(`Operator key '${name}' revoked.\n`);
