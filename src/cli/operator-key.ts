@@ -1,10 +1,10 @@
 // `cardline operator-key create|list|revoke`: the keys operators use on the management API. A key is printed
 // once, at creation; the store keeps only its SHA-256 hash. With --admin-url the command goes through the
 // management API (an operator key is then needed to make another), otherwise to the store through the same
-// audited admin actions (the platform's audit trail, actor `cli:<os-user>`).
+// management operations run in process (src/cli/in-process.ts; the platform's audit trail, actor `cli:<os-user>`).
 import { Command } from 'commander';
 import { STORE_HELP, printJson, table } from './common.js';
-import { apiPath, REMOTE_HELP, managementApi } from './remote.js';
+import { REMOTE_HELP, withApi } from './remote.js';
 
 interface OperatorKeyView {
   name: string;
@@ -24,15 +24,7 @@ export function operatorKeyCommand(): Command {
     .requiredOption('--name <name>', 'who or what uses it: 1-64 letters, digits, ".", "_" or "-"')
     .addHelpText('after', `\nExample:\n  export CARDLINE_OPERATOR_KEY=$(npx cardline operator-key create --name alice)\n${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { name: string }, command: Command) => {
-      const api = managementApi(command);
-      let key: string;
-      if (api) {
-        key = (await api.result<{ key: string }>('POST', '/v1/operator-keys', { name: opts.name })).key;
-      } else {
-        const { expected, withStore } = await import('./store.js');
-        const { adminCreateOperatorKey } = await import('../services/admin-actions.js');
-        key = await withStore({ masterKey: false, create: true }, async (store) => (await expected(() => adminCreateOperatorKey(store, store.actor, opts.name))).key);
-      }
+      const { key } = await withApi(command, { create: true }, async (api) => (await api.operation('operator-key.create', { body: { name: opts.name } })).result);
       process.stdout.write(`${key}\n`);
       process.stderr.write(`Operator key '${opts.name}' created. It is shown this once: keep it in your secret store.\n`);
     });
@@ -43,13 +35,7 @@ export function operatorKeyCommand(): Command {
     .option('--json', 'print JSON')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { json?: boolean }, command: Command) => {
-      const api = managementApi(command);
-      let keys: OperatorKeyView[];
-      if (api) keys = await api.all<OperatorKeyView>('/v1/operator-keys');
-      else {
-        const { withStore } = await import('./store.js');
-        keys = await withStore({ masterKey: false }, (store) => store.operatorKeys.list());
-      }
+      const keys: OperatorKeyView[] = await withApi(command, {}, (api) => api.allOf('operator-key.list', {}));
       if (opts.json) return printJson(keys);
       table([['NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'], ...keys.map((k) => [k.name, k.prefix, k.createdAt, k.lastUsedAt ?? '-', k.revokedAt ?? '-'])]);
     });
@@ -60,15 +46,9 @@ export function operatorKeyCommand(): Command {
     .argument('<name>', 'the key name')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (name: string, _opts: unknown, command: Command) => {
-      const api = managementApi(command);
-      if (api) await api.result('DELETE', apiPath('operator-keys', name));
-      else {
-        const { expected, withStore } = await import('./store.js');
-        const { adminRevokeOperatorKey } = await import('../services/admin-actions.js');
-        await withStore({ masterKey: false }, (store) =>
-          expected(() => adminRevokeOperatorKey(store, store.actor, name), { CL_OPERATOR_KEY_NOT_FOUND: `No operator key named '${name}'.` }),
-        );
-      }
+      await withApi(command, { messages: { 404: `No operator key named '${name}'.` } }, (api) =>
+        api.operation('operator-key.revoke', { params: { name } }),
+      );
       process.stdout.write(`Operator key '${name}' revoked.\n`);
     });
 

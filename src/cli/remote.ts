@@ -54,7 +54,8 @@ export function managementRequest(
 }
 
 /** What the management API answers: `{ result }` (or a bare key set), or a problem. */
-interface Problem {
+export interface Problem {
+  code?: string;
   title?: string;
   status?: number;
   detail?: string;
@@ -62,17 +63,36 @@ interface Problem {
   fieldErrors?: { field: string; message: string }[];
 }
 
-export class ManagementApi {
+/** One answer of the management API, however it travelled. */
+export interface Answer {
+  status: number;
+  statusText: string;
+  text: string;
+}
+
+/**
+ * How a request reaches the management listener: over HTTP (`--admin-url`), or injected into the listener's
+ * own app built in this process (src/cli/in-process.ts). Either way the same operation entries answer.
+ */
+export interface Transport {
+  /** Where the answers come from, for messages. */
+  readonly where: string;
+  send(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body: unknown): Promise<Answer>;
+  /** The CLI's one-line message for a refusal; the default words it as the management API's. */
+  refusal?(answer: Answer, problem: Problem): string;
+}
+
+/** Calls a running gateway's management API with an operator key. */
+export class HttpTransport implements Transport {
   constructor(
-    readonly baseUrl: string,
+    readonly where: string,
     private readonly key: string,
   ) {}
 
-  /** Calls the API; resolves the parsed body of a 2xx, fails with the problem's words otherwise. */
-  async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  async send(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body: unknown): Promise<Answer> {
     let res: Response;
     try {
-      res = await fetch(new URL(path, this.baseUrl), {
+      res = await fetch(new URL(path, this.where), {
         method,
         headers: { authorization: `Bearer ${this.key}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -80,23 +100,43 @@ export class ManagementApi {
       });
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      return fail(`Cannot reach the management API at ${this.baseUrl}: ${cause?.code ?? cause?.message ?? (err as Error).message}. Is the gateway running, and is this its CARDLINE_ADMIN_HOST:CARDLINE_ADMIN_PORT?`);
+      return fail(`Cannot reach the management API at ${this.where}: ${cause?.code ?? cause?.message ?? (err as Error).message}. Is the gateway running, and is this its CARDLINE_ADMIN_HOST:CARDLINE_ADMIN_PORT?`);
     }
-    const text = await res.text();
+    return { status: res.status, statusText: res.statusText, text: await res.text() };
+  }
+}
+
+export class ManagementApi {
+  readonly transport: Transport;
+  constructor(transport: Transport);
+  constructor(baseUrl: string, key: string);
+  constructor(a: Transport | string, key?: string) {
+    this.transport = typeof a === 'string' ? new HttpTransport(a, key!) : a;
+  }
+
+  get baseUrl(): string {
+    return this.transport.where;
+  }
+
+  /** Calls the API; resolves the parsed body of a 2xx, fails with the problem's words otherwise. */
+  async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
+    const answer = await this.transport.send(method, path, body);
+    const { status, statusText, text } = answer;
     let parsed: unknown = undefined;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       // not JSON: named below
     }
-    if (res.ok) {
-      if (parsed === undefined) fail(`The management API answered ${res.status} without a JSON body.`);
+    if (status >= 200 && status < 300) {
+      if (parsed === undefined) fail(`The management API answered ${status} without a JSON body.`);
       return parsed as T;
     }
     const p = (parsed ?? {}) as Problem;
+    if (this.transport.refusal) return fail(this.transport.refusal(answer, p));
     const fields = p.fieldErrors?.length ? ` (${p.fieldErrors.map((f) => `${f.field}: ${f.message}`).join('; ')})` : '';
     const code = p.businessCode ? ` [${p.businessCode}]` : '';
-    return fail(`The management API refused: ${res.status} ${p.title ?? res.statusText}${code}: ${p.detail ?? text.slice(0, 200)}${fields}`);
+    return fail(`The management API refused: ${status} ${p.title ?? statusText}${code}: ${p.detail ?? text.slice(0, 200)}${fields}`);
   }
 
   /** The `result` of an enveloped answer. */
@@ -152,7 +192,7 @@ export function managementApi(command: Command): ManagementApi | null {
   if (base.protocol !== 'http:' && base.protocol !== 'https:') fail(`--admin-url must be an http or https URL, not '${url}'.`);
   const key = process.env.CARDLINE_OPERATOR_KEY;
   if (!key) fail('Set CARDLINE_OPERATOR_KEY to an operator key (`cardline operator-key create`, or the one the demo printed) to use the management API.');
-  return new ManagementApi(base.toString(), key);
+  return new ManagementApi(new HttpTransport(base.toString(), key));
 }
 
 /** The help text of every command that can go either way. */
@@ -165,3 +205,18 @@ Management API:
 
 /** `/v1/tenants/<id>…` with every segment escaped. */
 export const apiPath = (...segments: string[]): string => `/v1/${segments.map(encodeURIComponent).join('/')}`;
+
+/**
+ * Runs `fn` with the management API this command uses: the running gateway's (`--admin-url`), or the
+ * listener's own app in this process over the store (src/cli/in-process.ts). The same typed calls either way.
+ */
+export async function withApi<T>(
+  command: Command,
+  opts: { create?: boolean; messages?: Record<string, string> },
+  fn: (api: ManagementApi) => Promise<T>,
+): Promise<T> {
+  const api = managementApi(command);
+  if (api) return fn(api);
+  const { withManagement } = await import('./in-process.js');
+  return withManagement(opts, fn);
+}

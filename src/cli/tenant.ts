@@ -1,7 +1,7 @@
 // `cardline tenant create|update|show|list|disable|enable`: a tenant's record, configuration and first key
 // pairs. Every configuration field has a flag, and `--config file.json` gives any of them (the PIN section,
 // say) as JSON; flags win over the file. With --admin-url the commands call a running gateway's management
-// API; otherwise they work on the store, through the same audited admin actions (src/services/admin-actions.ts).
+// API; otherwise they work on the store, through the same management operations run in process (src/cli/in-process.ts).
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import jsonMergePatch from 'json-merge-patch';
@@ -9,7 +9,7 @@ import { DEFAULT_HOME_COUNTRY, DEFAULT_TENANT_CONFIG, DEFAULT_TIME_ZONE } from '
 import type { PublicJwk } from '../crypto/keys.js';
 import type { TenantView } from '../services/tenant-admin.js';
 import { STORE_HELP, fail, integer, money, orderedJwk, printJson, table, tenantId } from './common.js';
-import { apiPath, REMOTE_HELP, managementApi } from './remote.js';
+import { REMOTE_HELP, withApi } from './remote.js';
 
 interface ConfigOptions {
   name?: string;
@@ -116,6 +116,9 @@ export function updatePatch(opts: ConfigOptions): Record<string, unknown> {
   return jsonMergePatch.apply(opts.config ? configFile(opts.config) : {}, flagsPatch(opts)) as Record<string, unknown>;
 }
 
+/** The store's refusal of an unknown tenant, worded as before. */
+const unknown = (id: string) => ({ messages: { CL_TENANT_NOT_FOUND: `Unknown tenant '${id}'.` } });
+
 export function tenantCommand(): Command {
   const tenant = new Command('tenant').description('Create, change, show, list, disable and enable tenants.');
 
@@ -143,17 +146,9 @@ ${STORE_HELP}`,
     .action(async (id: string, opts: ConfigOptions, command: Command) => {
       const config = createConfig(opts);
       const name = opts.name ?? id;
-      const api = managementApi(command);
-      let keys: PublicJwk[];
-      if (api) {
-        keys = (await api.result<{ encryptionKeys: { keys: PublicJwk[] } }>('POST', '/v1/tenants', { id, name, config })).encryptionKeys.keys;
-      } else {
-        const { adminCreateTenant } = await import('../services/admin-actions.js');
-        const { expected, withStore } = await import('./store.js');
-        keys = await withStore({ masterKey: true, create: true }, async (store) =>
-          (await expected(() => adminCreateTenant(store, store.actor, { id, name, config }), { TENANT_EXISTS: `Tenant '${id}' already exists.` })).encryptionKeys,
-        );
-      }
+      const keys = await withApi(command, { create: true, messages: { TENANT_EXISTS: `Tenant '${id}' already exists.` } }, async (api) =>
+        (await api.operation('tenant.create', { body: { id, name, config } as never })).result.encryptionKeys.keys as PublicJwk[],
+      );
       printJson({ keys: keys.map(orderedJwk) });
       process.stderr.write(`Tenant '${id}' created.\n`);
     });
@@ -183,13 +178,7 @@ ${STORE_HELP}`,
       const patch = updatePatch(opts);
       const body = { ...(opts.name !== undefined ? { name: opts.name } : {}), ...(Object.keys(patch).length ? { config: patch } : {}) };
       if (!Object.keys(body).length) fail('Nothing to change: give --name, --config or a configuration flag (see --help).');
-      const api = managementApi(command);
-      if (api) return printJson(await api.result<TenantView>('PATCH', apiPath('tenants', id), body));
-      const { adminUpdateTenant } = await import('../services/admin-actions.js');
-      const { expected, withStore } = await import('./store.js');
-      printJson(
-        await withStore({ masterKey: true }, (store) => expected(() => adminUpdateTenant(store, store.actor, id, body), { CL_TENANT_NOT_FOUND: `Unknown tenant '${id}'.` })),
-      );
+      printJson(await withApi(command, unknown(id), async (api) => (await api.operation('tenant.update', { params: { tenantId: id }, body: body as never })).result));
     });
 
   tenant
@@ -198,17 +187,7 @@ ${STORE_HELP}`,
     .argument('<id>', 'tenant id', tenantId)
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (id: string, _opts: unknown, command: Command) => {
-      const api = managementApi(command);
-      if (api) return printJson(await api.result<TenantView>('GET', apiPath('tenants', id)));
-      const { tenantView } = await import('../services/tenant-admin.js');
-      const { withStore } = await import('./store.js');
-      printJson(
-        await withStore({ masterKey: false }, async (store) => {
-          const stored = await store.tenants.stored(id);
-          if (!stored) fail(`Unknown tenant '${id}'.`);
-          return tenantView(stored);
-        }),
-      );
+      printJson(await withApi(command, unknown(id), async (api) => (await api.operation('tenant.read', { params: { tenantId: id } })).result));
     });
 
   tenant
@@ -217,14 +196,7 @@ ${STORE_HELP}`,
     .option('--json', 'print JSON (id, name, status, version, config with secrets as "***") instead of a table')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { json?: boolean }, command: Command) => {
-      const api = managementApi(command);
-      let tenants: TenantView[];
-      if (api) tenants = await api.all<TenantView>('/v1/tenants');
-      else {
-        const { tenantView } = await import('../services/tenant-admin.js');
-        const { withStore } = await import('./store.js');
-        tenants = (await withStore({ masterKey: false }, (store) => store.tenants.listStored())).map(tenantView);
-      }
+      const tenants = (await withApi(command, {}, (api) => api.allOf('tenant.list', {}))) as TenantView[];
       if (opts.json) return printJson(tenants);
       table([['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, String((t.config.connector as { id?: unknown } | undefined)?.id ?? '?'), t.name])]);
     });
@@ -239,13 +211,7 @@ ${STORE_HELP}`,
       .argument('<id>', 'tenant id', tenantId)
       .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
       .action(async (id: string, _opts: unknown, command: Command) => {
-        const api = managementApi(command);
-        if (api) await api.result<TenantView>('POST', apiPath('tenants', id, verb));
-        else {
-          const { adminSetTenantStatus } = await import('../services/admin-actions.js');
-          const { expected, withStore } = await import('./store.js');
-          await withStore({ masterKey: true }, (store) => expected(() => adminSetTenantStatus(store, store.actor, id, verb), { CL_TENANT_NOT_FOUND: `Unknown tenant '${id}'.` }));
-        }
+        await withApi(command, unknown(id), (api) => api.operation(`tenant.${verb}`, { params: { tenantId: id } }));
         process.stdout.write(`Tenant '${id}' ${status === 'active' ? 'enabled' : 'disabled'}.\n`);
       });
   }

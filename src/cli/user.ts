@@ -1,14 +1,13 @@
 // `cardline user add|list|remove|unlock|disable|enable|reset-password`: a tenant's API users. The password
 // never travels as an argument; to the management API it travels as a JWE to the tenant's encryption key, as
-// at login. On the store, every change is an audited admin action (src/services/admin-actions.ts).
+// at login. On the store, the same management operations run in
+// process (src/cli/in-process.ts), audited as `cli:<os-user>`.
 import { Command, Option } from 'commander';
 import type { JWK } from 'jose';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { encryptCompact } from '../crypto/jwe.js';
-import type { UserView } from '../services/users.js';
-import type { CliStore } from './store.js';
 import { STORE_HELP, fail, printJson, readStdin, table, tenantId } from './common.js';
-import { apiPath, REMOTE_HELP, managementApi, type ManagementApi } from './remote.js';
+import { REMOTE_HELP, withApi, type ManagementApi } from './remote.js';
 
 interface AddOptions {
   tenant: string;
@@ -26,47 +25,31 @@ const checkUsername = (username: string) => {
 
 /** The password as the management API takes it: a compact JWE to the tenant's first encryption key. */
 async function passwordJwe(api: ManagementApi, tenant: string, password: string): Promise<string> {
-  const { keys } = await api.call<{ keys: JWK[] }>('GET', apiPath('tenants', tenant, 'keys'));
+  const { keys } = await api.operation('tenant.keys', { params: { tenantId: tenant } });
   if (!keys[0]) fail(`Tenant '${tenant}' has no encryption key.`);
-  return encryptCompact(password, keys[0]);
+  return encryptCompact(password, keys[0] as JWK);
 }
 
-/** Adds the user, or resets it when it exists (role, password, enabled, unlocked), through the management API. */
-async function addRemote(api: ManagementApi, opts: AddOptions, password: string): Promise<void> {
-  const base = apiPath('tenants', opts.tenant, 'users');
-  const users = await api.result<UserView[]>('GET', base);
+/**
+ * Adds the user, or resets it when it exists (role, password, enabled, unlocked): a new user is a
+ * `tenant-user.create` (its tenant's channels hear `user.created`); an existing one is reset by
+ * `tenant-user.update`, `tenant-user.set-password` and `tenant-user.unlock`.
+ */
+async function addUser(api: ManagementApi, opts: AddOptions, password: string): Promise<void> {
+  const tenantId = opts.tenant;
+  const users = await api.allOf('tenant-user.list', { params: { tenantId } });
   if (!users.some((u) => u.username === opts.username)) {
-    await api.result('POST', base, { username: opts.username, role: opts.role, password: await passwordJwe(api, opts.tenant, password) });
+    await api.operation('tenant-user.create', { params: { tenantId }, body: { username: opts.username, role: opts.role, password: await passwordJwe(api, tenantId, password) } });
     return;
   }
-  const user = apiPath('tenants', opts.tenant, 'users', opts.username);
-  await api.result('PATCH', user, { role: opts.role, disabled: false });
-  await api.result('PUT', `${user}/password`, { password: await passwordJwe(api, opts.tenant, password) });
-  await api.result('POST', `${user}/unlock`);
+  const params = { tenantId, username: opts.username };
+  await api.operation('tenant-user.update', { params, body: { role: opts.role, disabled: false } });
+  await api.operation('tenant-user.set-password', { params, body: { password: await passwordJwe(api, tenantId, password) } });
+  await api.operation('tenant-user.unlock', { params });
 }
 
 /** The store's refusal of an unknown tenant, worded as the other store commands word it. */
-const unknownTenant = (tenant: string) => ({ CL_TENANT_NOT_FOUND: `Unknown tenant '${tenant}'.` });
-
-/**
- * The same on the store, through the same audited admin actions as the management API: a new user is a
- * `user.create` (its tenant's channels hear `user.created`); an existing one is reset by `user.update`,
- * `user.password-reset` and `user.unlock`, as the three calls addRemote makes.
- */
-async function addOnStore(store: CliStore, opts: AddOptions, password: string): Promise<void> {
-  const { adminCreateUser, adminSetUserPassword, adminUnlockUser, adminUpdateUser } = await import('../services/admin-actions.js');
-  const { expected } = await import('./store.js');
-  const { tenant, username, role } = opts;
-  await expected(async () => {
-    if (!(await store.users.view(tenant, username))) {
-      await adminCreateUser(store, store.actor, tenant, { username, role, password });
-      return;
-    }
-    await adminUpdateUser(store, store.actor, tenant, username, { role, disabled: false });
-    await adminSetUserPassword(store, store.actor, tenant, username, password);
-    await adminUnlockUser(store, store.actor, tenant, username);
-  }, unknownTenant(tenant));
-}
+const unknownTenant = (tenant: string) => ({ messages: { CL_TENANT_NOT_FOUND: `Unknown tenant '${tenant}'.` } });
 
 export function userCommand(): Command {
   const user = new Command('user').description("Manage a tenant's API users.");
@@ -97,12 +80,7 @@ ${STORE_HELP}`,
       // Checked before anything changes: resetting an existing user takes more than one call.
       const problem = (await import('../services/users.js')).passwordProblem(password);
       if (problem) fail(problem);
-      const api = managementApi(command);
-      if (api) await addRemote(api, opts, password);
-      else {
-        const { withStore } = await import('./store.js');
-        await withStore({ masterKey: false }, (store) => addOnStore(store, opts, password));
-      }
+      await withApi(command, unknownTenant(opts.tenant), (api) => addUser(api, opts, password));
       process.stdout.write(`User '${opts.username}' (${opts.role}) saved on tenant '${opts.tenant}'.\n`);
     });
 
@@ -113,16 +91,7 @@ ${STORE_HELP}`,
     .option('--json', 'print JSON')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { tenant: string; json?: boolean }, command: Command) => {
-      const api = managementApi(command);
-      let users: UserView[];
-      if (api) users = await api.all<UserView>(apiPath('tenants', opts.tenant, 'users'));
-      else {
-        const { requireTenant, withStore } = await import('./store.js');
-        users = await withStore({ masterKey: false }, async (store) => {
-          await requireTenant(store, opts.tenant);
-          return store.users.list(opts.tenant);
-        });
-      }
+      const users = await withApi(command, unknownTenant(opts.tenant), (api) => api.allOf('tenant-user.list', { params: { tenantId: opts.tenant } }));
       if (opts.json) return printJson(users);
       table([
         ['USERNAME', 'ROLE', 'DISABLED', 'LOCKED', 'LAST LOGIN'],
@@ -141,20 +110,11 @@ ${STORE_HELP}`,
       .requiredOption('--username <username>', 'the login name')
       .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
       .action(async (opts: { tenant: string; username: string }, command: Command) => {
-        const api = managementApi(command);
-        if (api) {
-          const path = apiPath('tenants', opts.tenant, 'users', opts.username);
-          await api.result(verb === 'remove' ? 'DELETE' : 'POST', verb === 'remove' ? path : `${path}/unlock`);
-        } else {
-          const { adminRemoveUser, adminUnlockUser } = await import('../services/admin-actions.js');
-          const { expected, withStore } = await import('./store.js');
-          await withStore({ masterKey: false }, (store) =>
-            expected(async () => {
-              if (verb === 'remove') await adminRemoveUser(store, store.actor, opts.tenant, opts.username);
-              else await adminUnlockUser(store, store.actor, opts.tenant, opts.username);
-            }, unknownTenant(opts.tenant)),
-          );
-        }
+        const params = { tenantId: opts.tenant, username: opts.username };
+        await withApi(command, unknownTenant(opts.tenant), async (api) => {
+          if (verb === 'remove') await api.operation('tenant-user.remove', { params });
+          else await api.operation('tenant-user.unlock', { params });
+        });
         process.stdout.write(`User '${opts.username}' ${done} on tenant '${opts.tenant}'.\n`);
       });
   }
@@ -170,15 +130,9 @@ ${STORE_HELP}`,
       .requiredOption('--username <username>', 'the login name')
       .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
       .action(async (opts: { tenant: string; username: string }, command: Command) => {
-        const api = managementApi(command);
-        if (api) await api.result('PATCH', apiPath('tenants', opts.tenant, 'users', opts.username), { disabled });
-        else {
-          const { adminUpdateUser } = await import('../services/admin-actions.js');
-          const { expected, withStore } = await import('./store.js');
-          await withStore({ masterKey: false }, (store) =>
-            expected(() => adminUpdateUser(store, store.actor, opts.tenant, opts.username, { disabled }), unknownTenant(opts.tenant)),
-          );
-        }
+        await withApi(command, unknownTenant(opts.tenant), (api) =>
+          api.operation('tenant-user.update', { params: { tenantId: opts.tenant, username: opts.username }, body: { disabled } }),
+        );
         process.stdout.write(`User '${opts.username}' ${verb}d on tenant '${opts.tenant}'.\n`);
       });
   }
@@ -195,17 +149,12 @@ ${STORE_HELP}`,
       if (!password) fail('No password: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.');
       const problem = (await import('../services/users.js')).passwordProblem(password);
       if (problem) fail(problem);
-      const api = managementApi(command);
-      if (api) {
-        const path = `${apiPath('tenants', opts.tenant, 'users', opts.username)}/password`;
-        await api.result('PUT', path, { password: await passwordJwe(api, opts.tenant, password) });
-      } else {
-        const { adminSetUserPassword } = await import('../services/admin-actions.js');
-        const { expected, withStore } = await import('./store.js');
-        await withStore({ masterKey: false }, (store) =>
-          expected(() => adminSetUserPassword(store, store.actor, opts.tenant, opts.username, password), unknownTenant(opts.tenant)),
-        );
-      }
+      await withApi(command, unknownTenant(opts.tenant), async (api) =>
+        api.operation('tenant-user.set-password', {
+          params: { tenantId: opts.tenant, username: opts.username },
+          body: { password: await passwordJwe(api, opts.tenant, password) },
+        }),
+      );
       process.stdout.write(`Password of '${opts.username}' set on tenant '${opts.tenant}'; its tokens are revoked.\n`);
     });
 

@@ -9,6 +9,7 @@ import fp from 'fastify-plugin';
 import { securityHeaders, serverOptions } from '../app.js';
 import type { Config } from '../config.js';
 import type { Operation } from '../operations/define.js';
+import type { Operator } from '../services/operator-keys.js';
 import { managementOperations } from '../operations/index.js';
 import registrar from '../operations/register.js';
 import audit, { stringAt, type AuditSubject } from '../plugins/audit.js';
@@ -41,6 +42,8 @@ export interface ManagementOptions {
   config: Config;
   /** The management operation table; defaults to the gateway's (src/operations/index.ts). */
   operations?: readonly Operation[];
+  /** The CLI's in-process principal (src/cli/in-process.ts): never given by the gateway's server. */
+  inProcess?: { secret: string; operator: Operator };
 }
 
 const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
@@ -57,7 +60,10 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   app.decorate('consoleSessions', new ConsoleSessions(opts.services.db, opts.services.operatorKeys, opts.config.consoleIdleMinutes));
   // The operator key is this listener's principal (or the console's session cookie, taken as the key it was
   // opened with); a route naming a tenant in its path gets that tenant.
-  await app.register(operatorAuth, { session: (request) => consoleOperator(app.consoleSessions, request) });
+  await app.register(operatorAuth, {
+    session: (request) => consoleOperator(app.consoleSessions, request),
+    ...(opts.inProcess ? { inProcess: opts.inProcess } : {}),
+  });
   // Passwords for a tenant's users are opened to that tenant's key (its body policy is its own API's).
   await app.register(decrypt, { tenantPolicy: false });
   await app.register(validate);
@@ -71,7 +77,13 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   const subject = async (request: FastifyRequest, _spec: AuditSpec): Promise<AuditSubject> => {
     const named = stringAt(request, 'params.tenantId') ?? stringAt(request, 'body.id');
     const tenant = named && isTenantId(named) ? await opts.services.tenants.get(named) : null;
-    return { tenantId: tenant?.id ?? PLATFORM_TENANT, actor: request.operator?.name ?? null, role: request.operator ? 'Operator' : null };
+    return {
+      tenantId: tenant?.id ?? PLATFORM_TENANT,
+      actor: request.operator?.name ?? null,
+      role: request.operator ? 'Operator' : null,
+      // The CLI's in-process requests come from no address.
+      ...(request.inProcess ? { origin: null } : {}),
+    };
   };
   await app.register(audit, { subject });
   await app.register(operation);

@@ -16,6 +16,8 @@ export interface AuditSubject {
   tenantId: string;
   actor: string | null;
   role: string | null;
+  /** The request's origin when it is not its address: null for the CLI's in-process requests (they have none). */
+  origin?: string | null;
 }
 
 interface AuditOptions {
@@ -128,7 +130,7 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         // Never scrubbed: genReqId (src/app.ts) already replaced a caller's id that could hold a card number or
         // a token, and a generated UUID's digits may look like one across its dashes.
         requestId: String(request.id),
-        origin: request.ip ?? null,
+        origin: subject.origin !== undefined ? subject.origin : (request.ip ?? null),
         event: (isDone(status) ? outcome?.event : undefined) ?? request.securityEvent ?? undefined,
         settlement,
       });

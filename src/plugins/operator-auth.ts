@@ -2,6 +2,7 @@
 // before anything else (a tenant's token is never one). Then, for a route whose operation names its tenant in
 // the path (`tenantParam`), the tenant that path names: found whatever its status (an operator enables a
 // disabled one), 404 when there is none. The decrypt step opens password fields to that tenant's key.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
@@ -14,6 +15,8 @@ declare module 'fastify' {
     operator: Operator | null;
     /** The console session the request came with (its id), when it was authenticated by one (src/console/auth.ts). */
     consoleSession: string | null;
+    /** The request was injected by the CLI in this process with its principal (src/cli/in-process.ts). */
+    inProcess: boolean;
   }
   interface FastifyContextConfig {
     /** false: no operator key needed (the management listener's probe and metrics, its documents). */
@@ -30,11 +33,23 @@ interface OperatorAuthOptions {
    * without the session's CSRF token).
    */
   session?: (request: FastifyRequest) => Promise<Operator | null>;
+  /**
+   * The CLI's in-process principal (src/cli/in-process.ts, decision 0198): a request injected with this
+   * per-process random secret in the IN_PROCESS_HEADER acts as `operator`. Only the CLI's app builder passes
+   * it, and it is honoured only while the app is not listening: no network request can present it.
+   */
+  inProcess?: { secret: string; operator: Operator };
 }
+
+/** The header carrying the CLI's per-process secret on an injected request (never honoured from a socket). */
+export const IN_PROCESS_HEADER = 'x-cardline-in-process';
+
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
 const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, opts) => {
   app.decorateRequest('operator', null);
   app.decorateRequest('consoleSession', null);
+  app.decorateRequest('inProcess', false);
   // The tenant step of the public listener is not registered here: the request's tenant is the path's.
   if (!app.hasRequestDecorator('tenant')) app.decorateRequest('tenant', null);
 
@@ -42,7 +57,17 @@ const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, 
     const config = request.routeOptions.config;
     if (request.is404 || config.operator === false) return;
     const match = BEARER.exec(request.headers.authorization ?? '');
-    const operator = match ? await app.cardline.operatorKeys.verify(match[1]!) : ((await opts.session?.(request)) ?? null);
+    const inProcess = request.headers[IN_PROCESS_HEADER];
+    let operator: Operator | null;
+    if (inProcess !== undefined) {
+      // Only an injected request of the CLI's own app: a listening app (or one built without the secret)
+      // refuses it as it refuses a wrong key.
+      const given = opts.inProcess && !app.server.listening && typeof inProcess === 'string' ? inProcess : null;
+      operator = given !== null && timingSafeEqual(digest(given), digest(opts.inProcess!.secret)) ? opts.inProcess!.operator : null;
+      request.inProcess = operator !== null;
+    } else {
+      operator = match ? await app.cardline.operatorKeys.verify(match[1]!) : ((await opts.session?.(request)) ?? null);
+    }
     if (!operator) {
       request.log.info('operator key refused');
       throw Errors.operatorUnauthorized();

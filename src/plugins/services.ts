@@ -94,6 +94,11 @@ interface ServicesOptions {
   connectors?: ConnectorDefinition[];
   /** Close the store when the app closes (false when the caller owns it). */
   ownsDb?: boolean;
+  /**
+   * A one-command process (the CLI's in-process management API, decision 0198): no tenant's connector is
+   * started, no delivery worker runs, no legacy secret is sealed; the services are otherwise the gateway's.
+   */
+  oneShot?: boolean;
 }
 
 const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) => {
@@ -188,6 +193,22 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   });
   await changes.start();
   // Secrets stored in clear by an older version are sealed now (decision 0035).
+  if (opts.oneShot) {
+    app.decorate('cardline', services);
+    app.addHook('onClose', async () => {
+      services.idempotency.stop();
+      await services.shadow.close();
+      await webhooks.close();
+      await nats?.close();
+      await changes.close();
+      services.replay.stop();
+      await services.audit.close();
+      await services.connectors.close();
+      if (opts.ownsDb !== false) await db.close();
+      if (redis) await closeRedis(redis);
+    });
+    return;
+  }
   const mark = services.tenants.mark();
   const stored = await sealLegacySecrets(services, app.log);
   // Before the server listens, every active tenant's connector is loaded (external modules by dynamic

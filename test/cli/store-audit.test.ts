@@ -135,7 +135,9 @@ describe('cardline on the store, audited', () => {
       });
       expect(res.statusCode, res.body).toBe(200);
       const records = res.json<{ result: AuditRecord[] }>().result.sort((a, b) => a.seq - b.seq);
-      const summary = records.map((r) => [r.action, r.method, r.route, r.target, r.outcome, r.status]);
+      // The CLI's reads (the tenant's keys to encrypt a password to, the user list) are recorded as the API records them.
+      expect(records.filter((r) => r.method === 'GET').map((r) => r.action).sort()).toEqual(expect.arrayContaining(['tenant.keys']));
+      const summary = records.filter((r) => r.method !== 'GET').map((r) => [r.action, r.method, r.route, r.target, r.outcome, r.status]);
       expect(summary).toEqual([
         ['tenant.create', 'POST', '/v1/tenants', { tenantId: TENANT }, 'succeeded', 201],
         ['user.create', 'POST', '/v1/tenants/:tenantId/users', { tenantId: TENANT, username: 'first-admin' }, 'succeeded', 201],

@@ -1,0 +1,72 @@
+// The CLI's store mode (no --admin-url): the management listener's own app, built in this process over the
+// store and never listening, answers the CLI's typed client through `app.inject` (decision 0198). So a change
+// made on the store runs the same operation entry through the same pipeline as over HTTP — validation, the
+// decrypt step, idempotency, the audit record and the security event in one statement — with the principal
+// `cli:<os-user>` (role Operator). That principal is a per-process random secret handed to the app builder
+// and presented only by injected requests; the operator-auth step refuses it on a listening app.
+import { randomBytes } from 'node:crypto';
+import Fastify from 'fastify';
+import { pino } from 'pino';
+import type { Operator } from '../services/operator-keys.js';
+import { IN_PROCESS_HEADER } from '../plugins/operator-auth.js';
+import { cliActor } from '../services/admin-actions.js';
+import { ManagementApi, type Answer, type Problem, type Transport } from './remote.js';
+import { withStore, type StoreOptions } from './store.js';
+
+/** The CLI's principal: `cli:<os-user>` (the OS account as the audit actor, decision 0195). */
+export const cliOperator = (env: NodeJS.ProcessEnv = process.env): Operator => ({ name: cliActor(env).name });
+
+/** A refusal as the store commands word it: by business code or error code, else the problem's detail. */
+export type RefusalMessages = Record<string, string>;
+
+/**
+ * Runs `fn` with a ManagementApi answered in process by the management listener's app over the store. The
+ * master key is needed (the services, the decrypt step, idempotency are the gateway's). Every record is
+ * committed before the store closes.
+ */
+export async function withManagement<T>(
+  opts: Pick<StoreOptions, 'create'> & { messages?: RefusalMessages },
+  fn: (api: ManagementApi) => Promise<T>,
+): Promise<T> {
+  return withStore({ masterKey: true, ...(opts.create ? { create: true } : {}) }, async (store) => {
+    const [{ default: services }, { buildManagementApp }, { resolveMasterKey }] = await Promise.all([
+      import('../plugins/services.js'),
+      import('../management/app.js'),
+      import('../bootstrap.js'),
+    ]);
+    const logger = pino({ enabled: false });
+    const base = Fastify({ loggerInstance: logger });
+    const masterKey = resolveMasterKey(store.config, { allowGenerate: false, allowFile: true });
+    await base.register(services, { config: store.config, db: store.db, masterKey, ownsDb: false, oneShot: true });
+    try {
+      await base.ready();
+      const secret = randomBytes(32).toString('base64url');
+      const app = await buildManagementApp({ services: base.cardline, config: store.config, logger, inProcess: { secret, operator: cliOperator() } });
+      try {
+        const messages = opts.messages ?? {};
+        const transport: Transport = {
+          where: 'the store',
+          async send(method, path, body): Promise<Answer> {
+            const res = await app.inject({
+              method,
+              url: path,
+              headers: { [IN_PROCESS_HEADER]: secret, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+              ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+            });
+            return { status: res.statusCode, statusText: res.statusMessage, text: res.body };
+          },
+          refusal(answer: Answer, p: Problem): string {
+            const key = p.businessCode ?? p.code;
+            const fields = p.fieldErrors?.length ? ` (${p.fieldErrors.map((f) => `${f.field}: ${f.message}`).join('; ')})` : '';
+            return (key !== undefined ? messages[key] : undefined) ?? messages[String(answer.status)] ?? `${p.detail ?? p.title ?? answer.statusText}${fields}`;
+          },
+        };
+        return await fn(new ManagementApi(transport));
+      } finally {
+        await app.close();
+      }
+    } finally {
+      await base.close();
+    }
+  });
+}
