@@ -117,7 +117,6 @@ export function updatePatch(opts: ConfigOptions): Record<string, unknown> {
 }
 
 /** The store's refusal of an unknown tenant, worded as before. */
-const unknown = (id: string) => ({ messages: { CL_TENANT_NOT_FOUND: `Unknown tenant '${id}'.` } });
 
 export function tenantCommand(): Command {
   const tenant = new Command('tenant').description('Create, change, show, list, disable and enable tenants.');
@@ -178,7 +177,7 @@ ${STORE_HELP}`,
       const patch = updatePatch(opts);
       const body = { ...(opts.name !== undefined ? { name: opts.name } : {}), ...(Object.keys(patch).length ? { config: patch } : {}) };
       if (!Object.keys(body).length) fail('Nothing to change: give --name, --config or a configuration flag (see --help).');
-      printJson(await withApi(command, unknown(id), async (api) => (await api.operation('tenant.update', { params: { tenantId: id }, body: body as never })).result));
+      printJson(await withApi(command, {}, async (api) => (await api.operation('tenant.update', { params: { tenantId: id }, body: body as never })).result));
     });
 
   tenant
@@ -187,7 +186,7 @@ ${STORE_HELP}`,
     .argument('<id>', 'tenant id', tenantId)
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (id: string, _opts: unknown, command: Command) => {
-      printJson(await withApi(command, unknown(id), async (api) => (await api.operation('tenant.read', { params: { tenantId: id } })).result));
+      printJson(await withApi(command, {}, async (api) => (await api.operation('tenant.read', { params: { tenantId: id } })).result));
     });
 
   tenant
@@ -211,7 +210,7 @@ ${STORE_HELP}`,
       .argument('<id>', 'tenant id', tenantId)
       .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
       .action(async (id: string, _opts: unknown, command: Command) => {
-        await withApi(command, unknown(id), (api) => api.operation(`tenant.${verb}`, { params: { tenantId: id } }));
+        await withApi(command, {}, (api) => api.operation(`tenant.${verb}`, { params: { tenantId: id } }));
         process.stdout.write(`Tenant '${id}' ${status === 'active' ? 'enabled' : 'disabled'}.\n`);
       });
   }

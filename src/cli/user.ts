@@ -49,7 +49,6 @@ async function addUser(api: ManagementApi, opts: AddOptions, password: string): 
 }
 
 /** The store's refusal of an unknown tenant, worded as the other store commands word it. */
-const unknownTenant = (tenant: string) => ({ messages: { CL_TENANT_NOT_FOUND: `Unknown tenant '${tenant}'.` } });
 
 export function userCommand(): Command {
   const user = new Command('user').description("Manage a tenant's API users.");
@@ -80,7 +79,7 @@ ${STORE_HELP}`,
       // Checked before anything changes: resetting an existing user takes more than one call.
       const problem = (await import('../services/users.js')).passwordProblem(password);
       if (problem) fail(problem);
-      await withApi(command, unknownTenant(opts.tenant), (api) => addUser(api, opts, password));
+      await withApi(command, {}, (api) => addUser(api, opts, password));
       process.stdout.write(`User '${opts.username}' (${opts.role}) saved on tenant '${opts.tenant}'.\n`);
     });
 
@@ -91,7 +90,7 @@ ${STORE_HELP}`,
     .option('--json', 'print JSON')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { tenant: string; json?: boolean }, command: Command) => {
-      const users = await withApi(command, unknownTenant(opts.tenant), (api) => api.allOf('tenant-user.list', { params: { tenantId: opts.tenant } }));
+      const users = await withApi(command, {}, (api) => api.allOf('tenant-user.list', { params: { tenantId: opts.tenant } }));
       if (opts.json) return printJson(users);
       table([
         ['USERNAME', 'ROLE', 'DISABLED', 'LOCKED', 'LAST LOGIN'],
@@ -111,7 +110,7 @@ ${STORE_HELP}`,
       .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
       .action(async (opts: { tenant: string; username: string }, command: Command) => {
         const params = { tenantId: opts.tenant, username: opts.username };
-        await withApi(command, unknownTenant(opts.tenant), async (api) => {
+        await withApi(command, {}, async (api) => {
           if (verb === 'remove') await api.operation('tenant-user.remove', { params });
           else await api.operation('tenant-user.unlock', { params });
         });
@@ -130,7 +129,7 @@ ${STORE_HELP}`,
       .requiredOption('--username <username>', 'the login name')
       .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
       .action(async (opts: { tenant: string; username: string }, command: Command) => {
-        await withApi(command, unknownTenant(opts.tenant), (api) =>
+        await withApi(command, {}, (api) =>
           api.operation('tenant-user.update', { params: { tenantId: opts.tenant, username: opts.username }, body: { disabled } }),
         );
         process.stdout.write(`User '${opts.username}' ${verb}d on tenant '${opts.tenant}'.\n`);
@@ -149,7 +148,7 @@ ${STORE_HELP}`,
       if (!password) fail('No password: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.');
       const problem = (await import('../services/users.js')).passwordProblem(password);
       if (problem) fail(problem);
-      await withApi(command, unknownTenant(opts.tenant), async (api) =>
+      await withApi(command, {}, async (api) =>
         api.operation('tenant-user.set-password', {
           params: { tenantId: opts.tenant, username: opts.username },
           body: { password: await passwordJwe(api, opts.tenant, password) },

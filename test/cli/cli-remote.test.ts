@@ -195,7 +195,8 @@ describe('cardline on the store (no --admin-url)', () => {
       expect((await local(['operator-key', 'list'])).stdout).toMatch(/^local-op +clop_\S+ +\S+ +- +-$/m);
       expect((await local(['operator-key', 'revoke', 'local-op'])).code).toBe(0);
       expect((await local(['operator-key', 'revoke', 'local-op'])).stderr).toBe("error: No operator key named 'local-op'.\n");
-      expect((await local(['tenant', 'show', 'nowhere'])).stderr).toBe("error: Unknown tenant 'nowhere'.\n");
+      // The API's own words: the store mode runs the management operation (decision 0198).
+      expect((await local(['tenant', 'show', 'nowhere'])).stderr).toBe("error: There is no tenant 'nowhere'.\n");
     } finally {
       rmSync(data, { recursive: true, force: true });
     }

@@ -232,7 +232,7 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await page.goto(`${base}/console/#/audit`);
     await page.goto(`${base}/console/#/audit/north-bank`);
     await expect.poll(() => page.locator('[data-chain]').getAttribute('data-chain')).toBe('broken');
-    expect(await page.locator('[data-chain="broken"]').textContent()).toContain("First break at record 2: edited (the record's contents do not match its hash). The record before it verifies");
+    expect(await page.locator('[data-chain="broken"]').textContent()).toMatch(/First break in chain \S+ at position 2 \(record 2\): edited \(the record's contents do not match its hash\)\. The record before it verifies/);
     expect(await page.locator('tr[data-seq="2"]').getAttribute('class')).toBe('row-failing');
     await photograph('audit-broken');
   });
