@@ -238,18 +238,45 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
   });
 
   it('draws the live figures from the gateway\'s counters', async () => {
+    const opened = new Date();
     await page.goto(`${base}/console/#/figures`);
-    // Traffic while the page reads: each poll sends a few requests, until a reading shows them.
+    const drawn = async () => page.locator('.uplot').evaluateAll((charts) => charts.map((c) => Number(c.getAttribute('data-drawn') ?? 0)));
+    const traffic = async () => {
+      for (let i = 0; i < 5; i++) await t.app.inject({ method: 'GET', url: '/api/keys', headers: { TENANT: 'demo' } });
+    };
+    // The first point (two readings) is drawn as soon as it is known: one value is in the time range.
     await expect
       .poll(
         async () => {
-          for (let i = 0; i < 5; i++) await t.app.inject({ method: 'GET', url: '/api/keys', headers: { TENANT: 'demo' } });
+          await traffic();
           return page.locator('.figures-now').textContent();
         },
         { timeout: 30_000 },
       )
-      .toMatch(/^Now: (?!0 )[\d.]+ requests\/s · p50 [\d.]+ ms/);
+      .toMatch(/^Now: /);
+    expect(await drawn()).toEqual([expect.any(Number), expect.any(Number), expect.any(Number)]);
+    expect(Math.min(...(await drawn()))).toBeGreaterThanOrEqual(1);
+    // Traffic while the page reads: each poll sends a few requests, until every chart has drawn two points
+    // (three readings) inside its time range, each series (p50 and p99 too) with a value at both.
+    await expect
+      .poll(
+        async () => {
+          await traffic();
+          const counts = await drawn();
+          return counts.length === 3 ? Math.min(...counts) : 0; // not Infinity before the charts exist
+        },
+        { timeout: 30_000 },
+      )
+      .toBeGreaterThanOrEqual(2);
     expect(await page.locator('.uplot').count()).toBe(3);
+    expect(await page.locator('.figures-now').textContent()).toMatch(/^Now: [\d.]+ requests\/s · p50 ([\d.]+|—) ms/);
+    // The time axis is dated today (its first tick carries the date, as 27 Nov 2026), not 1000 days on.
+    const dated = (d: Date) => `${d.getDate()} ${'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec'.split(' ')[d.getMonth()]} ${d.getFullYear()}`;
+    const today = [dated(opened), dated(new Date())]; // two if the test ran over midnight
+    for (const axis of await page.locator('.uplot').evaluateAll((charts) => charts.map((c) => c.getAttribute('data-axis')))) {
+      expect(axis).toContain(String(new Date().getFullYear()));
+      expect(today.some((d) => axis!.includes(d)), `${axis} is dated ${today.join(' or ')}`).toBe(true);
+    }
     await photograph('figures');
   });
 

@@ -20,6 +20,45 @@ interface Figures {
 
 const EVERY_MS = 2000;
 const POINTS = 90;
+const SPAN_S = (POINTS * EVERY_MS) / 1000;
+
+const hm = uPlot.fmtDate('{HH}:{mm}');
+const hms = uPlot.fmtDate('{HH}:{mm}:{ss}');
+const sec = uPlot.fmtDate(':{ss}');
+const day = uPlot.fmtDate('{D} {MMM} {YYYY}');
+
+/**
+ * The time axis' labels (seconds since the epoch, local time, as the other pages write dates): whole minutes
+ * as 06:29, the seconds between as :10, and the date under the first tick and under any tick on a new day.
+ */
+function timeLabels(splits: number[]): string[] {
+  return splits.map((s, i) => {
+    const at = new Date(s * 1000);
+    const time = at.getSeconds() === 0 ? hm(at) : i === 0 ? hms(at) : sec(at);
+    const before = i > 0 ? new Date(splits[i - 1]! * 1000) : null;
+    return before && before.toDateString() === at.toDateString() ? time : `${time}\n${day(at)}`;
+  });
+}
+
+/**
+ * The x range: the last SPAN_S seconds up to the latest reading (a second past it, so a point there is whole),
+ * or up to now before there is one. Not from uPlot's min/max: with one value uPlot widens a time scale by
+ * 86400 / ms, which is 1000 days for timestamps in seconds, and that pushed a single point out of view.
+ */
+function timeRange(u: uPlot): uPlot.Range.MinMax {
+  const xs = u.data?.[0] ?? [];
+  const last = xs.length ? xs[xs.length - 1]! + 1 : Date.now() / 1000;
+  return [last - SPAN_S, last];
+}
+
+/** On the chart's root, as uPlot draws: data-drawn, the fewest values any series has inside the x range. */
+function markDrawn(u: uPlot): void {
+  const xs = u.data[0];
+  const min = u.scales.x?.min ?? -Infinity;
+  const max = u.scales.x?.max ?? Infinity;
+  const shown = (ys: uPlot.AlignedData[number]) => xs.filter((x, i) => x >= min && x <= max && ys[i] != null).length;
+  u.root.dataset.drawn = String(Math.min(...u.data.slice(1).map(shown)));
+}
 
 /** The latency under which a share `q` of the requests between two readings fell (bucket upper bound, ms). */
 function percentile(bounds: number[], before: number[], after: number[], q: number): number | null {
@@ -44,7 +83,28 @@ export function FiguresPage() {
     series.current = { t: [], rps: [], p50: [], p99: [], err: [] };
     const width = () => Math.max(280, (boxes[0]!.current?.clientWidth ?? 600) - 8);
     const make = (el: HTMLDivElement, label: string, lines: { label: string; stroke: string }[]) =>
-      new uPlot({ width: width(), height: 180, scales: { x: { time: true, range: (_u, _min, max) => [max - (POINTS * EVERY_MS) / 1000, max] } }, series: [{}, ...lines.map((l) => ({ ...l, width: 2 }))], axes: [{}, { label }], legend: { show: false } }, [[], ...lines.map(() => [])], el);
+      new uPlot(
+        {
+          width: width(),
+          height: 180,
+          scales: { x: { time: true, range: timeRange } },
+          series: [{}, ...lines.map((l) => ({ ...l, width: 2 }))],
+          axes: [
+            {
+              values: (u, splits) => {
+                const labels = timeLabels(splits);
+                u.root.dataset.axis = labels.join(' ').replace(/\n/g, ' ');
+                return labels;
+              },
+            },
+            { label },
+          ],
+          legend: { show: false },
+          hooks: { draw: [markDrawn] },
+        },
+        [[], ...lines.map(() => [])],
+        el,
+      );
     charts.current = [
       make(boxes[0]!.current!, 'requests / s', [{ label: 'requests / s', stroke: '#1d4ed8' }]),
       make(boxes[1]!.current!, 'ms', [{ label: 'p50 ms', stroke: '#047857' }, { label: 'p99 ms', stroke: '#b45309' }]),
