@@ -559,6 +559,7 @@ describe('every route declares its roles or auth: false', () => {
       ...Object.fromEntries(cardReads.map((url) => [`GET ${url}`, EVERYONE])),
       [`POST ${SANDBOX_ADVANCE_URL}`]: CARD_WRITERS,
       'GET /v1/audit': ['Admin', 'Operations', 'Read-Only'],
+      'GET /v1/audit/checkpoints/latest': ADMIN,
       'GET /v1/admin/keys': ADMIN,
       'POST /v1/admin/keys/rotate': ADMIN,
       'GET /v1/admin/client-key': ADMIN,
