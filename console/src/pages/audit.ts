@@ -4,28 +4,12 @@ import { useState } from 'preact/hooks';
 import { api, enc, type Page } from '../api.js';
 import { Badge, Field, TableRegion, View, html, useLoad, when } from '../ui.js';
 import { TenantPicker } from './picker.js';
+import type { AuditRecordView, TenantAuditVerifyResponse } from '../../../sdk/src/generated/types.js';
 
-interface AuditRecord {
-  seq: number;
-  id: string;
-  at: string;
-  actor: string | null;
-  role: string | null;
-  action: string;
-  method: string;
-  route: string;
-  target: Record<string, string>;
-  outcome: string;
-  status: number;
-  requestId: string;
-  origin: string | null;
-  hash: string;
-  prevHash: string;
-}
-
-type Verified =
-  | { ok: true; records: number; chains: { chain: string; size: number; head: string }[]; root: string }
-  | { ok: false; chain: string; position: number; seq: number | null; reason: string; detail: string; records: number };
+// The shapes the management API answers, as the SDK generates them from the operation table (types only:
+// nothing of the SDK is bundled), so the page cannot drift from the route.
+type AuditRecord = AuditRecordView;
+type Verified = TenantAuditVerifyResponse['result'];
 
 const OUTCOMES = ['succeeded', 'pending', 'unauthenticated', 'forbidden', 'refused', 'invalid', 'failed', 'replayed'];
 const EMPTY = { action: '', outcome: '', actor: '', targetId: '', from: '', to: '' };
