@@ -98,10 +98,35 @@ ${STORE_HELP}`,
       ]);
     });
 
-  for (const [verb, what, done] of [
-    ['remove', "Remove a user: its tokens stop working at once. The tenant's last enabled Admin cannot be removed.", 'removed'],
-    ['unlock', 'Lift a lockout (ten failed logins) before it expires.', 'unlocked'],
-  ] as const) {
+  // One command per change of a user's state, each one management operation; the table says which.
+  type UserParams = { tenantId: string; username: string };
+  const changes: { verb: string; what: string; done: string; call: (api: ManagementApi, params: UserParams) => Promise<unknown> }[] = [
+    {
+      verb: 'remove',
+      what: "Remove a user: its tokens stop working at once. The tenant's last enabled Admin cannot be removed.",
+      done: 'removed',
+      call: (api, params) => api.operation('tenant-user.remove', { params }),
+    },
+    {
+      verb: 'unlock',
+      what: 'Lift a lockout (ten failed logins) before it expires.',
+      done: 'unlocked',
+      call: (api, params) => api.operation('tenant-user.unlock', { params }),
+    },
+    {
+      verb: 'disable',
+      what: "Disable a user: its tokens stop working at once; the tenant's channels hear user.disabled. The tenant's last enabled Admin cannot be disabled.",
+      done: 'disabled',
+      call: (api, params) => api.operation('tenant-user.update', { params, body: { disabled: true } }),
+    },
+    {
+      verb: 'enable',
+      what: 'Enable a disabled user again.',
+      done: 'enabled',
+      call: (api, params) => api.operation('tenant-user.update', { params, body: { disabled: false } }),
+    },
+  ];
+  for (const { verb, what, done, call } of changes) {
     user
       .command(verb)
       .description(what)
@@ -109,30 +134,8 @@ ${STORE_HELP}`,
       .requiredOption('--username <username>', 'the login name')
       .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
       .action(async (opts: { tenant: string; username: string }, command: Command) => {
-        const params = { tenantId: opts.tenant, username: opts.username };
-        await withApi(command, {}, async (api) => {
-          if (verb === 'remove') await api.operation('tenant-user.remove', { params });
-          else await api.operation('tenant-user.unlock', { params });
-        });
+        await withApi(command, {}, (api) => call(api, { tenantId: opts.tenant, username: opts.username }));
         process.stdout.write(`User '${opts.username}' ${done} on tenant '${opts.tenant}'.\n`);
-      });
-  }
-
-  for (const [verb, disabled, what] of [
-    ['disable', true, "Disable a user: its tokens stop working at once; the tenant's channels hear user.disabled. The tenant's last enabled Admin cannot be disabled."],
-    ['enable', false, 'Enable a disabled user again.'],
-  ] as const) {
-    user
-      .command(verb)
-      .description(what)
-      .requiredOption('--tenant <id>', 'tenant id', tenantId)
-      .requiredOption('--username <username>', 'the login name')
-      .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
-      .action(async (opts: { tenant: string; username: string }, command: Command) => {
-        await withApi(command, {}, (api) =>
-          api.operation('tenant-user.update', { params: { tenantId: opts.tenant, username: opts.username }, body: { disabled } }),
-        );
-        process.stdout.write(`User '${opts.username}' ${verb}d on tenant '${opts.tenant}'.\n`);
       });
   }
 
