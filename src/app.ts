@@ -1,5 +1,6 @@
 // The root plugin: the request pipeline (tenant → auth → rate limit → decrypt → validate → idempotency →
 // operation → audit) and the routes: the operation table's, and the few that need no tenant.
+import { compilersFactory } from './schema-compilers.js';
 import type { Server } from 'node:http';
 import type { FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from 'fastify';
 import Fastify, { LogController } from 'fastify';
@@ -185,6 +186,8 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     return503OnClosing: false,
     frameworkErrors,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Each operation's schemas compiled once per process, whichever app registers them (src/schema-compilers.ts).
+    schemaController: { compilersFactory },
     ajv: {
       customOptions: {
         removeAdditional: false,

@@ -108,8 +108,9 @@ export class WebhookSender {
         const refusal = addressRefusal(host, host, policy);
         if (refusal) throw new TargetRefused(refusal);
       }
-      const timeout = AbortSignal.timeout(this.opts.timeoutMs);
+      // The pools first: loading undici at the first attempt is not the receiver's time.
       const { agents, request } = await this.pools();
+      const timeout = AbortSignal.timeout(this.opts.timeoutMs);
       const res = await request(url, {
         method: 'POST',
         dispatcher: agents[sandbox ? 'sandbox' : 'production'],
