@@ -1,5 +1,5 @@
 // The gateway's store: one PostgreSQL dialect over PGlite (embedded default) or a server through pg.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import pg from 'pg';
@@ -159,8 +159,8 @@ class PgliteDb implements Db {
     return fn(this);
   }
 
-  dump(): Promise<Blob> {
-    return this.pglite.dumpDataDir('none');
+  dump(compression: 'none' | 'gzip' = 'none'): Promise<Blob> {
+    return this.pglite.dumpDataDir(compression);
   }
 
   async close(): Promise<void> {
@@ -337,6 +337,11 @@ export interface OpenOptions {
    */
   loadDataDir?: Blob;
   /**
+   * A new store on disk starts from this migrated template (src/store/template.ts); by default the one made at
+   * install (dist/store-template.tar.gz) when it is of this code; null creates the store with initdb.
+   */
+  template?: Blob | null;
+  /**
    * PGlite on a worker thread of its own, off the event loop (the gateway's default); in process otherwise
    * (short CLI commands, most tests).
    */
@@ -378,15 +383,19 @@ export async function openDb(opts: OpenOptions): Promise<Db> {
     throw err;
   }
   try {
-    return await openPglite(dataDir, { ...opts, loadDataDir: undefined }, release);
+    // A new store starts from the migrated template made at install, when there is one of this code.
+    const fresh = !existsSync(join(dataDir, 'PG_VERSION'));
+    const template = !fresh ? null : opts.template !== undefined ? opts.template : (await import('./template.js')).storeTemplate();
+    return await openPglite(dataDir, { ...opts, loadDataDir: template ?? undefined }, release);
   } catch (err) {
     await release();
     throw err;
   }
 }
 
-/** The data directory of a PGlite store as an uncompressed tarball, for `openDb({ loadDataDir })`. */
-export function dumpPglite(db: Db): Promise<Blob> {
-  if (!(db instanceof PgliteDb) && !(db instanceof PgliteThreadDb)) throw new Error('Only a PGlite store can be dumped');
+/** The data directory of a PGlite store as a tarball (uncompressed unless asked), for `openDb({ loadDataDir })`. */
+export function dumpPglite(db: Db, compression: 'none' | 'gzip' = 'none'): Promise<Blob> {
+  if (db instanceof PgliteDb) return db.dump(compression);
+  if (!(db instanceof PgliteThreadDb)) throw new Error('Only a PGlite store can be dumped');
   return db.dump();
 }
