@@ -4,7 +4,7 @@
 // `prepare` and `npm run build` after the compile. Without a build (no dist/) it says so and does nothing.
 import { existsSync } from 'node:fs';
 import process from 'node:process';
-import { fileURLToPath } from 'node:url';
+import { URL, fileURLToPath } from 'node:url';
 
 const compiled = new URL('../dist/src/store/template.js', import.meta.url);
 if (!existsSync(fileURLToPath(compiled))) {
