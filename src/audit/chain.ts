@@ -96,9 +96,7 @@ export function recordHashAt(prevHash: string, r: Omit<AuditRecord, 'prevHash' |
     r.action,
     r.method,
     r.route,
-    Object.keys(r.target)
-      .sort()
-      .map((k) => [k, r.target[k]]),
+    targetPairs(r.target),
     r.outcome,
     r.status,
     r.requestId,
@@ -107,6 +105,30 @@ export function recordHashAt(prevHash: string, r: Omit<AuditRecord, 'prevHash' |
   // One-shot (no Hash object per record: verification hashes a million, and each object costs the GC).
   return digest('sha256', `${prevHash}\n${canonical}`, 'hex');
 }
+
+/**
+ * The text recordHash hashes (`prevHash`, a newline, the canonical JSON) as PostgreSQL builds it from an
+ * audit_log row, but for the target: the quick path of a verification (decision 0211) has the store build
+ * the text before the target (CANONICAL_HEAD_SQL) and after it (CANONICAL_TAIL_SQL), puts the target's own
+ * form between them (targetForm, over `target::text`) and hashes the whole itself. Strings go through to_json
+ * (PostgreSQL escapes as JSON.stringify does), `at` through the ISO 8601 format toISOString gives. Where the
+ * store's text differs from the JavaScript form for some record, that record's hash does not match, and the
+ * exact walk, which hashes the JavaScript form, decides; a text that matches the stored hash is a JSON encoding
+ * of the row as it was written, so the quick path never passes a record the exact walk would refuse.
+ */
+export const CANONICAL_HEAD_SQL = `prev_hash || E'\\n[' || to_json(tenant_id)::text || ',' || seq::text || ',' || to_json(id::text)::text || ','
+  || to_json(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text || ',' || coalesce(to_json(actor)::text, 'null') || ','
+  || coalesce(to_json(role)::text, 'null') || ',' || to_json(action)::text || ',' || to_json(method)::text || ',' || to_json(route)::text || ','`;
+export const CANONICAL_TAIL_SQL = `',' || to_json(outcome)::text || ',' || status::text || ',' || to_json(request_id)::text || ',' || coalesce(to_json(origin)::text, 'null') || ']'`;
+
+/** The target's place in the canonical form: its pairs in key order. */
+export const targetPairs = (target: Record<string, string>): [string, string | undefined][] =>
+  Object.keys(target)
+    .sort()
+    .map((k) => [k, target[k]]);
+
+/** The target's canonical JSON, from the store's text of it (`target::text`); '{}' is the common empty one. */
+export const targetForm = (text: string): string => (text === '{}' ? '[]' : JSON.stringify(targetPairs(JSON.parse(text) as Record<string, string>)));
 
 /**
  * A tenant's trail as one hash: every chain's size and head, in chain order. A checkpoint signs it; two
