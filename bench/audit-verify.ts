@@ -8,6 +8,7 @@
 // machine; a backend that ends between two readings loses at most 50 ms). BENCH_STORE=postgres (with
 // DATABASE_URL) or disk (PGlite, the default). BENCH_KEEP=1 keeps the database (its URL on stderr);
 // BENCH_REUSE_URL=<that URL> verifies it again without building it (the checkpoint part appends to it).
+// BENCH_VERIFY_THREADS=0 verifies on the calling thread only (the walk before decision 0211), N on at most N.
 //   npx tsx bench/audit-verify.ts
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg as loadavgOf, tmpdir } from 'node:os';
@@ -157,7 +158,8 @@ async function main(): Promise<void> {
     const backends = await watchBackends(database);
     const full = performance.now();
     const cpu = process.cpuUsage();
-    const result = await verifyChain(db, TENANT);
+    const threads = process.env.BENCH_VERIFY_THREADS;
+    const result = await verifyChain(db, TENANT, threads === '0' ? { parallelFrom: Infinity } : threads ? { threads: Number(threads) } : {});
     const fullSeconds = (performance.now() - full) / 1000;
     const used = process.cpuUsage(cpu);
     const fullCpuSeconds = (used.user + used.system) / 1e6;

@@ -86,6 +86,12 @@ export function recordHash(prevHash: string, r: Omit<AuditRecord, 'prevHash' | '
 
 /** recordHash with `at` given as its ISO 8601 text (verification reads it so from the store: no Date to parse). */
 export function recordHashAt(prevHash: string, r: Omit<AuditRecord, 'prevHash' | 'hash' | 'chain' | 'position' | 'at'>, atIso: string): string {
+  // One-shot (no Hash object per record: verification hashes a million, and each object costs the GC).
+  return digest('sha256', canonicalText(prevHash, r, atIso), 'hex');
+}
+
+/** What a record's hash is computed over: the hash of the record before it in its chain, a newline, the canonical JSON. */
+export function canonicalText(prevHash: string, r: Omit<AuditRecord, 'prevHash' | 'hash' | 'chain' | 'position' | 'at'>, atIso: string): string {
   const canonical = JSON.stringify([
     r.tenantId,
     r.seq,
@@ -102,8 +108,7 @@ export function recordHashAt(prevHash: string, r: Omit<AuditRecord, 'prevHash' |
     r.requestId,
     r.origin,
   ]);
-  // One-shot (no Hash object per record: verification hashes a million, and each object costs the GC).
-  return digest('sha256', `${prevHash}\n${canonical}`, 'hex');
+  return `${prevHash}\n${canonical}`;
 }
 
 /**
@@ -127,8 +132,22 @@ export const targetPairs = (target: Record<string, string>): [string, string | u
     .sort()
     .map((k) => [k, target[k]]);
 
-/** The target's canonical JSON, from the store's text of it (`target::text`); '{}' is the common empty one. */
-export const targetForm = (text: string): string => (text === '{}' ? '[]' : JSON.stringify(targetPairs(JSON.parse(text) as Record<string, string>)));
+/**
+ * jsonb's text of an object of one string, key and value without a quote, a backslash or a control character
+ * (jsonb writes those escaped, with a backslash): JSON.stringify writes such strings as they are, in quotes.
+ */
+const ONE_PLAIN_PAIR = /^\{"([^"\\]*)": "([^"\\]*)"\}$/;
+
+/**
+ * The target's canonical JSON, from the store's text of it (`target::text`): the same text as
+ * JSON.stringify(targetPairs(target)), without parsing the common shapes (none, or one plain pair).
+ */
+export function targetForm(text: string): string {
+  if (text === '{}') return '[]';
+  const one = ONE_PLAIN_PAIR.exec(text);
+  if (one) return `[["${one[1]}","${one[2]}"]]`;
+  return JSON.stringify(targetPairs(JSON.parse(text) as Record<string, string>));
+}
 
 /**
  * A tenant's trail as one hash: every chain's size and head, in chain order. A checkpoint signs it; two
