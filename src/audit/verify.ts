@@ -101,6 +101,12 @@ export function verifyChain(db: Db, tenantId: string, opts: VerifyOptions = {}):
 }
 
 /**
+ * A worker's young generation: a page of rows and the next one in flight outlive V8's default (16 MB on 64-bit)
+ * and were promoted and collected again; at 64 MB the collector's share of a thread halved (decision 0211).
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 64 };
+
+/**
  * The worker's module: under tsx or vitest the TypeScript source, through tsx's loader (a worker thread does
  * not inherit it on Node 20); compiled, the JavaScript beside this file (as src/store/pglite-thread.ts does).
  */
@@ -109,9 +115,9 @@ function spawnWorker(data: VerifyWorkerData): Worker {
   if (self.endsWith('.ts')) {
     const url = new URL('./verify-worker.ts', self).href;
     const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url)}); })`;
-    return new Worker(code, { eval: true, workerData: data });
+    return new Worker(code, { eval: true, workerData: data, resourceLimits: WORKER_LIMITS });
   }
-  return new Worker(new URL('./verify-worker.js', self), { workerData: data });
+  return new Worker(new URL('./verify-worker.js', self), { workerData: data, resourceLimits: WORKER_LIMITS });
 }
 
 /** Parallel walks in flight: each chain's answer, and how to stop them all. */
