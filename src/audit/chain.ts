@@ -112,19 +112,27 @@ export function canonicalText(prevHash: string, r: Omit<AuditRecord, 'prevHash' 
 }
 
 /**
- * The text recordHash hashes (`prevHash`, a newline, the canonical JSON) as PostgreSQL builds it from an
- * audit_log row, but for the target: the quick path of a verification (decision 0211) has the store build
- * the text before the target (CANONICAL_HEAD_SQL) and after it (CANONICAL_TAIL_SQL), puts the target's own
- * form between them (targetForm, over `target::text`) and hashes the whole itself. Strings go through to_json
- * (PostgreSQL escapes as JSON.stringify does), `at` through the ISO 8601 format toISOString gives. Where the
- * store's text differs from the JavaScript form for some record, that record's hash does not match, and the
- * exact walk, which hashes the JavaScript form, decides; a text that matches the stored hash is a JSON encoding
- * of the row as it was written, so the quick path never passes a record the exact walk would refuse.
+ * The columns a verification thread reads of each record (decision 0211), in array mode: all text, so that no
+ * value is parsed, `at` as the ISO 8601 text toISOString gives and the target as jsonb's text of it.
+ * Output names differ from the columns' so that ORDER BY position is the column, not its text.
  */
-export const CANONICAL_HEAD_SQL = `prev_hash || E'\\n[' || to_json(tenant_id)::text || ',' || seq::text || ',' || to_json(id::text)::text || ','
-  || to_json(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text || ',' || coalesce(to_json(actor)::text, 'null') || ','
-  || coalesce(to_json(role)::text, 'null') || ',' || to_json(action)::text || ',' || to_json(method)::text || ',' || to_json(route)::text || ','`;
-export const CANONICAL_TAIL_SQL = `',' || to_json(outcome)::text || ',' || status::text || ',' || to_json(request_id)::text || ',' || coalesce(to_json(origin)::text, 'null') || ']'`;
+export const QUICK_COLUMNS = `position::text AS pos, seq::text AS s, id::text AS i, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS a,
+  actor, role, action, method, route, target::text AS t, outcome, status::text AS st, request_id, origin, prev_hash, hash`;
+
+/** A row of QUICK_COLUMNS. */
+export type QuickRow = (string | null)[];
+
+/**
+ * canonicalText of a QUICK_COLUMNS row, without building a record or parsing its target in the common
+ * shapes: the same bytes (JSON.stringify writes an array as its items' JSON joined by commas, in brackets;
+ * PostgreSQL writes an integer as JavaScript writes that number). Used only to check the row against its
+ * stored hash; a row it renders otherwise fails the check and the exact walk decides.
+ */
+export function quickText(tenantId: string, row: QuickRow): string {
+  const before = JSON.stringify([tenantId, Number(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], row[8]]);
+  const after = JSON.stringify([row[10], Number(row[11]), row[12], row[13]]);
+  return `${row[14]}\n${before.slice(0, -1)},${targetForm(row[9]!)},${after.slice(1)}`;
+}
 
 /** The target's place in the canonical form: its pairs in key order. */
 export const targetPairs = (target: Record<string, string>): [string, string | undefined][] =>

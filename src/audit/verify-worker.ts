@@ -1,15 +1,14 @@
 // A thread of the parallel audit verification (decision 0211): it walks the chains it is given on a PostgreSQL
 // connection of its own, inside the snapshot the verification exported, so every thread and the verification's
-// own transaction read the same trail. Each record is checked the quick way: the store returns the record's
-// canonical text but for the target (CANONICAL_HEAD_SQL, CANONICAL_TAIL_SQL), the thread adds the target's and
-// hashes the whole (the bytes the record's hash was computed over), and checks the link, the position and the
-// seq order. At the first record that is not plainly in place, the thread stops that
+// own transaction read the same trail. Each record is checked the quick way: the row is read as an array of
+// strings (QUICK_COLUMNS), its canonical text made without a record object (quickText) and hashed, and the
+// link, the position and the seq order checked. At the first record that is not plainly in place, the thread stops that
 // chain and hands back where it stopped; the verification goes on from there record by record, which names the
 // break exactly as a walk from the start would.
 import { hash as digest } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import pg from 'pg';
-import { CANONICAL_HEAD_SQL, CANONICAL_TAIL_SQL, GENESIS_HASH, targetForm } from './chain.js';
+import { GENESIS_HASH, QUICK_COLUMNS, quickText, type QuickRow } from './chain.js';
 
 export interface ChainTask {
   chain: string;
@@ -32,14 +31,11 @@ export type ChainWalk =
   | { chain: string; state: 'stopped'; expected: number; prev: string; prevSeq: number }
   | { chain: string; state: 'failed'; message: string };
 
-const NEWLINE = 10;
-
 async function walk(client: pg.Client, data: VerifyWorkerData, task: ChainTask): Promise<ChainWalk> {
   const { chain, savedSize, savedHead } = task;
-  // Output names other than the columns' (ORDER BY position must be the column, not its text).
-  const text = `SELECT position::text AS pos, seq::text AS s, ${CANONICAL_HEAD_SQL} AS head, target::text AS t, ${CANONICAL_TAIL_SQL} AS tail, hash
+  const text = `SELECT ${QUICK_COLUMNS}
                   FROM audit_log WHERE tenant_id = $1 AND chain = $2 AND position >= $3 ORDER BY position LIMIT $4`;
-  const fetch = (from: number) => client.query<string[]>({ text, values: [data.tenantId, chain, from, data.pageSize], rowMode: 'array' });
+  const fetch = (from: number) => client.query<QuickRow>({ text, values: [data.tenantId, chain, from, data.pageSize], rowMode: 'array' });
   let expected = 1;
   let prev = GENESIS_HASH;
   let prevSeq = 0;
@@ -54,18 +50,14 @@ async function walk(client: pg.Client, data: VerifyWorkerData, task: ChainTask):
     for (const row of page.rows) {
       const position = Number(row[0]);
       const seq = Number(row[1]);
-      const head = row[2];
-      const hash = row[5]!;
-      // In place, in seq order, linked to the record before (the text starts with its hash and a newline:
-      // a hash is 64 hex digits, and the canonical JSON after the newline holds none), whole, and not
-      // contradicting the checkpoint. Anything else is left to the exact walk.
+      const hash = row[15];
+      // In place, in seq order, linked to the record before, whole, and not contradicting the checkpoint.
+      // Anything else is left to the exact walk.
       if (
         position !== expected ||
         !(seq > prevSeq) ||
-        typeof head !== 'string' ||
-        head.charCodeAt(64) !== NEWLINE ||
-        !head.startsWith(prev) ||
-        digest('sha256', head + targetForm(row[3]!) + row[4]!, 'hex') !== hash ||
+        row[14] !== prev ||
+        digest('sha256', quickText(data.tenantId, row), 'hex') !== hash ||
         (savedSize === position && savedHead !== hash)
       ) {
         return { chain, state: 'stopped', expected, prev, prevSeq };
