@@ -2,7 +2,9 @@
 // order, page by page, recomputing each hash, checking each link and the chain's head; every record of the
 // tenant must belong to a chain with a head. Against a saved checkpoint (decision 0202), it also proves that
 // the checkpoint is a prefix of today's trail: each chain it names still holds, at the size it names, the
-// head it names. Used by `cardline audit verify` and by tests.
+// head it names. On PostgreSQL, long chains are walked on worker threads in the verification's snapshot
+// (src/audit/verify-worker.ts, decision 0211), and the first record out of place handed back to the walk
+// here, which names the break. Used by `cardline audit verify`, the management API and tests.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Db, Queryable } from '../store/db.js';
