@@ -33,6 +33,11 @@ interface ListenHandlers {
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /**
+   * PostgreSQL only: the server's connection string, for work that needs connections of its own beside the
+   * pool (the parallel audit verification's threads). Holds the password, if any: never logged.
+   */
+  readonly connectionString?: string;
+  /**
    * PostgreSQL only: LISTENs on `channel` over a dedicated connection that reconnects by itself. The embedded
    * store has one process, which is told of its own changes directly.
    */
@@ -228,7 +233,7 @@ class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   constructor(
     private readonly pool: pg.Pool,
-    private readonly connectionString: string,
+    readonly connectionString: string,
   ) {}
 
   async listen(channel: string, handlers: ListenHandlers): Promise<Listener> {
