@@ -1,6 +1,7 @@
 // The root plugin: the request pipeline (tenant → auth → rate limit → decrypt → validate → idempotency →
 // operation, which answers through the recorder; the error path records failures the same way) and the routes:
 // the operation table's, and the few that need no tenant. A request's state is its context (src/request-context.ts).
+import { compilersFactory } from './schema-compilers.js';
 import type { Server } from 'node:http';
 import type { FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from 'fastify';
 import Fastify, { LogController } from 'fastify';
@@ -30,7 +31,6 @@ import rateLimit from './plugins/rate-limit.js';
 import healthRoutes from './routes/health.js';
 import wellKnownRoutes from './routes/well-known.js';
 import registrar from './operations/register.js';
-import { docsRoutes, openapiCollector } from './plugins/docs.js';
 import { operations as gatewayOperations } from './operations/index.js';
 import type { Operation } from './operations/define.js';
 
@@ -63,8 +63,10 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   // The recorder: the operation step, the error path and a replay call it to record their answer.
   await fastify.register(audit);
   await fastify.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
-  // Before the first route: it describes every route in the OpenAPI document.
-  await fastify.register(openapiCollector, { operations });
+  // Before the first route: it describes every route in the OpenAPI document. (Imported here: a process that
+  // only imports this module for its helpers, the CLI, does not load @fastify/swagger.)
+  const docs = await import('./plugins/docs.js');
+  await fastify.register(docs.openapiCollector, { operations });
   await fastify.register(strictJson);
   await fastify.register(tenant);
   await fastify.register(auth);
@@ -92,7 +94,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(healthRoutes);
   await fastify.register(wellKnownRoutes);
   await fastify.register(registrar, { operations });
-  await fastify.register(docsRoutes);
+  await fastify.register(docs.docsRoutes);
 };
 
 /**
@@ -185,6 +187,8 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     return503OnClosing: false,
     frameworkErrors,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Each operation's schemas compiled once per process, whichever app registers them (src/schema-compilers.ts).
+    schemaController: { compilersFactory },
     ajv: {
       customOptions: {
         removeAdditional: false,

@@ -14,7 +14,6 @@ import { managementOperations } from '../operations/index.js';
 import registrar from '../operations/register.js';
 import audit, { stringAt, type AuditSubject } from '../plugins/audit.js';
 import decrypt from '../plugins/decrypt.js';
-import { docsRoutes, openapiCollector } from '../plugins/docs.js';
 import errors from '../plugins/errors.js';
 import idempotency from '../plugins/idempotency.js';
 import operation from '../plugins/operation.js';
@@ -28,7 +27,6 @@ import type { AuditSpec } from '../route-config.js';
 import { PLATFORM_TENANT, isTenantId } from '../services/tenants.js';
 import { consoleOperator } from '../console/auth.js';
 import { requestContext } from '../request-context.js';
-import consoleRoutes from '../console/routes.js';
 import { ConsoleSessions } from '../console/sessions.js';
 
 declare module 'fastify' {
@@ -72,8 +70,11 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   // The recorder, which the operation step, the error path and a replay call to record their answer.
   await app.register(audit, { subject });
   await app.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
-  // Before the first route: it describes every route in the management OpenAPI document.
-  await app.register(openapiCollector, { operations, listener: 'management' });
+  // Before the first route: it describes every route in the management OpenAPI document. The CLI's app in
+  // process serves no document and no console: only the operations it calls.
+  // (Imported here, so the CLI does not load @fastify/swagger and the console's files at all.)
+  const docs = opts.inProcess ? null : await import('../plugins/docs.js');
+  if (docs) await app.register(docs.openapiCollector, { operations, listener: 'management' });
   await app.register(strictJson);
   app.decorate('consoleSessions', new ConsoleSessions(opts.services.db, opts.services.operatorKeys, opts.config.consoleIdleMinutes));
   // The operator key is this listener's principal (or the console's session cookie, taken as the key it was
@@ -99,8 +100,9 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   });
   await app.register(managementProbes);
   await app.register(registrar, { operations, listener: 'management' });
-  await app.register(docsRoutes);
-  await app.register(consoleRoutes, { sessions: app.consoleSessions });
+  if (!docs) return;
+  await app.register(docs.docsRoutes);
+  await app.register((await import('../console/routes.js')).default, { sessions: app.consoleSessions });
 };
 
 export const managementPlugin = fp(managementApp, { name: 'cardline-management' });

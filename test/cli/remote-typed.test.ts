@@ -64,6 +64,18 @@ describe('ManagementApi.operation: a typed call by id against the listener', () 
     );
   });
 
+  it('a client limited to the operations a command declared refuses any other, before sending anything', async () => {
+    const sent: string[] = [];
+    const limited = new ManagementApi({ where: 'nowhere', send: async (method, path) => (sent.push(`${method} ${path}`), { status: 200, statusText: 'OK', text: '{"result":[],"pagination":{"nextCursor":null}}' }) }).only(['tenant.list']);
+    await expect(limited.operation('tenant.read', { params: { tenantId: 'demo' } })).rejects.toThrow(
+      "cardline: this command calls the operation 'tenant.read' without declaring it in withApi's operations.",
+    );
+    await expect(limited.allOf('operator-key.list', {})).rejects.toThrow("the operation 'operator-key.list' without declaring it");
+    expect(sent).toEqual([]);
+    expect(await limited.allOf('tenant.list', {})).toEqual([]);
+    expect(sent).toEqual(['GET /v1/tenants?limit=200']);
+  });
+
   it('is typed by the entry (checked by npm run typecheck)', () => {
     const typeOnly = () => {
       // @ts-expect-error: tenant.read names its tenant in the path
