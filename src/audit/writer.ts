@@ -341,7 +341,8 @@ export class AuditWriter {
       const params: unknown[] = [JSON.stringify(heads), JSON.stringify(rows)];
       const param = (value: unknown) => `$${params.push(value)}`;
       const ctes = (events.length ? outboxCte(param(JSON.stringify(events))) : '') + (settlements.length ? settleCte(param(JSON.stringify(settlements))) : '');
-      const r = await this.db.query(APPEND(ctes), params);
+      // Prepared once per connection (PostgreSQL): four texts at most, by whether the batch holds events and settlements.
+      const r = await this.db.query(APPEND(ctes), params, { name: `cardline_audit_append_${events.length ? 'e' : ''}${settlements.length ? 's' : ''}` });
       if (r.rowCount === rows.length) {
         for (const [t, h] of next) this.heads.set(t, h);
         this.observer?.auditBatch(rows.length, (performance.now() - started) / 1000);

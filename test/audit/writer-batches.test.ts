@@ -73,6 +73,39 @@ describe('AuditWriter batches', () => {
     expect(writers.map((w) => w.conflictRetries)).toEqual([0, 0, 0]);
   });
 
+  it('batches with and without events and settlements, one after another, each commit on its own prepared statement', async () => {
+    const [tenant] = tenants(1);
+    const writer = new AuditWriter(db);
+    const keys = Array.from({ length: 8 }, (_, i) => ({ scope: `scope-${run}-${i}`, token: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` }));
+    for (const k of keys) {
+      await db.query(
+        `INSERT INTO idempotency_keys (tenant_id, scope_hash, fingerprint, state, connector_key, lock_token, locked_at, created_at)
+         VALUES ($1, $2, 'f', 'in_flight', gen_random_uuid(), $3, now(), now())`,
+        [tenant, k.scope, k.token],
+      );
+    }
+    const settlement = (i: number) => ({ scope: keys[i]!.scope, token: keys[i]!.token, response: { status: 200, contentType: 'application/json', body: `{"n":${i}}` } });
+    // Each kind twice over (none, event, settlement, both), so that a connection runs a statement it prepared before.
+    for (let round = 0; round < 2; round++) {
+      const base = round * 4;
+      await writer.record({ ...entry(tenant!, base), event: undefined });
+      await writer.record(entry(tenant!, base + 1));
+      await writer.record({ ...entry(tenant!, base + 2), event: undefined, settlement: settlement(base + 2) });
+      await writer.record({ ...entry(tenant!, base + 3), settlement: settlement(base + 3) });
+    }
+    await writer.close();
+    const v = await verifyChain(db, tenant!);
+    expect({ ok: v.ok, records: v.records }).toEqual({ ok: true, records: 8 });
+    const events = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE tenant_id = $1', [tenant]);
+    expect(events.rows[0]!.n).toBe(4);
+    const settled = await db.query<{ scope_hash: string; state: string; body: string | null }>(
+      "SELECT scope_hash, state, body FROM idempotency_keys WHERE tenant_id = $1 AND state = 'completed' ORDER BY scope_hash",
+      [tenant],
+    );
+    expect(settled.rows).toEqual([2, 3, 6, 7].map((i) => ({ scope_hash: keys[i]!.scope, state: 'completed', body: `{"n":${i}}` })));
+    expect(writer.conflictRetries).toBe(0);
+  });
+
   it('one record the store refuses fails alone; the others of its batch commit', async () => {
     const ids = tenants(3);
     const writer = new AuditWriter(db);
