@@ -106,6 +106,28 @@ describe('AuditWriter batches', () => {
     expect(writer.conflictRetries).toBe(0);
   });
 
+  it('under load a batch waits for the records on their way, up to twice the previous batch; a lone record does not wait', async () => {
+    const [tenant] = tenants(1);
+    const batches: number[] = [];
+    // A linger long enough never to end first in this test: the batch is cut when twice the last one is queued.
+    const writer = new AuditWriter(db, { auditBatch: (records) => void batches.push(records) }, undefined, undefined, 600_000);
+    // A lone record: the previous batch held none, so it is cut at once (a linger of 600 s would time the test out).
+    await writer.record(entry(tenant!, 0));
+    // Eight at once: one batch (the previous held one record, below the load threshold: no waiting).
+    await Promise.all(Array.from({ length: 8 }, (_, i) => writer.record(entry(tenant!, 1 + i))));
+    // Sixteen, arriving over several turns of the event loop: the batch waits for all of them (twice eight).
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < 16; i++) {
+      pending.push(writer.record(entry(tenant!, 9 + i)));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(pending);
+    await writer.close();
+    expect(batches).toEqual([1, 8, 16]);
+    const v = await verifyChain(db, tenant!);
+    expect({ ok: v.ok, records: v.records }).toEqual({ ok: true, records: 25 });
+  });
+
   it('one record the store refuses fails alone; the others of its batch commit', async () => {
     const ids = tenants(3);
     const writer = new AuditWriter(db);
