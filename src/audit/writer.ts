@@ -134,7 +134,9 @@ const RESERVE = `
  * acknowledged. For a stored response body this changes no byte on the wire: Node already sends a lone
  * surrogate as U+FFFD, and JSON escapes U+0000.
  */
-const storable = (text: string): string => text.toWellFormed().replaceAll('\u0000', '\ufffd');
+const storable = (text: string): string =>
+  // Nearly every string is storable already: checked without copying it (two scans, no allocation).
+  text.isWellFormed() && !text.includes('\u0000') ? text : text.toWellFormed().replaceAll('\u0000', '\ufffd');
 
 /** storable() applied to every string of a JSON value, keys included (event payloads). */
 function storableDeep(value: unknown): unknown {
