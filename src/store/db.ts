@@ -13,7 +13,12 @@ export interface QueryResult<T> {
 }
 
 export interface Queryable {
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /**
+   * `options.name`: a statement run on the hot path with this exact text every time. On PostgreSQL it is parsed
+   * and planned once per connection and kept under this name (a prepared statement), so that each run skips
+   * parsing and planning (decision 0228). One name, one text. PGlite ignores it.
+   */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { name?: string }): Promise<QueryResult<T>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }
@@ -277,8 +282,8 @@ class PostgresDb implements Db {
     };
   }
 
-  async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
-    const r = await guarded(() => this.pool.query(sql, params));
+  async query<T>(sql: string, params: unknown[] = [], options?: { name?: string }): Promise<QueryResult<T>> {
+    const r = await guarded(() => (options?.name ? this.pool.query({ name: options.name, text: sql, values: params }) : this.pool.query(sql, params)));
     return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
   }
 
