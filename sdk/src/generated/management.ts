@@ -21,6 +21,7 @@ import type {
   ReplayResponse,
   ConnectorsResponse,
   ShadowSummaryResponse,
+  TenantListQuery,
   TenantPageResponse,
   TenantCreateBody,
   TenantCreatedResponse,
@@ -80,8 +81,8 @@ export type ManagementOperationId = keyof typeof MANAGEMENT_OPERATIONS;
 export function bindManagementOperations(t: Transport) {
   return {
     tenant: {
-      /** The tenants, by id (secrets shown as "***") (`GET /v1/tenants`, `tenant.list`). */
-      list: (query?: Omit<PageQuery, 'cursor'>, options?: PageOptions): Paged<TenantPageResponse['result'][number], TenantPageResponse> =>
+      /** The tenants, by id (secrets shown as "***"), or those whose id or name holds a text (`GET /v1/tenants`, `tenant.list`). */
+      list: (query?: Omit<TenantListQuery, 'cursor'>, options?: PageOptions): Paged<TenantPageResponse['result'][number], TenantPageResponse> =>
         t.paged<TenantPageResponse['result'][number], TenantPageResponse>(MANAGEMENT_OPERATIONS["tenant.list"], [], undefined, query, options),
       /** Create a tenant with its whole configuration (`POST /v1/tenants`, `tenant.create`). */
       create: (body: TenantCreateBody, options?: CallOptions): Promise<TenantCreatedResponse> =>
