@@ -294,6 +294,32 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await expect.poll(() => page.locator('.notice.error').textContent()).toMatch(/ENT-9999/);
   });
 
+  it('searches every tenant, not only the page shown: a tenant past the first page is found', async () => {
+    // Enough tenants that the list's first page (20) ends before zz-harbour.
+    for (const id of [...Array.from({ length: 18 }, (_, i) => `x-bank-${String(i + 1).padStart(2, '0')}`), 'zz-harbour']) {
+      const name = id === 'zz-harbour' ? 'Quiet Harbour Savings' : `Bank ${id.slice(7)}`;
+      const res = await m.inject({ method: 'POST', url: '/v1/tenants', headers: { authorization: `Bearer ${key}` }, payload: { id, name, config: { connector: { id: 'mock', options: { fixtures: 'demo' } } } } });
+      expect(res.statusCode).toBe(201);
+    }
+    await page.goto(`${base}/console/#/tenants`);
+    await row('x-bank-01').waitFor();
+    expect(await page.locator('tr[data-tenant]').count()).toBe(20);
+    expect(await row('zz-harbour').count()).toBe(0);
+    await page.getByLabel('Search tenants').fill('HARBOUR');
+    await row('zz-harbour').waitFor();
+    expect(await page.locator('tr[data-tenant]').count()).toBe(1);
+    expect(await page.getByRole('navigation', { name: 'Tenant pages' }).textContent()).toContain('Search “HARBOUR”, page 1');
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await photograph('tenants-search');
+    // Nothing holds "no-such": the empty search says so, and what to do.
+    await page.getByLabel('Search tenants').fill('no-such');
+    await expect.poll(() => page.locator('tbody').textContent()).toBe('No tenant\'s id or name holds “no-such”: check the spelling, or clear the search to see every tenant.');
+    await photograph('tenants-search-empty');
+    await page.getByLabel('Search tenants').fill('');
+    await row('x-bank-01').waitFor();
+    await expect.poll(() => page.locator('tr[data-tenant]').count()).toBe(20);
+  });
+
   it('refuses a change without the CSRF token', async () => {
     const status = await page.evaluate<number>("fetch('/v1/tenants/north-bank/disable', { method: 'POST', credentials: 'same-origin' }).then((r) => r.status)");
     expect(status).toBe(403);
