@@ -3,7 +3,8 @@
 // in, onboards a bank with its first Admin, disables and enables it, sees a failing channel's deliveries and
 // fixes them with a retry, reads a verified audit chain and a broken one located, sees a failing core marked;
 // a change without the CSRF token is refused and an idle session ends. axe-core finds no serious or critical
-// violation on any page; each page is photographed at 1280 and 390 px (test-results/console/).
+// violation on any page; each page is photographed at 1280 and 390 px (test-results/console/), and at 390 px
+// no table label overlaps its value and nothing is wider than the screen.
 // Without a browser the file says it was skipped, and why; under CI=true that is a failure.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -79,11 +80,35 @@ async function axeViolations(): Promise<string[]> {
   return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
-/** Screenshots at both widths, and the axe check at both. */
+/**
+ * What is broken in the narrow layout (each table row a card, its labels in the cells' left padding): a label
+ * taller than its cell (it ran into the next one, as "Latency avg/max" did), a table region or the page wider
+ * than the screen (text cut off, or a sideways scroll).
+ */
+async function narrowLayoutProblems(): Promise<string[]> {
+  return page.evaluate<string[]>(`(() => {
+    const problems = [];
+    for (const td of document.querySelectorAll('.table-region td[data-label]')) {
+      if (!td.dataset.label || td.hasAttribute('colspan')) continue;
+      const label = parseFloat(getComputedStyle(td, '::before').height);
+      const cell = td.getBoundingClientRect().height;
+      if (!Number.isFinite(label)) { problems.push('label of ' + td.dataset.label + ' not measured'); continue; }
+      if (label + parseFloat(getComputedStyle(td).paddingTop) > cell + 0.5) problems.push('label ' + td.dataset.label + ' (' + label + ' px) overflows its cell (' + cell + ' px)');
+    }
+    for (const region of document.querySelectorAll('.table-region')) {
+      if (region.scrollWidth > region.clientWidth + 1) problems.push('table ' + region.getAttribute('aria-label') + ' is ' + region.scrollWidth + ' px wide in ' + region.clientWidth);
+    }
+    if (document.documentElement.scrollWidth > window.innerWidth) problems.push('page is ' + document.documentElement.scrollWidth + ' px wide');
+    return problems;
+  })()`);
+}
+
+/** Screenshots at both widths, the axe check at both, and at 390 px nothing overlapping or cut off. */
 async function photograph(name: string): Promise<void> {
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
     expect(await axeViolations(), `${name} at ${width} px`).toEqual([]);
+    if (width === 390) expect(await narrowLayoutProblems(), `${name} at ${width} px`).toEqual([]);
     await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 900 });
