@@ -224,6 +224,11 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     const test = await t.app.inject({ method: 'POST', url: `/v1/admin/channels/${channelId}/test`, headers: admin });
     expect(test.json().result.attempts[0].statusCode).toBe(500);
 
+    // A tenant without a channel says so, and what to do.
+    await page.goto(`${base}/console/#/channels/north-bank`);
+    await page.getByText('This tenant has no channel').waitFor();
+    await photograph('channels-empty');
+
     await page.goto(`${base}/console/#/channels/demo`);
     await expect.poll(() => page.locator('tr.row-failing').textContent()).toContain('Risk desk');
     expect(await page.locator('tr.row-failing').textContent()).toContain('0% of 1');
@@ -307,6 +312,8 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
 
   it('looks up a customer and one of its cards: masked numbers only, with recent transactions', async () => {
     await page.goto(`${base}/console/#/lookup/demo`);
+    await page.getByLabel('Id').waitFor();
+    await photograph('lookup-empty');
     await page.getByLabel('Id').fill('ENT-1001');
     await page.getByRole('button', { name: 'Look up' }).click();
     await page.getByRole('heading', { name: 'Recent transactions' }).waitFor();
