@@ -167,19 +167,25 @@ export class ManagementApi {
     return this.call<ManagementAnswer<Id>>(method, path, (input as { body?: unknown }).body);
   }
 
-  /** Every item of a paged list of the management table, by its id (`tenant.list`, `tenant-user.list`, `operator-key.list`). */
-  async allOf<Id extends ManagementListId>(id: Id, input: Omit<ManagementInput<Id>, 'query'>): Promise<ManagementAnswer<Id>['result']> {
+  /**
+   * Every item of a paged list of the management table, by its id (`tenant.list`, `tenant-user.list`,
+   * `operator-key.list`), with the list's own query but its pages (`tenant.list`'s search `q`).
+   */
+  async allOf<Id extends ManagementListId>(
+    id: Id,
+    input: Omit<ManagementInput<Id>, 'query'> & { query?: Omit<NonNullable<TypesOf<Id>['query']>, 'limit' | 'cursor'> },
+  ): Promise<ManagementAnswer<Id>['result']> {
     this.check(id);
     // Each page is the operation's answer; the items of all pages are its `result` type.
-    return (await this.all(managementRequest(await managementTable(), id, input as { params?: unknown }).path)) as ManagementAnswer<Id>['result'];
+    return (await this.all(managementRequest(await managementTable(), id, input as { params?: unknown; query?: unknown }).path)) as ManagementAnswer<Id>['result'];
   }
 
-  /** Every item of a paged list: the largest pages, following `pagination.nextCursor` to the end. */
+  /** Every item of a paged list (its path may hold a query): the largest pages, following `pagination.nextCursor` to the end. */
   async all<T>(path: string): Promise<T[]> {
     const items: T[] = [];
     let cursor: string | null = null;
     do {
-      const query: string = `?limit=${PAGE_MAX}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const query: string = `${path.includes('?') ? '&' : '?'}limit=${PAGE_MAX}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
       const page: { result: T[]; pagination: { nextCursor: string | null } } = await this.call('GET', `${path}${query}`);
       items.push(...page.result);
       cursor = page.pagination.nextCursor;

@@ -192,10 +192,12 @@ ${STORE_HELP}`,
   tenant
     .command('list')
     .description('List tenants: id, status, connector and name.')
+    .option('--search <text>', 'only the tenants whose id or name holds this text, in any case')
     .option('--json', 'print JSON (id, name, status, version, config with secrets as "***") instead of a table')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
-    .action(async (opts: { json?: boolean }, command: Command) => {
-      const tenants = (await withApi(command, { operations: ['tenant.list'] }, (api) => api.allOf('tenant.list', {}))) as TenantView[];
+    .action(async (opts: { json?: boolean; search?: string }, command: Command) => {
+      const query = opts.search === undefined ? {} : { query: { q: opts.search } };
+      const tenants = (await withApi(command, { operations: ['tenant.list'] }, (api) => api.allOf('tenant.list', query))) as TenantView[];
       if (opts.json) return printJson(tenants);
       table([['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, String((t.config.connector as { id?: unknown } | undefined)?.id ?? '?'), t.name])]);
     });

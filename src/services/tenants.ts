@@ -177,11 +177,16 @@ export class TenantService {
     return r.rows.map(storedOf);
   }
 
-  /** One page of the stored tenants in id order: `limit` after the id `after` (key-cursor.ts). */
-  async pageStored({ limit, after }: { limit: number; after: string | null }): Promise<KeyPage<StoredTenant>> {
+  /**
+   * One page of the stored tenants in id order: `limit` after the id `after` (key-cursor.ts); with `search`,
+   * only those whose id or name holds it, in any case (a plain substring: no pattern characters).
+   */
+  async pageStored({ limit, after, search = null }: { limit: number; after: string | null; search?: string | null }): Promise<KeyPage<StoredTenant>> {
     const r = await this.db.query<TenantRow>(
-      `SELECT ${COLUMNS} FROM tenants WHERE ($1::text IS NULL OR tenant_id > $1) ORDER BY tenant_id LIMIT $2`,
-      [after, limit + 1],
+      `SELECT ${COLUMNS} FROM tenants WHERE ($1::text IS NULL OR tenant_id > $1)
+         AND ($3::text IS NULL OR strpos(lower(tenant_id), lower($3)) > 0 OR strpos(lower(name), lower($3)) > 0)
+       ORDER BY tenant_id LIMIT $2`,
+      [after, limit + 1, search],
     );
     return keyPage(r.rows, limit, (row) => row.tenant_id, storedOf);
   }

@@ -33,6 +33,7 @@ describe('managementRequest: method and path from the entry', () => {
     const byId = await managementTable();
     expect(managementRequest(byId, 'tenant-user.remove', { params: { tenantId: 'demo', username: 'a b/c' } }).path).toBe('/v1/tenants/demo/users/a%20b%2Fc');
     expect(managementRequest(byId, 'tenant.list', { query: { limit: '2', cursor: undefined } }).path).toBe('/v1/tenants?limit=2');
+    expect(managementRequest(byId, 'tenant.list', { query: { q: 'north bank', limit: '2' } }).path).toBe('/v1/tenants?q=north+bank&limit=2');
     expect(() => managementRequest(byId, 'tenant.read', {})).toThrow("Operation tenant.read needs the path parameter 'tenantId'");
   });
 });
@@ -54,6 +55,7 @@ describe('ManagementApi.operation: a typed call by id against the listener', () 
       body: { username: 'typed-user', role: 'Read-Only', password: await t.encrypt('Typed-Passw0rd-1', 'demo') },
     });
     expect(user.result).toEqual({ username: 'typed-user', role: 'Read-Only', disabled: false, locked: false, lastLoginAt: null });
+    expect((await api.allOf('tenant.list', { query: { q: 'DEMO' } })).map((x) => x.id)).toEqual(['demo', 'demo-b']);
     const users = await api.allOf('tenant-user.list', { params: { tenantId: 'demo' } });
     expect(users.map((u) => u.username)).toContain('typed-user');
   });
