@@ -6,7 +6,7 @@ import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 type CryptoKey = webcrypto.CryptoKey;
 import { LRUCache } from 'lru-cache';
-import { cacheTtl, DEFAULT_KEY_CACHE_MAX } from '../services/cache-ttl.js';
+import { cacheTtl, DEFAULT_KEY_CACHE_MAX, TENANT_CACHE_MAX } from '../services/cache-ttl.js';
 import type { Db, Queryable } from '../store/db.js';
 import type { MasterKey } from './master-key.js';
 import type { ChangeFeed } from '../services/changes.js';
@@ -66,15 +66,16 @@ export interface TenantKey {
   retireAt?: Date | null;
   publicJwk: PublicJwk;
   /**
-   * The imported halves, each imported on its first use and then kept while the tenant's keys stay cached
-   * (decision 0209): an imported EC key holds about 7 KB of native memory, and a request needs one half of
-   * one key (a token's verification the signing key's public half, a JWE the encryption key's private half).
+   * The imported halves, each imported on its first use and kept among the ring's most recently used imported
+   * keys (decisions 0209, 0214): an imported EC key holds about 7 KB of native memory, and a request needs one
+   * half of one key at most (a token's first verification the signing key's public half, a JWE the encryption
+   * key's private half); a verified token is served from the token cache without its key.
    */
   privateKey(): Promise<CryptoKey>;
   publicKey(): Promise<CryptoKey>;
 }
 
-/** One key's imported halves, made on first use; kept across reloads of the tenant's set (a kid never changes). */
+/** One key's imported halves, made on first use; kept across reloads of the tenant's set (a kid's material never changes). */
 interface Imported {
   privateKey?: Promise<CryptoKey>;
   publicKey?: Promise<CryptoKey>;
@@ -155,13 +156,17 @@ export async function checkMasterKey(db: Queryable, masterKey: MasterKey): Promi
 }
 
 export class KeyRing {
+  /**
+   * Each tenant's usable keys (public halves, sealed private halves: about 1 KB of heap, no native memory),
+   * bounded like the tenants (decision 0214).
+   */
   private readonly cache: LRUCache<string, TenantKeys>;
   /**
-   * The imported key objects of each tenant's loaded keys, by kid: a kid's material never changes, so a
-   * reload (after a change, or an expiry) re-imports only keys it has not seen (importing an EC key costs
-   * about 100 µs, which a cache refreshed for ten thousand tenants would pay again and again).
+   * The imported key objects, by tenant and kid, the most recently used `maxImported` of them: a kid's material
+   * never changes, so a reload (after a change, or an expiry) re-imports only keys it no longer holds. Apart
+   * from the sets, so that a set does not keep its keys' native memory (decision 0214).
    */
-  private readonly imported: LRUCache<string, Map<string, Imported>>;
+  private readonly imported: LRUCache<string, Imported>;
   /** Key imports done (tests). */
   imports = 0;
 
@@ -170,15 +175,17 @@ export class KeyRing {
     private readonly masterKey: MasterKey,
     cacheTtlMs: number | null = null,
     private readonly changes?: ChangeFeed,
-    /** Tenants whose keys stay imported (decision 0209): the least recently used one past it is dropped. */
-    readonly maxTenants: number = DEFAULT_KEY_CACHE_MAX,
+    /** Keys kept imported (decision 0214): past it the least recently used one's objects are dropped. */
+    readonly maxImported: number = DEFAULT_KEY_CACHE_MAX,
+    /** Tenants whose key sets stay cached (tests use a small bound). */
+    maxSets: number = TENANT_CACHE_MAX,
   ) {
-    this.cache = new LRUCache({ max: maxTenants, ...cacheTtl(cacheTtlMs) });
-    // Kept apart from `cache` (which a change or an expiry empties) and bounded alike: no TTL, a kid never changes.
-    this.imported = new LRUCache({ max: maxTenants });
+    this.cache = new LRUCache({ max: maxSets, ...cacheTtl(cacheTtlMs) });
+    // Kept apart from `cache` (which a change or an expiry empties): no TTL, a kid never changes.
+    this.imported = new LRUCache({ max: maxImported });
   }
 
-  /** Tenants whose key sets are cached, and whose imported key objects are kept (tests, diagnostics). */
+  /** Tenants whose key sets are cached, and keys whose imported objects are kept (tests, diagnostics). */
   cached(): { sets: number; imported: number } {
     return { sets: this.cache.size, imported: this.imported.size };
   }
@@ -216,8 +223,6 @@ export class KeyRing {
     );
     const keys: TenantKeys = { enc: [], sig: [] };
     const expired: string[] = [];
-    const known = this.imported.get(tenantId);
-    const kept = new Map<string, Imported>();
     for (const row of r.rows) {
       const retireAt = asDate(row.retire_at);
       if (row.status === 'retired' || !live({ status: row.status, retireAt }, now)) {
@@ -225,9 +230,14 @@ export class KeyRing {
         continue;
       }
       const publicJwk = asJwk(row.public_jwk);
-      const objects: Imported = known?.get(row.kid) ?? {};
-      kept.set(row.kid, objects);
       const { kid, alg, private_jwk_enc: sealed } = row;
+      const slot = `${tenantId}\u0000${kid}`;
+      // The key's entry among the imported ones, made when a half is first asked for (and again after an eviction).
+      const objects = (): Imported => {
+        let o = this.imported.get(slot);
+        if (!o) this.imported.set(slot, (o = {}));
+        return o;
+      };
       const importing = async (jwk: () => JWK): Promise<CryptoKey> => {
         this.imports += 1;
         return (await importJWK(jwk(), alg)) as CryptoKey;
@@ -240,19 +250,25 @@ export class KeyRing {
         retireAt,
         publicJwk,
         privateKey: () => {
-          if (!objects.privateKey) {
-            objects.privateKey = importing(() => JSON.parse(this.masterKey.open(sealed, aad(tenantId, kid))) as JWK);
+          const o = objects();
+          if (!o.privateKey) {
+            const made = (o.privateKey = importing(() => JSON.parse(this.masterKey.open(sealed, aad(tenantId, kid))) as JWK));
             // A failed import (a wrong master key) is tried again next time, not kept broken.
-            objects.privateKey.catch(() => (objects.privateKey = undefined));
+            made.catch(() => {
+              if (o.privateKey === made) o.privateKey = undefined;
+            });
           }
-          return objects.privateKey;
+          return o.privateKey;
         },
         publicKey: () => {
-          if (!objects.publicKey) {
-            objects.publicKey = importing(() => publicJwk as JWK);
-            objects.publicKey.catch(() => (objects.publicKey = undefined));
+          const o = objects();
+          if (!o.publicKey) {
+            const made = (o.publicKey = importing(() => publicJwk as JWK));
+            made.catch(() => {
+              if (o.publicKey === made) o.publicKey = undefined;
+            });
           }
-          return objects.publicKey;
+          return o.publicKey;
         },
       });
     }
@@ -263,7 +279,6 @@ export class KeyRing {
         [tenantId, expired],
       );
     }
-    this.imported.set(tenantId, kept);
     // A change told while the rows were read may be newer than them: cached, they would stay (no expiry).
     if (seen === this.invalidations) this.cache.set(tenantId, keys);
     return keys;

@@ -22,11 +22,12 @@ export const TENANT_CACHE_MAX = 100_000;
 export const UNKNOWN_TENANT_CACHE_MAX = 10_000;
 
 /**
- * Tenants whose gateway keys stay imported (decision 0209): about 10 KB each (four imported EC keys and
- * their JWKs), so the default holds 10 000 tenants in about 100 MB; past it the least recently used tenant's
- * keys are dropped and imported again (about 0.4 ms) on its next request.
+ * Gateway keys kept imported (decisions 0209, 0214): an imported EC key half holds about 7 KB of native
+ * memory, so the default holds about 7 MB; past it the least recently used key's objects are dropped and
+ * imported again (about 0.1 ms) when next needed. A request rarely needs one: a token is verified with its
+ * key once, then served from the verified-token cache (src/services/tokens.ts) until that entry expires.
  */
-export const DEFAULT_KEY_CACHE_MAX = 10_000;
+export const DEFAULT_KEY_CACHE_MAX = 1_000;
 
 /** Connector instances kept started by default (decision 0210). */
 export const DEFAULT_MAX_INSTANCES = 10_000;
