@@ -6,7 +6,7 @@ import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 type CryptoKey = webcrypto.CryptoKey;
 import { LRUCache } from 'lru-cache';
-import { cacheTtl, DEFAULT_KEY_CACHE_MAX, TENANT_CACHE_MAX } from '../services/cache-ttl.js';
+import { cacheTtl, DEFAULT_KEY_CACHE_MAX, entryBound, TENANT_CACHE_MAX } from '../services/cache-ttl.js';
 import type { Db, Queryable } from '../store/db.js';
 import type { MasterKey } from './master-key.js';
 import type { ChangeFeed } from '../services/changes.js';
@@ -180,9 +180,9 @@ export class KeyRing {
     /** Tenants whose key sets stay cached (tests use a small bound). */
     maxSets: number = TENANT_CACHE_MAX,
   ) {
-    this.cache = new LRUCache({ max: maxSets, ...cacheTtl(cacheTtlMs) });
+    this.cache = new LRUCache({ ...entryBound(maxSets), ...cacheTtl(cacheTtlMs) });
     // Kept apart from `cache` (which a change or an expiry empties): no TTL, a kid never changes.
-    this.imported = new LRUCache({ max: maxImported });
+    this.imported = new LRUCache(entryBound(maxImported));
   }
 
   /** Tenants whose key sets are cached, and keys whose imported objects are kept (tests, diagnostics). */
