@@ -28,24 +28,25 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cardline-memory-'));
   const database = STORE === 'postgres' ? await temporaryDatabase('cardline_memory') : null;
   try {
-    const env = {
+    const dataDir = join(dir, 'pglite');
+    const env: NodeJS.ProcessEnv & { BENCH_TOKENS_FILE: string; BENCH_MASTER_KEY: string } = {
       ...process.env,
       NODE_ENV: 'production',
       BENCH_TENANTS: String(TENANTS),
       BENCH_TOKENS_FILE: join(dir, 'tokens.json'),
       BENCH_MASTER_KEY: SEED_DIR && existsSync(join(SEED_DIR, 'master-key')) ? readFileSync(join(SEED_DIR, 'master-key'), 'utf8') : MasterKey.generate(),
-      ...(database ? { BENCH_DATABASE_URL: database.url } : { BENCH_DATA_DIR: join(dir, 'pglite') }),
+      ...(database ? { BENCH_DATABASE_URL: database.url } : { BENCH_DATA_DIR: dataDir }),
     };
     const server = join(ROOT, 'bench', 'server.ts');
     if (SEED_DIR && existsSync(join(SEED_DIR, 'tokens.json'))) {
-      cpSync(join(SEED_DIR, 'pglite'), env.BENCH_DATA_DIR!, { recursive: true });
+      cpSync(join(SEED_DIR, 'pglite'), dataDir, { recursive: true });
       cpSync(join(SEED_DIR, 'tokens.json'), env.BENCH_TOKENS_FILE);
     } else {
       const seeder = spawn(process.execPath, ['--import', 'tsx', server], { cwd: ROOT, env: { ...env, BENCH_PHASE: 'seed' }, stdio: ['ignore', 'ignore', 'inherit'] });
       if ((await new Promise((r) => seeder.once('exit', r))) !== 0) throw new Error('seeding failed');
       if (SEED_DIR) {
         mkdirSync(SEED_DIR, { recursive: true });
-        cpSync(env.BENCH_DATA_DIR!, join(SEED_DIR, 'pglite'), { recursive: true });
+        cpSync(dataDir, join(SEED_DIR, 'pglite'), { recursive: true });
         writeFileSync(join(SEED_DIR, 'master-key'), env.BENCH_MASTER_KEY);
         cpSync(env.BENCH_TOKENS_FILE, join(SEED_DIR, 'tokens.json'));
       }
@@ -68,15 +69,21 @@ async function main(): Promise<void> {
       const s = (await (await fetch(`http://127.0.0.1:${ports.bare}/__bench/stats?gc=1`)).json()) as {
         rss: number;
         heapUsed: number;
+        heapTotal: number;
         external: number;
         arrayBuffers: number;
-        spaces: Record<string, number>;
-        storeThread: { heapUsed: number; wasm: number } | null;
+        spaces: Record<string, { used: number; committed: number }>;
+        storeThread: { heapUsed: number; heapTotal: number; wasm: number } | null;
       };
-      const spaces = Object.entries(s.spaces).filter(([, v]) => v > 1024 * 1024).map(([k, v]) => `${k.replace('_space', '')} ${MB(v)}`);
-      console.log(`${label}: RSS ${MB(s.rss)} MB; V8 heap ${MB(s.heapUsed)} MB (${spaces.join(', ')}); external ${MB(s.external)} MB, of which array buffers ${MB(s.arrayBuffers)} MB${
-        s.storeThread ? `; store thread: V8 heap ${MB(s.storeThread.heapUsed)} MB, WebAssembly memory ${MB(s.storeThread.wasm)} MB` : ''
-      }`);
+      const spaces = Object.entries(s.spaces)
+        .filter(([, v]) => v.committed > 1024 * 1024)
+        .map(([k, v]) => `${k.replace('_space', '')} ${MB(v.used)}/${MB(v.committed)}`);
+      const store = s.storeThread;
+      console.log(
+        `${label}: RSS ${MB(s.rss)} MB; V8 heap ${MB(s.heapUsed)} MB used of ${MB(s.heapTotal)} committed (${spaces.join(', ')}); ` +
+          `external ${MB(s.external)} MB, of which array buffers ${MB(s.arrayBuffers)} MB` +
+          (store ? `; store thread: V8 heap ${MB(store.heapUsed)} of ${MB(store.heapTotal)} MB, WebAssembly memory ${MB(store.wasm)} MB` : ''),
+      );
     };
     await memory('started');
     for (let pass = 0; pass < PASSES; pass++) {

@@ -127,7 +127,13 @@ async function main(): Promise<void> {
       external: m.external,
       arrayBuffers: m.arrayBuffers,
       auditRows: r.rows[0]?.n ?? 0,
-      ...(collect ? { spaces: Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, s.space_used_size])), storeThread: await storeThreadMemory(db) } : {}),
+      ...(collect
+        ? {
+            heapTotal: m.heapTotal,
+            spaces: Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { used: s.space_used_size, committed: s.space_size }])),
+            storeThread: await storeThreadMemory(db),
+          }
+        : {}),
     };
   });
   await bare.listen({ host: '127.0.0.1', port: base });

@@ -10,7 +10,7 @@
 //   { op: 'begin' }                   → { tx }  once the transaction holds PGlite; statements naming tx run in it
 //   { op: 'end', tx, commit }         → {}      after COMMIT (or ROLLBACK) has run
 //   { op: 'dump' }                    → { dump: ArrayBuffer }
-//   { op: 'memory' }                  → { memory: { heapUsed, wasm } }  this thread's V8 heap and PGlite's WebAssembly memory, bytes
+//   { op: 'memory' }                  → { memory: { heapUsed, heapTotal, wasm } }  this thread's V8 heap and PGlite's WebAssembly memory, bytes
 //   { op: 'close' }                   → {}
 // A failure answers { error }: a database error's SQLSTATE and schema names only (never its message, which
 // may quote a row or a parameter), or another error's message.
@@ -59,6 +59,8 @@ export interface WorkerAnswer {
 /** The store thread's own memory: its V8 heap in use and the WebAssembly memory PGlite runs PostgreSQL in. */
 export interface ThreadMemory {
   heapUsed: number;
+  /** The heap's pages as committed (used or not). */
+  heapTotal: number;
   wasm: number;
 }
 
@@ -157,7 +159,8 @@ async function main(): Promise<void> {
         case 'memory': {
           // PGlite keeps its Emscripten module in `mod` (not part of its typed interface): read, never written.
           const wasm = (db as unknown as { mod?: { HEAPU8?: Uint8Array } }).mod?.HEAPU8?.byteLength ?? 0;
-          return answer({ id: req.id, memory: { heapUsed: getHeapStatistics().used_heap_size, wasm } });
+          const heap = getHeapStatistics();
+          return answer({ id: req.id, memory: { heapUsed: heap.used_heap_size, heapTotal: heap.total_heap_size, wasm } });
         }
         case 'close':
           if (!db.closed) await db.close();
