@@ -14,6 +14,7 @@ import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Algorithm, hash } from '@node-rs/argon2';
 import { pino, type Logger } from 'pino';
@@ -21,7 +22,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { loggerOptions } from '../src/logging.js';
 import { createTenant } from '../src/services/onboarding.js';
-import { openDb, type Db } from '../src/store/db.js';
+import { openDb, storeThreadMemory, type Db } from '../src/store/db.js';
 
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'info';
@@ -111,10 +112,29 @@ async function main(): Promise<void> {
     return { result: true, exception: null, pagination: null };
   });
   // Bench-only: the process's counters (both targets share it; only one is loaded at a time) and the audit.
-  bare.get('/__bench/stats', async () => {
+  // `?gc=1` (the process started with --expose-gc, as bench/memory.ts starts it): after a full collection, with
+  // the V8 heap's spaces, so that what survives is told apart from garbage not yet collected.
+  bare.get('/__bench/stats', async (request) => {
     const r = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_log');
+    const collect = (request.query as { gc?: string }).gc === '1' && typeof global.gc === 'function';
+    if (collect) global.gc!();
     const m = process.memoryUsage();
-    return { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), rss: m.rss, heapUsed: m.heapUsed, external: m.external, auditRows: r.rows[0]?.n ?? 0 };
+    return {
+      elu: performance.eventLoopUtilization(),
+      cpu: process.cpuUsage(),
+      rss: m.rss,
+      heapUsed: m.heapUsed,
+      external: m.external,
+      arrayBuffers: m.arrayBuffers,
+      auditRows: r.rows[0]?.n ?? 0,
+      ...(collect
+        ? {
+            heapTotal: m.heapTotal,
+            spaces: Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { used: s.space_used_size, committed: s.space_size }])),
+            storeThread: await storeThreadMemory(db),
+          }
+        : {}),
+    };
   });
   await bare.listen({ host: '127.0.0.1', port: base });
   const port = (f: FastifyInstance) => {

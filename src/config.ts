@@ -56,7 +56,7 @@ export interface Config {
   tenantCacheTtlMs: number | null;
   /** How often each tenant's audit trail gets a signed checkpoint while it grows; 0: none (decision 0202). */
   auditCheckpointMs: number;
-  /** Tenants whose gateway keys stay imported at most (CARDLINE_KEY_CACHE_MAX, decision 0209). */
+  /** Gateway keys kept imported at most (CARDLINE_KEY_CACHE_MAX, decisions 0209, 0214). */
   keyCacheMax: number;
   /** Connector instances kept started at most (CARDLINE_CONNECTOR_INSTANCES_MAX, decision 0210). */
   connectorInstancesMax: number;

@@ -5,7 +5,6 @@ import {
   ConnectorTimeoutError,
   defineConnector,
   isWriteOperation,
-  operationsOf,
   type Connector,
   type ConnectorContext,
   type ConnectorOperations,
@@ -75,7 +74,20 @@ export class MockCore implements Connector {
     private readonly latencyMs = 0,
   ) {
     this.bank = new CoreBank(state);
-    Object.assign(this, operationsOf((operation, input, ctx) => this.call(ctx, operation, input)));
+  }
+
+  // The operations on the prototype, one function each for every instance: assigned per instance (operationsOf),
+  // they were about 30 closures and their contexts per mock core, about 2.5 KB each of 10 000 tenants' cores.
+  static {
+    for (const operation of CONTRACT_OPERATIONS) {
+      Object.defineProperty(MockCore.prototype, operation, {
+        value(this: MockCore, input: OperationInput<typeof operation>, ctx: ConnectorContext) {
+          return this.call(ctx, operation, input);
+        },
+        writable: true,
+        configurable: true,
+      });
+    }
   }
 
   /** Every call, read or write, waits out the latency first; a deadline that passes first applies nothing. */

@@ -6,7 +6,7 @@ import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 type CryptoKey = webcrypto.CryptoKey;
 import { LRUCache } from 'lru-cache';
-import { bounded, cacheTtl, DEFAULT_KEY_CACHE_MAX } from '../services/cache-ttl.js';
+import { cacheTtl, DEFAULT_KEY_CACHE_MAX, entryBound, TENANT_CACHE_MAX } from '../services/cache-ttl.js';
 import type { Db, Queryable } from '../store/db.js';
 import type { MasterKey } from './master-key.js';
 import type { ChangeFeed } from '../services/changes.js';
@@ -66,15 +66,16 @@ export interface TenantKey {
   retireAt?: Date | null;
   publicJwk: PublicJwk;
   /**
-   * The imported halves, each imported on its first use and then kept while the tenant's keys stay cached
-   * (decision 0209): an imported EC key holds about 7 KB of native memory, and a request needs one half of
-   * one key (a token's verification the signing key's public half, a JWE the encryption key's private half).
+   * The imported halves, each imported on its first use and kept among the ring's most recently used imported
+   * keys (decisions 0209, 0214): an imported EC key holds about 7 KB of native memory, and a request needs one
+   * half of one key at most (a token's first verification the signing key's public half, a JWE the encryption
+   * key's private half); a verified token is served from the token cache without its key.
    */
   privateKey(): Promise<CryptoKey>;
   publicKey(): Promise<CryptoKey>;
 }
 
-/** One key's imported halves, made on first use; kept across reloads of the tenant's set (a kid never changes). */
+/** One key's imported halves, made on first use; kept across reloads of the tenant's set (a kid's material never changes). */
 interface Imported {
   privateKey?: Promise<CryptoKey>;
   publicKey?: Promise<CryptoKey>;
@@ -154,31 +155,109 @@ export async function checkMasterKey(db: Queryable, masterKey: MasterKey): Promi
   }
 }
 
+interface Importer {
+  /** The key's entry among the imported ones, made when a half is first asked for (and again after an eviction). */
+  objects(slot: string): Imported;
+  load(jwk: () => JWK, alg: string): Promise<CryptoKey>;
+  open(sealed: string, tenantId: string, kid: string): string;
+}
+
+/**
+ * A usable key as loaded: its halves imported on first use, through the ring's LRU. A class, its methods on
+ * the prototype: as object literals with closures, a key held four closures and their contexts, about 1 KB
+ * each of 20 000 keys (decision 0214).
+ */
+class LoadedKey implements TenantKey {
+  readonly kid: string;
+  readonly use: KeyUse;
+  readonly alg: string;
+  readonly status: TenantKey['status'];
+  readonly publicJwk: PublicJwk;
+  private readonly sealed: string;
+
+  constructor(
+    private readonly importer: Importer,
+    private readonly tenantId: string,
+    row: KeyRow,
+    readonly retireAt: Date | null,
+  ) {
+    this.kid = row.kid;
+    this.use = row.use;
+    this.alg = row.alg;
+    this.status = row.status as TenantKey['status'];
+    this.publicJwk = asJwk(row.public_jwk);
+    this.sealed = row.private_jwk_enc;
+  }
+
+  privateKey(): Promise<CryptoKey> {
+    const o = this.importer.objects(`${this.tenantId}\u0000${this.kid}`);
+    if (!o.privateKey) {
+      const made = (o.privateKey = this.importer.load(() => JSON.parse(this.importer.open(this.sealed, this.tenantId, this.kid)) as JWK, this.alg));
+      // A failed import (a wrong master key) is tried again next time, not kept broken.
+      made.catch(() => {
+        if (o.privateKey === made) o.privateKey = undefined;
+      });
+    }
+    return o.privateKey;
+  }
+
+  publicKey(): Promise<CryptoKey> {
+    const o = this.importer.objects(`${this.tenantId}\u0000${this.kid}`);
+    if (!o.publicKey) {
+      const made = (o.publicKey = this.importer.load(() => this.publicJwk as JWK, this.alg));
+      made.catch(() => {
+        if (o.publicKey === made) o.publicKey = undefined;
+      });
+    }
+    return o.publicKey;
+  }
+}
+
 export class KeyRing {
+  /**
+   * Each tenant's usable keys (public halves, sealed private halves: about 1 KB of heap, no native memory),
+   * bounded like the tenants (decision 0214).
+   */
   private readonly cache: LRUCache<string, TenantKeys>;
   /**
-   * The imported key objects of each tenant's loaded keys, by kid: a kid's material never changes, so a
-   * reload (after a change, or an expiry) re-imports only keys it has not seen (importing an EC key costs
-   * about 100 µs, which a cache refreshed for ten thousand tenants would pay again and again).
+   * The imported key objects, by tenant and kid, the most recently used `maxImported` of them: a kid's material
+   * never changes, so a reload (after a change, or an expiry) re-imports only keys it no longer holds. Apart
+   * from the sets, so that a set does not keep its keys' native memory (decision 0214).
    */
-  private readonly imported: LRUCache<string, Map<string, Imported>>;
+  private readonly imported: LRUCache<string, Imported>;
   /** Key imports done (tests). */
   imports = 0;
+
+  /** What a loaded key imports its halves through: the ring's LRU of imported objects, its count, its master key. */
+  private readonly importer: Importer = {
+    objects: (slot) => {
+      let o = this.imported.get(slot);
+      if (!o) this.imported.set(slot, (o = {}));
+      return o;
+    },
+    load: async (jwk, alg) => {
+      this.imports += 1;
+      return (await importJWK(jwk(), alg)) as CryptoKey;
+    },
+    open: (sealed, tenantId, kid) => this.masterKey.open(sealed, aad(tenantId, kid)),
+  };
 
   constructor(
     private readonly db: Db,
     private readonly masterKey: MasterKey,
     cacheTtlMs: number | null = null,
     private readonly changes?: ChangeFeed,
-    /** Tenants whose keys stay imported (decision 0209): the least recently used one past it is dropped. */
-    readonly maxTenants: number = DEFAULT_KEY_CACHE_MAX,
+    /** Keys kept imported (decision 0214): past it the least recently used one's objects are dropped. */
+    readonly maxImported: number = DEFAULT_KEY_CACHE_MAX,
+    /** Tenants whose key sets stay cached (tests use a small bound). */
+    maxSets: number = TENANT_CACHE_MAX,
   ) {
-    this.cache = new LRUCache({ ...bounded(maxTenants), ...cacheTtl(cacheTtlMs) });
-    // Kept apart from `cache` (which a change or an expiry empties) and bounded alike: no TTL, a kid never changes.
-    this.imported = new LRUCache(bounded(maxTenants));
+    this.cache = new LRUCache({ ...entryBound(maxSets), ...cacheTtl(cacheTtlMs) });
+    // Kept apart from `cache` (which a change or an expiry empties): no TTL, a kid never changes.
+    this.imported = new LRUCache(entryBound(maxImported));
   }
 
-  /** Tenants whose key sets are cached, and whose imported key objects are kept (tests, diagnostics). */
+  /** Tenants whose key sets are cached, and keys whose imported objects are kept (tests, diagnostics). */
   cached(): { sets: number; imported: number } {
     return { sets: this.cache.size, imported: this.imported.size };
   }
@@ -216,45 +295,13 @@ export class KeyRing {
     );
     const keys: TenantKeys = { enc: [], sig: [] };
     const expired: string[] = [];
-    const known = this.imported.get(tenantId);
-    const kept = new Map<string, Imported>();
     for (const row of r.rows) {
       const retireAt = asDate(row.retire_at);
       if (row.status === 'retired' || !live({ status: row.status, retireAt }, now)) {
         expired.push(row.kid);
         continue;
       }
-      const publicJwk = asJwk(row.public_jwk);
-      const objects: Imported = known?.get(row.kid) ?? {};
-      kept.set(row.kid, objects);
-      const { kid, alg, private_jwk_enc: sealed } = row;
-      const importing = async (jwk: () => JWK): Promise<CryptoKey> => {
-        this.imports += 1;
-        return (await importJWK(jwk(), alg)) as CryptoKey;
-      };
-      keys[row.use].push({
-        kid: row.kid,
-        use: row.use,
-        alg: row.alg,
-        status: row.status as TenantKey['status'],
-        retireAt,
-        publicJwk,
-        privateKey: () => {
-          if (!objects.privateKey) {
-            objects.privateKey = importing(() => JSON.parse(this.masterKey.open(sealed, aad(tenantId, kid))) as JWK);
-            // A failed import (a wrong master key) is tried again next time, not kept broken.
-            objects.privateKey.catch(() => (objects.privateKey = undefined));
-          }
-          return objects.privateKey;
-        },
-        publicKey: () => {
-          if (!objects.publicKey) {
-            objects.publicKey = importing(() => publicJwk as JWK);
-            objects.publicKey.catch(() => (objects.publicKey = undefined));
-          }
-          return objects.publicKey;
-        },
-      });
+      keys[row.use].push(new LoadedKey(this.importer, tenantId, row, retireAt));
     }
     // Lazy retirement (decision 0021): whoever loads the set first after a grace ends records it.
     if (expired.length) {
@@ -263,7 +310,6 @@ export class KeyRing {
         [tenantId, expired],
       );
     }
-    this.imported.set(tenantId, kept);
     // A change told while the rows were read may be newer than them: cached, they would stay (no expiry).
     if (seen === this.invalidations) this.cache.set(tenantId, keys);
     return keys;

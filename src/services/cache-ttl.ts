@@ -22,21 +22,23 @@ export const TENANT_CACHE_MAX = 100_000;
 export const UNKNOWN_TENANT_CACHE_MAX = 10_000;
 
 /**
- * Tenants whose gateway keys stay imported (decision 0209): about 10 KB each (four imported EC keys and
- * their JWKs), so the default holds 10 000 tenants in about 100 MB; past it the least recently used tenant's
- * keys are dropped and imported again (about 0.4 ms) on its next request.
+ * Gateway keys kept imported (decisions 0209, 0214): an imported EC key half holds about 7 KB of native
+ * memory, so the default holds about 7 MB; past it the least recently used key's objects are dropped and
+ * imported again (about 0.1 ms) when next needed. A request rarely needs one: a token is verified with its
+ * key once, then served from the verified-token cache (src/services/tokens.ts) until that entry expires.
  */
-export const DEFAULT_KEY_CACHE_MAX = 10_000;
+export const DEFAULT_KEY_CACHE_MAX = 1_000;
 
 /** Connector instances kept started by default (decision 0210). */
 export const DEFAULT_MAX_INSTANCES = 10_000;
 
 /**
- * LRU options bounding a cache to `entries` entries without allocating storage for all of them up front.
- * lru-cache's `max` allocates its arrays for `max` entries when the cache is made: the 100 000 and 200 000
- * bounds above cost a CLI command about 0.2 s of CPU and the gateway memory for entries it may never hold.
- * Counted as `maxSize` with each entry of size 1, the bound is the same and storage grows with use.
+ * LRU options bounding a cache to `max` entries without lru-cache's preallocation: given `max`, it allocates
+ * its arrays for that many entries at once (24 bytes each: a cache bounded at 100 000 tenants held 2.4 MB
+ * before its first entry, 15 MB across the gateway's caches); bounded by size, one per entry, they grow with
+ * the entries (decision 0214). The least recently used entry past the bound goes, as with `max`.
  */
-export function bounded(entries: number): { maxSize: number; sizeCalculation: () => number } {
-  return { maxSize: entries, sizeCalculation: () => 1 };
+export function entryBound(max: number): { maxSize: number; sizeCalculation: () => number } {
+  return { maxSize: max, sizeCalculation: one };
 }
+const one = () => 1;

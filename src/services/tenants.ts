@@ -3,7 +3,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { LRUCache } from 'lru-cache';
-import { bounded, cacheTtl, TENANT_CACHE_MAX, UNKNOWN_TENANT_CACHE_MAX } from './cache-ttl.js';
+import { cacheTtl, entryBound, TENANT_CACHE_MAX, UNKNOWN_TENANT_CACHE_MAX } from './cache-ttl.js';
 import { routingProblems } from './routing.js';
 import { DEFAULT_TENANT_CONFIG, TENANT_ID_PATTERN, TenantConfig } from '../../schemas/tenant.js';
 import type { ConfigSecrets } from '../crypto/config-secrets.js';
@@ -135,8 +135,8 @@ export class TenantService {
     /** How many unknown ids are remembered (tests use a small bound). */
     unknownMax = UNKNOWN_TENANT_CACHE_MAX,
   ) {
-    this.cache = new LRUCache({ ...bounded(TENANT_CACHE_MAX), ...cacheTtl(cacheTtlMs) });
-    this.unknown = new LRUCache({ ...bounded(unknownMax), ...cacheTtl(cacheTtlMs) });
+    this.cache = new LRUCache({ ...entryBound(TENANT_CACHE_MAX), ...cacheTtl(cacheTtlMs) });
+    this.unknown = new LRUCache({ ...entryBound(unknownMax), ...cacheTtl(cacheTtlMs) });
   }
 
   /**

@@ -5,7 +5,7 @@ import lockfile from 'proper-lockfile';
 import pg from 'pg';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { PgliteThread } from './pglite-thread.js';
-import type { WorkerError } from './pglite-worker.js';
+import type { ThreadMemory, WorkerError } from './pglite-worker.js';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -220,6 +220,11 @@ class PgliteThreadDb implements Db {
     return fn(this);
   }
 
+  /** The store thread's V8 heap and WebAssembly memory (the benchmark's breakdown). */
+  async threadMemory(): Promise<ThreadMemory> {
+    return (await this.thread.call({ op: 'memory' }, threadError)).memory!;
+  }
+
   async dump(): Promise<Blob> {
     const { dump } = await this.thread.call({ op: 'dump' }, threadError);
     return new Blob([dump!]);
@@ -408,4 +413,9 @@ export function dumpPglite(db: Db, compression: 'none' | 'gzip' = 'none'): Promi
   if (db instanceof PgliteDb) return db.dump(compression);
   if (!(db instanceof PgliteThreadDb)) throw new Error('Only a PGlite store can be dumped');
   return db.dump();
+}
+
+/** The embedded store's thread's own memory, or null when the store runs on no thread of its own (the benchmark). */
+export function storeThreadMemory(db: Db): Promise<ThreadMemory> | null {
+  return db instanceof PgliteThreadDb ? db.threadMemory() : null;
 }

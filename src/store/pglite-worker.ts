@@ -10,9 +10,11 @@
 //   { op: 'begin' }                   → { tx }  once the transaction holds PGlite; statements naming tx run in it
 //   { op: 'end', tx, commit }         → {}      after COMMIT (or ROLLBACK) has run
 //   { op: 'dump' }                    → { dump: ArrayBuffer }
+//   { op: 'memory' }                  → { memory: { heapUsed, heapTotal, wasm } }  this thread's V8 heap and PGlite's WebAssembly memory, bytes
 //   { op: 'close' }                   → {}
 // A failure answers { error }: a database error's SQLSTATE and schema names only (never its message, which
 // may quote a row or a parameter), or another error's message.
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 
@@ -28,6 +30,7 @@ export type WorkerRequest =
   | { id: number; op: 'begin' }
   | { id: number; op: 'end'; tx: number; commit: boolean }
   | { id: number; op: 'dump' }
+  | { id: number; op: 'memory' }
   | { id: number; op: 'close' };
 
 /** What may leave the thread of a database error: the fields StoreError keeps. */
@@ -50,6 +53,15 @@ export interface WorkerAnswer {
   rowCount?: number;
   tx?: number;
   dump?: ArrayBuffer;
+  memory?: ThreadMemory;
+}
+
+/** The store thread's own memory: its V8 heap in use and the WebAssembly memory PGlite runs PostgreSQL in. */
+export interface ThreadMemory {
+  heapUsed: number;
+  /** The heap's pages as committed (used or not). */
+  heapTotal: number;
+  wasm: number;
 }
 
 const SAFE = ['code', 'severity', 'schema', 'table', 'column', 'dataType', 'constraint'] as const;
@@ -143,6 +155,12 @@ async function main(): Promise<void> {
           const blob = await db.dumpDataDir('none');
           const dump = await blob.arrayBuffer();
           return answer({ id: req.id, dump }, [dump]);
+        }
+        case 'memory': {
+          // PGlite keeps its Emscripten module in `mod` (not part of its typed interface): read, never written.
+          const wasm = (db as unknown as { mod?: { HEAPU8?: Uint8Array } }).mod?.HEAPU8?.byteLength ?? 0;
+          const heap = getHeapStatistics();
+          return answer({ id: req.id, memory: { heapUsed: heap.used_heap_size, heapTotal: heap.total_heap_size, wasm } });
         }
         case 'close':
           if (!db.closed) await db.close();

@@ -38,23 +38,41 @@ describe('connectors started on first use', () => {
 });
 
 describe('key ring bound', () => {
-  it('keeps the keys of at most its bound of tenants; an evicted one is read and imported again', async () => {
+  it('keeps at most its bound of keys imported; an evicted key is imported again, its set still cached', async () => {
     const masterKey = new MasterKey(MasterKey.generate());
     const ring = new KeyRing(t.db, masterKey, null, undefined, 2);
     const deps = { db: t.db, tenants: new TenantService(t.db, 0), keys: ring, users: new UserService(t.db) };
     for (const id of ['ring-a', 'ring-b', 'ring-c']) await createTenant(deps, { id });
     const a = await ring.forTenant('ring-a');
     const signing = await a.sig[0]!.privateKey();
-    await ring.forTenant('ring-b');
-    await ring.forTenant('ring-c');
-    expect(ring.cached()).toEqual({ sets: 2, imported: 2 });
-    // ring-a was the least recently used: its set and its imported key are gone.
+    expect(await a.sig[0]!.privateKey()).toBe(signing);
+    await (await ring.forTenant('ring-b')).sig[0]!.publicKey();
+    await (await ring.forTenant('ring-c')).sig[0]!.publicKey();
+    // Three sets (about 1 KB each, no native memory), two imported keys: ring-a's was the least recently used.
+    expect(ring.cached()).toEqual({ sets: 3, imported: 2 });
     const imports = ring.imports;
     const again = await ring.forTenant('ring-a');
-    expect(again).not.toBe(a);
+    expect(again).toBe(a);
     const reimported = await again.sig[0]!.privateKey();
     expect(reimported).not.toBe(signing);
     expect(ring.imports).toBe(imports + 1);
-    expect(ring.cached()).toEqual({ sets: 2, imported: 2 });
+    expect(ring.cached()).toEqual({ sets: 3, imported: 2 });
+    // The re-imported key still signs what the tenant's public key verifies.
+    const { CompactSign, compactVerify } = await import('jose');
+    const jws = await new CompactSign(new TextEncoder().encode('x')).setProtectedHeader({ alg: 'ES256' }).sign(reimported);
+    await expect(compactVerify(jws, await again.sig[0]!.publicKey())).resolves.toBeTruthy();
+  });
+
+  it('keeps the key sets of at most its bound of tenants; an evicted set is read again', async () => {
+    const ring = new KeyRing(t.db, new MasterKey(MasterKey.generate()), null, undefined, 10, 2);
+    const deps = { db: t.db, tenants: new TenantService(t.db, 0), keys: ring, users: new UserService(t.db) };
+    for (const id of ['set-a', 'set-b', 'set-c']) await createTenant(deps, { id });
+    const a = await ring.forTenant('set-a');
+    await ring.forTenant('set-b');
+    await ring.forTenant('set-c');
+    expect(ring.cached().sets).toBe(2);
+    const again = await ring.forTenant('set-a');
+    expect(again).not.toBe(a);
+    expect(again.sig.map((k) => k.kid)).toEqual(a.sig.map((k) => k.kid));
   });
 });

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dumpPglite, openDb, StoreError, type Db } from '../../src/store/db.js';
+import { dumpPglite, openDb, storeThreadMemory, StoreError, type Db } from '../../src/store/db.js';
 import { pgliteTemplate } from '../helpers/pglite-pool.js';
 
 describe.runIf(!process.env.DATABASE_URL)('the embedded store on a worker thread', () => {
@@ -95,6 +95,22 @@ describe.runIf(!process.env.DATABASE_URL)('the embedded store on a worker thread
       .catch((e: unknown) => e);
     expect(inTx).toMatchObject({ code: '23505' });
     expect((await db.query('SELECT 1 FROM thread_probe WHERE id = 30')).rows).toEqual([]);
+  });
+
+  it("tells the thread's own memory: its V8 heap within the young generation it is given, and PGlite's WebAssembly memory", async () => {
+    const memory = await storeThreadMemory(db);
+    expect(memory).not.toBeNull();
+    expect(memory!.heapUsed).toBeGreaterThan(0);
+    expect(memory!.heapTotal).toBeGreaterThanOrEqual(memory!.heapUsed);
+    // PGlite's module declares 128 MB of WebAssembly memory at least.
+    expect(memory!.wasm).toBeGreaterThanOrEqual(128 * 1024 * 1024);
+    // A store in process has no thread to ask.
+    const inProcess = await openDb({ dataDir: 'memory://', loadDataDir: await pgliteTemplate() });
+    try {
+      expect(storeThreadMemory(inProcess)).toBeNull();
+    } finally {
+      await inProcess.close();
+    }
   });
 
   it('a dump taken on the thread loads into a new store', async () => {
