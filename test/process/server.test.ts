@@ -258,8 +258,9 @@ describe('restarting the demo on a store it seeded', () => {
 
 describe('refusing to start', () => {
   let dataDir: string;
-  beforeAll(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'cardline-process-'));
+  // A store already migrated (the run's template): a start that fails at the HSM does not first spend seconds creating one.
+  beforeAll(async () => {
+    dataDir = await createTestDataDir('cardline-refusing-');
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
