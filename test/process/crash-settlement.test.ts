@@ -5,10 +5,14 @@ import { randomBytes } from 'node:crypto';
 import { rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptCompact } from '../../src/crypto/jwe.js';
 import { LIMIT_URL, createTestDataDir } from '../helpers/app.js';
 import { baseEnv, freePort, kill, sleep, start, waitReady, within, type Proc } from '../helpers/process.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
+
+// The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 
 const PASSWORD = 'Crash-Settlement-Passw0rd-5e2c';
 /** Writes answered before the kill; enough that some were surely between commit and answer. */

@@ -10,6 +10,10 @@ import { LIMIT_URL, createTestDataDir, createTestDb, type TestDb } from '../help
 import { GatewayProcess } from '../helpers/gateway.js';
 import { sleep, within } from '../helpers/process.js';
 import { startReceiver, verifyWebhook, type Receiver } from '../helpers/receiver.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
+
+// The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 
 const PASSWORD = 'Webhook-Crash-Passw0rd-41';
 

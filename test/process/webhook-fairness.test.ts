@@ -13,6 +13,10 @@ import { CHANNEL_IN_FLIGHT } from '../../src/notify/deliveries.js';
 import { LIMIT_URL, createTestDataDir, createTestDb, type TestDb } from '../helpers/app.js';
 import { GatewayProcess } from '../helpers/gateway.js';
 import { startReceiver, verifyWebhook, type Receiver } from '../helpers/receiver.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
+
+// The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 
 const PASSWORD = 'Webhook-Fairness-Passw0rd-20';
 const TIMEOUT_MS = 60_000;
