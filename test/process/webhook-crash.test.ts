@@ -64,7 +64,7 @@ describe('a gateway killed between claim and acknowledgement', () => {
     });
     expect(write.status).toBe(200);
     // The attempt is under way: claimed, sent, and held by the receiver.
-    const [first] = await rx.waitFor('/crash', 1, 5_000);
+    const [first] = await rx.waitFor('/crash', 1, 120_000);
     gw.proc!.child.kill('SIGKILL');
     await within(gw.proc!.exited, 150_000, 'exit after SIGKILL');
     rx.answer('/crash', { status: 200 });
