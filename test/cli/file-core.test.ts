@@ -1,10 +1,10 @@
 // A tenant on the file connector as docs/connectors.md onboards it (`cardline tenant create … --connector file`),
 // served by the gateway, then `cardline file-core export|import`: clean JSON on stdout that parses, card
-// numbers opened with the tenant's secrets, sealed again on import; one-line failures.
+// numbers opened with the tenant's secrets, sealed again on import; one-line failures. The CLI runs in this
+// process (helpers/cli.ts): test/cli/cli.test.ts is the one that runs it as a child process.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SNAPSHOT_FILE } from '../../connectors/file/store.js';
 import { demoFixtures, type MockCoreSnapshot } from '../../connectors/mock/fixtures.js';
@@ -13,10 +13,9 @@ import { openStore } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTestDataDir } from '../helpers/app.js';
+import { cliInProcess, type CliRun as Run } from '../helpers/cli.js';
 import { findPans } from '../helpers/log-scan.js';
-import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess, type Run } from '../helpers/spawn.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const masterKey = MasterKey.generate();
 let dataDir: string;
 let cores: string;
@@ -24,10 +23,9 @@ let cores: string;
 function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, CARDLINE_DATA_DIR: dataDir, CARDLINE_MASTER_KEY: masterKey, ...extraEnv };
   delete env.DATABASE_URL;
-  return runProcess(process.execPath, [join(ROOT, 'bin', 'cardline.js'), ...args], { cwd: ROOT, env });
+  return cliInProcess(args, env);
 }
 
-beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 beforeAll(async () => {
   dataDir = await createTestDataDir('cardline-file-cli-');
   cores = await mkdtemp(join(tmpdir(), 'cardline-file-cores-'));

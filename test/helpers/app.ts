@@ -57,7 +57,9 @@ export interface TestDbOptions {
 
 /**
  * A new data directory (CARDLINE_DATA_DIR) whose embedded store already holds the migrated template,
- * for tests of the CLI and of file-backed stores. (The process tests start from an empty directory.)
+ * for tests of the CLI, of file-backed stores and of gateway processes (PGlite's initdb would cost a
+ * child process about 5.7 s of CPU). The demo process of test/process/server.test.ts and the docs'
+ * walk-throughs start from an empty directory, as a first start does.
  */
 export async function createTestDataDir(prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));

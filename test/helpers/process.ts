@@ -37,12 +37,12 @@ export interface Proc {
 }
 
 /**
- * The gateway from its TypeScript (through tsx), or with `compiled` as `npm run demo` and `npm start` run
- * it: bin/gateway.js, the compiled dist/ (call ensureBuilt from helpers/spawn.ts first).
+ * The gateway as `npm start` and `npm run demo` run it: bin/gateway.js, the compiled dist/. A test file that
+ * starts it calls ensureBuilt (helpers/spawn.ts) in a beforeAll first. (Through tsx, each start spent about
+ * 1.4 s more CPU compiling the sources again.)
  */
-export function start(args: string[], env: NodeJS.ProcessEnv, opts: { compiled?: boolean } = {}): Proc {
-  const entry = opts.compiled ? ['bin/gateway.js'] : ['--import', 'tsx', 'src/server.ts'];
-  const child = spawn(process.execPath, [...entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function start(args: string[], env: NodeJS.ProcessEnv): Proc {
+  const child = spawn(process.execPath, ['bin/gateway.js', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));

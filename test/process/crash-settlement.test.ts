@@ -2,14 +2,17 @@
 // its store connections are also terminated under load), restarted on the same store, and every write it had
 // answered 2xx is retried with its Idempotency-Key: each replays, identical, and was recorded as done once.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptCompact } from '../../src/crypto/jwe.js';
-import { LIMIT_URL } from '../helpers/app.js';
+import { LIMIT_URL, createTestDataDir } from '../helpers/app.js';
 import { baseEnv, freePort, kill, sleep, start, waitReady, within, type Proc } from '../helpers/process.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
+
+// The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 
 const PASSWORD = 'Crash-Settlement-Passw0rd-5e2c';
 /** Writes answered before the kill; enough that some were surely between commit and answer. */
@@ -115,7 +118,8 @@ function load(gw: Gateway, token: string, prefix: string) {
 }
 
 async function crashAndRetry(store: Store, name: string): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), `cardline-crash-${name}-`));
+  // A store already migrated (the run's template): the first start is another test's subject.
+  const dataDir = await createTestDataDir(`cardline-crash-${name}-`);
   const gw = new Gateway(store.env, dataDir);
   try {
     await gw.start();

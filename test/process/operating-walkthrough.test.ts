@@ -36,7 +36,6 @@ describe.runIf(!process.env.DATABASE_URL)("docs/operating.md's walk-through: a n
         CARDLINE_DEMO_OPERATOR_KEY: OPERATOR_KEY,
         LOG_LEVEL: 'warn',
       }),
-      { compiled: true },
     );
     core = await startMockCore(ports.core, join(dir, 'core'));
     await waitReady(`http://127.0.0.1:${ports.gw}`, gateway);

@@ -9,6 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTestDataDir } from '../helpers/app.js';
 import { ROOT, baseEnv, freePort, kill, start, waitReady, within, type Proc } from '../helpers/process.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
+
+// The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 
 const STACK_FRAME = /\n\s+at .+[:(]/;
 

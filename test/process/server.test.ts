@@ -1,4 +1,4 @@
-// The real process (`node --import tsx src/server.ts --demo`): start-up, security headers, a request
+// The real process (`node bin/gateway.js --demo`, as `npm run demo` runs it): start-up, security headers, a request
 // served through SIGTERM, refusals to start with bad configuration, and a scan of everything it printed.
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -10,6 +10,10 @@ import { MasterKey } from '../../src/crypto/master-key.js';
 import { LIMIT_URL, UPGRADE_URL, createTestDataDir } from '../helpers/app.js';
 import { scanForSecrets } from '../helpers/log-scan.js';
 import { baseEnv, freePort, kill, sleep, start, waitReady, within, type Proc } from '../helpers/process.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
+
+// The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 
 const PASSWORD = 'Proc3ss-Scan-Passw0rd-9d41';
 const TEST_PAN = '4111111111111111';
@@ -258,8 +262,9 @@ describe('restarting the demo on a store it seeded', () => {
 
 describe('refusing to start', () => {
   let dataDir: string;
-  beforeAll(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'cardline-process-'));
+  // A store already migrated (the run's template): a start that fails at the HSM does not first spend seconds creating one.
+  beforeAll(async () => {
+    dataDir = await createTestDataDir('cardline-refusing-');
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 

@@ -6,6 +6,10 @@ import { encryptCompact } from '../../src/crypto/jwe.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { LIMIT_URL, createTestDb, type TestDb } from '../helpers/app.js';
 import { baseEnv, freePort, kill, sleep, start, waitReady, type Proc } from '../helpers/process.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
+
+// The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 
 const PG = process.env.DATABASE_URL;
 const PASSWORD = 'Two-Gateways-Passw0rd';

@@ -2,15 +2,18 @@
 // not yet acknowledged: the receiver holds the request), restarted on the same store, and the event is
 // delivered again after the claim's lease, with the same webhook-id and a signature standardwebhooks accepts.
 // On the embedded store, or on PostgreSQL when DATABASE_URL is set.
-import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MasterKey } from '../../src/crypto/master-key.js';
-import { LIMIT_URL, createTestDb, type TestDb } from '../helpers/app.js';
+import { LIMIT_URL, createTestDataDir, createTestDb, type TestDb } from '../helpers/app.js';
 import { GatewayProcess } from '../helpers/gateway.js';
 import { sleep, within } from '../helpers/process.js';
 import { startReceiver, verifyWebhook, type Receiver } from '../helpers/receiver.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
+
+// The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 
 const PASSWORD = 'Webhook-Crash-Passw0rd-41';
 
@@ -22,7 +25,8 @@ describe('a gateway killed between claim and acknowledgement', () => {
 
   beforeAll(async () => {
     rx = await startReceiver();
-    dataDir = mkdtempSync(join(tmpdir(), 'cardline-webhook-crash-'));
+    // A store already migrated (the run's template): the first start is another test's subject.
+    dataDir = await createTestDataDir('cardline-webhook-crash-');
     const env: Record<string, string> = {
       CARDLINE_DATA_DIR: dataDir,
       CARDLINE_MASTER_KEY: MasterKey.generate(),
@@ -60,7 +64,7 @@ describe('a gateway killed between claim and acknowledgement', () => {
     });
     expect(write.status).toBe(200);
     // The attempt is under way: claimed, sent, and held by the receiver.
-    const [first] = await rx.waitFor('/crash', 1, 5_000);
+    const [first] = await rx.waitFor('/crash', 1, 120_000);
     gw.proc!.child.kill('SIGKILL');
     await within(gw.proc!.exited, 150_000, 'exit after SIGKILL');
     rx.answer('/crash', { status: 200 });

@@ -6,15 +6,17 @@
 // per-channel cap. The lag of each `demo-b` event (its event time to its arrival) is printed; it is bounded
 // only well below the timeout that the old worker made it wait for, so that a loaded CI cannot fail it.
 // On the embedded store, or on PostgreSQL when DATABASE_URL is set.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { CHANNEL_IN_FLIGHT } from '../../src/notify/deliveries.js';
-import { LIMIT_URL, createTestDb, type TestDb } from '../helpers/app.js';
+import { LIMIT_URL, createTestDataDir, createTestDb, type TestDb } from '../helpers/app.js';
 import { GatewayProcess } from '../helpers/gateway.js';
 import { startReceiver, verifyWebhook, type Receiver } from '../helpers/receiver.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
+
+// The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 
 const PASSWORD = 'Webhook-Fairness-Passw0rd-20';
 const TIMEOUT_MS = 60_000;
@@ -29,7 +31,8 @@ describe('one tenant hanging with 200 events waiting', () => {
 
   beforeAll(async () => {
     rx = await startReceiver();
-    dataDir = mkdtempSync(join(tmpdir(), 'cardline-webhook-fairness-'));
+    // A store already migrated (the run's template): the first start is another test's subject.
+    dataDir = await createTestDataDir('cardline-webhook-fairness-');
     const env: Record<string, string> = {
       CARDLINE_DATA_DIR: dataDir,
       CARDLINE_MASTER_KEY: MasterKey.generate(),

@@ -9,6 +9,10 @@ import { LIMIT_URL, createTestDb, type TestDb } from '../helpers/app.js';
 import { GatewayProcess } from '../helpers/gateway.js';
 import { baseEnv, freePort, sleep, start, within } from '../helpers/process.js';
 import { startReceiver, verifyWebhook, type Receiver } from '../helpers/receiver.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
+
+// The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
+beforeAll(ensureBuilt, BUILD_TIMEOUT_MS);
 
 const PG = process.env.DATABASE_URL;
 const PASSWORD = 'Workers-Test-Passw0rd';
