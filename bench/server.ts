@@ -9,7 +9,7 @@
 // BENCH_PHASE=serve starts the gateway on the seeded store, as after a deployment, in a fresh process (its
 // start to ready is timed, and its RSS is the gateway's alone); the default does both in one process (memory).
 // Serving prints one JSON line {"benchPorts":{...},...} on stdout and exits on SIGTERM/SIGINT or when stdin
-// closes. GET /__bench/stats on the bare port reads the process's counters.
+// closes. GET /__bench/stats on the bare port reads the process's counters (and its audit writer's, from /metrics).
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +18,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Algorithm, hash } from '@node-rs/argon2';
 import { pino, type Logger } from 'pino';
 import { buildApp } from '../src/app.js';
+import { auditFigures } from './cluster-arm.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { loggerOptions } from '../src/logging.js';
 import { createTenant } from '../src/services/onboarding.js';
@@ -114,7 +115,8 @@ async function main(): Promise<void> {
   bare.get('/__bench/stats', async () => {
     const r = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_log');
     const m = process.memoryUsage();
-    return { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), rss: m.rss, heapUsed: m.heapUsed, external: m.external, auditRows: r.rows[0]?.n ?? 0 };
+    const audit = auditFigures(await full.cardline.metrics.text());
+    return { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), rss: m.rss, heapUsed: m.heapUsed, external: m.external, auditRows: r.rows[0]?.n ?? 0, audit };
   });
   await bare.listen({ host: '127.0.0.1', port: base });
   const port = (f: FastifyInstance) => {
