@@ -1,4 +1,5 @@
 // The gateway's store: one PostgreSQL dialect over PGlite (embedded default) or a server through pg.
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -12,8 +13,17 @@ export interface QueryResult<T> {
   rowCount: number;
 }
 
+export interface QueryOptions {
+  /**
+   * On a PostgreSQL server: a named prepared statement (one per connection, named by the text's hash), so that
+   * the server parses and plans it once per connection instead of on every call. For the few hot statements
+   * of fixed text (the audit writer's); the embedded store ignores it.
+   */
+  prepare?: boolean;
+}
+
 export interface Queryable {
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<QueryResult<T>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }
@@ -224,6 +234,19 @@ class PgliteThreadDb implements Db {
   }
 }
 
+const statementNames = new Map<string, string>();
+
+/** A prepared statement's name: its text's hash (pg refuses one name for two texts), remembered for a few texts. */
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (!name) {
+    if (statementNames.size >= 64) statementNames.clear();
+    name = `cardline_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`;
+    statementNames.set(sql, name);
+  }
+  return name;
+}
+
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   constructor(
@@ -272,8 +295,8 @@ class PostgresDb implements Db {
     };
   }
 
-  async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
-    const r = await guarded(() => this.pool.query(sql, params));
+  async query<T>(sql: string, params: unknown[] = [], opts?: QueryOptions): Promise<QueryResult<T>> {
+    const r = await guarded(() => (opts?.prepare ? this.pool.query({ name: statementName(sql), text: sql, values: params }) : this.pool.query(sql, params)));
     return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
   }
 
