@@ -396,7 +396,9 @@ async function measure(variant: Variant, peers: PeerArm[], peerToken: string, wi
     if (WARMUP > 0) {
       await load(started.ports.bare, variant, started.tokens, WARMUP);
       await load(started.ports.full, variant, started.tokens, WARMUP);
-      if (arm) await load(arm.port, variant, started.tokens, WARMUP);
+      // Each of its processes as warm as the one process: as many requests each (the compiler's threads are slow
+      // to finish on a busy machine, and a worker sees 1/N of the requests).
+      if (arm) await load(arm.port, variant, started.tokens, WARMUP * WORKERS);
       for (const p of peers) await load(p.peer.port, variant, [{ tenant: 'demo', token: peerToken }], WARMUP);
     }
     // Every tenant once before measuring: the figures are of a gateway serving its tenants, not of each
