@@ -53,6 +53,20 @@ export function procStat(pid: number): { cpuUs: number; rss: number } | null {
 }
 
 /**
+ * How often a process's main thread (its event loop) gave up the CPU so far: voluntary (it waited: for a
+ * socket, PostgreSQL) plus involuntary (preempted) context switches, from /proc; 0 once it has ended.
+ */
+export function contextSwitches(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    return field('voluntary_ctxt_switches') + field('nonvoluntary_ctxt_switches');
+  } catch {
+    return 0;
+  }
+}
+
+/**
  * The children of `pid` whose command line includes `command` (a primary's workers, not tsx's esbuild service,
  * which the one-process arm's figures leave out too), from each process's parent in /proc.
  */
@@ -102,6 +116,8 @@ export interface ClusterArm {
   pids: () => number[];
   /** CPU used so far by pid (primary and workers); compare two readings with cpuBetween. */
   cpu: () => Map<number, number>;
+  /** Context switches of the workers' main threads so far, together. */
+  switches: () => number;
   /** RSS of the primary and its workers together. */
   rss: () => number;
   audit: () => Promise<AuditFigures>;
@@ -194,6 +210,7 @@ export async function startClusterArm(opts: ClusterArmOptions): Promise<ClusterA
       }
       return out;
     },
+    switches: () => workers().reduce((sum, pid) => sum + contextSwitches(pid), 0),
     rss: () => pids().reduce((sum, pid) => sum + (procStat(pid)?.rss ?? 0), 0),
     audit: async () => auditFigures(await (await fetch(`http://127.0.0.1:${opts.adminPort}/metrics`)).text()),
     stop: () =>
