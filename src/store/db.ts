@@ -13,7 +13,7 @@ export interface QueryResult<T> {
   rowCount: number;
 }
 
-export interface QueryOptions {
+interface QueryOptions {
   /**
    * On a PostgreSQL server: a named prepared statement (one per connection, named by the text's hash), so that
    * the server parses and plans it once per connection instead of on every call. For the few hot statements
