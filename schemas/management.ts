@@ -2,8 +2,8 @@
 // configuration routes: tenants, their users, operator keys.
 import { Type, type Static } from '@sinclair/typebox';
 import { PublicJwk } from './auth.js';
-import { CONTROL_CHARACTERS, PlainText, Role, cardEnvelopeOf } from './common.js';
-import { pageOf } from './page.js';
+import { CONTROL_CHARACTERS, PLAIN_TEXT_PATTERN, PlainText, Role, cardEnvelopeOf } from './common.js';
+import { PageQuery, pageOf } from './page.js';
 import { TENANT_ID_PATTERN, TenantConfig } from './tenant.js';
 
 export const TenantIdParams = Type.Object({ tenantId: Type.String({ pattern: TENANT_ID_PATTERN }) }, { additionalProperties: false });
@@ -58,6 +58,22 @@ export const TenantView = Type.Object({
 export const TenantResponse = cardEnvelopeOf(TenantView);
 /** GET /v1/tenants: by id, paged by key. */
 export const TenantPageResponse = pageOf(TenantView);
+/** GET /v1/tenants: the pages' `limit` and `cursor`, and `q`, the text to search the ids and names for. */
+export const TenantListQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        pattern: PLAIN_TEXT_PATTERN,
+        description: "only the tenants whose id or name holds this text (any case); a cursor pages the same search",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type TenantListQuery = Static<typeof TenantListQuery>;
 export const TenantCreatedResponse = cardEnvelopeOf(
   Type.Object({ tenant: TenantView, encryptionKeys: Type.Object({ keys: Type.Array(PublicJwk) }) }),
 );

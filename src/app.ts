@@ -1,5 +1,7 @@
 // The root plugin: the request pipeline (tenant → auth → rate limit → decrypt → validate → idempotency →
-// operation → audit) and the routes: the operation table's, and the few that need no tenant.
+// operation, which answers through the recorder; the error path records failures the same way) and the routes:
+// the operation table's, and the few that need no tenant. A request's state is its context (src/request-context.ts).
+import { compilersFactory } from './schema-compilers.js';
 import type { Server } from 'node:http';
 import type { FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from 'fastify';
 import Fastify, { LogController } from 'fastify';
@@ -12,6 +14,7 @@ import type { ConnectorDefinition } from '../connectors/contract.js';
 import type { Db } from './store/db.js';
 import { lazyChildLogger, loggerOptions, scrubBindings } from './logging.js';
 import './route-config.js';
+import { requestContext } from './request-context.js';
 import services from './plugins/services.js';
 import errors, { frameworkErrors } from './plugins/errors.js';
 import { MAX_PARAM_LENGTH } from './errors.js';
@@ -21,7 +24,6 @@ import auth from './plugins/auth.js';
 import decrypt from './plugins/decrypt.js';
 import validate from './plugins/validate.js';
 import audit from './plugins/audit.js';
-import hsm from './plugins/hsm.js';
 import idempotency from './plugins/idempotency.js';
 import operation from './plugins/operation.js';
 import strictJson from './plugins/strict-json.js';
@@ -29,7 +31,6 @@ import rateLimit from './plugins/rate-limit.js';
 import healthRoutes from './routes/health.js';
 import wellKnownRoutes from './routes/well-known.js';
 import registrar from './operations/register.js';
-import { docsRoutes, openapiCollector } from './plugins/docs.js';
 import { operations as gatewayOperations } from './operations/index.js';
 import type { Operation } from './operations/define.js';
 
@@ -54,14 +55,18 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   fastify.removeContentTypeParser('text/plain');
   // First of all hooks (with the security headers), so that every answer names its request, whatever refuses
   // it afterwards: a client quotes the id to support (a 5xx's body carries it too, src/plugins/errors.ts).
+  await fastify.register(requestContext);
   await fastify.register(securityHeaders);
   // Before any route: it indexes every route for 405 answers and for the dialect of a refused URL.
   await fastify.register(routeIndex);
   await fastify.register(services, opts);
-  await fastify.register(hsm, { masterKey: opts.masterKey });
+  // The recorder: the operation step, the error path and a replay call it to record their answer.
+  await fastify.register(audit);
   await fastify.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
-  // Before the first route: it describes every route in the OpenAPI document.
-  await fastify.register(openapiCollector, { operations });
+  // Before the first route: it describes every route in the OpenAPI document. (Imported here: a process that
+  // only imports this module for its helpers, the CLI, does not load @fastify/swagger.)
+  const docs = await import('./plugins/docs.js');
+  await fastify.register(docs.openapiCollector, { operations });
   await fastify.register(strictJson);
   await fastify.register(tenant);
   await fastify.register(auth);
@@ -71,8 +76,6 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(validate);
   // After validate: it fingerprints the validated body.
   await fastify.register(idempotency);
-  // Settles the key the idempotency step claimed, in the statement of the request's record.
-  await fastify.register(audit);
   await fastify.register(operation);
 
   // One line per request, on completion, with nothing from headers or bodies.
@@ -82,16 +85,16 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
     const route = request.routeOptions.url;
     // On the root logger with the request id as a field: no request child is made for this line.
     fastify.log.info(
-      { requestId: request.id, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.tenant?.id },
+      { requestId: request.id, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.ctx.tenant?.id },
       'request completed',
     );
-    metrics.request(route ?? 'unmatched', request.method, reply.statusCode, request.tenant?.id ?? null, reply.elapsedTime / 1000);
+    metrics.request(route ?? 'unmatched', request.method, reply.statusCode, request.ctx.tenant?.id ?? null, reply.elapsedTime / 1000);
   });
 
   await fastify.register(healthRoutes);
   await fastify.register(wellKnownRoutes);
   await fastify.register(registrar, { operations });
-  await fastify.register(docsRoutes);
+  await fastify.register(docs.docsRoutes);
 };
 
 /**
@@ -184,6 +187,8 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     return503OnClosing: false,
     frameworkErrors,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Each operation's schemas compiled once per process, whichever app registers them (src/schema-compilers.ts).
+    schemaController: { compilersFactory },
     ajv: {
       customOptions: {
         removeAdditional: false,

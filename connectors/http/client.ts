@@ -1,7 +1,7 @@
 // HTTP client of the shared transport: one undici Pool per core (shared by the tenants that use it), JSON
 // in and out, bounded bodies, the call's AbortSignal honoured at every step, and close().
 import { readFile } from 'node:fs/promises';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import { UNREADABLE, type CoreAnswer } from './failures.js';
 import type { HttpAuth, ResolvedHttpOptions } from './options.js';
 
@@ -50,6 +50,8 @@ function acquirePool(opts: ResolvedHttpOptions): { pool: Promise<Pool>; release:
               ...(auth.ca ? { ca: await readFile(auth.ca) } : {}),
             }
           : {};
+      // undici is loaded with the first pool (a process that never calls a REST core never loads it: the CLI).
+      const { Pool } = await import('undici');
       return new Pool(opts.baseUrl.origin, {
         connections: opts.connections,
         connect: { timeout: opts.timeoutMs, ...clientTls },

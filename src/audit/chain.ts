@@ -86,6 +86,12 @@ export function recordHash(prevHash: string, r: Omit<AuditRecord, 'prevHash' | '
 
 /** recordHash with `at` given as its ISO 8601 text (verification reads it so from the store: no Date to parse). */
 export function recordHashAt(prevHash: string, r: Omit<AuditRecord, 'prevHash' | 'hash' | 'chain' | 'position' | 'at'>, atIso: string): string {
+  // One-shot (no Hash object per record: verification hashes a million, and each object costs the GC).
+  return digest('sha256', canonicalText(prevHash, r, atIso), 'hex');
+}
+
+/** What a record's hash is computed over: the hash of the record before it in its chain, a newline, the canonical JSON. */
+export function canonicalText(prevHash: string, r: Omit<AuditRecord, 'prevHash' | 'hash' | 'chain' | 'position' | 'at'>, atIso: string): string {
   const canonical = JSON.stringify([
     r.tenantId,
     r.seq,
@@ -96,16 +102,59 @@ export function recordHashAt(prevHash: string, r: Omit<AuditRecord, 'prevHash' |
     r.action,
     r.method,
     r.route,
-    Object.keys(r.target)
-      .sort()
-      .map((k) => [k, r.target[k]]),
+    targetPairs(r.target),
     r.outcome,
     r.status,
     r.requestId,
     r.origin,
   ]);
-  // One-shot (no Hash object per record: verification hashes a million, and each object costs the GC).
-  return digest('sha256', `${prevHash}\n${canonical}`, 'hex');
+  return `${prevHash}\n${canonical}`;
+}
+
+/**
+ * The columns a verification thread reads of each record (decision 0211), in array mode: all text, so that no
+ * value is parsed, `at` as the ISO 8601 text toISOString gives and the target as jsonb's text of it.
+ * Output names differ from the columns' so that ORDER BY position is the column, not its text.
+ */
+export const QUICK_COLUMNS = `position::text AS pos, seq::text AS s, id::text AS i, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS a,
+  actor, role, action, method, route, target::text AS t, outcome, status::text AS st, request_id, origin, prev_hash, hash`;
+
+/** A row of QUICK_COLUMNS. */
+export type QuickRow = (string | null)[];
+
+/**
+ * canonicalText of a QUICK_COLUMNS row, without building a record or parsing its target in the common
+ * shapes: the same bytes (JSON.stringify writes an array as its items' JSON joined by commas, in brackets;
+ * PostgreSQL writes an integer as JavaScript writes that number). Used only to check the row against its
+ * stored hash; a row it renders otherwise fails the check and the exact walk decides.
+ */
+export function quickText(tenantId: string, row: QuickRow): string {
+  const before = JSON.stringify([tenantId, Number(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], row[8]]);
+  const after = JSON.stringify([row[10], Number(row[11]), row[12], row[13]]);
+  return `${row[14]}\n${before.slice(0, -1)},${targetForm(row[9]!)},${after.slice(1)}`;
+}
+
+/** The target's place in the canonical form: its pairs in key order. */
+export const targetPairs = (target: Record<string, string>): [string, string | undefined][] =>
+  Object.keys(target)
+    .sort()
+    .map((k) => [k, target[k]]);
+
+/**
+ * jsonb's text of an object of one string, key and value without a quote, a backslash or a control character
+ * (jsonb writes those escaped, with a backslash): JSON.stringify writes such strings as they are, in quotes.
+ */
+const ONE_PLAIN_PAIR = /^\{"([^"\\]*)": "([^"\\]*)"\}$/;
+
+/**
+ * The target's canonical JSON, from the store's text of it (`target::text`): the same text as
+ * JSON.stringify(targetPairs(target)), without parsing the common shapes (none, or one plain pair).
+ */
+export function targetForm(text: string): string {
+  if (text === '{}') return '[]';
+  const one = ONE_PLAIN_PAIR.exec(text);
+  if (one) return `[["${one[1]}","${one[2]}"]]`;
+  return JSON.stringify(targetPairs(JSON.parse(text) as Record<string, string>));
 }
 
 /**

@@ -2,9 +2,16 @@
 // order, page by page, recomputing each hash, checking each link and the chain's head; every record of the
 // tenant must belong to a chain with a head. Against a saved checkpoint (decision 0202), it also proves that
 // the checkpoint is a prefix of today's trail: each chain it names still holds, at the size it names, the
-// head it names. Used by `cardline audit verify` and by tests.
+// head it names. On PostgreSQL, long chains are walked on worker threads in the verification's snapshot
+// (src/audit/verify-worker.ts, decision 0211), and the first record out of place handed back to the walk
+// here, which names the break. Used by `cardline audit verify`, the management API and tests.
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import type { Db, Queryable } from '../store/db.js';
 import { AUDIT_COLUMNS, GENESIS_HASH, fromRow, recordHashAt, trailRoot, type AuditRecord, type AuditRow } from './chain.js';
+import type { ChainTask, ChainWalk, VerifyWorkerData } from './verify-worker.js';
+
+export type { ChainWalk } from './verify-worker.js';
 
 /**
  * `at` as the ISO 8601 text Date.toISOString() gives (records hold milliseconds): the hash is recomputed from
@@ -67,9 +74,22 @@ export interface VerifyOptions {
    * edit among them that left every hash alone is found only by a full verification (decision 0202).
    */
   since?: boolean;
+  /**
+   * PostgreSQL: a chain whose head names at least this many records is walked on a worker thread with a
+   * connection of its own in the verification's snapshot (decision 0211); 0: every chain with a head
+   * (tests), Infinity: none. Default 20 000.
+   */
+  parallelFrom?: number;
+  /** Worker threads at most for that; default: the cores Node may use. */
+  threads?: number;
+  /** Told how each chain's walk on a thread ended (tests, benches). */
+  onThreadWalk?: (walk: ChainWalk) => void;
 }
 
 const DEFAULT_PAGE = 1000;
+/** A worker's page: four strings a record, so a larger page costs the collector little and saves round trips. */
+const WORKER_PAGE = 5000;
+const DEFAULT_PARALLEL_FROM = 20_000;
 
 /**
  * Verifies the trail of one tenant in a read-only REPEATABLE READ transaction, so the pages and the heads are
@@ -78,13 +98,72 @@ const DEFAULT_PAGE = 1000;
 export function verifyChain(db: Db, tenantId: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
   return db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-    return verifyTrail(tx, tenantId, opts);
+    return verifyTrail(tx, tenantId, opts, db.kind === 'postgres' ? db.connectionString : undefined);
   });
+}
+
+/**
+ * A worker's young generation: a page of rows and the next one in flight outlive V8's default (16 MB on 64-bit)
+ * and were promoted and collected again; at 64 MB the collector's share of a thread halved (decision 0211).
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 64 };
+
+/**
+ * The worker's module: under tsx or vitest the TypeScript source, through tsx's loader (a worker thread does
+ * not inherit it on Node 20); compiled, the JavaScript beside this file (as src/store/pglite-thread.ts does).
+ */
+function spawnWorker(data: VerifyWorkerData): Worker {
+  const self = import.meta.url;
+  if (self.endsWith('.ts')) {
+    const url = new URL('./verify-worker.ts', self).href;
+    const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url)}); })`;
+    return new Worker(code, { eval: true, workerData: data, resourceLimits: WORKER_LIMITS });
+  }
+  return new Worker(new URL('./verify-worker.js', self), { workerData: data, resourceLimits: WORKER_LIMITS });
+}
+
+/** Parallel walks in flight: each chain's answer, and how to stop them all. */
+interface ParallelWalks {
+  walks: Map<string, Promise<ChainWalk>>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the quick walks of `tasks` on up to `threads` workers in the snapshot `snapshot`, the chains spread by
+ * size (the largest first, each to the least loaded thread). A worker that fails or exits answers `failed` for
+ * what it had not answered: the verification then walks those chains itself.
+ */
+function startWalks(connectionString: string, snapshot: string, tenantId: string, pageSize: number, tasks: (ChainTask & { size: number })[], threads: number): ParallelWalks {
+  const groups = Array.from({ length: Math.max(1, Math.min(threads, tasks.length)) }, () => ({ load: 0, chains: [] as ChainTask[] }));
+  for (const t of [...tasks].sort((a, b) => b.size - a.size)) {
+    const g = groups.reduce((least, x) => (x.load < least.load ? x : least));
+    g.load += t.size;
+    g.chains.push({ chain: t.chain, savedSize: t.savedSize, savedHead: t.savedHead });
+  }
+  const walks = new Map<string, Promise<ChainWalk>>();
+  const workers: Worker[] = [];
+  for (const g of groups) {
+    const resolvers = new Map<string, (w: ChainWalk) => void>();
+    for (const t of g.chains) walks.set(t.chain, new Promise((resolve) => resolvers.set(t.chain, resolve)));
+    const answer = (w: ChainWalk) => {
+      resolvers.get(w.chain)?.(w);
+      resolvers.delete(w.chain);
+    };
+    const worker = spawnWorker({ connectionString, snapshot, tenantId, pageSize, chains: g.chains });
+    worker.on('message', answer);
+    const fail = (message: string) => {
+      for (const chain of [...resolvers.keys()]) answer({ chain, state: 'failed', message });
+    };
+    worker.on('error', (err) => fail(err.message));
+    worker.on('exit', (code) => fail(`exited with code ${code}`));
+    workers.push(worker);
+  }
+  return { walks, stop: async () => void (await Promise.all(workers.map((w) => w.terminate()))) };
 }
 
 type Broken = Extract<VerifyResult, { ok: false }>;
 
-async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions): Promise<VerifyResult> {
+async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions, connectionString?: string): Promise<VerifyResult> {
   const pageSize = opts.pageSize ?? DEFAULT_PAGE;
   const stored = await tx.query<{ chain: string; size: string | number; head: string; last_seq: string | number }>(
     'SELECT chain, size, head, last_seq FROM audit_chains WHERE tenant_id = $1 ORDER BY chain',
@@ -103,13 +182,56 @@ async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions)
   );
   const names = [...new Set([...heads.keys(), ...present.rows.map((r) => r.chain)])].sort();
   const checkpoint = new Map((opts.checkpoint ?? []).map((c) => [c.chain, c]));
+  const fromSaved = (saved: ChainHead | undefined): boolean => opts.since === true && saved !== undefined && saved.size > 0;
 
+  // Long chains walked whole are read and hashed on worker threads, each with a connection in this
+  // transaction's snapshot; the walk below takes their answers in chain order.
+  const parallelFrom = opts.parallelFrom ?? DEFAULT_PARALLEL_FROM;
+  const tasks = connectionString
+    ? names.flatMap((chain) => {
+        const head = heads.get(chain);
+        const saved = checkpoint.get(chain);
+        if (!head || head.size === 0 || head.size < parallelFrom || fromSaved(saved)) return [];
+        return [{ chain, size: head.size, savedSize: saved?.size ?? 0, savedHead: saved?.head ?? null }];
+      })
+    : [];
+  let parallel: ParallelWalks | null = null;
+  if (tasks.length > 0) {
+    const snapshot = (await tx.query<{ snapshot: string }>('SELECT pg_export_snapshot() AS snapshot')).rows[0]!.snapshot;
+    parallel = startWalks(connectionString!, snapshot, tenantId, opts.pageSize ?? WORKER_PAGE, tasks, opts.threads ?? availableParallelism());
+  }
+  try {
+    return await joinChains(tx, tenantId, opts, names, heads, checkpoint, parallel, pageSize);
+  } finally {
+    await parallel?.stop();
+  }
+}
+
+async function joinChains(
+  tx: Queryable,
+  tenantId: string,
+  opts: VerifyOptions,
+  names: string[],
+  heads: Map<string, { size: number; head: string; lastSeq: number }>,
+  checkpoint: Map<string, ChainHead>,
+  parallel: ParallelWalks | null,
+  pageSize: number,
+): Promise<VerifyResult> {
+  const fromSaved = (saved: ChainHead | undefined): boolean => opts.since === true && saved !== undefined && saved.size > 0;
   let records = 0;
   const chains: ChainHead[] = [];
   for (const chain of names) {
     const head = heads.get(chain);
     const saved = checkpoint.get(chain);
-    const result = await walkChain(tx, tenantId, chain, pageSize, records, saved, opts.since === true && saved !== undefined && saved.size > 0);
+    const quick = await parallel?.walks.get(chain);
+    if (quick) opts.onThreadWalk?.(quick);
+    const result =
+      quick?.state === 'done'
+        ? { size: quick.size, hash: quick.hash, lastSeq: quick.lastSeq }
+        : await walkChain(
+            tx, tenantId, chain, pageSize, records, saved, fromSaved(saved),
+            quick?.state === 'stopped' ? quick : undefined,
+          );
     if ('ok' in result) return result;
     const { size, hash, lastSeq } = result;
     const broken = (position: number, seq: number | null, reason: BreakReason, detail: string): Broken => ({
@@ -144,11 +266,13 @@ async function walkChain(
   before: number,
   saved: ChainHead | undefined,
   fromSaved: boolean,
+  /** Where a quick walk stopped: the records before `expected` verified, the last one's hash and seq. */
+  resume?: { expected: number; prev: string; prevSeq: number },
 ): Promise<{ size: number; hash: string; lastSeq: number } | Broken> {
-  let expected = fromSaved ? saved!.size : 1;
+  let expected = resume?.expected ?? (fromSaved ? saved!.size : 1);
   /** The hash the next record must link to; null: the checkpoint's last record, taken as it is if its hash is the checkpoint's. */
-  let prev: string | null = fromSaved ? null : GENESIS_HASH;
-  let prevSeq = 0;
+  let prev: string | null = resume?.prev ?? (fromSaved ? null : GENESIS_HASH);
+  let prevSeq = resume?.prevSeq ?? 0;
   const broken = (position: number, seq: number | null, reason: BreakReason, detail: string): Broken => ({
     ok: false, chain, position, seq, reason, detail, records: before + expected - 1,
   });

@@ -20,6 +20,10 @@ import { GENESIS_HASH, recordHash, type AuditEntry } from './chain.js';
 
 const MAX_BATCH = 500;
 const MAX_CONFLICT_RETRIES = 20;
+/** A batch waits for more records only when the previous one held this many or more (the gateway is under load). */
+const LINGER_FROM = 4;
+/** How long, at most, a batch waits for more records under load (PostgreSQL; decision 0228). */
+const LINGER_MS = 2;
 /**
  * Seqs a writer takes at once per tenant. Within a block, seqs follow commit order; across writers, blocks
  * interleave (the trail's seq order is each writer's order, not a global clock: `at` is the time).
@@ -71,7 +75,7 @@ const outboxCte = (param: string) => `,
 
 /**
  * With events: each inserted record carries how many of the batch's events a channel subscribes to, so that the
- * delivery worker is woken only for those (decision 0218: waking it for events written done cost two statements
+ * delivery worker is woken only for those (decision 0219: waking it for events written done cost two statements
  * per batch, for nothing).
  */
 const PENDING_RETURNING = ` RETURNING (SELECT count(*) FROM evented WHERE status = 'pending')::int AS pending`;
@@ -138,7 +142,9 @@ const RESERVE = `
  * acknowledged. For a stored response body this changes no byte on the wire: Node already sends a lone
  * surrogate as U+FFFD, and JSON escapes U+0000.
  */
-const storable = (text: string): string => text.toWellFormed().replaceAll('\u0000', '\ufffd');
+const storable = (text: string): string =>
+  // Nearly every string is storable already: checked without copying it (two scans, no allocation).
+  text.isWellFormed() && !text.includes('\u0000') ? text : text.toWellFormed().replaceAll('\u0000', '\ufffd');
 
 /** storable() applied to every string of a JSON value, keys included (event payloads). */
 function storableDeep(value: unknown): unknown {
@@ -220,6 +226,8 @@ export class AuditWriter {
    * embedded store, which runs one statement at a time anyway.
    */
   private readonly maxInFlight: number;
+  /** Records in the last batch cut. */
+  private lastBatch = 0;
 
   constructor(
     private readonly db: Db,
@@ -229,6 +237,11 @@ export class AuditWriter {
     private readonly onEvents?: () => void,
     /** Told which tenants a committed batch wrote to (the checkpoint publisher). */
     private readonly onCommitted?: (tenants: string[]) => void,
+    /**
+     * Under load, how long a batch may wait for more records before it is cut (see gather()): by default
+     * LINGER_MS on a PostgreSQL server, none on the embedded store.
+     */
+    private readonly lingerMs: number = db.kind === 'postgres' ? LINGER_MS : 0,
   ) {
     this.maxInFlight = db.kind === 'postgres' ? 4 : 1;
   }
@@ -246,10 +259,9 @@ export class AuditWriter {
   private async drain(): Promise<void> {
     while (this.queue.length || this.inFlight.size) {
       if (this.queue.length && this.inFlight.size < this.maxInFlight) {
-        // Let the requests already under way reach record() before the batch is cut: PGlite in process
-        // answers without yielding to the event loop, so without this every batch would hold a single record.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await this.gather();
         const batch = this.cut();
+        if (batch.length) this.lastBatch = batch.length;
         if (batch.length) {
           const run = this.commit(batch).finally(() => {
             this.inFlight.delete(run);
@@ -269,6 +281,30 @@ export class AuditWriter {
       }
     }
     this.draining = null;
+  }
+
+  /**
+   * Waits for the records about to arrive before a batch is cut. At least one turn of the event loop: the
+   * requests already under way reach record() (PGlite in process answers without yielding to the event loop,
+   * so without it every batch would hold a single record). Under load (the previous batch held LINGER_FROM
+   * records or more), up to lingerMs more, until twice the previous batch is queued: a statement's fixed cost
+   * (a round trip, the executor's start, the commit) is shared by more records (decision 0228).
+   */
+  private async gather(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const target = Math.min(MAX_BATCH, this.lastBatch * 2);
+    if (this.lingerMs <= 0 || this.lastBatch < LINGER_FROM || this.queue.length >= target) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.arrived = null;
+        resolve();
+      };
+      const timer = setTimeout(done, this.lingerMs);
+      this.arrived = () => {
+        if (this.queue.length >= target) done();
+      };
+    });
   }
 
   /** The next batch: queued records, in order, of tenants without a batch under way. */
@@ -349,9 +385,10 @@ export class AuditWriter {
       const params: unknown[] = [JSON.stringify(heads), JSON.stringify(rows)];
       const param = (value: unknown) => `$${params.push(value)}`;
       const ctes = (events.length ? outboxCte(param(JSON.stringify(events))) : '') + (settlements.length ? settleCte(param(JSON.stringify(settlements))) : '');
-      // Prepared (per connection, on a server): parsing and planning this statement was about half of the
-      // server's CPU per batch (decision 0218), and batches are many when several processes share a tenant.
-      const r = await this.db.query<{ pending: number }>(APPEND(ctes, events.length ? PENDING_RETURNING : ''), params, { prepare: true });
+      // Prepared once per connection (PostgreSQL): four texts at most, by whether the batch holds events and settlements.
+      const r = await this.db.query<{ pending: number }>(APPEND(ctes, events.length ? PENDING_RETURNING : ''), params, {
+        name: `cardline_audit_append_${events.length ? 'e' : ''}${settlements.length ? 's' : ''}`,
+      });
       if (r.rowCount === rows.length) {
         for (const [t, h] of next) this.heads.set(t, h);
         this.observer?.auditBatch(rows.length, (performance.now() - started) / 1000);
@@ -379,7 +416,7 @@ export class AuditWriter {
       if (!h || h.end - h.next + 1 < n) short.push({ tenant_id: t, n: Math.max(n, SEQ_BLOCK) });
     }
     if (!short.length) return;
-    const r = await this.db.query<{ tenant_id: string; seq: string | number }>(RESERVE, [JSON.stringify(short)], { prepare: true });
+    const r = await this.db.query<{ tenant_id: string; seq: string | number }>(RESERVE, [JSON.stringify(short)], { name: 'cardline_audit_reserve' });
     for (const row of r.rows) {
       const end = Number(row.seq);
       const n = short.find((s) => s.tenant_id === row.tenant_id)!.n;

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import type { Operator } from '../services/operator-keys.js';
 import { IN_PROCESS_HEADER } from '../plugins/operator-auth.js';
 import { cliActor } from '../services/admin-actions.js';
-import { ManagementApi, type Answer, type Problem, type Transport } from './remote.js';
+import { ManagementApi, type Answer, type ManagementOperationId, type Problem, type Transport } from './remote.js';
 import { withStore, type StoreOptions } from './store.js';
 
 /** The CLI's principal: `cli:<os-user>` (the OS account as the audit actor, decision 0195). */
@@ -20,12 +20,12 @@ export const cliOperator = (env: NodeJS.ProcessEnv = process.env): Operator => (
 export type RefusalMessages = Record<string, string>;
 
 /**
- * Runs `fn` with a ManagementApi answered in process by the management listener's app over the store. The
- * master key is needed (the services, the decrypt step, idempotency are the gateway's). Every record is
+ * Runs `fn` with a ManagementApi answered in process by the management listener's app over the store, with
+ * the routes of `operations` only (no document, no console: nothing else is called). The master key is needed (the services, the decrypt step, idempotency are the gateway's). Every record is
  * committed before the store closes.
  */
 export async function withManagement<T>(
-  opts: Pick<StoreOptions, 'create'> & { messages?: RefusalMessages },
+  opts: Pick<StoreOptions, 'create'> & { messages?: RefusalMessages; operations: readonly ManagementOperationId[] },
   fn: (api: ManagementApi) => Promise<T>,
 ): Promise<T> {
   return withStore({ masterKey: true, ...(opts.create ? { create: true } : {}) }, async (store) => {
@@ -41,7 +41,9 @@ export async function withManagement<T>(
     try {
       await base.ready();
       const secret = randomBytes(32).toString('base64url');
-      const app = await buildManagementApp({ services: base.cardline, config: store.config, logger, inProcess: { secret, operator: cliOperator() } });
+      const { managementOperations } = await import('../operations/index.js');
+      const operations = managementOperations.filter((o) => opts.operations.includes(o.id as ManagementOperationId));
+      const app = await buildManagementApp({ services: base.cardline, config: store.config, logger, inProcess: { secret, operator: cliOperator() }, operations });
       try {
         const messages = opts.messages ?? {};
         const transport: Transport = {

@@ -24,7 +24,7 @@ export function operatorKeyCommand(): Command {
     .requiredOption('--name <name>', 'who or what uses it: 1-64 letters, digits, ".", "_" or "-"')
     .addHelpText('after', `\nExample:\n  export CARDLINE_OPERATOR_KEY=$(npx cardline operator-key create --name alice)\n${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { name: string }, command: Command) => {
-      const { key } = await withApi(command, { create: true }, async (api) => (await api.operation('operator-key.create', { body: { name: opts.name } })).result);
+      const { key } = await withApi(command, { create: true, operations: ['operator-key.create'] }, async (api) => (await api.operation('operator-key.create', { body: { name: opts.name } })).result);
       process.stdout.write(`${key}\n`);
       process.stderr.write(`Operator key '${opts.name}' created. It is shown this once: keep it in your secret store.\n`);
     });
@@ -35,7 +35,7 @@ export function operatorKeyCommand(): Command {
     .option('--json', 'print JSON')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { json?: boolean }, command: Command) => {
-      const keys: OperatorKeyView[] = await withApi(command, {}, (api) => api.allOf('operator-key.list', {}));
+      const keys: OperatorKeyView[] = await withApi(command, { operations: ['operator-key.list'] }, (api) => api.allOf('operator-key.list', {}));
       if (opts.json) return printJson(keys);
       table([['NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'], ...keys.map((k) => [k.name, k.prefix, k.createdAt, k.lastUsedAt ?? '-', k.revokedAt ?? '-'])]);
     });
@@ -46,7 +46,7 @@ export function operatorKeyCommand(): Command {
     .argument('<name>', 'the key name')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (name: string, _opts: unknown, command: Command) => {
-      await withApi(command, { messages: { 404: `No operator key named '${name}'.` } }, (api) =>
+      await withApi(command, { messages: { 404: `No operator key named '${name}'.` }, operations: ['operator-key.revoke'] }, (api) =>
         api.operation('operator-key.revoke', { params: { name } }),
       );
       process.stdout.write(`Operator key '${name}' revoked.\n`);

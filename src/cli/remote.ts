@@ -108,10 +108,22 @@ export class HttpTransport implements Transport {
 
 export class ManagementApi {
   readonly transport: Transport;
+  /** The operations a command declared (withApi): calling another one is a mistake in the command, caught in both modes. */
+  private declared: ReadonlySet<string> | null = null;
   constructor(transport: Transport);
   constructor(baseUrl: string, key: string);
   constructor(a: Transport | string, key?: string) {
     this.transport = typeof a === 'string' ? new HttpTransport(a, key!) : a;
+  }
+
+  /** Limits this client to the operations a command declared (see withApi). */
+  only(ids: readonly ManagementOperationId[]): this {
+    this.declared = new Set(ids);
+    return this;
+  }
+
+  private check(id: string): void {
+    if (this.declared && !this.declared.has(id)) throw new Error(`cardline: this command calls the operation '${id}' without declaring it in withApi's operations.`);
   }
 
   get baseUrl(): string {
@@ -150,22 +162,30 @@ export class ManagementApi {
    * body: { username, role, password } })`).
    */
   async operation<Id extends ManagementOperationId>(id: Id, input: ManagementInput<Id>): Promise<ManagementAnswer<Id>> {
+    this.check(id);
     const { method, path } = managementRequest(await managementTable(), id, input as { params?: unknown; query?: unknown });
     return this.call<ManagementAnswer<Id>>(method, path, (input as { body?: unknown }).body);
   }
 
-  /** Every item of a paged list of the management table, by its id (`tenant.list`, `tenant-user.list`, `operator-key.list`). */
-  async allOf<Id extends ManagementListId>(id: Id, input: Omit<ManagementInput<Id>, 'query'>): Promise<ManagementAnswer<Id>['result']> {
+  /**
+   * Every item of a paged list of the management table, by its id (`tenant.list`, `tenant-user.list`,
+   * `operator-key.list`), with the list's own query but its pages (`tenant.list`'s search `q`).
+   */
+  async allOf<Id extends ManagementListId>(
+    id: Id,
+    input: Omit<ManagementInput<Id>, 'query'> & { query?: Omit<NonNullable<TypesOf<Id>['query']>, 'limit' | 'cursor'> },
+  ): Promise<ManagementAnswer<Id>['result']> {
+    this.check(id);
     // Each page is the operation's answer; the items of all pages are its `result` type.
-    return (await this.all(managementRequest(await managementTable(), id, input as { params?: unknown }).path)) as ManagementAnswer<Id>['result'];
+    return (await this.all(managementRequest(await managementTable(), id, input as { params?: unknown; query?: unknown }).path)) as ManagementAnswer<Id>['result'];
   }
 
-  /** Every item of a paged list: the largest pages, following `pagination.nextCursor` to the end. */
+  /** Every item of a paged list (its path may hold a query): the largest pages, following `pagination.nextCursor` to the end. */
   async all<T>(path: string): Promise<T[]> {
     const items: T[] = [];
     let cursor: string | null = null;
     do {
-      const query: string = `?limit=${PAGE_MAX}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const query: string = `${path.includes('?') ? '&' : '?'}limit=${PAGE_MAX}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
       const page: { result: T[]; pagination: { nextCursor: string | null } } = await this.call('GET', `${path}${query}`);
       items.push(...page.result);
       cursor = page.pagination.nextCursor;
@@ -209,14 +229,16 @@ export const apiPath = (...segments: string[]): string => `/v1/${segments.map(en
 /**
  * Runs `fn` with the management API this command uses: the running gateway's (`--admin-url`), or the
  * listener's own app in this process over the store (src/cli/in-process.ts). The same typed calls either way.
+ * `operations` names the operations `fn` calls: the app in process registers only those (a command starts in
+ * a fraction of the time all of them take to compile, decision 0104), and a call to another one fails.
  */
 export async function withApi<T>(
   command: Command,
-  opts: { create?: boolean; messages?: Record<string, string> },
+  opts: { create?: boolean; messages?: Record<string, string>; operations: readonly ManagementOperationId[] },
   fn: (api: ManagementApi) => Promise<T>,
 ): Promise<T> {
   const api = managementApi(command);
-  if (api) return fn(api);
+  if (api) return fn(api.only(opts.operations));
   const { withManagement } = await import('./in-process.js');
-  return withManagement(opts, fn);
+  return withManagement(opts, (inProcess) => fn(inProcess.only(opts.operations)));
 }

@@ -145,7 +145,7 @@ ${STORE_HELP}`,
     .action(async (id: string, opts: ConfigOptions, command: Command) => {
       const config = createConfig(opts);
       const name = opts.name ?? id;
-      const keys = await withApi(command, { create: true, messages: { TENANT_EXISTS: `Tenant '${id}' already exists.` } }, async (api) =>
+      const keys = await withApi(command, { create: true, messages: { TENANT_EXISTS: `Tenant '${id}' already exists.` }, operations: ['tenant.create'] }, async (api) =>
         (await api.operation('tenant.create', { body: { id, name, config } as never })).result.encryptionKeys.keys as PublicJwk[],
       );
       printJson({ keys: keys.map(orderedJwk) });
@@ -177,7 +177,7 @@ ${STORE_HELP}`,
       const patch = updatePatch(opts);
       const body = { ...(opts.name !== undefined ? { name: opts.name } : {}), ...(Object.keys(patch).length ? { config: patch } : {}) };
       if (!Object.keys(body).length) fail('Nothing to change: give --name, --config or a configuration flag (see --help).');
-      printJson(await withApi(command, {}, async (api) => (await api.operation('tenant.update', { params: { tenantId: id }, body: body as never })).result));
+      printJson(await withApi(command, { operations: ['tenant.update'] }, async (api) => (await api.operation('tenant.update', { params: { tenantId: id }, body: body as never })).result));
     });
 
   tenant
@@ -186,16 +186,18 @@ ${STORE_HELP}`,
     .argument('<id>', 'tenant id', tenantId)
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (id: string, _opts: unknown, command: Command) => {
-      printJson(await withApi(command, {}, async (api) => (await api.operation('tenant.read', { params: { tenantId: id } })).result));
+      printJson(await withApi(command, { operations: ['tenant.read'] }, async (api) => (await api.operation('tenant.read', { params: { tenantId: id } })).result));
     });
 
   tenant
     .command('list')
     .description('List tenants: id, status, connector and name.')
+    .option('--search <text>', 'only the tenants whose id or name holds this text, in any case')
     .option('--json', 'print JSON (id, name, status, version, config with secrets as "***") instead of a table')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
-    .action(async (opts: { json?: boolean }, command: Command) => {
-      const tenants = (await withApi(command, {}, (api) => api.allOf('tenant.list', {}))) as TenantView[];
+    .action(async (opts: { json?: boolean; search?: string }, command: Command) => {
+      const query = opts.search === undefined ? {} : { query: { q: opts.search } };
+      const tenants = (await withApi(command, { operations: ['tenant.list'] }, (api) => api.allOf('tenant.list', query))) as TenantView[];
       if (opts.json) return printJson(tenants);
       table([['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, String((t.config.connector as { id?: unknown } | undefined)?.id ?? '?'), t.name])]);
     });
@@ -210,7 +212,7 @@ ${STORE_HELP}`,
       .argument('<id>', 'tenant id', tenantId)
       .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
       .action(async (id: string, _opts: unknown, command: Command) => {
-        await withApi(command, {}, (api) => api.operation(`tenant.${verb}`, { params: { tenantId: id } }));
+        await withApi(command, { operations: [`tenant.${verb}`] }, (api) => api.operation(`tenant.${verb}`, { params: { tenantId: id } }));
         process.stdout.write(`Tenant '${id}' ${status === 'active' ? 'enabled' : 'disabled'}.\n`);
       });
   }

@@ -7,7 +7,7 @@ import type { JWK } from 'jose';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { encryptCompact } from '../crypto/jwe.js';
 import { STORE_HELP, fail, printJson, readStdin, table, tenantId } from './common.js';
-import { REMOTE_HELP, withApi, type ManagementApi } from './remote.js';
+import { REMOTE_HELP, withApi, type ManagementApi, type ManagementOperationId } from './remote.js';
 
 interface AddOptions {
   tenant: string;
@@ -79,7 +79,7 @@ ${STORE_HELP}`,
       // Checked before anything changes: resetting an existing user takes more than one call.
       const problem = (await import('../services/users.js')).passwordProblem(password);
       if (problem) fail(problem);
-      await withApi(command, {}, (api) => addUser(api, opts, password));
+      await withApi(command, { operations: ['tenant-user.list', 'tenant-user.create', 'tenant.keys', 'tenant-user.update', 'tenant-user.set-password', 'tenant-user.unlock'] }, (api) => addUser(api, opts, password));
       process.stdout.write(`User '${opts.username}' (${opts.role}) saved on tenant '${opts.tenant}'.\n`);
     });
 
@@ -90,7 +90,7 @@ ${STORE_HELP}`,
     .option('--json', 'print JSON')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { tenant: string; json?: boolean }, command: Command) => {
-      const users = await withApi(command, {}, (api) => api.allOf('tenant-user.list', { params: { tenantId: opts.tenant } }));
+      const users = await withApi(command, { operations: ['tenant-user.list'] }, (api) => api.allOf('tenant-user.list', { params: { tenantId: opts.tenant } }));
       if (opts.json) return printJson(users);
       table([
         ['USERNAME', 'ROLE', 'DISABLED', 'LOCKED', 'LAST LOGIN'],
@@ -100,33 +100,37 @@ ${STORE_HELP}`,
 
   // One command per change of a user's state, each one management operation; the table says which.
   type UserParams = { tenantId: string; username: string };
-  const changes: { verb: string; what: string; done: string; call: (api: ManagementApi, params: UserParams) => Promise<unknown> }[] = [
+  const changes: { verb: string; what: string; done: string; operation: ManagementOperationId; call: (api: ManagementApi, params: UserParams) => Promise<unknown> }[] = [
     {
       verb: 'remove',
       what: "Remove a user: its tokens stop working at once. The tenant's last enabled Admin cannot be removed.",
       done: 'removed',
+      operation: 'tenant-user.remove',
       call: (api, params) => api.operation('tenant-user.remove', { params }),
     },
     {
       verb: 'unlock',
       what: 'Lift a lockout (ten failed logins) before it expires.',
       done: 'unlocked',
+      operation: 'tenant-user.unlock',
       call: (api, params) => api.operation('tenant-user.unlock', { params }),
     },
     {
       verb: 'disable',
       what: "Disable a user: its tokens stop working at once; the tenant's channels hear user.disabled. The tenant's last enabled Admin cannot be disabled.",
       done: 'disabled',
+      operation: 'tenant-user.update',
       call: (api, params) => api.operation('tenant-user.update', { params, body: { disabled: true } }),
     },
     {
       verb: 'enable',
       what: 'Enable a disabled user again.',
       done: 'enabled',
+      operation: 'tenant-user.update',
       call: (api, params) => api.operation('tenant-user.update', { params, body: { disabled: false } }),
     },
   ];
-  for (const { verb, what, done, call } of changes) {
+  for (const { verb, what, done, operation, call } of changes) {
     user
       .command(verb)
       .description(what)
@@ -134,7 +138,7 @@ ${STORE_HELP}`,
       .requiredOption('--username <username>', 'the login name')
       .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
       .action(async (opts: { tenant: string; username: string }, command: Command) => {
-        await withApi(command, {}, (api) => call(api, { tenantId: opts.tenant, username: opts.username }));
+        await withApi(command, { operations: [operation] }, (api) => call(api, { tenantId: opts.tenant, username: opts.username }));
         process.stdout.write(`User '${opts.username}' ${done} on tenant '${opts.tenant}'.\n`);
       });
   }
@@ -151,7 +155,7 @@ ${STORE_HELP}`,
       if (!password) fail('No password: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.');
       const problem = (await import('../services/users.js')).passwordProblem(password);
       if (problem) fail(problem);
-      await withApi(command, {}, async (api) =>
+      await withApi(command, { operations: ['tenant.keys', 'tenant-user.set-password'] }, async (api) =>
         api.operation('tenant-user.set-password', {
           params: { tenantId: opts.tenant, username: opts.username },
           body: { password: await passwordJwe(api, opts.tenant, password) },

@@ -46,6 +46,6 @@ export async function consoleOperator(sessions: ConsoleSessions, request: Fastif
   const used = await sessions.use(sessionId);
   if (used === 'expired') throw ConsoleErrors.sessionExpired(sessions.idleMinutes);
   if (used === 'unknown') return null;
-  request.consoleSession = sessionId;
+  request.ctx.consoleSession = sessionId;
   return used;
 }

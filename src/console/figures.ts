@@ -1,7 +1,9 @@
-// The live figures' readings (issue 19): the gateway's request counters and latency histogram as prom-client
-// holds them, summed over route, method and status, overall and per tenant. They count from the process's
-// start; the console reads them every few seconds and turns two readings into requests per second, error
-// rate and p50/p99 (figures.ts in the page). No second set of counters: the same ones Prometheus scrapes.
+// The live figures' readings (issue 19): the gateway's request counters and latency histogram, summed over
+// route, method and status, overall and per tenant. They count from the processes' start; the console reads
+// them every few seconds and turns two readings into requests per second, error rate and p50/p99 (figures.ts
+// in the page). No second set of counters: read from the very exposition GET /metrics answers, which under
+// CARDLINE_WORKERS=N is every worker's, aggregated by the primary (src/cluster.ts, decision 0166), so the
+// figures are the whole gateway's whichever worker serves the console.
 import { Type, type Static } from '@sinclair/typebox';
 import type { Metrics } from '../services/metrics.js';
 
@@ -22,20 +24,40 @@ type Reading = Static<typeof Reading>;
 const DURATION = 'cardline_http_request_duration_seconds';
 
 interface MetricValue {
-  labels: Record<string, string | number | undefined>;
+  labels: Record<string, string>;
   value: number;
-  metricName?: string;
+  metricName: string;
 }
 
-export async function requestFigures(metrics: Metrics): Promise<Figures> {
-  const all = (await metrics.registry.getMetricsAsJSON()) as unknown as { name: string; values: MetricValue[] }[];
-  const values = all.find((m) => m.name === DURATION)?.values ?? [];
+/** One label pair of an exposition line: `name="value"`, the value with `\\`, `\"` and `\n` escaped. */
+const LABEL = /(\w+)="((?:[^"\\]|\\.)*)"/g;
+const unescape = (value: string) => value.replace(/\\(.)/g, (_m, c: string) => (c === 'n' ? '\n' : c));
+
+/** The samples of one metric family (`<name>_bucket`, `_count`, `_sum`) in a Prometheus text exposition. */
+function samplesOf(text: string, family: string): MetricValue[] {
+  const out: MetricValue[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${family}_`)) continue;
+    const brace = line.indexOf('{');
+    const end = line.lastIndexOf('}');
+    const metricName = brace < 0 ? line.slice(0, line.indexOf(' ')) : line.slice(0, brace);
+    const labels: Record<string, string> = {};
+    if (brace >= 0) for (const [, name, value] of line.slice(brace + 1, end).matchAll(LABEL)) labels[name!] = unescape(value!);
+    const value = Number(line.slice(brace < 0 ? metricName.length : end + 1).trim().split(/\s+/)[0]);
+    if (Number.isFinite(value)) out.push({ metricName, labels, value });
+  }
+  return out;
+}
+
+/** The readings from a Prometheus text exposition (the one GET /metrics answers). */
+export function figuresOf(text: string, at: Date = new Date()): Figures {
+  const values = samplesOf(text, DURATION);
   const bounds = [...new Set(values.filter((v) => v.metricName === `${DURATION}_bucket` && v.labels.le !== '+Inf').map((v) => Number(v.labels.le)))].sort((a, b) => a - b);
   const empty = (): Reading => ({ requests: 0, errors: 0, buckets: bounds.map(() => 0) });
   const overall = empty();
   const tenants: Record<string, Reading> = {};
   for (const v of values) {
-    const tenant = typeof v.labels.tenant === 'string' && v.labels.tenant !== '' ? v.labels.tenant : null;
+    const tenant = v.labels.tenant ? v.labels.tenant : null;
     const targets = tenant ? [overall, (tenants[tenant] ??= empty())] : [overall];
     if (v.metricName === `${DURATION}_count`) {
       for (const r of targets) {
@@ -47,5 +69,10 @@ export async function requestFigures(metrics: Metrics): Promise<Figures> {
       for (const r of targets) r.buckets[i]! += v.value;
     }
   }
-  return { at: new Date().toISOString(), bounds, overall, tenants };
+  return { at: at.toISOString(), bounds, overall, tenants };
+}
+
+/** The whole gateway's readings: this process's, or under CARDLINE_WORKERS every worker's (Metrics.text()). */
+export async function requestFigures(metrics: Metrics): Promise<Figures> {
+  return figuresOf(await metrics.text());
 }

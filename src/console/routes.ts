@@ -3,7 +3,7 @@
 // read or change is a management operation (src/operations/management-console.ts and the rest of the table).
 import { Type } from '@sinclair/typebox';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { ConsoleErrors } from './auth.js';
 import { ConsoleSessions, sessionCookie } from './sessions.js';
 import { consoleFiles } from './static.js';
@@ -15,6 +15,8 @@ const SessionResponse = Type.Object({
 });
 const MessageResponse = Type.Object({ result: Type.Object({ message: Type.String() }), pagination: Type.Null() });
 const envelope = <T>(result: T) => ({ result, pagination: null });
+/** Sends an answer the recorder has already serialised (and recorded). */
+const sendText = (reply: object, body: string): FastifyReply => (reply as FastifyReply).send(body);
 
 interface ConsoleRoutesOptions {
   sessions: ConsoleSessions;
@@ -35,11 +37,12 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
       const opened = await sessions.signIn(request.body.key);
       if (!opened) throw ConsoleErrors.badKey();
       // Audited as the operator it names, like any call made with the key.
-      request.operator = opened.operator;
+      request.ctx.operator = opened.operator;
       reply.header('set-cookie', sessionCookie(opened.sessionId, request.protocol === 'https'));
       reply.header('cache-control', 'no-store');
       reply.code(201);
-      return envelope(sessions.info(opened.sessionId, opened.operator.name));
+      // Serialised and recorded before it is sent: the sign-in's audit entry commits first.
+      return sendText(reply, await plain.recorder.answer(request, reply, envelope(sessions.info(opened.sessionId, opened.operator.name))));
     },
   });
 
@@ -47,9 +50,10 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
   app.get('/console/session', {
     schema: { response: { 200: SessionResponse } },
     handler: async (request, reply) => {
-      if (!request.consoleSession || !request.operator) throw ConsoleErrors.noSession();
+      const { consoleSession, operator } = request.ctx;
+      if (!consoleSession || !operator) throw ConsoleErrors.noSession();
       reply.header('cache-control', 'no-store');
-      return envelope(sessions.info(request.consoleSession, request.operator.name));
+      return envelope(sessions.info(consoleSession, operator.name));
     },
   });
 
@@ -57,10 +61,11 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
     schema: { response: { 200: MessageResponse } },
     config: { idempotency: false, audit: { action: 'console.sign-out' } },
     handler: async (request, reply) => {
-      if (!request.consoleSession) throw ConsoleErrors.noSession();
-      await sessions.signOut(request.consoleSession);
+      const { consoleSession } = request.ctx;
+      if (!consoleSession) throw ConsoleErrors.noSession();
+      await sessions.signOut(consoleSession);
       reply.header('set-cookie', sessionCookie(null, request.protocol === 'https'));
-      return envelope({ message: 'Signed out' });
+      return sendText(reply, await plain.recorder.answer(request, reply, envelope({ message: 'Signed out' })));
     },
   });
 };

@@ -2,7 +2,7 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import { Value } from '@sinclair/typebox/value';
 import { LRUCache } from 'lru-cache';
-import { cacheTtl, TENANT_CACHE_MAX } from '../services/cache-ttl.js';
+import { bounded, cacheTtl, TENANT_CACHE_MAX } from '../services/cache-ttl.js';
 import { ClientJwk, type RegisteredClientJwk } from '../../schemas/keys.js';
 import type { Db } from '../store/db.js';
 import type { ChangeFeed } from '../services/changes.js';
@@ -69,7 +69,7 @@ export class ClientKeyStore {
     cacheTtlMs: number | null = null,
     private readonly changes?: ChangeFeed,
   ) {
-    this.cache = new LRUCache({ max: TENANT_CACHE_MAX, ...cacheTtl(cacheTtlMs) });
+    this.cache = new LRUCache({ ...bounded(TENANT_CACHE_MAX), ...cacheTtl(cacheTtlMs) });
   }
 
   /** The tenant's client key, or null when none is registered (response fields are then omitted). */

@@ -6,7 +6,7 @@ import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 type CryptoKey = webcrypto.CryptoKey;
 import { LRUCache } from 'lru-cache';
-import { cacheTtl, DEFAULT_KEY_CACHE_MAX } from '../services/cache-ttl.js';
+import { bounded, cacheTtl, DEFAULT_KEY_CACHE_MAX } from '../services/cache-ttl.js';
 import type { Db, Queryable } from '../store/db.js';
 import type { MasterKey } from './master-key.js';
 import type { ChangeFeed } from '../services/changes.js';
@@ -173,9 +173,9 @@ export class KeyRing {
     /** Tenants whose keys stay imported (decision 0209): the least recently used one past it is dropped. */
     readonly maxTenants: number = DEFAULT_KEY_CACHE_MAX,
   ) {
-    this.cache = new LRUCache({ max: maxTenants, ...cacheTtl(cacheTtlMs) });
+    this.cache = new LRUCache({ ...bounded(maxTenants), ...cacheTtl(cacheTtlMs) });
     // Kept apart from `cache` (which a change or an expiry empties) and bounded alike: no TTL, a kid never changes.
-    this.imported = new LRUCache({ max: maxTenants });
+    this.imported = new LRUCache(bounded(maxTenants));
   }
 
   /** Tenants whose key sets are cached, and whose imported key objects are kept (tests, diagnostics). */

@@ -1,7 +1,7 @@
 // The management listener (CARDLINE_ADMIN_HOST:CARDLINE_ADMIN_PORT, loopback by default): the platform
 // operator's API — tenants, their users, operator keys — authenticated by operator keys, never by a tenant's
 // token. Its own Fastify instance over the gateway's services, assembled from the same pipeline steps as the
-// public listener (decision 0190): operator key → decrypt → validate → idempotency → operation → audit, its
+// public listener (decision 0190): operator key → decrypt → validate → idempotency → operation (recorded), its
 // routes registered from the management operation table (src/operations/management-*.ts) by the one registrar.
 import type { Server } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest, type FastifyServerOptions } from 'fastify';
@@ -14,7 +14,6 @@ import { managementOperations } from '../operations/index.js';
 import registrar from '../operations/register.js';
 import audit, { stringAt, type AuditSubject } from '../plugins/audit.js';
 import decrypt from '../plugins/decrypt.js';
-import { docsRoutes, openapiCollector } from '../plugins/docs.js';
 import errors from '../plugins/errors.js';
 import idempotency from '../plugins/idempotency.js';
 import operation from '../plugins/operation.js';
@@ -27,7 +26,7 @@ import managementProbes from '../routes/management-probes.js';
 import type { AuditSpec } from '../route-config.js';
 import { PLATFORM_TENANT, isTenantId } from '../services/tenants.js';
 import { consoleOperator } from '../console/auth.js';
-import consoleRoutes from '../console/routes.js';
+import { requestContext } from '../request-context.js';
 import { ConsoleSessions } from '../console/sessions.js';
 
 declare module 'fastify' {
@@ -50,12 +49,32 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   const operations = opts.operations ?? managementOperations;
   app.decorate('cardline', opts.services);
   app.removeContentTypeParser('text/plain');
+  await app.register(requestContext);
   await app.register(securityHeaders);
   // Before any route: 405 with Allow for a known path called with another method, as on the public listener.
   await app.register(routeIndex);
+  // An operator's action joins the trail of the tenant it concerns (its Admins read it in GET /v1/audit);
+  // anything else, the platform's own chain.
+  const subject = async (request: FastifyRequest, _spec: AuditSpec): Promise<AuditSubject> => {
+    const { operator, inProcess } = request.ctx;
+    const named = stringAt(request, 'params.tenantId') ?? stringAt(request, 'body.id');
+    const tenant = named && isTenantId(named) ? await opts.services.tenants.get(named) : null;
+    return {
+      tenantId: tenant?.id ?? PLATFORM_TENANT,
+      actor: operator?.name ?? null,
+      role: operator ? 'Operator' : null,
+      // The CLI's in-process requests come from no address.
+      ...(inProcess ? { origin: null } : {}),
+    };
+  };
+  // The recorder, which the operation step, the error path and a replay call to record their answer.
+  await app.register(audit, { subject });
   await app.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
-  // Before the first route: it describes every route in the management OpenAPI document.
-  await app.register(openapiCollector, { operations, listener: 'management' });
+  // Before the first route: it describes every route in the management OpenAPI document. The CLI's app in
+  // process serves no document and no console: only the operations it calls.
+  // (Imported here, so the CLI does not load @fastify/swagger and the console's files at all.)
+  const docs = opts.inProcess ? null : await import('../plugins/docs.js');
+  if (docs) await app.register(docs.openapiCollector, { operations, listener: 'management' });
   await app.register(strictJson);
   app.decorate('consoleSessions', new ConsoleSessions(opts.services.db, opts.services.operatorKeys, opts.config.consoleIdleMinutes));
   // The operator key is this listener's principal (or the console's session cookie, taken as the key it was
@@ -70,33 +89,20 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   // Every write takes Idempotency-Key, as on the public API: an operator's keys are the platform's, scoped to
   // the operator.
   await app.register(idempotency, {
-    owner: (request) => (request.operator ? { tenantId: PLATFORM_TENANT, caller: `operator:${request.operator.name}` } : null),
+    owner: ({ ctx }) => (ctx.operator ? { tenantId: PLATFORM_TENANT, caller: `operator:${ctx.operator.name}` } : null),
   });
-  // An operator's action joins the trail of the tenant it concerns (its Admins read it in GET /v1/audit);
-  // anything else, the platform's own chain.
-  const subject = async (request: FastifyRequest, _spec: AuditSpec): Promise<AuditSubject> => {
-    const named = stringAt(request, 'params.tenantId') ?? stringAt(request, 'body.id');
-    const tenant = named && isTenantId(named) ? await opts.services.tenants.get(named) : null;
-    return {
-      tenantId: tenant?.id ?? PLATFORM_TENANT,
-      actor: request.operator?.name ?? null,
-      role: request.operator ? 'Operator' : null,
-      // The CLI's in-process requests come from no address.
-      ...(request.inProcess ? { origin: null } : {}),
-    };
-  };
-  await app.register(audit, { subject });
   await app.register(operation);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), operator: request.operator?.name },
+      { method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), operator: request.ctx.operator?.name },
       'management request completed',
     );
   });
   await app.register(managementProbes);
   await app.register(registrar, { operations, listener: 'management' });
-  await app.register(docsRoutes);
-  await app.register(consoleRoutes, { sessions: app.consoleSessions });
+  if (!docs) return;
+  await app.register(docs.docsRoutes);
+  await app.register((await import('../console/routes.js')).default, { sessions: app.consoleSessions });
 };
 
 export const managementPlugin = fp(managementApp, { name: 'cardline-management' });

@@ -1,8 +1,8 @@
 // The `nats` channel (decision 0084): events published to NATS JetStream on `<prefix>.<tenantId>.<eventType>`
 // with the event id as Nats-Msg-Id, so that the stream drops a redelivered event within its duplicate window.
 // One connection per process, opened at the first publish; the stream is created when it is missing.
-import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
+// The NATS client is loaded with the first publish: a process that never publishes (the CLI) never loads it.
+import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { AttemptResult } from './webhook.js';
 
@@ -25,6 +25,7 @@ export class NatsPublisher {
 
   private open(): Promise<{ nc: NatsConnection; js: JetStreamClient }> {
     this.ready ??= (async () => {
+      const [{ jetstream, jetstreamManager }, { connect }] = await Promise.all([import('@nats-io/jetstream'), import('@nats-io/transport-node')]);
       const nc = await connect({ servers: this.opts.servers.split(',').map((s) => s.trim()), timeout: this.opts.timeoutMs, name: 'cardline-gateway' });
       try {
         const jsm = await jetstreamManager(nc, { timeout: this.opts.timeoutMs });

@@ -3,7 +3,7 @@
 // the channel's `whsec_` secret; during a rotation's overlap both secrets sign and both signatures are sent.
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { addressRefusal, checkUrlForm, checkedLookup, hostOf, TargetRefused, type Resolver, type TargetPolicy } from './addresses.js';
 
 const SECRET_PREFIX = 'whsec_';
@@ -64,7 +64,8 @@ export interface WebhookSenderOptions {
 
 /** Sends webhook attempts through two connection pools: one for production tenants, one for sandbox tenants. */
 export class WebhookSender {
-  private readonly agents: Record<'production' | 'sandbox', Agent>;
+  /** The two pools, made with the first attempt: undici is loaded only by a process that sends (not the CLI). */
+  private agents: Promise<{ agents: Record<'production' | 'sandbox', Agent>; request: typeof import('undici').request }> | null = null;
   private readonly policies: Record<'production' | 'sandbox', TargetPolicy>;
 
   constructor(private readonly opts: WebhookSenderOptions) {
@@ -72,14 +73,20 @@ export class WebhookSender {
       production: { sandbox: false, allowHosts: opts.allowHosts },
       sandbox: { sandbox: true, allowHosts: opts.allowHosts },
     };
-    const agent = (policy: TargetPolicy) =>
-      new Agent({
-        connect: { lookup: checkedLookup(policy, opts.resolve) as never, timeout: opts.timeoutMs },
-        headersTimeout: opts.timeoutMs,
-        bodyTimeout: opts.timeoutMs,
-        keepAliveTimeout: 4_000,
-      });
-    this.agents = { production: agent(this.policies.production), sandbox: agent(this.policies.sandbox) };
+  }
+
+  private pools(): Promise<{ agents: Record<'production' | 'sandbox', Agent>; request: typeof import('undici').request }> {
+    this.agents ??= import('undici').then(({ Agent, request }) => {
+      const agent = (policy: TargetPolicy) =>
+        new Agent({
+          connect: { lookup: checkedLookup(policy, this.opts.resolve) as never, timeout: this.opts.timeoutMs },
+          headersTimeout: this.opts.timeoutMs,
+          bodyTimeout: this.opts.timeoutMs,
+          keepAliveTimeout: 4_000,
+        });
+      return { agents: { production: agent(this.policies.production), sandbox: agent(this.policies.sandbox) }, request };
+    });
+    return this.agents;
   }
 
   policy(sandbox: boolean): TargetPolicy {
@@ -101,10 +108,12 @@ export class WebhookSender {
         const refusal = addressRefusal(host, host, policy);
         if (refusal) throw new TargetRefused(refusal);
       }
+      // The pools first: loading undici at the first attempt is not the receiver's time.
+      const { agents, request } = await this.pools();
       const timeout = AbortSignal.timeout(this.opts.timeoutMs);
       const res = await request(url, {
         method: 'POST',
-        dispatcher: this.agents[sandbox ? 'sandbox' : 'production'],
+        dispatcher: agents[sandbox ? 'sandbox' : 'production'],
         headers: {
           'content-type': 'application/json',
           'user-agent': 'Cardline-Webhooks/1',
@@ -138,6 +147,8 @@ export class WebhookSender {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.agents.production.close(), this.agents.sandbox.close()]);
+    if (!this.agents) return;
+    const { agents } = await this.agents;
+    await Promise.all([agents.production.close(), agents.sandbox.close()]);
   }
 }

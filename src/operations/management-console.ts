@@ -233,8 +233,10 @@ export const managementConsoleOperations = [
     listener: 'management',
     method: 'GET',
     url: '/v1/console/figures',
-    summary: "Request counters and latency buckets since this process started, overall and per tenant (from the gateway's metrics)",
-    description: 'Two readings make rates and percentiles: the console charts requests per second, p50/p99 latency and the error rate.',
+    summary: "Request counters and latency buckets of the whole gateway, overall and per tenant (from the gateway's metrics)",
+    description:
+      'Two readings make rates and percentiles: the console charts requests per second, p50/p99 latency and the error rate. ' +
+      'Read from the exposition `GET /metrics` answers: under CARDLINE_WORKERS=N, every worker\'s counters added up, whichever worker answers.',
     tag: GATEWAY_TAG,
     dialect: 'problem',
     access: 'operator',

@@ -3,8 +3,8 @@
 // problem dialect; an operator's change raises the security event its own Admin's would.
 import { Jwks } from '../../schemas/auth.js';
 import { ConnectorsResponse } from '../../schemas/core-routing.js';
-import { TenantCreateBody, TenantCreatedResponse, TenantIdParams, TenantPageResponse, TenantPatchBody, TenantResponse } from '../../schemas/management.js';
-import { PAGE_MAX, PageQuery } from '../../schemas/page.js';
+import { TenantCreateBody, TenantCreatedResponse, TenantIdParams, TenantListQuery, TenantPageResponse, TenantPatchBody, TenantResponse } from '../../schemas/management.js';
+import { PAGE_MAX } from '../../schemas/page.js';
 import { TenantConfig } from '../../schemas/tenant.js';
 import { Errors } from '../errors.js';
 import { connectorsView } from '../services/connectors-view.js';
@@ -56,16 +56,19 @@ export const managementTenantOperations = [
     listener: 'management',
     method: 'GET',
     url: '/v1/tenants',
-    summary: 'The tenants, by id (secrets shown as "***")',
-    description: `Pages: \`limit\` (1..${PAGE_MAX}, default 50) and \`cursor\` (\`pagination.nextCursor\` of the previous page).`,
+    summary: 'The tenants, by id (secrets shown as "***"), or those whose id or name holds a text',
+    description:
+      `Pages: \`limit\` (1..${PAGE_MAX}, default 50) and \`cursor\` (\`pagination.nextCursor\` of the previous page). ` +
+      '`q`: only the tenants whose id or name holds this text, in any case (1..128 characters, no control character); ' +
+      'a search pages like the whole list, the same `q` sent with each page\'s cursor.',
     tag: TENANTS_TAG,
     dialect: 'problem',
     access: 'operator',
     objectName: 'tenantListRequest',
-    query: PageQuery,
+    query: TenantListQuery,
     response: TenantPageResponse,
     check: ({ query }) => pageQueryErrors(query, 'tenantListRequest', keyCursorOf(isTenantId)),
-    execute: ({ query, services }) => services.tenants.pageStored(pageBounds(query)),
+    execute: ({ query, services }) => services.tenants.pageStored({ ...pageBounds(query), search: query.q ?? null }),
     view: ({ items, nextCursor }) => ({ result: items.map(tenantView), pagination: { nextCursor } }),
     audit: {},
   }),

@@ -2,8 +2,10 @@
 // API and the management listener register theirs with it). Each route's config tells the pipeline's steps
 // what they need (dialect, roles, encrypted fields, checks, audit); its handler is the operation step.
 import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify';
+import { isSensitive } from '../../schemas/common.js';
 import { Errors } from '../errors.js';
-import type { AuditSpec } from '../route-config.js';
+import type { AuditSpec, EncryptedField } from '../route-config.js';
+import { declareErrors, errorCase } from '../step-errors.js';
 import { rolesOf } from './access.js';
 import { bodyMayBeOmitted, type Listener, type Operation, type OperationInput } from './define.js';
 
@@ -11,19 +13,44 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** The validated request as an operation's functions see it. */
 export function inputOf(request: FastifyRequest): OperationInput<unknown, unknown, unknown> {
-  return {
-    params: request.params,
-    query: request.query,
-    body: request.body,
-    tenant: request.tenant!,
-    principal: request.principal ?? null,
-    operator: request.operator ?? null,
-  };
+  const { tenant, principal, operator } = request.ctx;
+  return { params: request.params, query: request.query, body: request.body, tenant: tenant!, principal, operator };
 }
 
 /** For any tenant that is not a sandbox, a sandbox route answers exactly as a route that does not exist (decision 0012). */
 async function sandboxOnly(request: FastifyRequest): Promise<void> {
-  if (request.tenant?.config.sandbox !== true) throw Errors.notFound(request.method, request.url);
+  if (request.ctx.tenant?.config.sandbox !== true) throw Errors.notFound(request.method, request.url);
+}
+
+/** What the sandbox step answers: on a sandbox operation, for a tenant that is not a sandbox. */
+export const sandboxErrors = declareErrors('sandbox', (op) =>
+  op.sandbox ? [errorCase('not-sandbox', 'The tenant is not a sandbox', Errors.notFound(op.method, op.url), false)] : [],
+);
+
+const MAX_SCHEMA_DEPTH = 16;
+
+/** Dotted paths of the string fields a body schema marks sensitive (through objects, arrays and unions). */
+export function sensitivePaths(schema: unknown, prefix = '', depth = 0): string[] {
+  if (typeof schema !== 'object' || schema === null || depth > MAX_SCHEMA_DEPTH) return [];
+  if (isSensitive(schema)) return prefix ? [prefix] : [];
+  const s = schema as { properties?: Record<string, unknown>; items?: unknown; anyOf?: unknown[]; oneOf?: unknown[]; allOf?: unknown[] };
+  const out: string[] = [];
+  for (const [name, sub] of Object.entries(s.properties ?? {})) out.push(...sensitivePaths(sub, prefix ? `${prefix}.${name}` : name, depth + 1));
+  if (s.items) out.push(...sensitivePaths(s.items, `${prefix}[]`, depth + 1));
+  for (const branch of [...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])]) out.push(...sensitivePaths(branch, prefix, depth + 1));
+  return [...new Set(out)];
+}
+
+/**
+ * The body fields that may arrive as compact JWEs (the decrypt step opens them): the operation's declared
+ * fields, then those its body schema marks `sensitive()` (decision 0019).
+ */
+export function encryptedFieldsOf(op: Operation): readonly EncryptedField[] {
+  const declared = op.encryptedFields ?? [];
+  const fromSchema = sensitivePaths(op.body)
+    .filter((path) => !declared.some((f) => f.field === path))
+    .map((field): EncryptedField => ({ field }));
+  return [...declared, ...fromSchema];
 }
 
 function auditSpecOf(op: Operation): AuditSpec | undefined {
@@ -60,6 +87,7 @@ function routeOf(op: Operation): RouteOptions {
   const operator = op.access === 'operator';
   const audit = auditSpecOf(op);
   const check = op.check;
+  const encryptedFields = encryptedFieldsOf(op);
   return {
     method: op.method,
     url: op.url,
@@ -75,7 +103,7 @@ function routeOf(op: Operation): RouteOptions {
       ...(operator ? {} : roles ? { roles } : { auth: false }),
       ...(op.tenantParam ? { tenantParam: op.tenantParam } : {}),
       objectName: op.objectName,
-      ...(op.encryptedFields ? { encryptedFields: op.encryptedFields } : {}),
+      ...(encryptedFields.length ? { encryptedFields } : {}),
       // Runs after schema validation (src/plugins/validate.ts), so the input has the schema's types.
       ...(check ? { check: (request: FastifyRequest) => check(inputOf(request)) } : {}),
       ...(audit ? { audit } : {}),

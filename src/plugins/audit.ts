@@ -1,8 +1,10 @@
-// Records every authentication attempt and every write before it is answered: the record, the write's event
-// of record and the settlement of its Idempotency-Key commit in one statement (src/audit/writer.ts), so that
-// after any crash a retry either replays the answer or finds that nothing was recorded.
+// The recorder: every authentication attempt and every write is recorded before it is answered, by a call the
+// answering step makes (the operation step, the error path, an idempotent replay): the record, the write's
+// event of record and the settlement of its Idempotency-Key commit in one statement (src/audit/writer.ts), so
+// that after any crash a retry either replays the answer or finds that nothing was recorded. It reads the
+// request's context (src/request-context.ts) and registers no hook.
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { maskCardNumbers } from '../../connectors/shared/pan.js';
 import { outcomeOf } from '../audit/outcome.js';
 import type { Settlement } from '../audit/writer.js';
@@ -25,10 +27,22 @@ interface AuditOptions {
   subject?: (request: FastifyRequest, spec: AuditSpec) => AuditSubject | null | Promise<AuditSubject | null>;
 }
 
+/** The recorder: the one call that records a request's answer, made by the step that answers it. */
+interface Recorder {
+  /**
+   * Records the request's answer (`body`, already serialised, its status and content type set on the reply)
+   * when its route is audited: the audit entry, the event of record (or the security event) and the settlement
+   * of the Idempotency-Key the request holds, in one statement. At most once per request. Throws a 500 (the
+   * key given back) when the record could not be committed: the answer must not be sent.
+   */
+  record(request: FastifyRequest, reply: FastifyReply, body: string | null): Promise<void>;
+  /** Serialises a JSON answer with the route's response schema, records it, and returns the text to send. */
+  answer(request: FastifyRequest, reply: FastifyReply, value: unknown): Promise<string>;
+}
+
 declare module 'fastify' {
-  interface FastifyRequest {
-    /** The request's record was attempted: an error answered after a failed write is not recorded twice. */
-    audited: boolean;
+  interface FastifyInstance {
+    recorder: Recorder;
   }
 }
 
@@ -68,18 +82,11 @@ const isDone = (status: number): boolean => status >= 200 && status < 300 && sta
 /** Only outcomes that are final are kept for an Idempotency-Key: a 5xx or a pending 202 leaves the client free to retry. */
 const isFinal = (status: number): boolean => status < 500 && status !== 202;
 
-function bodyText(payload: unknown): string | null {
-  if (typeof payload === 'string') return payload;
-  if (Buffer.isBuffer(payload)) return payload.toString('utf8');
-  return null;
-}
-
 /** The public API's subject: the request's tenant, its user (or, for a login, who tried and what it got). */
 function tenantSubject(request: FastifyRequest, spec: AuditSpec): AuditSubject | null {
-  const tenant = request.tenant;
+  const { tenant, outcome } = request.ctx;
   if (!tenant) return null;
-  let principal: Principal | null = request.principal;
-  const outcome = request.outcome;
+  let principal: Principal | null = request.ctx.principal;
   if (!principal && outcome && spec.principal) principal = spec.principal(outcome.result);
   const actor = principal?.sub ?? (spec.actorField ? stringAt(request, `body.${spec.actorField}`) : undefined);
   return { tenantId: tenant.id, actor: actor ?? null, role: principal?.role ?? null };
@@ -87,34 +94,33 @@ function tenantSubject(request: FastifyRequest, spec: AuditSpec): AuditSubject |
 
 const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
   const subjectOf = opts.subject ?? tenantSubject;
-  app.decorateRequest('audited', false);
+  const services = app.cardline;
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const record = async (request: FastifyRequest, reply: FastifyReply, body: string | null): Promise<void> => {
     const spec = request.routeOptions.config.audit;
-    if (!spec || request.audited) return payload;
-    request.audited = true;
+    const ctx = request.ctx;
+    if (!spec || ctx.recorded) return;
+    ctx.recorded = true;
     const subject = await subjectOf(request, spec);
-    if (!subject) return payload;
+    if (!subject) return;
     const status = reply.statusCode;
-    const outcome = request.outcome;
 
     // The Idempotency-Key this request holds is settled by the same statement as its record.
-    const held = request.idempotency?.token ? request.idempotency : null;
+    const held = ctx.idempotency?.token ? { ...ctx.idempotency, token: ctx.idempotency.token } : null;
     let settlement: Settlement | undefined;
     if (held) {
-      const body = bodyText(payload);
       const contentType = reply.getHeader('content-type');
       const type = typeof contentType === 'string' ? contentType : null;
       // An answer holding a secret shown once is stored sealed, never in clear (decision 0175).
       const response = isFinal(status) && body !== null
         ? held.sealed
-          ? { status, contentType: type, body: app.idempotency.seal(held.tenantId, held.scope, body), sealed: true }
+          ? { status, contentType: type, body: services.idempotency.seal(held.tenantId, held.scope, body), sealed: true }
           : { status, contentType: type, body }
         : null;
-      settlement = { tenantId: held.tenantId, scope: held.scope, token: held.token!, response };
+      settlement = { tenantId: held.tenantId, scope: held.scope, token: held.token, response };
     }
     try {
-      await app.cardline.audit.record({
+      await services.audit.record({
         tenantId: subject.tenantId,
         at: new Date(),
         actor: subject.actor === null ? null : clip(subject.actor),
@@ -123,29 +129,39 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         method: request.method,
         route: request.routeOptions.url ?? request.url,
         // Which of the tenant's cores served the call, when it called one (decision 0111).
-        target: request.coreConnector ? { ...targetOf(request, spec.target), connector: request.coreConnector } : targetOf(request, spec.target),
+        target: ctx.coreConnector ? { ...targetOf(request, spec.target), connector: ctx.coreConnector } : targetOf(request, spec.target),
         // A stored response answered again (Idempotency-Key) changed nothing: it is not a second success.
-        outcome: request.idempotency?.replayed ? 'replayed' : outcomeOf(status, request.errorCode),
+        outcome: ctx.idempotency?.replayed ? 'replayed' : outcomeOf(status, ctx.errorCode),
         status,
         // Never scrubbed: genReqId (src/app.ts) already replaced a caller's id that could hold a card number or
         // a token, and a generated UUID's digits may look like one across its dashes.
         requestId: String(request.id),
         origin: subject.origin !== undefined ? subject.origin : (request.ip ?? null),
-        event: (isDone(status) ? outcome?.event : undefined) ?? request.securityEvent ?? undefined,
+        event: (isDone(status) ? ctx.outcome?.event : undefined) ?? ctx.securityEvent ?? undefined,
         settlement,
       });
     } catch (err) {
-      // An unrecorded write must not be acknowledged as done: the answer becomes a 500 in the route's dialect
-      // (whatever it was: an error's handler has already run), and the key is given back so that a retry
-      // (with the same connector key) can run.
+      // An unrecorded write must not be acknowledged as done: the caller answers a 500 in the route's dialect
+      // instead, and the key is given back so that a retry (with the same connector key) can run.
       request.log.error({ err }, 'audit record could not be committed');
-      if (held) await app.idempotency.release(held.tenantId, held.scope, held.token!).catch(() => undefined);
-      return app.renderError(Errors.internal(), request, reply);
-    } finally {
-      if (held) held.token = null;
+      if (held) await services.idempotency.release(held.tenantId, held.scope, held.token).catch(() => undefined);
+      throw Errors.internal();
     }
-    return payload;
-  });
+  };
+
+  const answer = async (request: FastifyRequest, reply: FastifyReply, value: unknown): Promise<string> => {
+    reply.type(JSON_MEDIA_TYPE);
+    const serialized = reply.serialize(value);
+    // The route's serializer (fast-json-stringify, or JSON.stringify without a schema) writes text.
+    const body = typeof serialized === 'string' ? serialized : Buffer.from(serialized as Uint8Array).toString('utf8');
+    await record(request, reply, body);
+    return body;
+  };
+
+  app.decorate('recorder', { record, answer });
 };
 
-export default fp(auditPlugin, { name: 'audit', dependencies: ['errors'] });
+const JSON_MEDIA_TYPE = 'application/json; charset=utf-8';
+
+// Before the errors step (its error path calls the recorder); over the services' writer and idempotency store.
+export default fp(auditPlugin, { name: 'audit', dependencies: ['request-context'], decorators: { fastify: ['cardline'] } });

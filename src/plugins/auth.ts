@@ -2,22 +2,26 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
-import { TokenError, type Principal } from '../services/tokens.js';
+import { rolesOf } from '../operations/access.js';
+import { TokenError } from '../services/tokens.js';
+import { declareErrors, errorCase } from '../step-errors.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Who the bearer token names; null on public routes. */
-    principal: Principal | null;
-  }
-}
+/** What this step answers: on every public-API operation that needs a token. */
+export const authErrors = declareErrors('auth', (op) => {
+  if (op.access === 'public' || op.access === 'operator') return [];
+  const roles = rolesOf(op.access) ?? [];
+  const outsider = (['Read-Only', 'API Integration', 'Operations'] as const).find((r) => !roles.includes(r));
+  return [
+    errorCase('unauthorized', 'No valid token for this tenant', Errors.unauthorized()),
+    ...(outsider ? [errorCase(`forbidden-${outsider.toLowerCase().replace(' ', '-')}`, "The token's role may not call this operation", Errors.forbidden(outsider))] : []),
+  ];
+});
 
 const BEARER = /^Bearer ([\w-]+\.[\w-]+\.[\w-]*)$/i;
 /** The Bearer scheme with something after it: a token, however malformed. */
 const BEARER_SCHEME = /^Bearer\s+\S/i;
 
 const authPlugin: FastifyPluginAsync = async (app) => {
-  app.decorateRequest('principal', null);
-
   // A route that forgets to declare who may call it does not start: no route is open by accident.
   app.addHook('onRoute', (route) => {
     const config = route.config ?? {};
@@ -29,14 +33,16 @@ const authPlugin: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     if (request.is404 || config.auth === false) return;
-    const tenant = request.tenant;
+    const ctx = request.ctx;
+    const tenant = ctx.tenant;
     if (!tenant) throw Errors.tenantHeaderMissing();
     const authorization = request.headers.authorization ?? '';
     const match = BEARER.exec(authorization);
     // No bearer token at all (no header, another scheme, an empty one) is not a refused token (RFC 6750 §3.1).
     if (!match) throw Errors.unauthorized(BEARER_SCHEME.test(authorization) ? 'invalid' : 'missing');
+    let principal;
     try {
-      request.principal = await app.cardline.tokens.verify(match[1]!, tenant.id);
+      principal = await app.cardline.tokens.verify(match[1]!, tenant.id);
     } catch (err) {
       if (err instanceof TokenError) {
         request.log.info({ reason: err.reason }, 'token refused');
@@ -44,7 +50,8 @@ const authPlugin: FastifyPluginAsync = async (app) => {
       }
       throw err;
     }
-    if (!config.roles!.includes(request.principal.role)) throw Errors.forbidden(request.principal.role);
+    ctx.principal = principal;
+    if (!config.roles!.includes(principal.role)) throw Errors.forbidden(principal.role);
   });
 };
 

@@ -1,34 +1,30 @@
 // Decrypts what arrives encrypted before validation (preValidation), so the schema sees plaintext: whole
-// bodies (Content-Type: application/jose) and JWE fields (declared paths and schema fields marked sensitive).
+// bodies (Content-Type: application/jose) and JWE fields: the route's encrypted fields, which the registrar computes
+// from its operation (declared paths and the body schema's fields marked sensitive, src/operations/register.ts).
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify';
-import { isSensitive } from '../../schemas/common.js';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { CardlineError, Errors } from '../errors.js';
 import { looksLikeCompactJwe } from '../crypto/jwe.js';
 import { openTenantJwe } from '../crypto/tenant-jwe.js';
-import type { EncryptedField } from '../route-config.js';
 import type { Tenant } from '../services/tenants.js';
+import { declareErrors, errorCase, isManagement, takesBody } from '../step-errors.js';
 import { parseStrictJson } from './strict-json.js';
 
 const JOSE_MEDIA_TYPE = 'application/jose';
 
+/**
+ * What this step answers: on every write of the public API, and on the management listener's writes that name
+ * a tenant in their path (a JWE is opened to that tenant's key, and only there).
+ */
+export const decryptErrors = declareErrors('decrypt', (op) =>
+  takesBody(op) && (!isManagement(op) || op.tenantParam !== undefined)
+    ? [errorCase('encrypted-payload', 'An encrypted body or field could not be processed', Errors.encryptedPayload())]
+    : [],
+);
+
 /** A body that arrived as application/jose: the compact JWE, held until preValidation decrypts it. */
 class EncryptedBody {
   constructor(readonly compact: string) {}
-}
-
-const MAX_SCHEMA_DEPTH = 16;
-
-/** Dotted paths of the string fields a body schema marks sensitive (through objects, arrays and unions). */
-export function sensitivePaths(schema: unknown, prefix = '', depth = 0): string[] {
-  if (typeof schema !== 'object' || schema === null || depth > MAX_SCHEMA_DEPTH) return [];
-  if (isSensitive(schema)) return prefix ? [prefix] : [];
-  const s = schema as { properties?: Record<string, unknown>; items?: unknown; anyOf?: unknown[]; oneOf?: unknown[]; allOf?: unknown[] };
-  const out: string[] = [];
-  for (const [name, sub] of Object.entries(s.properties ?? {})) out.push(...sensitivePaths(sub, prefix ? `${prefix}.${name}` : name, depth + 1));
-  if (s.items) out.push(...sensitivePaths(s.items, `${prefix}[]`, depth + 1));
-  for (const branch of [...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])]) out.push(...sensitivePaths(branch, prefix, depth + 1));
-  return [...new Set(out)];
 }
 
 /** `a.b[].c` → ['a', 'b', '[]', 'c']. */
@@ -95,20 +91,11 @@ const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
     done(null, new EncryptedBody(String(body).trim()));
   });
 
-  // Fields the body schema marks sensitive join the route's declared encrypted fields, once per route.
-  app.addHook('onRoute', (route: RouteOptions) => {
-    const declared = route.config?.encryptedFields ?? [];
-    const fromSchema = sensitivePaths(route.schema?.body)
-      .filter((path) => !declared.some((f) => f.field === path))
-      .map((field): EncryptedField => ({ field }));
-    if (fromSchema.length) route.config = { ...route.config, encryptedFields: [...declared, ...fromSchema] };
-  });
-
-    const open = (request: FastifyRequest, tenant: Tenant, compact: string, what: string): Promise<string> =>
+  const open = (request: FastifyRequest, tenant: Tenant, compact: string, what: string): Promise<string> =>
     openTenantJwe(app.cardline, tenant.id, compact, request.log, what);
 
   app.addHook('preValidation', async (request) => {
-    const tenant = request.tenant;
+    const tenant = request.ctx.tenant;
     const config = request.routeOptions.config;
     let bodyEncrypted = false;
 
@@ -144,4 +131,4 @@ const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
 const plaintextRefusal = (field: string): CardlineError => (field === 'password' ? Errors.plaintextPassword() : Errors.plaintextField(field));
 
 // After the listener's authentication step (auth, or operator-auth on the management listener).
-export default fp(decryptPlugin, { name: 'decrypt', dependencies: ['strict-json'] });
+export default fp(decryptPlugin, { name: 'decrypt', dependencies: ['request-context', 'strict-json'] });

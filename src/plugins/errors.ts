@@ -6,6 +6,20 @@ import fp from 'fastify-plugin';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { MONEY_PATTERN, AMOUNT_PATTERN, type FieldError } from '../../schemas/common.js';
 import { CardlineError, Errors, MAX_PARAM_LENGTH, quotingRequestId, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
+import { declareErrors, errorCase } from '../step-errors.js';
+
+/** What the router answers before a route with path parameters runs, in that route's dialect (see frameworkErrors). */
+export const routingErrors = declareErrors('routing', (op) =>
+  op.params
+    ? [
+        errorCase('malformed-url', 'The path holds a malformed percent-encoding, or one that is not UTF-8', Errors.malformedUrl()),
+        errorCase('uri-too-long', `A path parameter is longer than ${MAX_PARAM_LENGTH} characters`, Errors.pathParameterTooLong(MAX_PARAM_LENGTH)),
+      ]
+    : [],
+);
+
+/** What this step answers for anything unexpected, on every operation. */
+export const internalErrors = declareErrors('errors', () => [errorCase('internal', 'An unexpected error', Errors.internal())]);
 
 interface AjvError {
   keyword: string;
@@ -128,19 +142,15 @@ declare module 'fastify' {
   interface FastifyInstance {
     /**
      * Renders a catalogue error onto the reply in the route's dialect (status, headers, content type) and
-     * returns the body: the one renderer, also for a hook that must turn a finished reply into an error.
+     * returns the body: the one renderer, also for a step that must turn an answer into an error.
      */
     renderError(err: CardlineError, request: FastifyRequest, reply: FastifyReply): string;
-  }
-  interface FastifyRequest {
-    /** The catalogue code of the error this request was answered with (the audit's outcome reads it). */
-    errorCode: string | null;
   }
 }
 
 function renderError(error: CardlineError, request: FastifyRequest, reply: FastifyReply, problemBaseUrl: string, dialectOfPath?: Dialect): string {
   const dialect: Dialect = dialectOfPath ?? request.routeOptions.config?.dialect ?? 'problem';
-  request.errorCode = error.code;
+  request.ctx.errorCode = error.code;
   const status = dialect === 'envelope' ? (error.init.envelopeStatus ?? error.init.status) : error.init.status;
   const err = status >= 500 ? quotingRequestId(error, status, String(request.id)) : error;
   if (err.init.headers) reply.headers(err.init.headers);
@@ -188,14 +198,21 @@ const readablePath = (path: string): string =>
     .join('/');
 
 const errorsPlugin: FastifyPluginAsync<{ problemBaseUrl: string }> = async (app, opts) => {
-  app.decorateRequest('errorCode', null);
   app.decorate('renderError', (err: CardlineError, request: FastifyRequest, reply: FastifyReply) => renderError(err, request, reply, opts.problemBaseUrl));
-  app.setErrorHandler((err, request, reply) => {
+  // The error path: the answer rendered, then recorded (the audit entry, a security event, the key's
+  // settlement) by the recorder in one statement; an answer that could not be recorded becomes a 500.
+  app.setErrorHandler(async (err, request, reply) => {
     const error = toCardlineError(err, request);
     if (error.init.status >= 500 && !(err instanceof CardlineError)) {
       request.log.error({ err }, 'unhandled error');
     }
-    return reply.send(renderError(error, request, reply, opts.problemBaseUrl));
+    const body = renderError(error, request, reply, opts.problemBaseUrl);
+    try {
+      await app.recorder.record(request, reply, body);
+      return body;
+    } catch (failure) {
+      return renderError(failure instanceof CardlineError ? failure : Errors.internal(), request, reply, opts.problemBaseUrl);
+    }
   });
 
   /** Why no route ran, and the dialect of the route the path belongs to (undefined: none, the problem record). */
@@ -238,4 +255,4 @@ const errorsPlugin: FastifyPluginAsync<{ problemBaseUrl: string }> = async (app,
   });
 };
 
-export default fp(errorsPlugin, { name: 'errors', dependencies: ['route-index'] });
+export default fp(errorsPlugin, { name: 'errors', dependencies: ['route-index', 'request-context', 'audit'] });

@@ -1,41 +1,33 @@
 // Idempotency-Key on every mutating route: a duplicate gets the first response back instead of a second
 // application. Runs after validation (the fingerprint is of the validated body) and before the handler; the
-// key is settled (response stored, or released) by the audit step, in the statement of the request's record.
+// hold is kept in the request's context, and the key is settled (response stored, or released) by the
+// recorder, in the statement of the request's record, when the answering step calls it.
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
 import { IDEMPOTENCY_KEY_PATTERN, fingerprintOf, scopeHash, type IdempotencyStore } from '../services/idempotency.js';
+import { declareErrors, errorCase, takesBody } from '../step-errors.js';
+import type { Operation } from '../operations/define.js';
+
+/** Whether an operation takes an Idempotency-Key: every write that has a caller (a token or an operator key). */
+export const takesIdempotencyKey = (op: Operation): boolean => takesBody(op) && op.idempotent !== false && op.access !== 'public';
+
+/** What this step answers: on every operation that takes an Idempotency-Key. */
+export const idempotencyErrors = declareErrors('idempotency', (op) =>
+  takesIdempotencyKey(op)
+    ? [
+        errorCase('idempotency-key-invalid', 'The Idempotency-Key header is malformed', Errors.idempotencyKeyInvalid()),
+        errorCase('idempotency-key-reused', 'The Idempotency-Key was used for another request', Errors.idempotencyKeyReused()),
+        errorCase('idempotency-in-flight', "The Idempotency-Key's first request is still running", Errors.idempotencyInFlight()),
+      ]
+    : [],
+);
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-/** A request's hold on its Idempotency-Key; null when it sent none or the route does not take one. */
-interface IdempotencyState {
-  /** The key the client sent. */
-  key: string;
-  /** The tenant the key's row belongs to (the operators' keys: the platform's). */
-  tenantId: string;
-  scope: string;
-  /**
-   * The idempotency key handed to the connector (`ctx.idempotencyKey`): not the client's key but one the gateway
-   * derives per tenant, caller, route and key (and renews when the key expires), so that two callers choosing
-   * the same key never share an outcome in the core, while a retry after a 5xx reaches the core with the key
-   * of the attempt it repeats.
-   */
-  connectorKey: string | null;
-  /** Set while this request holds the key; the audit step settles it with the request's record. */
-  token: string | null;
-  /** The response is a stored one, answered again. */
-  replayed: boolean;
-  /** The answer is stored sealed (the route's `idempotency: 'sealed'`). */
-  sealed: boolean;
-}
 
 declare module 'fastify' {
   interface FastifyInstance {
     idempotency: IdempotencyStore;
-  }
-  interface FastifyRequest {
-    idempotency: IdempotencyState | null;
   }
 }
 
@@ -52,21 +44,23 @@ interface IdempotencyOptions {
 
 /** The public API: a tenant's route with a token (a route without a caller, auth: false, never takes a key). */
 function tenantOwner(request: FastifyRequest): KeyOwner | null {
-  if (request.routeOptions.config.auth === false || request.tenant === null) return null;
-  return { tenantId: request.tenant.id, caller: request.principal?.sub ?? '' };
-}
-
-async function replay(reply: FastifyReply, status: number, contentType: string | null, body: string): Promise<FastifyReply> {
-  reply.code(status).header('idempotent-replayed', 'true');
-  if (contentType) reply.header('content-type', contentType);
-  return reply.send(body);
+  const { tenant, principal } = request.ctx;
+  if (request.routeOptions.config.auth === false || tenant === null) return null;
+  return { tenantId: tenant.id, caller: principal?.sub ?? '' };
 }
 
 const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, opts) => {
   const store = app.cardline.idempotency;
   const ownerOf = opts.owner ?? tenantOwner;
   if (!app.hasDecorator('idempotency')) app.decorate('idempotency', store);
-  app.decorateRequest('idempotency', null);
+
+  /** The stored answer, sent again: recorded first (a replay, changing nothing), like every answer. */
+  const replay = async (request: FastifyRequest, reply: FastifyReply, status: number, contentType: string | null, body: string): Promise<FastifyReply> => {
+    reply.code(status).header('idempotent-replayed', 'true');
+    if (contentType) reply.header('content-type', contentType);
+    await app.recorder.record(request, reply, body);
+    return reply.send(body);
+  };
 
   app.addHook('preHandler', async (request, reply) => {
     const config = request.routeOptions.config;
@@ -91,12 +85,12 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, op
     const held = { key: header, tenantId: owner.tenantId, scope, sealed };
     switch (claim.kind) {
       case 'owner':
-        request.idempotency = { ...held, connectorKey: claim.connectorKey, token: claim.token, replayed: false };
+        request.ctx.idempotency = { ...held, connectorKey: claim.connectorKey, token: claim.token, replayed: false };
         return;
       case 'replay':
-        request.idempotency = { ...held, connectorKey: null, token: null, replayed: true };
+        request.ctx.idempotency = { ...held, connectorKey: null, token: null, replayed: true };
         request.log.info({ status: claim.response.status }, 'idempotent replay');
-        return replay(reply, claim.response.status, claim.response.contentType, claim.response.body);
+        return replay(request, reply, claim.response.status, claim.response.contentType, claim.response.body);
       case 'mismatch':
         throw Errors.idempotencyKeyReused();
       case 'in_flight':
@@ -107,4 +101,4 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, op
 
 // Registered after validation (the public API's validate plugin; the management listener validates with
 // Fastify's own schemas, before any preHandler), over the services' store.
-export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['errors'], decorators: { fastify: ['cardline'] } });
+export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['request-context', 'errors', 'audit'], decorators: { fastify: ['cardline'] } });

@@ -1,5 +1,7 @@
 // The pipeline's operation step: runs a route's operation and owns what follows the core call — the view,
-// the sensitive fields sealed to the tenant's client key, and the event of record handed to the audit step.
+// the sensitive fields sealed to the tenant's client key, the event of record — and answers: it serialises the
+// answer and has the recorder record it (audit entry, event, Idempotency-Key settlement in one statement)
+// before it is sent.
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { sealFields } from '../crypto/response-fields.js';
@@ -8,14 +10,33 @@ import { domainEvent, type DomainEvent } from '../events/outbox.js';
 import type { CoreCall, EventOf, Operation } from '../operations/define.js';
 import { inputOf } from '../operations/register.js';
 import { prefersCsv, toCsv } from '../reports/csv.js';
+import { declareErrors, errorCase } from '../step-errors.js';
+import { BUSINESS_CODES } from '../../schemas/business-codes.js';
 
-/** What a request's operation did; the audit step records it. */
-interface Outcome {
-  /** The operation's result (a successful login's principal comes from it). */
-  result: unknown;
-  /** The event of record the write produced; committed with its audit record. */
-  event: DomainEvent | undefined;
-}
+/**
+ * What this step answers: what the operation declares (the login's refused credentials, its business refusals,
+ * its other errors) and, for an operation that calls the core, the core's answers.
+ */
+export const operationErrors = declareErrors('operation', (op) => [
+  ...(op.id === 'authenticate' ? [errorCase('bad-credentials', 'Unknown user, wrong password or locked account', Errors.badCredentials())] : []),
+  ...(op.refusals ?? []).map((code) => errorCase(code, BUSINESS_CODES[code].title, Errors.business(code, BUSINESS_CODES[code].description))),
+  ...(op.errors ?? []).map((error, i) => errorCase(`${op.id}-${i}`, error.init.detail ?? error.code, error, false)),
+  ...(op.callsCore
+    ? [
+        errorCase('pending', 'The core accepted the request but has not confirmed it', Errors.corePending()),
+        errorCase('core-unavailable', 'The core-banking system is unavailable', Errors.coreUnavailable()),
+        errorCase('core-timeout', 'The core did not answer in time; the outcome is unknown', Errors.coreTimeout()),
+        errorCase('not-supported', "The tenant's connector for this operation does not offer it (nothing sent to the core)", Errors.operationNotSupported('getCreditLimit', 'processor')),
+        errorCase(
+          'connector-down',
+          "The tenant's connector could not be started",
+          Errors.unavailable(
+            "The core-banking connector of tenant 'demo' could not be started; this is a configuration problem on the gateway and retrying will not help until its operator fixes it.",
+          ),
+        ),
+      ]
+    : []),
+]);
 
 interface OperationStep {
   run(op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
@@ -25,23 +46,13 @@ declare module 'fastify' {
   interface FastifyInstance {
     operation: OperationStep;
   }
-  interface FastifyRequest {
-    /** Set once the operation has run in this request; null before, and for an idempotent replay. */
-    outcome: Outcome | null;
-    /** A security event recorded whatever the answer (a lockout during a failed login). */
-    securityEvent: DomainEvent | null;
-    /** The tenant's connector the operation was routed to (decision 0111); the audit record names it. */
-    coreConnector: string | null;
-  }
 }
 
 const operationPlugin: FastifyPluginAsync = async (app) => {
   const services = app.cardline;
-  app.decorateRequest('outcome', null);
-  app.decorateRequest('securityEvent', null);
-  app.decorateRequest('coreConnector', null);
 
   const run = async (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const ctx = request.ctx;
     const input = inputOf(request);
     const { tenant } = input;
     const core: CoreCall = (operation, coreInput) => {
@@ -50,15 +61,15 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
       return services.core.invoke(tenant, operation, coreInput, {
         requestId: request.id,
         logger: request.log,
-        idempotencyKey: request.idempotency?.connectorKey ?? undefined,
+        idempotencyKey: ctx.idempotency?.connectorKey ?? undefined,
         // Named in the audit record where the tenant routes across several connectors (one is implied).
         routed: (connector) => {
-          if (tenant.config.connectors) request.coreConnector = connector;
+          if (tenant.config.connectors) ctx.coreConnector = connector;
         },
       });
     };
     const securityEvent = (e: EventOf) => {
-      request.securityEvent = domainEvent(e.type, e.payload);
+      ctx.securityEvent = domainEvent(e.type, e.payload);
     };
     const result = await op.execute({ ...input, core, services, log: request.log, securityEvent });
     let event: DomainEvent | undefined;
@@ -73,17 +84,19 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
       }
     }
     const sealed = op.sensitive ? await sealFields(services.clientKeys, tenant.id, op.sensitive(result)) : undefined;
-    request.outcome = { result, event };
+    ctx.outcome = { result, event };
     reply.code(op.status ?? 200);
     if (op.csv && prefersCsv(request.headers.accept)) {
       reply.type('text/csv; charset=utf-8');
-      return toCsv(op.csv.columns, op.csv.rows(result));
+      const csv = toCsv(op.csv.columns, op.csv.rows(result));
+      await app.recorder.record(request, reply, csv);
+      return csv;
     }
-    return op.view(result, input, sealed);
+    return app.recorder.answer(request, reply, op.view(result, input, sealed));
   };
 
   app.decorate('operation', { run });
 };
 
 // On both listeners: the management listener's services are the gateway's, decorated without the services step.
-export default fp(operationPlugin, { name: 'operation', dependencies: ['idempotency'], decorators: { fastify: ['cardline'] } });
+export default fp(operationPlugin, { name: 'operation', dependencies: ['request-context', 'idempotency', 'audit'], decorators: { fastify: ['cardline'] } });

@@ -9,15 +9,14 @@ import { Errors } from '../errors.js';
 import type { Operator } from '../services/operator-keys.js';
 import { isTenantId } from '../services/tenants.js';
 
+import { declareErrors, errorCase, isManagement } from '../step-errors.js';
+
+/** What this step answers: on every management operation (the probe, the metrics and the documents are not operations). */
+export const operatorAuthErrors = declareErrors('operator-auth', (op) =>
+  isManagement(op) ? [errorCase('operator-unauthorized', 'No operator key, or an unknown or revoked one (a tenant token is never one)', Errors.operatorUnauthorized())] : [],
+);
+
 declare module 'fastify' {
-  interface FastifyRequest {
-    /** The operator whose key authenticated the request (management listener). */
-    operator: Operator | null;
-    /** The console session the request came with (its id), when it was authenticated by one (src/console/auth.ts). */
-    consoleSession: string | null;
-    /** The request was injected by the CLI in this process with its principal (src/cli/in-process.ts). */
-    inProcess: boolean;
-  }
   interface FastifyContextConfig {
     /** false: no operator key needed (the management listener's probe and metrics, its documents). */
     operator?: false;
@@ -47,15 +46,11 @@ export const IN_PROCESS_HEADER = 'x-cardline-in-process';
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
 const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, opts) => {
-  app.decorateRequest('operator', null);
-  app.decorateRequest('consoleSession', null);
-  app.decorateRequest('inProcess', false);
   // The tenant step of the public listener is not registered here: the request's tenant is the path's.
-  if (!app.hasRequestDecorator('tenant')) app.decorateRequest('tenant', null);
-
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     if (request.is404 || config.operator === false) return;
+    const ctx = request.ctx;
     const match = BEARER.exec(request.headers.authorization ?? '');
     const inProcess = request.headers[IN_PROCESS_HEADER];
     let operator: Operator | null;
@@ -64,7 +59,7 @@ const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, 
       // refuses it as it refuses a wrong key.
       const given = opts.inProcess && !app.server.listening && typeof inProcess === 'string' ? inProcess : null;
       operator = given !== null && timingSafeEqual(digest(given), digest(opts.inProcess!.secret)) ? opts.inProcess!.operator : null;
-      request.inProcess = operator !== null;
+      ctx.inProcess = operator !== null;
     } else {
       operator = match ? await app.cardline.operatorKeys.verify(match[1]!) : ((await opts.session?.(request)) ?? null);
     }
@@ -72,7 +67,7 @@ const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, 
       request.log.info('operator key refused');
       throw Errors.operatorUnauthorized();
     }
-    request.operator = operator;
+    ctx.operator = operator;
 
     if (!config.tenantParam) return;
     const tenantId = (request.params as Record<string, unknown>)[config.tenantParam];
@@ -80,8 +75,8 @@ const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, 
     if (typeof tenantId !== 'string' || !isTenantId(tenantId)) return;
     const tenant = await app.cardline.tenants.get(tenantId);
     if (!tenant) throw Errors.tenantNotFound(tenantId);
-    request.tenant = tenant;
+    ctx.tenant = tenant;
   });
 };
 
-export default fp(operatorAuthPlugin, { name: 'operator-auth', dependencies: ['errors'], decorators: { fastify: ['cardline'] } });
+export default fp(operatorAuthPlugin, { name: 'operator-auth', dependencies: ['request-context', 'errors'], decorators: { fastify: ['cardline'] } });

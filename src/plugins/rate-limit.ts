@@ -4,6 +4,14 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import { Errors } from '../errors.js';
+import { declareErrors, errorCase } from '../step-errors.js';
+
+/** What this step answers: on every public-API operation that needs a token (it counts authenticated callers only). */
+export const rateLimitErrors = declareErrors('rate-limit', (op) =>
+  op.access === 'public' || op.access === 'operator'
+    ? []
+    : [errorCase('rate-limited', "The user's or the tenant's rate limit is reached", Errors.tooManyRequests("Tenant 'demo' has reached its limit of 600 requests per minute; retry in 42 s.", 42))],
+);
 
 const RATE_LIMIT_WINDOW_MS = 60_000;
 
@@ -55,8 +63,7 @@ const rateLimitPlugin: FastifyPluginAsync = async (app) => {
   // budget, so nobody who merely knows a tenant's id can exhaust it. Login is limited per username by
   // the lockout rule, never by client address (DESIGN §7).
   app.addHook('onRequest', async (request, reply) => {
-    const tenant = request.tenant;
-    const principal = request.principal;
+    const { tenant, principal } = request.ctx;
     const limits = tenant?.config.rateLimit;
     if (!tenant || !principal || !limits) return;
     const outcomes: Outcome[] = [];

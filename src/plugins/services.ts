@@ -11,6 +11,8 @@ import { ClientKeyStore } from '../crypto/client-keys.js';
 import { connectorSecrets } from '../crypto/connector-secrets.js';
 import { KeyRing, checkMasterKey } from '../crypto/keys.js';
 import { MasterKey } from '../crypto/master-key.js';
+import { HsmError, type HsmProvider } from '../crypto/hsm/index.js';
+import { SoftwareHsmProvider } from '../crypto/hsm/software.js';
 import { createConnectorServices, type ConnectorInstances, type ConnectorRegistry, type CoreCaller } from '../services/connectors.js';
 import type { Redis } from 'ioredis';
 import { closeRedis, openRedis } from '../services/redis.js';
@@ -50,7 +52,12 @@ export interface Services {
   auditLog: AuditLog;
   /** Reports built from the events of record. */
   reports: Reports;
-  /** PIN changes through the tenant's HSM (the hsm plugin provides it). */
+  /**
+   * The tenants' HSM (software for development, PKCS#11 in production): PIN keys, one `Hsm` per tenant
+   * (`hsm.forTenant(id)`). Opened with the services; null in a one-command process (it sets no PIN).
+   */
+  hsm: HsmProvider | null;
+  /** PIN changes through the tenant's HSM. */
   pins: PinService;
   connectorRegistry: ConnectorRegistry;
   /** Each tenant's connector instance: forTenant, start, readiness, close. */
@@ -96,7 +103,8 @@ interface ServicesOptions {
   ownsDb?: boolean;
   /**
    * A one-command process (the CLI's in-process management API, decision 0198): no tenant's connector is
-   * started, no delivery worker runs, no legacy secret is sealed; the services are otherwise the gateway's.
+   * started, no delivery worker runs, no legacy secret is sealed, no HSM is opened; the services are otherwise
+   * the gateway's.
    */
   oneShot?: boolean;
 }
@@ -128,6 +136,8 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     ? new NatsPublisher({ servers: config.notify.natsUrl, stream: config.notify.natsStream, subjectPrefix: config.notify.natsSubjectPrefix, timeoutMs: 5_000 })
     : null;
   const deliveries = new DeliveryService(db, { config: config.notify, channels, tenants, webhooks, nats, observer: metrics, log: app.log });
+  const hsm = opts.oneShot ? null : await openHsm(config, db, masterKey);
+  if (hsm) app.log.info({ hsm: hsm.kind }, 'PIN HSM ready');
   const checkpoints = new CheckpointPublisher(db, keys, config.auditCheckpointMs, (tenant, err) =>
     app.log.warn({ tenant, reason: err instanceof Error ? err.message : String(err) }, 'audit checkpoint not published'),
   );
@@ -143,7 +153,8 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     checkpoints,
     auditLog: new AuditLog(db),
     reports: new Reports(db),
-    pins: new PinService(() => services.hsm),
+    hsm,
+    pins: new PinService(hsm),
     ...createConnectorServices(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs, {
       secretsFor: (tenantId) => connectorSecrets(masterKey, tenantId),
       observer: metrics,
@@ -204,6 +215,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
       services.replay.stop();
       await services.audit.close();
       await services.connectors.close();
+      await hsm?.close();
       if (opts.ownsDb !== false) await db.close();
       if (redis) await closeRedis(redis);
     });
@@ -234,12 +246,26 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     await services.audit.close();
     await checkpoints.stop();
     await services.connectors.close();
+    await hsm?.close();
     if (opts.ownsDb !== false) await db.close();
     if (redis) await closeRedis(redis);
   });
 };
 
 export default fp(servicesPlugin, { name: 'services' });
+
+/** The HSM the configuration names, opened at boot; a PKCS#11 one that does not open fails the boot with what to fix (never its PIN). */
+async function openHsm(config: Config, db: Db, masterKey: MasterKey): Promise<HsmProvider> {
+  const settings = config.hsm;
+  if (settings.kind === 'software') return new SoftwareHsmProvider({ db, masterKey });
+  // Loaded only when asked for: the native addon is an optional dependency.
+  const { Pkcs11HsmProvider } = await import('../crypto/hsm/pkcs11.js');
+  try {
+    return await Pkcs11HsmProvider.open(settings);
+  } catch (err) {
+    throw new Error(`PIN HSM: ${err instanceof HsmError ? err.message : String(err)}`);
+  }
+}
 
 /** The circuit breaker of each started connector that has one, by the connector's name in the tenant's configuration. */
 function breakerStates(instances: ConnectorInstances): { tenant: string; connector: string; state: 'closed' | 'half-open' | 'open' }[] {

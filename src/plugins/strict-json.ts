@@ -5,6 +5,25 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { CardlineError, Errors } from '../errors.js';
+import { declareErrors, errorCase, takesBody } from '../step-errors.js';
+
+/**
+ * What reading a body answers, on every write: this parser's refusals, and Fastify's own for a body too large
+ * or of a media type no parser takes (rendered by the errors step).
+ */
+export const bodyErrors = declareErrors('body', (op) =>
+  takesBody(op) ? [errorCase('malformed-body', 'The body is not (strict) JSON', Errors.badRequest('The request body is not valid JSON.'))] : [],
+);
+
+/** The body's size and media type, listed after the decrypt step's refusal in the document. */
+export const bodyLimitErrors = declareErrors('body', (op) =>
+  takesBody(op)
+    ? [
+        errorCase('too-large', 'The body is larger than the configured limit', Errors.payloadTooLarge(65_536)),
+        errorCase('media-type', 'The body is neither JSON nor a JWE', Errors.unsupportedMediaType('text/plain')),
+      ]
+    : [],
+);
 
 export const JSON_LIMITS = {
   /** Containers nested in one another, the top-level object counting as 1. */

@@ -2,14 +2,23 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
-import { TenantConfigError, type Tenant } from '../services/tenants.js';
+import { TenantConfigError } from '../services/tenants.js';
+import { declareErrors, errorCase, isManagement } from '../step-errors.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The tenant the request's header names; null on routes that take no tenant (health, documents). */
-    tenant: Tenant | null;
-  }
-}
+/** What this step answers, on every public operation (the management listener's tenant is its path's). */
+export const tenantErrors = declareErrors('tenant', (op) =>
+  isManagement(op)
+    ? []
+    : [
+        errorCase('tenant-header', 'The tenant header is missing, unknown or names a disabled tenant', Errors.tenantHeaderMissing()),
+        errorCase('tenant-header-conflict', 'TENANT and X-TENANT-ID name different tenants', Errors.tenantHeaderConflict()),
+      ],
+);
+
+/** The tenant's configuration cannot be used: listed after the operation's own answers in the document. */
+export const tenantConfigErrors = declareErrors('tenant', (op) =>
+  isManagement(op) ? [] : [errorCase('tenant-invalid', "The tenant's configuration is invalid", Errors.unavailable("The configuration of tenant 'demo' is invalid; an operator must correct it."))],
+);
 
 const headerValue = (v: string | string[] | undefined): string | undefined => {
   if (Array.isArray(v)) return v.length === 1 ? v[0] : '';
@@ -17,7 +26,6 @@ const headerValue = (v: string | string[] | undefined): string | undefined => {
 };
 
 const tenantPlugin: FastifyPluginAsync = async (app) => {
-  app.decorateRequest('tenant', null);
   app.addHook('onRequest', async (request) => {
     if (request.is404 || request.routeOptions.config.tenant === false) return;
     const a = headerValue(request.headers['tenant'])?.trim();
@@ -35,8 +43,8 @@ const tenantPlugin: FastifyPluginAsync = async (app) => {
     }
     // A disabled tenant answers as an unknown one: an outsider learns nothing of which tenants exist.
     if (!tenant || tenant.status !== 'active') throw Errors.tenantUnknown();
-    request.tenant = tenant;
+    request.ctx.tenant = tenant;
   });
 };
 
-export default fp(tenantPlugin, { name: 'tenant', dependencies: ['services', 'errors'] });
+export default fp(tenantPlugin, { name: 'tenant', dependencies: ['request-context', 'services', 'errors'] });

@@ -211,6 +211,8 @@ export class IdempotencyStore {
            ON CONFLICT (tenant_id, scope_hash) DO NOTHING
            RETURNING lock_token`,
           [JSON.stringify(batch.map((p) => ({ tenant_id: p.tenantId, scope_hash: p.scope, fingerprint: p.fingerprint, connector_key: p.connectorKey, lock_token: p.token })))],
+          // A request with a key runs it: prepared once per connection (decision 0228).
+          { name: 'cardline_idempotency_claim' },
         );
         const taken = new Set(r.rows.map((row) => row.lock_token));
         for (const p of batch) p.resolve(taken.has(p.token));

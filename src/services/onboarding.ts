@@ -7,7 +7,7 @@ import { createTenant, type TenantAdminDeps } from './tenant-admin.js';
 
 export interface OnboardingDeps extends TenantAdminDeps {
   /** When given, the demo tenants get PIN keys (src/crypto/hsm/demo.ts) and a pin configuration. */
-  hsm?: HsmProvider | undefined;
+  hsm?: HsmProvider | null | undefined;
 }
 
 export { createTenant };

@@ -2,6 +2,7 @@
 // keeps only a SHA-256 hash (a key has 256 random bits: a fast hash is enough, no password hashing needed).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { bounded } from './cache-ttl.js';
 import type { Db } from '../store/db.js';
 import { keyPage, type KeyPage } from '../store/key-cursor.js';
 import type { ChangeFeed } from './changes.js';
@@ -61,7 +62,7 @@ const hashOf = (key: string) => createHash('sha256').update(key, 'utf8').digest(
 
 export class OperatorKeys {
   /** Verified keys by hash (and unknown ones, as null), until a key changes anywhere. */
-  private readonly verified = new LRUCache<string, { operator: Operator | null; usedAt: number }>({ max: 10_000 });
+  private readonly verified = new LRUCache<string, { operator: Operator | null; usedAt: number }>(bounded(10_000));
 
   constructor(
     private readonly db: Db,

@@ -30,8 +30,8 @@ export interface PinRoute {
 }
 
 export class PinService {
-  /** The provider is read at call time: the hsm plugin opens it after the services exist. */
-  constructor(private readonly hsm: () => HsmProvider | undefined) {}
+  /** Null: this gateway has no HSM (PIN translation answers 503). */
+  constructor(private readonly hsm: HsmProvider | null) {}
 
   /**
    * The translation a tenant's block takes; refused before anything else runs when the tenant has no PIN
@@ -45,7 +45,7 @@ export class PinService {
         `Tenant '${tenant.id}' has no PIN keys configured; the gateway operator must set its pin section (tenantKeyId, coreKeyId, coreFormat) before PINs can be set.`,
       );
     }
-    if (!this.hsm()) throw Errors.unavailable('PIN translation is not available on this gateway.');
+    if (!this.hsm) throw Errors.unavailable('PIN translation is not available on this gateway.');
     if (keyId !== undefined && keyId === pin.coreKeyId) {
       throw Errors.badRequest("keyId names the core's PIN key; send the block under one of the tenant's PIN keys.");
     }
@@ -56,7 +56,7 @@ export class PinService {
   async translate(route: PinRoute, block: ClientPinBlock, pan: string, log: FastifyBaseLogger): Promise<Omit<SetPinInput, 'cardId'>> {
     const { tenantId, fromKeyId, pin } = route;
     try {
-      const hsm = this.hsm();
+      const hsm = this.hsm;
       if (!hsm) throw Errors.unavailable('PIN translation is not available on this gateway.');
       return await hsm.forTenant(tenantId).translatePinBlock({
         pinBlock: block.pinBlock,

@@ -1,5 +1,6 @@
 // The Redis connection for shared counters (rate limits, the JWE replay cache), when REDIS_URL is set.
-import { Redis } from 'ioredis';
+// ioredis is loaded by openRedis: a process without REDIS_URL (the CLI, the embedded demo) never loads it.
+import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError, type Config } from '../config.js';
 
@@ -15,6 +16,7 @@ const REDIS_COMMAND_TIMEOUT_MS = 1_000;
 export async function openRedis(config: Config, log: FastifyBaseLogger): Promise<Redis> {
   if (!config.redisUrl) throw new ConfigError('REDIS_URL', 'is not set');
   let booted = false;
+  const { Redis } = await import('ioredis');
   const redis = new Redis(config.redisUrl, {
     lazyConnect: true,
     // At boot one failed attempt is the answer; later, reconnect with a growing pause (at most 2 s).

@@ -3,7 +3,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { LRUCache } from 'lru-cache';
-import { cacheTtl, TENANT_CACHE_MAX, UNKNOWN_TENANT_CACHE_MAX } from './cache-ttl.js';
+import { bounded, cacheTtl, TENANT_CACHE_MAX, UNKNOWN_TENANT_CACHE_MAX } from './cache-ttl.js';
 import { routingProblems } from './routing.js';
 import { DEFAULT_TENANT_CONFIG, TENANT_ID_PATTERN, TenantConfig } from '../../schemas/tenant.js';
 import type { ConfigSecrets } from '../crypto/config-secrets.js';
@@ -135,8 +135,8 @@ export class TenantService {
     /** How many unknown ids are remembered (tests use a small bound). */
     unknownMax = UNKNOWN_TENANT_CACHE_MAX,
   ) {
-    this.cache = new LRUCache({ max: TENANT_CACHE_MAX, ...cacheTtl(cacheTtlMs) });
-    this.unknown = new LRUCache({ max: unknownMax, ...cacheTtl(cacheTtlMs) });
+    this.cache = new LRUCache({ ...bounded(TENANT_CACHE_MAX), ...cacheTtl(cacheTtlMs) });
+    this.unknown = new LRUCache({ ...bounded(unknownMax), ...cacheTtl(cacheTtlMs) });
   }
 
   /**
@@ -177,11 +177,16 @@ export class TenantService {
     return r.rows.map(storedOf);
   }
 
-  /** One page of the stored tenants in id order: `limit` after the id `after` (key-cursor.ts). */
-  async pageStored({ limit, after }: { limit: number; after: string | null }): Promise<KeyPage<StoredTenant>> {
+  /**
+   * One page of the stored tenants in id order: `limit` after the id `after` (key-cursor.ts); with `search`,
+   * only those whose id or name holds it, in any case (a plain substring: no pattern characters).
+   */
+  async pageStored({ limit, after, search = null }: { limit: number; after: string | null; search?: string | null }): Promise<KeyPage<StoredTenant>> {
     const r = await this.db.query<TenantRow>(
-      `SELECT ${COLUMNS} FROM tenants WHERE ($1::text IS NULL OR tenant_id > $1) ORDER BY tenant_id LIMIT $2`,
-      [after, limit + 1],
+      `SELECT ${COLUMNS} FROM tenants WHERE ($1::text IS NULL OR tenant_id > $1)
+         AND ($3::text IS NULL OR strpos(lower(tenant_id), lower($3)) > 0 OR strpos(lower(name), lower($3)) > 0)
+       ORDER BY tenant_id LIMIT $2`,
+      [after, limit + 1, search],
     );
     return keyPage(r.rows, limit, (row) => row.tenant_id, storedOf);
   }

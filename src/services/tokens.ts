@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
+import { bounded } from './cache-ttl.js';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { SIG_ALG, type KeyRing } from '../crypto/keys.js';
 import type { Tenant } from './tenants.js';
@@ -58,7 +59,7 @@ const VERIFIED_CACHE_TTL_MS = 60_000;
 
 export class TokenService {
   /** Verified tokens by their exact text: the signature check is the hot path's costliest step. */
-  private readonly verified = new LRUCache<string, { principal: Principal; kid: string }>({ max: 50_000, ttl: VERIFIED_CACHE_TTL_MS });
+  private readonly verified = new LRUCache<string, { principal: Principal; kid: string }>({ ...bounded(50_000), ttl: VERIFIED_CACHE_TTL_MS });
 
   constructor(
     private readonly keys: KeyRing,

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { LRUCache } from 'lru-cache';
+import { bounded } from './cache-ttl.js';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { Errors } from '../errors.js';
 import type { Db, Queryable } from '../store/db.js';
@@ -89,7 +90,7 @@ export interface LockoutLogger {
 export class UserService {
   /** Verified against when the user is unknown, so that timing does not reveal which usernames exist. */
   private dummyHash: Promise<string> | undefined;
-  private readonly states = new LRUCache<string, { state: UserState | null }>({ max: 200_000 });
+  private readonly states = new LRUCache<string, { state: UserState | null }>(bounded(200_000));
 
   constructor(
     private readonly db: Db,

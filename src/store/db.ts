@@ -1,6 +1,5 @@
 // The gateway's store: one PostgreSQL dialect over PGlite (embedded default) or a server through pg.
-import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import pg from 'pg';
@@ -13,17 +12,13 @@ export interface QueryResult<T> {
   rowCount: number;
 }
 
-interface QueryOptions {
-  /**
-   * On a PostgreSQL server: a named prepared statement (one per connection, named by the text's hash), so that
-   * the server parses and plans it once per connection instead of on every call. For the few hot statements
-   * of fixed text (the audit writer's); the embedded store ignores it.
-   */
-  prepare?: boolean;
-}
-
 export interface Queryable {
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<QueryResult<T>>;
+  /**
+   * `options.name`: a statement run on the hot path with this exact text every time. On PostgreSQL it is parsed
+   * and planned once per connection and kept under this name (a prepared statement), so that each run skips
+   * parsing and planning (decision 0228). One name, one text. PGlite ignores it.
+   */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { name?: string }): Promise<QueryResult<T>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }
@@ -42,6 +37,11 @@ interface ListenHandlers {
 
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * PostgreSQL only: the server's connection string, for work that needs connections of its own beside the
+   * pool (the parallel audit verification's threads). Holds the password, if any: never logged.
+   */
+  readonly connectionString?: string;
   /**
    * PostgreSQL only: LISTENs on `channel` over a dedicated connection that reconnects by itself. The embedded
    * store has one process, which is told of its own changes directly.
@@ -169,8 +169,8 @@ class PgliteDb implements Db {
     return fn(this);
   }
 
-  dump(): Promise<Blob> {
-    return this.pglite.dumpDataDir('none');
+  dump(compression: 'none' | 'gzip' = 'none'): Promise<Blob> {
+    return this.pglite.dumpDataDir(compression);
   }
 
   async close(): Promise<void> {
@@ -234,24 +234,11 @@ class PgliteThreadDb implements Db {
   }
 }
 
-const statementNames = new Map<string, string>();
-
-/** A prepared statement's name: its text's hash (pg refuses one name for two texts), remembered for a few texts. */
-function statementName(sql: string): string {
-  let name = statementNames.get(sql);
-  if (!name) {
-    if (statementNames.size >= 64) statementNames.clear();
-    name = `cardline_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`;
-    statementNames.set(sql, name);
-  }
-  return name;
-}
-
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   constructor(
     private readonly pool: pg.Pool,
-    private readonly connectionString: string,
+    readonly connectionString: string,
   ) {}
 
   async listen(channel: string, handlers: ListenHandlers): Promise<Listener> {
@@ -295,8 +282,8 @@ class PostgresDb implements Db {
     };
   }
 
-  async query<T>(sql: string, params: unknown[] = [], opts?: QueryOptions): Promise<QueryResult<T>> {
-    const r = await guarded(() => (opts?.prepare ? this.pool.query({ name: statementName(sql), text: sql, values: params }) : this.pool.query(sql, params)));
+  async query<T>(sql: string, params: unknown[] = [], options?: { name?: string }): Promise<QueryResult<T>> {
+    const r = await guarded(() => (options?.name ? this.pool.query({ name: options.name, text: sql, values: params }) : this.pool.query(sql, params)));
     return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
   }
 
@@ -360,6 +347,11 @@ export interface OpenOptions {
    */
   loadDataDir?: Blob;
   /**
+   * A new store on disk starts from this migrated template (src/store/template.ts); by default the one made at
+   * install (dist/store-template.tar.gz) when it is of this code; null creates the store with initdb.
+   */
+  template?: Blob | null;
+  /**
    * PGlite on a worker thread of its own, off the event loop (the gateway's default); in process otherwise
    * (short CLI commands, most tests).
    */
@@ -401,15 +393,19 @@ export async function openDb(opts: OpenOptions): Promise<Db> {
     throw err;
   }
   try {
-    return await openPglite(dataDir, { ...opts, loadDataDir: undefined }, release);
+    // A new store starts from the migrated template made at install, when there is one of this code.
+    const fresh = !existsSync(join(dataDir, 'PG_VERSION'));
+    const template = !fresh ? null : opts.template !== undefined ? opts.template : (await import('./template.js')).storeTemplate();
+    return await openPglite(dataDir, { ...opts, loadDataDir: template ?? undefined }, release);
   } catch (err) {
     await release();
     throw err;
   }
 }
 
-/** The data directory of a PGlite store as an uncompressed tarball, for `openDb({ loadDataDir })`. */
-export function dumpPglite(db: Db): Promise<Blob> {
-  if (!(db instanceof PgliteDb) && !(db instanceof PgliteThreadDb)) throw new Error('Only a PGlite store can be dumped');
+/** The data directory of a PGlite store as a tarball (uncompressed unless asked), for `openDb({ loadDataDir })`. */
+export function dumpPglite(db: Db, compression: 'none' | 'gzip' = 'none'): Promise<Blob> {
+  if (db instanceof PgliteDb) return db.dump(compression);
+  if (!(db instanceof PgliteThreadDb)) throw new Error('Only a PGlite store can be dumped');
   return db.dump();
 }

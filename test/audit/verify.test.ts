@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { recordHash, trailRoot, type AuditRecord } from '../../src/audit/chain.js';
+import { QUICK_COLUMNS, canonicalText, quickText, recordHash, trailRoot, type AuditRecord } from '../../src/audit/chain.js';
 import { chainHeads, publishCheckpoint } from '../../src/audit/checkpoint.js';
-import { verifyChain } from '../../src/audit/verify.js';
+import { verifyChain as verify, type ChainWalk, type VerifyOptions } from '../../src/audit/verify.js';
 import { AuditWriter } from '../../src/audit/writer.js';
 import { openStore } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
@@ -20,10 +20,25 @@ import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess, type Run } from '../helpers/
 
 const RECORDS = 12;
 
-describe('verifyChain', () => {
+/**
+ * Each case runs with the walk in the verification's own transaction, and, on PostgreSQL, with every chain
+ * walked on worker threads in the exported snapshot (decision 0211): a break must be found, and named, alike.
+ */
+const WALKS: { name: string; threads: boolean }[] = [
+  { name: 'in its transaction', threads: false },
+  ...(process.env.DATABASE_URL ? [{ name: 'on worker threads', threads: true }] : []),
+];
+
+describe.each(WALKS)('verifyChain, $name', ({ threads }) => {
   let testDb: TestDb;
   let db: Db;
   let writer: AuditWriter;
+  /** How each chain's walk on a thread ended, in the last verification. */
+  let walks: ChainWalk[] = [];
+  const verifyChain = (on: Db, tenantId: string, opts: VerifyOptions = {}) => {
+    walks = [];
+    return verify(on, tenantId, threads ? { ...opts, parallelFrom: 0, onThreadWalk: (w) => walks.push(w) } : opts);
+  };
 
   /** A tenant of the test's own with a fresh chain of RECORDS records. */
   let n = 0;
@@ -66,9 +81,38 @@ describe('verifyChain', () => {
   it('a clean chain verifies: count, chains and root', async () => {
     const tenant = await chain();
     expect(await verifyChain(db, tenant)).toEqual(await clean(tenant));
+    if (threads) expect(walks).toEqual([{ chain: writer.chain, state: 'done', size: RECORDS, hash: await hashOf(tenant, RECORDS), lastSeq: RECORDS }]);
   });
 
-  it('reads the chain in pages of the given size, never all of it at once', async () => {
+  it('a record with every kind of text (quotes, escapes, control characters, non-ASCII, nulls, targets of 0-3 keys) verifies', async () => {
+    const tenantId = `texts-${++n}`;
+    const texts = ['plain', 'quote " and \\ backslash', 'line\nbreak\ttab\u0001\u001f\u007f', 'é ü 中文 😀 \u2028', '/slash', ''];
+    const targets: Record<string, string>[] = [{}, { entityId: 'ENT-1' }, { 'k"q': 'v\\', 'é': '😀', a: 'line\nbreak' }, { b: '2', a: '1', '': 'empty', '\u0001': 'x' }];
+    for (let i = 0; i < texts.length * 2; i++) {
+      const text = texts[i % texts.length]!;
+      await writer.record({
+        tenantId, at: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, i * 7)), actor: i % 3 ? text : null, role: i % 2 ? null : text, action: `a${text}`, method: 'POST',
+        route: `/r/${text}`, target: targets[i % targets.length]!, outcome: text || 'x', status: 200 + i, requestId: `req ${text}`, origin: i % 4 ? text : null,
+      });
+    }
+    // The text a verification thread makes of a row read as strings is the text the writer hashed, byte for byte.
+    const rows = (await db.query<Record<string, string | null>>(`SELECT ${QUICK_COLUMNS} FROM audit_log WHERE tenant_id = $1 ORDER BY position`, [tenantId])).rows;
+    const records = (await db.query<{ seq: string; id: string; at: Date; actor: string | null; role: string | null; action: string; method: string; route: string; target: Record<string, string>; outcome: string; status: number; request_id: string; origin: string | null; prev_hash: string }>(
+      'SELECT * FROM audit_log WHERE tenant_id = $1 ORDER BY position', [tenantId],
+    )).rows;
+    expect(rows).toHaveLength(texts.length * 2);
+    records.forEach((r, i) => {
+      const js = canonicalText(r.prev_hash, {
+        tenantId, seq: Number(r.seq), id: r.id, actor: r.actor, role: r.role, action: r.action, method: r.method, route: r.route, target: r.target,
+        outcome: r.outcome, status: r.status, requestId: r.request_id, origin: r.origin,
+      }, new Date(r.at).toISOString());
+      expect(quickText(tenantId, Object.values(rows[i]!))).toBe(js);
+    });
+    expect(await verifyChain(db, tenantId)).toMatchObject({ ok: true, records: texts.length * 2 });
+    if (threads) expect(walks).toMatchObject([{ state: 'done', size: texts.length * 2 }]);
+  });
+
+  it.skipIf(threads)('reads the chain in pages of the given size, never all of it at once', async () => {
     const tenant = await chain();
     const sizes: number[] = [];
     const counting: Db = {
@@ -104,6 +148,17 @@ describe('verifyChain', () => {
     expect(await verifyChain(db, tenant, { pageSize: 4 })).toEqual({
       ok: false, chain: writer.chain, position: 6, seq: 6, reason: 'edited', detail: "the record's contents do not match its hash", records: 5,
     });
+    // The thread's quick walk stopped at the record, and left it to the exact walk.
+    if (threads) expect(walks).toEqual([{ chain: writer.chain, state: 'stopped', expected: 6, prev: await hashOf(tenant, 5), prevSeq: 5 }]);
+  });
+
+  it('an edited target, time or id is named too', async () => {
+    for (const [column, value] of [['target', '{"entityId": "ENT-999"}'], ['at', '2020-01-01T00:00:00Z'], ['id', '00000000-0000-7000-8000-000000000000']] as const) {
+      const tenant = await chain();
+      await sql(`UPDATE audit_log SET ${column} = $2 WHERE tenant_id = $1 AND seq = 9`, [tenant, value]);
+      expect(await verifyChain(db, tenant, { pageSize: 4 })).toMatchObject({ ok: false, position: 9, seq: 9, reason: 'edited', records: 8 });
+      if (threads) expect(walks).toMatchObject([{ state: 'stopped', expected: 9 }]);
+    }
   });
 
   it('an edited record whose hash was recomputed is named by the link of the next one', async () => {
@@ -126,6 +181,23 @@ describe('verifyChain', () => {
       ok: false, chain: writer.chain, position: 7, seq: null, reason: 'deleted',
       detail: `chain ${writer.chain}: position 7 is missing; the next record is seq 8 at position 8`, records: 6,
     });
+    if (threads) expect(walks).toEqual([{ chain: writer.chain, state: 'stopped', expected: 7, prev: await hashOf(tenant, 6), prevSeq: 6 }]);
+  });
+
+  it.runIf(threads)('a thread that cannot reach the store hands its chain back: the verification walks it, same answer', async () => {
+    const tenant = await chain();
+    await sql("UPDATE audit_log SET outcome = 'refused' WHERE tenant_id = $1 AND seq = 10", [tenant]);
+    const unreachable: Db = {
+      kind: db.kind,
+      connectionString: 'postgres://postgres@127.0.0.1:1/nowhere',
+      query: (s, p) => db.query(s, p),
+      exec: (s) => db.exec(s),
+      exclusive: (id, fn) => db.exclusive(id, fn),
+      close: () => db.close(),
+      transaction: (fn) => db.transaction(fn),
+    };
+    expect(await verifyChain(unreachable, tenant)).toMatchObject({ ok: false, chain: writer.chain, position: 10, seq: 10, reason: 'edited', records: 9 });
+    expect(walks).toMatchObject([{ chain: writer.chain, state: 'failed' }]);
   });
 
   it('a deleted first record is a gap at position 1', async () => {

@@ -73,6 +73,61 @@ describe('AuditWriter batches', () => {
     expect(writers.map((w) => w.conflictRetries)).toEqual([0, 0, 0]);
   });
 
+  it('batches with and without events and settlements, one after another, each commit on its own prepared statement', async () => {
+    const [tenant] = tenants(1);
+    const writer = new AuditWriter(db);
+    const keys = Array.from({ length: 8 }, (_, i) => ({ scope: `scope-${run}-${i}`, token: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` }));
+    for (const k of keys) {
+      await db.query(
+        `INSERT INTO idempotency_keys (tenant_id, scope_hash, fingerprint, state, connector_key, lock_token, locked_at, created_at)
+         VALUES ($1, $2, 'f', 'in_flight', gen_random_uuid(), $3, now(), now())`,
+        [tenant, k.scope, k.token],
+      );
+    }
+    const settlement = (i: number) => ({ scope: keys[i]!.scope, token: keys[i]!.token, response: { status: 200, contentType: 'application/json', body: `{"n":${i}}` } });
+    // Each kind twice over (none, event, settlement, both), so that a connection runs a statement it prepared before.
+    for (let round = 0; round < 2; round++) {
+      const base = round * 4;
+      await writer.record({ ...entry(tenant!, base), event: undefined });
+      await writer.record(entry(tenant!, base + 1));
+      await writer.record({ ...entry(tenant!, base + 2), event: undefined, settlement: settlement(base + 2) });
+      await writer.record({ ...entry(tenant!, base + 3), settlement: settlement(base + 3) });
+    }
+    await writer.close();
+    const v = await verifyChain(db, tenant!);
+    expect({ ok: v.ok, records: v.records }).toEqual({ ok: true, records: 8 });
+    const events = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE tenant_id = $1', [tenant]);
+    expect(events.rows[0]!.n).toBe(4);
+    const settled = await db.query<{ scope_hash: string; state: string; body: string | null }>(
+      "SELECT scope_hash, state, body FROM idempotency_keys WHERE tenant_id = $1 AND state = 'completed' ORDER BY scope_hash",
+      [tenant],
+    );
+    expect(settled.rows).toEqual([2, 3, 6, 7].map((i) => ({ scope_hash: keys[i]!.scope, state: 'completed', body: `{"n":${i}}` })));
+    expect(writer.conflictRetries).toBe(0);
+  });
+
+  it('under load a batch waits for the records on their way, up to twice the previous batch; a lone record does not wait', async () => {
+    const [tenant] = tenants(1);
+    const batches: number[] = [];
+    // A linger long enough never to end first in this test: the batch is cut when twice the last one is queued.
+    const writer = new AuditWriter(db, { auditBatch: (records) => void batches.push(records) }, undefined, undefined, 600_000);
+    // A lone record: the previous batch held none, so it is cut at once (a linger of 600 s would time the test out).
+    await writer.record(entry(tenant!, 0));
+    // Eight at once: one batch (the previous held one record, below the load threshold: no waiting).
+    await Promise.all(Array.from({ length: 8 }, (_, i) => writer.record(entry(tenant!, 1 + i))));
+    // Sixteen, arriving over several turns of the event loop: the batch waits for all of them (twice eight).
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < 16; i++) {
+      pending.push(writer.record(entry(tenant!, 9 + i)));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(pending);
+    await writer.close();
+    expect(batches).toEqual([1, 8, 16]);
+    const v = await verifyChain(db, tenant!);
+    expect({ ok: v.ok, records: v.records }).toEqual({ ok: true, records: 25 });
+  });
+
   it('one record the store refuses fails alone; the others of its batch commit', async () => {
     const ids = tenants(3);
     const writer = new AuditWriter(db);

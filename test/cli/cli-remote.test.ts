@@ -109,6 +109,10 @@ describe('cardline --admin-url', () => {
     expect((await cli(['tenant', 'enable', 'northbank'])).stdout).toBe("Tenant 'northbank' enabled.\n");
     const list = await cli(['tenant', 'list']);
     expect(list.stdout).toMatch(/^northbank +active +mock +North Bank$/m);
+    // --search: the gateway searches ids and names, in any case.
+    const found = await cli(['tenant', 'list', '--search', 'NORTH B']);
+    expect(found.stdout.trim().split('\n').slice(1)).toEqual([expect.stringMatching(/^northbank +active +mock +North Bank$/)]);
+    expect(JSON.parse((await cli(['tenant', 'list', '--search', 'no-such-bank', '--json'])).stdout)).toEqual([]);
   });
 
   it('refuses a configuration the gateway refuses, with its reason, and changes nothing', async () => {

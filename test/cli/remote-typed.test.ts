@@ -33,6 +33,7 @@ describe('managementRequest: method and path from the entry', () => {
     const byId = await managementTable();
     expect(managementRequest(byId, 'tenant-user.remove', { params: { tenantId: 'demo', username: 'a b/c' } }).path).toBe('/v1/tenants/demo/users/a%20b%2Fc');
     expect(managementRequest(byId, 'tenant.list', { query: { limit: '2', cursor: undefined } }).path).toBe('/v1/tenants?limit=2');
+    expect(managementRequest(byId, 'tenant.list', { query: { q: 'north bank', limit: '2' } }).path).toBe('/v1/tenants?q=north+bank&limit=2');
     expect(() => managementRequest(byId, 'tenant.read', {})).toThrow("Operation tenant.read needs the path parameter 'tenantId'");
   });
 });
@@ -54,6 +55,7 @@ describe('ManagementApi.operation: a typed call by id against the listener', () 
       body: { username: 'typed-user', role: 'Read-Only', password: await t.encrypt('Typed-Passw0rd-1', 'demo') },
     });
     expect(user.result).toEqual({ username: 'typed-user', role: 'Read-Only', disabled: false, locked: false, lastLoginAt: null });
+    expect((await api.allOf('tenant.list', { query: { q: 'DEMO' } })).map((x) => x.id)).toEqual(['demo', 'demo-b']);
     const users = await api.allOf('tenant-user.list', { params: { tenantId: 'demo' } });
     expect(users.map((u) => u.username)).toContain('typed-user');
   });
@@ -62,6 +64,18 @@ describe('ManagementApi.operation: a typed call by id against the listener', () 
     await expect(api.operation('tenant.read', { params: { tenantId: 'nobody' } })).rejects.toThrow(
       new CliError("The management API refused: 404 Not Found: There is no tenant 'nobody'."),
     );
+  });
+
+  it('a client limited to the operations a command declared refuses any other, before sending anything', async () => {
+    const sent: string[] = [];
+    const limited = new ManagementApi({ where: 'nowhere', send: async (method, path) => (sent.push(`${method} ${path}`), { status: 200, statusText: 'OK', text: '{"result":[],"pagination":{"nextCursor":null}}' }) }).only(['tenant.list']);
+    await expect(limited.operation('tenant.read', { params: { tenantId: 'demo' } })).rejects.toThrow(
+      "cardline: this command calls the operation 'tenant.read' without declaring it in withApi's operations.",
+    );
+    await expect(limited.allOf('operator-key.list', {})).rejects.toThrow("the operation 'operator-key.list' without declaring it");
+    expect(sent).toEqual([]);
+    expect(await limited.allOf('tenant.list', {})).toEqual([]);
+    expect(sent).toEqual(['GET /v1/tenants?limit=200']);
   });
 
   it('is typed by the entry (checked by npm run typecheck)', () => {

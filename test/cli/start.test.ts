@@ -1,10 +1,12 @@
 // The command line starts at once (issue 22, decision 0100): `cardline --help` runs the compiled dist/ and
 // loads commander and the CLI's own entry, not the schemas, jose or the store; its listing is the one of the
 // fully loaded program.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS, createProgram } from '../../src/cli/program.js';
+import { MasterKey } from '../../src/crypto/master-key.js';
 import { ROOT } from '../helpers/process.js';
 import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess } from '../helpers/spawn.js';
 
@@ -35,6 +37,24 @@ describe('cardline --help', () => {
     const modules = r.stderr.split('\n').filter((l) => l.startsWith('module: ')).map((l) => l.slice('module: '.length));
     expect(modules).toContain(new URL('dist/src/cli/program.js', `file://${ROOT}/`).href);
     expect(modules.filter((m) => /\/node_modules\/(@sinclair\/typebox|jose|fastify|pino|pg|@electric-sql)\/|\/dist\/(schemas|connectors|src\/(store|services|crypto|plugins))\//.test(m))).toEqual([]);
+  });
+
+  it('a store command loads no HTTP client, NATS, Redis or migration runner it does not use, and no document or console', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cardline-start-'));
+    try {
+      const env = { ...process.env, CARDLINE_DATA_DIR: dataDir, CARDLINE_MASTER_KEY: MasterKey.generate(), DATABASE_URL: '' };
+      const created = await runProcess(process.execPath, [join(ROOT, 'bin/cardline.js'), 'tenant', 'create', 'startup'], { cwd: ROOT, env });
+      expect(created.code, created.stderr).toBe(0);
+      // The store is migrated now: the next command finds it up to date with one query.
+      const r = await runProcess(process.execPath, ['--import', join(ROOT, 'test/cli/fixtures/log-modules.mjs'), join(ROOT, 'bin/cardline.js'), 'tenant', 'list'], { cwd: ROOT, env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('startup');
+      const modules = r.stderr.split('\n').filter((l) => l.startsWith('module: ')).map((l) => l.slice('module: '.length));
+      expect(modules.some((m) => m.includes('/node_modules/fastify/'))).toBe(true);
+      expect(modules.filter((m) => /\/node_modules\/(undici|@nats-io\/[^/]+|ioredis|umzug|@fastify\/swagger|@fastify\/swagger-ui|@fastify\/static)\//.test(m))).toEqual([]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('`npx cardline` runs the bin linked into node_modules/.bin, without loading the dependency tree (decision 0103)', async () => {

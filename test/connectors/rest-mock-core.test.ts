@@ -3,7 +3,7 @@
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   ConnectorTimeoutError,
   ConnectorUnavailableError,
@@ -171,6 +171,10 @@ describe('faults', () => {
 
   it('the breaker opens after repeated faults, fails fast, half-opens after openMs and closes on a good probe', async () => {
     const { c, bank } = await connector({ breaker: { failureThreshold: 3, openMs: 150 }, retries: { max: 0, baseDelayMs: 1, maxDelayMs: 1 } });
+    // The breaker's clock (Date) stands still until the test moves it: on a loaded machine the calls below
+    // may take longer than openMs, which must not half-open the breaker before the test says so.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => void vi.useRealTimers());
     await setFaults({ resetRate: 1 });
     for (let i = 0; i < 3; i++) {
       await expect(c.upgradeLimit({ entityId: 'ENT-1001', amount: '75000.00', allowDecrease: false }, ctx())).rejects.toBeInstanceOf(ConnectorUnavailableError);
@@ -182,7 +186,7 @@ describe('faults', () => {
     expect((await entity(bank)).creditLimit).toBe('50000.00');
     await expect(c.health()).rejects.toBeInstanceOf(ConnectorUnavailableError);
 
-    await new Promise((r) => setTimeout(r, 170));
+    vi.setSystemTime(Date.now() + 170);
     expect(c.stats().breaker.state).toBe('half-open');
     expect((await c.upgradeLimit({ entityId: 'ENT-1001', amount: '75000.00', allowDecrease: false }, ctx())).status).toBe('succeeded');
     expect(c.stats()).toMatchObject({ shortCircuits: 1, breaker: { state: 'closed', opens: 1 } });

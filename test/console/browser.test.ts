@@ -3,7 +3,8 @@
 // in, onboards a bank with its first Admin, disables and enables it, sees a failing channel's deliveries and
 // fixes them with a retry, reads a verified audit chain and a broken one located, sees a failing core marked;
 // a change without the CSRF token is refused and an idle session ends. axe-core finds no serious or critical
-// violation on any page; each page is photographed at 1280 and 390 px (test-results/console/).
+// violation on any page; each page is photographed at 1280 and 390 px (test-results/console/), and at 390 px
+// no table label overlaps its value and nothing is wider than the screen.
 // Without a browser the file says it was skipped, and why; under CI=true that is a failure.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -79,11 +80,35 @@ async function axeViolations(): Promise<string[]> {
   return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
-/** Screenshots at both widths, and the axe check at both. */
+/**
+ * What is broken in the narrow layout (each table row a card, its labels in the cells' left padding): a label
+ * taller than its cell (it ran into the next one, as "Latency avg/max" did), a table region or the page wider
+ * than the screen (text cut off, or a sideways scroll).
+ */
+async function narrowLayoutProblems(): Promise<string[]> {
+  return page.evaluate<string[]>(`(() => {
+    const problems = [];
+    for (const td of document.querySelectorAll('.table-region td[data-label]')) {
+      if (!td.dataset.label || td.hasAttribute('colspan')) continue;
+      const label = parseFloat(getComputedStyle(td, '::before').height);
+      const cell = td.getBoundingClientRect().height;
+      if (!Number.isFinite(label)) { problems.push('label of ' + td.dataset.label + ' not measured'); continue; }
+      if (label + parseFloat(getComputedStyle(td).paddingTop) > cell + 0.5) problems.push('label ' + td.dataset.label + ' (' + label + ' px) overflows its cell (' + cell + ' px)');
+    }
+    for (const region of document.querySelectorAll('.table-region')) {
+      if (region.scrollWidth > region.clientWidth + 1) problems.push('table ' + region.getAttribute('aria-label') + ' is ' + region.scrollWidth + ' px wide in ' + region.clientWidth);
+    }
+    if (document.documentElement.scrollWidth > window.innerWidth) problems.push('page is ' + document.documentElement.scrollWidth + ' px wide');
+    return problems;
+  })()`);
+}
+
+/** Screenshots at both widths, the axe check at both, and at 390 px nothing overlapping or cut off. */
 async function photograph(name: string): Promise<void> {
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
     expect(await axeViolations(), `${name} at ${width} px`).toEqual([]);
+    if (width === 390) expect(await narrowLayoutProblems(), `${name} at ${width} px`).toEqual([]);
     await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -199,6 +224,11 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     const test = await t.app.inject({ method: 'POST', url: `/v1/admin/channels/${channelId}/test`, headers: admin });
     expect(test.json().result.attempts[0].statusCode).toBe(500);
 
+    // A tenant without a channel says so, and what to do.
+    await page.goto(`${base}/console/#/channels/north-bank`);
+    await page.getByText('This tenant has no channel').waitFor();
+    await photograph('channels-empty');
+
     await page.goto(`${base}/console/#/channels/demo`);
     await expect.poll(() => page.locator('tr.row-failing').textContent()).toContain('Risk desk');
     expect(await page.locator('tr.row-failing').textContent()).toContain('0% of 1');
@@ -282,6 +312,8 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
 
   it('looks up a customer and one of its cards: masked numbers only, with recent transactions', async () => {
     await page.goto(`${base}/console/#/lookup/demo`);
+    await page.getByLabel('Id').waitFor();
+    await photograph('lookup-empty');
     await page.getByLabel('Id').fill('ENT-1001');
     await page.getByRole('button', { name: 'Look up' }).click();
     await page.getByRole('heading', { name: 'Recent transactions' }).waitFor();
@@ -292,6 +324,32 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await page.getByLabel('Id').fill('ENT-9999');
     await page.getByRole('button', { name: 'Look up' }).click();
     await expect.poll(() => page.locator('.notice.error').textContent()).toMatch(/ENT-9999/);
+  });
+
+  it('searches every tenant, not only the page shown: a tenant past the first page is found', async () => {
+    // Enough tenants that the list's first page (20) ends before zz-harbour.
+    for (const id of [...Array.from({ length: 18 }, (_, i) => `x-bank-${String(i + 1).padStart(2, '0')}`), 'zz-harbour']) {
+      const name = id === 'zz-harbour' ? 'Quiet Harbour Savings' : `Bank ${id.slice(7)}`;
+      const res = await m.inject({ method: 'POST', url: '/v1/tenants', headers: { authorization: `Bearer ${key}` }, payload: { id, name, config: { connector: { id: 'mock', options: { fixtures: 'demo' } } } } });
+      expect(res.statusCode).toBe(201);
+    }
+    await page.goto(`${base}/console/#/tenants`);
+    await row('x-bank-01').waitFor();
+    expect(await page.locator('tr[data-tenant]').count()).toBe(20);
+    expect(await row('zz-harbour').count()).toBe(0);
+    await page.getByLabel('Search tenants').fill('HARBOUR');
+    await row('zz-harbour').waitFor();
+    expect(await page.locator('tr[data-tenant]').count()).toBe(1);
+    expect(await page.getByRole('navigation', { name: 'Tenant pages' }).textContent()).toContain('Search “HARBOUR”, page 1');
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await photograph('tenants-search');
+    // Nothing holds "no-such": the empty search says so, and what to do.
+    await page.getByLabel('Search tenants').fill('no-such');
+    await expect.poll(() => page.locator('tbody').textContent()).toBe('No tenant\'s id or name holds “no-such”: check the spelling, or clear the search to see every tenant.');
+    await photograph('tenants-search-empty');
+    await page.getByLabel('Search tenants').fill('');
+    await row('x-bank-01').waitFor();
+    await expect.poll(() => page.locator('tr[data-tenant]').count()).toBe(20);
   });
 
   it('refuses a change without the CSRF token', async () => {

@@ -121,6 +121,23 @@ describe('migrations', () => {
   });
 });
 
+describe('named statements (decision 0228)', () => {
+  it('answer as unnamed ones do, on every connection of the pool, again after one of their runs failed', async () => {
+    const { db, drop } = await createTestDb({ migrated: false });
+    const sql = 'SELECT $1::int + 1 AS n';
+    try {
+      // More at once than the pool has connections: each connection prepares the statement on its first run.
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => db.query<{ n: number }>(sql, [i], { name: 'test_plus_one' })));
+      expect(answers.map((r) => r.rows[0]!.n)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+      // A run the store refuses (not an integer) fails alone, with the store's safe error; the statement stays usable.
+      await expect(db.query(sql, ['x'], { name: 'test_plus_one' })).rejects.toMatchObject({ name: 'StoreError', code: '22P02' });
+      expect((await db.query<{ n: number }>(sql, [41], { name: 'test_plus_one' })).rows).toEqual([{ n: 42 }]);
+    } finally {
+      await drop();
+    }
+  });
+});
+
 describe('schema', () => {
   let t: TestApp;
   beforeAll(async () => {

@@ -12,6 +12,7 @@ import { startReceiver, verifyWebhook, type Receiver } from '../helpers/receiver
 
 const PG = process.env.DATABASE_URL;
 const PASSWORD = 'Workers-Test-Passw0rd';
+const OPERATOR_KEY = 'clop_workers-test-operator-key-0001';
 
 /** The gateway processes a CARDLINE_WORKERS primary runs: its children that run the gateway. */
 function workersOf(primaryPid: number): number[] {
@@ -66,7 +67,7 @@ describe.skipIf(!PG)('CARDLINE_WORKERS=2 on PostgreSQL', () => {
     [store, rx] = await Promise.all([createTestDb(), startReceiver()]);
     const adminPort = await freePort();
     adminBase = `http://127.0.0.1:${adminPort}`;
-    gw = new GatewayProcess({ DATABASE_URL: store.url!, CARDLINE_MASTER_KEY: MasterKey.generate(), CARDLINE_WORKERS: '2', CARDLINE_ADMIN_PORT: String(adminPort) }, PASSWORD);
+    gw = new GatewayProcess({ DATABASE_URL: store.url!, CARDLINE_MASTER_KEY: MasterKey.generate(), CARDLINE_WORKERS: '2', CARDLINE_ADMIN_PORT: String(adminPort), CARDLINE_DEMO_OPERATOR_KEY: OPERATOR_KEY }, PASSWORD);
     await gw.start();
     // Ready means the first worker answers; the second follows it (it starts once the first is ready).
     while (workersOf(gw.proc!.child.pid!).length < 2 || !gw.proc!.output().includes('2 gateway processes ready')) await sleep(100);
@@ -122,6 +123,30 @@ describe.skipIf(!PG)('CARDLINE_WORKERS=2 on PostgreSQL', () => {
     expect(new Set(hooks.map((h) => String(h.headers['webhook-id']))).size).toBe(WRITES);
     for (const h of hooks) expect(verifyWebhook(secret, h).type).toBe('credit-limit.upgraded');
   }, 240_000);
+
+  it("the console's live figures are the whole gateway's: every request counted, whichever worker served it", async () => {
+    // Read through the management listener, itself served by one worker or the other.
+    const figures = async () => {
+      const res = await fetch(`${adminBase}/v1/console/figures`, { headers: { authorization: `Bearer ${OPERATOR_KEY}`, connection: 'close' } });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { result: { overall: { requests: number }; tenants: Record<string, { requests: number; errors: number }> } }).result;
+    };
+    const scraped = async () => counter(await (await fetch(`${adminBase}/metrics`)).text(), 'cardline_http_requests_total', 'route="/api/keys"');
+    const before = await figures();
+    const scrapedBefore = await scraped();
+    // A connection per request: the primary hands them round-robin to the two workers.
+    const REQUESTS = 40;
+    for (let i = 0; i < REQUESTS; i++) {
+      const res = await fetch(`${gw.base}/api/keys`, { headers: { TENANT: 'demo', connection: 'close' } });
+      expect(res.status).toBe(200);
+    }
+    const after = await figures();
+    expect((after.tenants.demo?.requests ?? 0) - (before.tenants.demo?.requests ?? 0)).toBe(REQUESTS);
+    expect((after.tenants.demo?.errors ?? 0) - (before.tenants.demo?.errors ?? 0)).toBe(0);
+    expect(after.overall.requests - before.overall.requests).toBeGreaterThanOrEqual(REQUESTS);
+    // The same count the one Prometheus scrape gives.
+    expect((await scraped()) - scrapedBefore).toBe(REQUESTS);
+  }, 120_000);
 
   it('a worker killed mid-load loses no acknowledged write and is replaced', async () => {
     const token = await gw.token('integration');

@@ -72,7 +72,11 @@ export function LookupPage(props: { tenantId: string | null }) {
         </form>`
       : html`<p class="state empty">Choose a tenant, then a customer or a card id.</p>`}
     <${Notice} kind="error" text=${error} />
-    ${found ? html`<${Result} found=${found} />` : null}
+    ${found
+      ? html`<${Result} found=${found} />`
+      : t && !error && !busy
+        ? html`<p class="state empty">Nothing looked up yet: give a customer's entity id or a card id from ${t}'s core. Card numbers are shown masked.</p>`
+        : null}
   </section>`;
 }
 

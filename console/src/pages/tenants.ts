@@ -1,4 +1,4 @@
-// Tenants: the list (search, paging, status, cores, dates; a failing core stands out), onboarding a bank
+// Tenants: the list (searched by the gateway over every tenant, paging, status, cores, dates; a failing core stands out), onboarding a bank
 // with its first Admin (connector options checked against the connector's own schema first), and disable /
 // enable with a confirmation.
 import { useEffect, useState } from 'preact/hooks';
@@ -8,15 +8,30 @@ import { Badge, ConfirmButton, Field, Notice, TableRegion, View, html, useLoad, 
 import { connectorsOf, failing, type CoreState, type Tenant } from '../types.js';
 
 const PAGE = 20;
+/** How long typing pauses before the gateway is asked (one request per pause, not per key). */
+const SEARCH_DEBOUNCE_MS = 300;
+/** The longest text GET /v1/tenants searches for (its `q`). */
+const SEARCH_MAX = 128;
 
 export function TenantsPage() {
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const cursor = cursors[cursors.length - 1] ?? null;
   const [search, setSearch] = useState('');
+  // The text searched: the gateway searches every tenant's id and name (GET /v1/tenants?q=), not this page.
+  const [query, setQuery] = useState('');
   const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      const q = search.trim();
+      if (q === query) return;
+      setQuery(q);
+      setCursors([null]);
+    }, SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [search]);
   const tenants = useLoad(
-    () => api<Page<Tenant>>('GET', `/v1/tenants?limit=${PAGE}${cursor ? `&cursor=${enc(cursor)}` : ''}`),
-    [cursor],
+    () => api<Page<Tenant>>('GET', `/v1/tenants?limit=${PAGE}${query ? `&q=${enc(query)}` : ''}${cursor ? `&cursor=${enc(cursor)}` : ''}`),
+    [query, cursor],
   );
   const cores = useLoad(() => api<{ result: CoreState[] }>('GET', '/v1/console/cores'), [tenants.data]);
   // A core that starts failing while the list is open is marked within 15 s.
@@ -36,25 +51,25 @@ export function TenantsPage() {
     }
   };
 
-  const q = search.trim().toLowerCase();
   return html`<section aria-labelledby="tenants-h">
     <h1 id="tenants-h">Tenants</h1>
     <${Notice} kind=${notice?.kind ?? 'ok'} text=${notice?.text ?? null} />
     <${Onboard} onDone=${(text: string) => { setNotice({ kind: 'ok', text }); tenants.reload(); }} />
     <div class="toolbar">
-      <${Field} label="Search this page" id="tenant-search">
-        <input id="tenant-search" type="search" value=${search} onInput=${(e: Event) => setSearch((e.target as HTMLInputElement).value)} placeholder="id or name" />
+      <${Field} label="Search tenants" id="tenant-search" hint="Part of an id or a name, in any case: every tenant is searched.">
+        <input id="tenant-search" type="search" value=${search} maxLength=${SEARCH_MAX} autocomplete="off" aria-describedby="tenant-search-hint"
+          onInput=${(e: Event) => setSearch((e.target as HTMLInputElement).value)} placeholder="id or name" />
       <//>
     </div>
-    <${View} loaded=${tenants} what="tenants" empty=${(p: Page<Tenant>) => p.result.length === 0} emptyText="No tenant yet: onboard the first bank above.">
+    <${View} loaded=${tenants} what="tenants" empty=${(p: Page<Tenant>) => !query && cursors.length === 1 && p.result.length === 0} emptyText="No tenant yet: onboard the first bank above.">
       ${(page: Page<Tenant>) => {
-        const rows = page.result.filter((t) => !q || t.id.toLowerCase().includes(q) || t.name.toLowerCase().includes(q));
+        const rows = page.result;
         return html`
           <${TableRegion} label="Tenants">
             <table>
               <thead><tr><th scope="col">Tenant</th><th scope="col">Status</th><th scope="col">Cores</th><th scope="col">Created</th><th scope="col">Changed</th><th scope="col">Actions</th></tr></thead>
               <tbody>
-                ${rows.length === 0 ? html`<tr><td colspan="6">No tenant on this page matches “${search}”.</td></tr>` : null}
+                ${rows.length === 0 ? html`<tr><td colspan="6">No tenant's id or name holds “${query}”: check the spelling, or clear the search to see every tenant.</td></tr>` : null}
                 ${rows.map((t) => {
                   const bad = failingOf(t.id);
                   return html`<tr key=${t.id} class=${bad.length ? 'row-failing' : ''} data-tenant=${t.id}>
@@ -78,7 +93,7 @@ export function TenantsPage() {
           <//>
           <nav class="pager" aria-label="Tenant pages">
             <button type="button" disabled=${cursors.length < 2} onClick=${() => setCursors(cursors.slice(0, -1))}>Previous page</button>
-            <span>Page ${cursors.length}</span>
+            <span aria-live="polite">${query ? `Search “${query}”, page ${cursors.length}` : `Page ${cursors.length}`}</span>
             <button type="button" disabled=${!page.pagination?.nextCursor} onClick=${() => setCursors([...cursors, page.pagination!.nextCursor!])}>Next page</button>
           </nav>`;
       }}

@@ -21,6 +21,7 @@ import type {
   ReplayResponse,
   ConnectorsResponse,
   ShadowSummaryResponse,
+  TenantListQuery,
   TenantPageResponse,
   TenantCreateBody,
   TenantCreatedResponse,
@@ -80,8 +81,8 @@ export type ManagementOperationId = keyof typeof MANAGEMENT_OPERATIONS;
 export function bindManagementOperations(t: Transport) {
   return {
     tenant: {
-      /** The tenants, by id (secrets shown as "***") (`GET /v1/tenants`, `tenant.list`). */
-      list: (query?: Omit<PageQuery, 'cursor'>, options?: PageOptions): Paged<TenantPageResponse['result'][number], TenantPageResponse> =>
+      /** The tenants, by id (secrets shown as "***"), or those whose id or name holds a text (`GET /v1/tenants`, `tenant.list`). */
+      list: (query?: Omit<TenantListQuery, 'cursor'>, options?: PageOptions): Paged<TenantPageResponse['result'][number], TenantPageResponse> =>
         t.paged<TenantPageResponse['result'][number], TenantPageResponse>(MANAGEMENT_OPERATIONS["tenant.list"], [], undefined, query, options),
       /** Create a tenant with its whole configuration (`POST /v1/tenants`, `tenant.create`). */
       create: (body: TenantCreateBody, options?: CallOptions): Promise<TenantCreatedResponse> =>
@@ -182,7 +183,7 @@ export function bindManagementOperations(t: Transport) {
       /** Every started core of this process: its breaker and its last five minutes' calls, errors and latency (`GET /v1/console/cores`, `gateway.cores`). */
       cores: (options?: CallOptions): Promise<GatewayCoresResponse> =>
         t.call(MANAGEMENT_OPERATIONS["gateway.cores"], [], undefined, undefined, options) as Promise<GatewayCoresResponse>,
-      /** Request counters and latency buckets since this process started, overall and per tenant (from the gateway's metrics) (`GET /v1/console/figures`, `gateway.figures`). */
+      /** Request counters and latency buckets of the whole gateway, overall and per tenant (from the gateway's metrics) (`GET /v1/console/figures`, `gateway.figures`). */
       figures: (options?: CallOptions): Promise<GatewayFiguresResponse> =>
         t.call(MANAGEMENT_OPERATIONS["gateway.figures"], [], undefined, undefined, options) as Promise<GatewayFiguresResponse>,
       /** The built-in connectors, each with its options' JSON Schema (what a tenant's configuration may name) (`GET /v1/console/connectors`, `gateway.connectors`). */

@@ -766,6 +766,15 @@ export type ShadowSummaryResponse = {
   pagination: null;
 };
 
+export type TenantListQuery = {
+  /** 1..200, default 50 */
+  limit?: string;
+  /** `pagination.nextCursor` of the previous page */
+  cursor?: string;
+  /** only the tenants whose id or name holds this text (any case); a cursor pages the same search */
+  q?: string;
+};
+
 export type TenantPageResponse = {
   result: Array<TenantView>;
   pagination: {

@@ -1,0 +1,200 @@
+// Issue 22 point 3 (decision 0220): a request's state is one typed context, declared in one module; the step that
+// answers records the audit entry, the event and the Idempotency-Key's settlement in one statement through the
+// recorder (the error path too); steps declare the errors they answer and the documents are built from them;
+// the registrar computes encrypted fields; the HSM is opened with the services.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Type } from '@sinclair/typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUSINESS_CODES } from '../../schemas/business-codes.js';
+import { PhysicalUpgradeBody } from '../../schemas/cards.js';
+import { Errors } from '../../src/errors.js';
+import { defineOperation, type Operation } from '../../src/operations/define.js';
+import { managementOperations, operations } from '../../src/operations/index.js';
+import { encryptedFieldsOf } from '../../src/operations/register.js';
+import { DOCUMENTED_STEPS } from '../../src/openapi/document.js';
+import { rateLimitErrors } from '../../src/plugins/rate-limit.js';
+import { decryptErrors } from '../../src/plugins/decrypt.js';
+import { idempotencyErrors } from '../../src/plugins/idempotency.js';
+import { operatorAuthErrors } from '../../src/plugins/operator-auth.js';
+import { scopeHash } from '../../src/services/idempotency.js';
+import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const sources = (dir: string): string[] =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
+  });
+const SRC = sources(join(ROOT, 'src')).map((path) => ({ path: relative(ROOT, path), text: readFileSync(path, 'utf8') }));
+const filesWith = (pattern: RegExp) => SRC.filter((f) => pattern.test(f.text)).map((f) => f.path);
+
+describe('the structure', () => {
+  it('declares pipeline state on FastifyRequest in one module, and decorates requests there only', () => {
+    expect(filesWith(/interface FastifyRequest\b/)).toEqual(['src/request-context.ts']);
+    expect(filesWith(/decorateRequest\(/)).toEqual(['src/request-context.ts']);
+  });
+
+  it('records through a call, not a hook: no onSend hook, and the recorder registers no hook at all', () => {
+    expect(filesWith(/addHook\(\s*'onSend'/)).toEqual([]);
+    expect(SRC.find((f) => f.path === 'src/plugins/audit.ts')!.text).not.toMatch(/addHook\(/);
+  });
+
+  it('leaves route config to the registrar (decrypt rewrites none) and builds the HSM with the services', () => {
+    expect(SRC.find((f) => f.path === 'src/plugins/decrypt.ts')!.text).not.toMatch(/onRoute/);
+    expect(filesWith(/cardline\.hsm\s*=/)).toEqual([]);
+    expect(filesWith(/declare module '\.\/services\.js'/)).toEqual([]);
+  });
+
+  it('computes a route\'s encrypted fields from its operation: declared ones, then the body schema\'s sensitive fields', () => {
+    const upgrade = operations.find((op) => op.body === PhysicalUpgradeBody)!;
+    expect(encryptedFieldsOf(upgrade).map((f) => f.field)).toEqual(['communicationAddress.address1', 'communicationAddress.address2']);
+    const login = operations.find((op) => op.id === 'authenticate')!;
+    expect(encryptedFieldsOf(login).map((f) => f.field)).toEqual(['password']);
+    expect(encryptedFieldsOf(login)[0]!.required).toBeTypeOf('function');
+  });
+});
+
+/** The example names an operation's document lists, over every error response. */
+function documentedExamples(doc: Record<string, unknown>, op: Operation): Set<string> {
+  const paths = doc.paths as Record<string, Record<string, { operationId?: string; responses?: Record<string, { content?: Record<string, { examples?: Record<string, unknown> }> }> }>>;
+  for (const methods of Object.values(paths)) {
+    for (const operation of Object.values(methods)) {
+      if (operation.operationId !== op.id) continue;
+      const names = Object.values(operation.responses ?? {}).flatMap((r) => Object.values(r.content ?? {}).flatMap((m) => Object.keys(m.examples ?? {})));
+      return new Set(names);
+    }
+  }
+  throw new Error(`operation ${op.id} is not in the document`);
+}
+
+describe('the documents are built from the steps\' declarations', () => {
+  const documents = [
+    { name: 'public', doc: JSON.parse(readFileSync(join(ROOT, 'schemas/openapi.json'), 'utf8')), ops: operations },
+    { name: 'management', doc: JSON.parse(readFileSync(join(ROOT, 'schemas/management-openapi.json'), 'utf8')), ops: managementOperations },
+  ];
+
+  it('documents each step\'s declared errors on exactly the operations it declares them for', () => {
+    for (const { name, doc, ops } of documents) {
+      for (const op of ops) {
+        const shown = documentedExamples(doc, op);
+        const declared = DOCUMENTED_STEPS.flatMap((step) => step.cases(op).map((c) => c.name));
+        expect([...shown].sort(), `${name} ${op.id}`).toEqual([...new Set(declared)].sort());
+      }
+    }
+  });
+
+  it('runs each step where it declares it: rate limits and token refusals on token routes, operator keys on the management listener, keys on writes with a caller, JWEs where a tenant key opens them', () => {
+    const all = [...operations, ...managementOperations];
+    const on = (step: { cases: (op: Operation) => unknown[] }) => all.filter((op) => step.cases(op).length > 0).map((op) => op.id).sort();
+    const tokenRoutes = all.filter((op) => op.access !== 'public' && op.access !== 'operator').map((op) => op.id).sort();
+    expect(on(rateLimitErrors)).toEqual(tokenRoutes);
+    expect(on(operatorAuthErrors)).toEqual(managementOperations.map((op) => op.id).sort());
+    const writes = (op: Operation) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(op.method);
+    expect(on(idempotencyErrors)).toEqual(all.filter((op) => writes(op) && op.access !== 'public' && op.idempotent !== false).map((op) => op.id).sort());
+    expect(on(decryptErrors)).toEqual(all.filter((op) => writes(op) && (op.access !== 'operator' || op.tenantParam !== undefined)).map((op) => op.id).sort());
+    // The login: no token, so neither a rate limit nor a key; its body may be a JWE.
+    const login = all.find((op) => op.id === 'authenticate')!;
+    expect(rateLimitErrors.cases(login)).toEqual([]);
+    expect(idempotencyErrors.cases(login)).toEqual([]);
+    expect(decryptErrors.cases(login).map((c) => c.name)).toEqual(['encrypted-payload']);
+  });
+});
+
+// ── The recorder on the error path ────────────────────────────────────────────────────────────────────
+
+const REFUSED = 'The test operation refuses once its security event is raised.';
+
+/** A write that raises a security event, then fails: refused (409, final) or unavailable (503, not final). */
+const failing = defineOperation({
+  id: 'test.failing',
+  method: 'POST',
+  url: '/v1/test/failing',
+  summary: 'Raises a security event, then fails',
+  tag: 'Users',
+  dialect: 'problem',
+  access: 'admin',
+  objectName: 'failingRequest',
+  body: Type.Object({ username: Type.String({ minLength: 1, maxLength: 64 }), fail: Type.Union([Type.Literal('refused'), Type.Literal('unavailable')]) }, { additionalProperties: false }),
+  response: Type.Object({ result: Type.Null(), pagination: Type.Null() }),
+  errors: [Errors.unavailable(REFUSED)],
+  execute: async ({ body, securityEvent }) => {
+    securityEvent({ type: 'user.locked', payload: { username: body.username, failures: 10, lockedMinutes: 15 } });
+    if (body.fail === 'refused') throw Errors.business('USER_EXISTS', REFUSED);
+    throw Errors.unavailable(REFUSED);
+  },
+  view: () => ({ result: null, pagination: null }),
+  audit: { action: 'test.failing', target: { username: 'body' } },
+});
+
+describe('a failure is recorded with its event and its key\'s settlement, by one statement', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ operations: [...operations, failing] });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const call = async (key: string, fail: 'refused' | 'unavailable', requestId: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/test/failing',
+      headers: { TENANT: 'demo', authorization: `Bearer ${await t.token('Admin')}`, 'idempotency-key': key, 'x-request-id': requestId },
+      payload: { username: 'mallory', fail },
+    });
+
+  const readBack = async (requestId: string, key: string) => {
+    const audit = await t.db.query<{ seq: string; outcome: string; status: number; action: string; target: Record<string, string> }>(
+      "SELECT seq::text, outcome, status, action, target FROM audit_log WHERE tenant_id = 'demo' AND request_id = $1",
+      [requestId],
+    );
+    const events = await t.db.query<{ audit_seq: string; type: string; aggregate_id: string }>(
+      "SELECT audit_seq::text, type, aggregate_id FROM outbox WHERE tenant_id = 'demo' AND request_id = $1",
+      [requestId],
+    );
+    const scope = scopeHash({ tenantId: 'demo', caller: 'admin', method: 'POST', route: '/v1/test/failing', params: {}, key });
+    const keys = await t.db.query<{ state: string; status: number | null; body: string | null; lock_token: string | null }>(
+      "SELECT state, status, body, lock_token FROM idempotency_keys WHERE tenant_id = 'demo' AND scope_hash = $1",
+      [scope],
+    );
+    return { audit: audit.rows, events: events.rows, keys: keys.rows };
+  };
+
+  it('a refusal (final): the record, the security event (its audit seq) and the stored answer, which a retry replays', async () => {
+    const res = await call('ctx-refused-1', 'refused', 'ctx-refused-req');
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toEqual({
+      type: `${PROBLEM_BASE}/problem-with-message`,
+      title: BUSINESS_CODES.USER_EXISTS.title,
+      status: 409,
+      message: 'error.business',
+      detail: REFUSED,
+      businessCode: 'USER_EXISTS',
+    });
+    const { audit, events, keys } = await readBack('ctx-refused-req', 'ctx-refused-1');
+    expect(audit).toEqual([{ seq: expect.any(String), outcome: 'refused', status: 409, action: 'test.failing', target: { username: 'mallory' } }]);
+    expect(events).toEqual([{ audit_seq: audit[0]!.seq, type: 'user.locked', aggregate_id: 'mallory' }]);
+    expect(keys).toEqual([{ state: 'completed', status: 409, body: res.body, lock_token: null }]);
+
+    const again = await call('ctx-refused-1', 'refused', 'ctx-refused-retry');
+    expect(again.statusCode).toBe(409);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toBe(res.body);
+    const replay = await readBack('ctx-refused-retry', 'ctx-refused-1');
+    expect(replay.audit.map((r) => r.outcome)).toEqual(['replayed']);
+    // A replay changed nothing: no second event.
+    expect(replay.events).toEqual([]);
+  });
+
+  it('an unavailable answer (not final): the record, the security event, and the key released for a retry', async () => {
+    const res = await call('ctx-unavailable-1', 'unavailable', 'ctx-unavailable-req');
+    expect(res.statusCode).toBe(503);
+    expect(res.json().detail).toBe(`${REFUSED} Quote request id ctx-unavailable-req to support.`);
+    const { audit, events, keys } = await readBack('ctx-unavailable-req', 'ctx-unavailable-1');
+    expect(audit).toEqual([{ seq: expect.any(String), outcome: 'failed', status: 503, action: 'test.failing', target: { username: 'mallory' } }]);
+    expect(events).toEqual([{ audit_seq: audit[0]!.seq, type: 'user.locked', aggregate_id: 'mallory' }]);
+    expect(keys).toEqual([{ state: 'released', status: null, body: null, lock_token: null }]);
+  });
+});

@@ -1,0 +1,50 @@
+// A new embedded store starts from the migrated template made at install (src/store/template.ts, decision
+// 0107): the template is made once, refused when other code made it, and a store started from it is complete.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDb } from '../../src/store/db.js';
+import { migrate } from '../../src/store/migrate.js';
+import { migrations } from '../../src/store/migrations/index.js';
+import { TEMPLATE_FILE, storeTemplate, templateFingerprint, writeStoreTemplate } from '../../src/store/template.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'cardline-template-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const file = join(dir, 'store-template.tar.gz');
+
+describe('the store template', () => {
+  it('lives beside the compiled code, in dist/', () => {
+    expect(TEMPLATE_FILE.endsWith('/dist/store-template.tar.gz')).toBe(true);
+  });
+
+  it('is written once with its fingerprint, and a new store on disk started from it has every migration', async () => {
+    expect(storeTemplate(file)).toBeNull();
+    expect(await writeStoreTemplate(file)).toBe(true);
+    expect(readFileSync(`${file}.sha256`, 'utf8')).toBe(`${templateFingerprint()}\n`);
+    // Made already: not made again.
+    expect(await writeStoreTemplate(file)).toBe(false);
+
+    const db = await openDb({ dataDir: join(dir, 'store'), template: storeTemplate(file) });
+    try {
+      const { rows } = await db.query<{ name: string }>('SELECT name FROM cardline_migrations ORDER BY name');
+      expect(rows.map((r) => r.name)).toEqual(migrations.map((m) => m.name));
+      expect(await migrate(db)).toEqual([]);
+      await db.query("INSERT INTO tenants (tenant_id, name, config) VALUES ('t1', 'T1', '{}')");
+    } finally {
+      await db.close();
+    }
+    // The store is the directory's own now: opened again, its row is there (the template is not read again).
+    const again = await openDb({ dataDir: join(dir, 'store'), template: null });
+    try {
+      expect((await again.query<{ n: number }>('SELECT count(*)::int AS n FROM tenants')).rows[0]!.n).toBe(1);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('made by other code (another PGlite or other migrations) is not used', async () => {
+    writeFileSync(`${file}.sha256`, `${'0'.repeat(64)}\n`);
+    expect(storeTemplate(file)).toBeNull();
+  });
+});
