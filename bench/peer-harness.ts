@@ -83,11 +83,15 @@ export async function startPeer(peer: (typeof PEERS)[number], publicKey: string,
 export const peerStats = async (port: number): Promise<PeerStats> => (await (await fetch(`http://127.0.0.1:${port}/__bench/stats`)).json()) as PeerStats;
 
 /**
- * The CPU (µs, user + system) the PostgreSQL backends connected to `database` have used so far, by pid. A
- * backend that ends between two readings takes its CPU with it (an undercount): the arms' pools keep theirs open.
+ * The CPU (µs, user + system) the PostgreSQL backends connected to `database` have used so far, by pid; only
+ * those of `application` (their connection string's application_name) when given: two arms on one database.
+ * A backend that ends between two readings takes its CPU with it (an undercount): the arms' pools keep theirs open.
  */
-export async function backendCpu(client: pg.Client, database: string): Promise<Map<number, number>> {
-  const r = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]);
+export async function backendCpu(client: pg.Client, database: string, application?: string): Promise<Map<number, number>> {
+  const r = await client.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND ($2::text IS NULL OR application_name = $2)',
+    [database, application ?? null],
+  );
   const out = new Map<number, number>();
   for (const { pid } of r.rows) {
     try {

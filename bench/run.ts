@@ -11,12 +11,18 @@
 //   request each), alternated with Cardline, and the summary gives Cardline's throughput and CPU per request (Node +
 //   its PostgreSQL backends) as ratios to each. BENCH_PORT_BASE=P: bare on P, full on P+1, the peers on P+2 and P+3
 //   (otherwise any free ports), so that two benches can run side by side.
+//   Several processes (issue 21, decision 0217): on PostgreSQL, the one-tenant variant's rounds also load the gateway
+//   started as an operator runs it with CARDLINE_WORKERS=BENCH_WORKERS (default 2; 0 or 1 skips it) on the same
+//   seeded database (bench/cluster-arm.ts), alternated with the one-process arm; its CPU per request is the
+//   primary's and every worker's plus their PostgreSQL backends', its chain-conflict retries are read from the
+//   aggregated /metrics, and the summary gives its throughput and CPU per request as ratios to one process's.
+//   BENCH_TASKSET=1 pins the one-process arm to core 0 and worker i to core i-1. Its ports: P+4 and P+5 (management).
 //   BENCH_SHADOW=1 runs bench/shadow.ts instead: the primary's throughput and p99 with a hanging or failing shadow core.
 // Fails (exit 1) when the full pipeline answers anything but 2xx or a child cannot start.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +30,7 @@ import type { EventLoopUtilization } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import type pg from 'pg';
 import { temporaryDatabase } from './postgres.js';
+import { contextSwitches, freePort, pin, startClusterArm, type AuditFigures, type ClusterArm } from './cluster-arm.js';
 import { PEERS, backendCpu, cpuBetween, peerCredentials, peerStats, startPeer, statsClient, type StartedPeer } from './peer-harness.js';
 import { MasterKey } from '../src/crypto/master-key.js';
 
@@ -48,6 +55,15 @@ const PROFILE = process.env.BENCH_PROFILE === '1';
 const STORE = process.env.BENCH_STORE || 'disk';
 const PORT_BASE = envInt('BENCH_PORT_BASE', 0, 0, 65_000);
 const WITH_PEERS = process.env.BENCH_PEERS !== '0' && Boolean(process.env.DATABASE_URL);
+/**
+ * Gateway processes of the CARDLINE_WORKERS arm (PostgreSQL, one-tenant variant); 0: no such arm; 1: src/server.ts
+ * as one process (no primary), to compare the gateway as operators start it with bench/server.ts's.
+ */
+const WORKERS = envInt('BENCH_WORKERS', 2, 0, 16);
+const TASKSET = process.env.BENCH_TASKSET === '1';
+/** The application_name of each Cardline arm's connections: both arms share the seeded database. */
+const ONE_APP = 'cardline_bench_one';
+const CLUSTER_APP = 'cardline_bench_workers';
 /** A client to DATABASE_URL's server, for the PostgreSQL backends' CPU (set in main when there is a server). */
 let pgStats: pg.Client | null = null;
 
@@ -86,32 +102,48 @@ interface Started {
   cleanup: () => Promise<void>;
   ports: Ports;
   store: string;
-  /** The variant's PostgreSQL database name (BENCH_STORE=postgres), for its backends' CPU. */
+  /** The variant's PostgreSQL database name and URL (BENCH_STORE=postgres), for its backends' CPU and the workers' arm. */
   database?: string;
+  databaseUrl?: string;
+  masterKey: string;
   startupMs: number;
   seedMs: number;
   tokens: { tenant: string; token: string }[];
 }
 
 /** A store of the variant's own: a temporary data directory, or a database created on DATABASE_URL's server. */
-async function prepareStore(): Promise<{ env: Record<string, string>; cleanup: () => Promise<void>; database?: string }> {
+async function prepareStore(): Promise<{ env: Record<string, string>; cleanup: () => Promise<void>; database?: string; databaseUrl?: string }> {
   if (STORE === 'memory') return { env: {}, cleanup: async () => undefined };
   if (STORE === 'postgres') {
     const database = await temporaryDatabase('cardline_bench');
-    return { env: { BENCH_DATABASE_URL: database.url }, cleanup: database.drop, database: new URL(database.url).pathname.slice(1) };
+    return {
+      env: { BENCH_DATABASE_URL: withApplication(database.url, ONE_APP) },
+      cleanup: database.drop,
+      database: new URL(database.url).pathname.slice(1),
+      databaseUrl: database.url,
+    };
   }
   if (STORE !== 'disk') throw new Error(`BENCH_STORE must be disk, memory or postgres, not '${STORE}'`);
   const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-'));
   return { env: { BENCH_DATA_DIR: join(dir, 'pglite') }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** The URL with its connections named (pg_stat_activity.application_name). */
+function withApplication(url: string, name: string): string {
+  const u = new URL(url);
+  u.searchParams.set('application_name', name);
+  return u.toString();
+}
+
+const profileArgs = (): string[] => {
+  const dir = join(ROOT, 'bench', 'profiles');
+  mkdirSync(dir, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+};
+
 function childArgs(phase: string): string[] {
   const args = ['--import', 'tsx'];
-  if (PROFILE && phase !== 'seed') {
-    const dir = join(ROOT, 'bench', 'profiles');
-    mkdirSync(dir, { recursive: true });
-    args.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
-  }
+  if (PROFILE && phase !== 'seed') args.push(...profileArgs());
   return [...args, join(ROOT, 'bench', 'server.ts')];
 }
 
@@ -119,12 +151,13 @@ async function startChild(variant: Variant): Promise<Started> {
   const store = await prepareStore();
   const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-tokens-'));
   const tokensFile = join(dir, 'tokens.json');
+  const masterKey = MasterKey.generate();
   const env = {
     ...process.env,
     ...store.env,
     NODE_ENV: 'production',
     BENCH_TOKENS_FILE: tokensFile,
-    BENCH_MASTER_KEY: MasterKey.generate(),
+    BENCH_MASTER_KEY: masterKey,
     BENCH_TENANTS: String(variant.tenants),
     BENCH_RATE_LIMIT: variant.rateLimit ? '1' : '0',
     BENCH_PORT_BASE: String(PORT_BASE),
@@ -155,7 +188,8 @@ async function startChild(variant: Variant): Promise<Started> {
           clearTimeout(timer);
           const tokens = JSON.parse(readFileSync(tokensFile, 'utf8')) as Started['tokens'];
           rmSync(dir, { recursive: true, force: true });
-          resolveStarted({ child, cleanup: store.cleanup, database: store.database, ports: msg.benchPorts, store: msg.store ?? '?', startupMs: msg.startupMs ?? NaN, seedMs: msg.seedMs ?? seedMs, tokens });
+          if (TASKSET) pin(child.pid!, 0);
+          resolveStarted({ child, cleanup: store.cleanup, database: store.database, databaseUrl: store.databaseUrl, masterKey, ports: msg.benchPorts, store: msg.store ?? '?', startupMs: msg.startupMs ?? NaN, seedMs: msg.seedMs ?? seedMs, tokens });
           return;
         }
       } catch {
@@ -190,6 +224,7 @@ interface Stats {
   heapUsed: number;
   external: number;
   auditRows: number;
+  audit: AuditFigures;
 }
 
 const stats = async (port: number): Promise<Stats> => (await (await fetch(`http://127.0.0.1:${port}/__bench/stats`)).json()) as Stats;
@@ -209,6 +244,15 @@ interface Run {
   rssMb?: number;
   heapMb?: number;
   externalMb?: number;
+  /** Cardline's audit writers during the run: chain-conflict retries, and records per committed batch. */
+  conflicts?: number;
+  batchRecords?: number;
+  /** Context switches of the gateway's event loop(s) per request: how often it waited or was preempted. */
+  switchesPerReq?: number;
+  /** The CARDLINE_WORKERS primary's share of cpuUs (it hands connections to the workers). */
+  primaryCpuUs?: number;
+  /** The 1-minute load average when the run ended. */
+  load?: number;
 }
 
 /** Loads a target for `seconds`, or with exactly `amount` requests. */
@@ -251,21 +295,65 @@ async function load(port: number, variant: Variant, tokens: Started['tokens'], s
 /** A full run with the server's counters read around it. */
 async function measuredFull(started: Started, variant: Variant): Promise<Run> {
   const before = await stats(started.ports.bare);
-  const pgBefore = pgStats && started.database ? await backendCpu(pgStats, started.database) : null;
+  const pgBefore = pgStats && started.database ? await backendCpu(pgStats, started.database, ONE_APP) : null;
+  const switchesBefore = contextSwitches(started.child.pid!);
   const run = await load(started.ports.full, variant, started.tokens, SECONDS);
-  const pgAfter = pgStats && started.database ? await backendCpu(pgStats, started.database) : null;
+  const switches = contextSwitches(started.child.pid!) - switchesBefore;
+  const pgAfter = pgStats && started.database ? await backendCpu(pgStats, started.database, ONE_APP) : null;
   const after = await stats(started.ports.bare);
   const requests = Math.max(1, after.auditRows - before.auditRows);
   const busyMs = after.elu.active - before.elu.active;
   const cpuUs = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
   const pgCpuUs = pgBefore && pgAfter ? cpuBetween(pgBefore, pgAfter) / requests : 0;
-  return { ...run, eluUs: (busyMs * 1000) / requests, cpuUs: cpuUs / requests, pgCpuUs, rssMb: after.rss / 1024 / 1024, heapMb: after.heapUsed / 1024 / 1024, externalMb: after.external / 1024 / 1024 };
+  return {
+    ...run,
+    eluUs: (busyMs * 1000) / requests,
+    cpuUs: cpuUs / requests,
+    pgCpuUs,
+    rssMb: after.rss / 1024 / 1024,
+    heapMb: after.heapUsed / 1024 / 1024,
+    externalMb: after.external / 1024 / 1024,
+    ...auditBetween(before.audit, after.audit),
+    switchesPerReq: switches / requests,
+    load: loadavg()[0],
+  };
+}
+
+const auditBetween = (before: AuditFigures, after: AuditFigures) => ({
+  conflicts: after.conflictRetries - before.conflictRetries,
+  batchRecords: (after.records - before.records) / Math.max(1, after.batches - before.batches),
+});
+
+/**
+ * A run of the CARDLINE_WORKERS arm: CPU of its primary and workers (/proc) and of their PostgreSQL backends,
+ * requests counted by the audit rows written (read through the idle one-process arm's stats endpoint: one table).
+ */
+async function measuredCluster(arm: ClusterArm, started: Started, variant: Variant): Promise<Run> {
+  const [before, auditBefore] = [await stats(started.ports.bare), await arm.audit()];
+  const cpuBefore = arm.cpu();
+  const switchesBefore = arm.switches();
+  const pgBefore = pgStats && started.database ? await backendCpu(pgStats, started.database, CLUSTER_APP) : null;
+  const run = await load(arm.port, variant, started.tokens, SECONDS);
+  const pgAfter = pgStats && started.database ? await backendCpu(pgStats, started.database, CLUSTER_APP) : null;
+  const cpuAfter = arm.cpu();
+  const switches = arm.switches() - switchesBefore;
+  const [after, auditAfter] = [await stats(started.ports.bare), await arm.audit()];
+  const requests = Math.max(1, after.auditRows - before.auditRows);
+  const pgCpuUs = pgBefore && pgAfter ? cpuBetween(pgBefore, pgAfter) / requests : 0;
+  const primary = arm.child.pid!;
+  const primaryCpuUs = ((cpuAfter.get(primary) ?? 0) - (cpuBefore.get(primary) ?? 0)) / requests;
+  return { ...run, cpuUs: cpuBetween(cpuBefore, cpuAfter) / requests, pgCpuUs, primaryCpuUs, switchesPerReq: switches / requests, rssMb: arm.rss() / 1024 / 1024, ...auditBetween(auditBefore, auditAfter), load: loadavg()[0] };
 }
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+/** The median over the rounds of the workers' run against the one-process run of the same round (rps, or CPU with PostgreSQL's). */
+const pairedRatio = (r: { full: Run[]; workers: Run[] }, k: 'rps' | 'cpu'): number => {
+  const of = (x: Run) => (k === 'rps' ? x.rps : (x.cpuUs ?? NaN) + (x.pgCpuUs ?? 0));
+  return median(r.workers.map((w, i) => of(w) / of(r.full[i]!)));
 };
 const fmt = (n: number | undefined, digits = 0) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixed(digits));
 
@@ -296,39 +384,72 @@ interface Result {
   seedMs: number;
   bare: Run[];
   full: Run[];
+  /** The CARDLINE_WORKERS arm's runs (PostgreSQL, one-tenant variant), alternated with `full`. */
+  workers: Run[];
 }
 
-async function measure(variant: Variant, peers: PeerArm[], peerToken: string): Promise<Result> {
+async function measure(variant: Variant, peers: PeerArm[], peerToken: string, withWorkers: boolean): Promise<Result> {
   const started = await startChild(variant);
+  let arm: ClusterArm | null = null;
   try {
     console.log(`\n== ${variant.name}: seeded in ${fmt(started.seedMs / 1000, 1)} s; the gateway started on it, in a process of its own, to ready in ${fmt(started.startupMs)} ms`);
+    if (withWorkers && started.databaseUrl) {
+      arm = await startClusterArm({
+        databaseUrl: withApplication(started.databaseUrl, CLUSTER_APP),
+        masterKey: started.masterKey,
+        workers: WORKERS,
+        port: PORT_BASE ? PORT_BASE + 4 : await freePort(),
+        adminPort: PORT_BASE ? PORT_BASE + 5 : await freePort(),
+        taskset: TASKSET,
+        nodeArgs: PROFILE ? profileArgs() : [],
+      });
+      console.log(`   ${WORKERS} gateway processes (CARDLINE_WORKERS=${WORKERS}) on the same database: pids ${arm.pids().join(', ')} (the first the primary)${TASKSET ? '; one-process arm on core 0, worker i on core i-1' : ''}`);
+    }
     if (WARMUP > 0) {
       await load(started.ports.bare, variant, started.tokens, WARMUP);
       await load(started.ports.full, variant, started.tokens, WARMUP);
-      for (const arm of peers) await load(arm.peer.port, variant, [{ tenant: 'demo', token: peerToken }], WARMUP);
+      // Each of its processes as warm as the one process: as many requests each (the compiler's threads are slow
+      // to finish on a busy machine, and a worker sees 1/N of the requests).
+      if (arm) await load(arm.port, variant, started.tokens, WARMUP * WORKERS);
+      for (const p of peers) await load(p.peer.port, variant, [{ tenant: 'demo', token: peerToken }], WARMUP);
     }
     // Every tenant once before measuring: the figures are of a gateway serving its tenants, not of each
     // tenant's first request (its keys imported, its user loaded, its token verified once).
     if (started.tokens.length > 1) await load(started.ports.full, variant, started.tokens, 0, started.tokens.length);
     const bare: Run[] = [];
     const full: Run[] = [];
+    const workers: Run[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       bare.push(await load(started.ports.bare, variant, started.tokens, SECONDS));
       full.push(await measuredFull(started, variant));
       const b = bare[round]!;
       const f = full[round]!;
-      for (const arm of peers) {
-        const p = await measuredPeer(arm.peer, peerToken);
-        arm.runs.push(p);
-        console.log(`   round ${round + 1}: peer ${arm.peer.name} ${fmt(p.rps)} req/s, CPU ${fmt(p.cpuUs)} + ${fmt(p.pgCpuUs)} (PostgreSQL) µs/req${p.non2xx + p.errors ? `, ${p.non2xx} non-2xx, ${p.errors} errors` : ''}`);
-      }
       console.log(
         `   round ${round + 1}: bare ${fmt(b.rps)} req/s, full ${fmt(f.rps)} req/s (${fmt(f.rps / b.rps, 2)}), p50 ${fmt(f.p50, 1)} ms, p99 ${fmt(f.p99, 1)} ms, ` +
-          `event loop ${fmt(f.eluUs)} µs/req, CPU ${fmt(f.cpuUs)}${f.pgCpuUs ? ` + ${fmt(f.pgCpuUs)} (PostgreSQL)` : ''} µs/req, RSS ${fmt(f.rssMb)} MB (V8 heap ${fmt(f.heapMb)}, external ${fmt(f.externalMb)})${f.non2xx + f.errors ? `, ${f.non2xx} non-2xx, ${f.errors} errors` : ''}`,
+          `event loop ${fmt(f.eluUs)} µs/req, CPU ${fmt(f.cpuUs)}${f.pgCpuUs ? ` + ${fmt(f.pgCpuUs)} (PostgreSQL)` : ''} µs/req, RSS ${fmt(f.rssMb)} MB (V8 heap ${fmt(f.heapMb)}, external ${fmt(f.externalMb)}), ` +
+          `${fmt(f.batchRecords, 1)} records/batch, ${fmt(f.switchesPerReq, 2)} context switches/req, ${f.conflicts} conflict retries, load ${fmt(f.load, 1)}${f.non2xx + f.errors ? `, ${f.non2xx} non-2xx, ${f.errors} errors` : ''}`,
       );
+      if (arm) {
+        const w = await measuredCluster(arm, started, variant);
+        workers.push(w);
+        console.log(
+          `   round ${round + 1}: ${WORKERS} processes ${fmt(w.rps)} req/s (${fmt(w.rps / f.rps, 2)} × one), p50 ${fmt(w.p50, 1)} ms, p99 ${fmt(w.p99, 1)} ms, ` +
+            `CPU ${fmt(w.cpuUs)} (primary ${fmt(w.primaryCpuUs)}) + ${fmt(w.pgCpuUs)} (PostgreSQL) µs/req (${fmt((w.cpuUs! + w.pgCpuUs!) / (f.cpuUs! + f.pgCpuUs!), 2)} × one), RSS ${fmt(w.rssMb)} MB (all), ` +
+            `${fmt(w.batchRecords, 1)} records/batch, ${fmt(w.switchesPerReq, 2)} context switches/req, ${w.conflicts} conflict retries, load ${fmt(w.load, 1)}${w.non2xx + w.errors ? `, ${w.non2xx} non-2xx, ${w.errors} errors` : ''}`,
+        );
+      }
+      for (const p of peers) {
+        const r = await measuredPeer(p.peer, peerToken);
+        p.runs.push(r);
+        console.log(`   round ${round + 1}: peer ${p.peer.name} ${fmt(r.rps)} req/s, CPU ${fmt(r.cpuUs)} + ${fmt(r.pgCpuUs)} (PostgreSQL) µs/req, load ${fmt(loadavg()[0], 1)}${r.non2xx + r.errors ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : ''}`);
+      }
     }
-    return { variant, store: started.store, startupMs: started.startupMs, seedMs: started.seedMs, bare, full };
+    return { variant, store: started.store, startupMs: started.startupMs, seedMs: started.seedMs, bare, full, workers };
   } finally {
+    if (arm) {
+      const code = await arm.stop();
+      if (code !== 0) console.error(`the ${WORKERS} gateway processes exited with code ${code} on SIGTERM`);
+    }
     await stopChild(started.child);
     // Awaited here: the run exits right after the last variant, and a dropped-too-late database would stay.
     await started.cleanup();
@@ -370,7 +491,11 @@ async function main(): Promise<number> {
   const results: Result[] = [];
   try {
     // The peers are measured in the one-tenant variant's rounds only: the same route and data as theirs.
-    for (const v of variants()) results.push(await measure(v, v.tenants === 1 && !v.idempotency && !v.rateLimit ? peerArms : [], peerToken));
+    // So is the CARDLINE_WORKERS arm (PostgreSQL only: the embedded store is one process's own).
+    for (const v of variants()) {
+      const plain = v.tenants === 1 && !v.idempotency && !v.rateLimit;
+      results.push(await measure(v, plain ? peerArms : [], peerToken, plain && STORE === 'postgres' && WORKERS >= 1));
+    }
   } finally {
     for (const arm of peerArms) {
       arm.peer.child.stdin?.end();
@@ -405,9 +530,9 @@ async function main(): Promise<number> {
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of rows) console.log(line(row));
+  const cpuOf = (runs: Run[]) => median(runs.map((r) => (r.cpuUs ?? NaN) + (r.pgCpuUs ?? 0)));
   const measuredPeers = peerArms.filter((a) => a.runs.length > 0);
   if (one && measuredPeers.length > 0) {
-    const cpuOf = (runs: Run[]) => median(runs.map((r) => (r.cpuUs ?? NaN) + (r.pgCpuUs ?? 0)));
     console.log(`\nPeers (same run, alternated with Cardline's one-tenant rounds; CPU = Node + PostgreSQL backends, µs/req):`);
     console.log(`  Cardline (${one.store}): ${fmt(med(one.full, 'rps'))} req/s, CPU ${fmt(med(one.full, 'cpuUs'))} + ${fmt(med(one.full, 'pgCpuUs'))} = ${fmt(cpuOf(one.full))}`);
     for (const arm of measuredPeers) {
@@ -416,6 +541,24 @@ async function main(): Promise<number> {
           `Cardline/peer: throughput ${fmt(med(one.full, 'rps') / med(arm.runs, 'rps'), 2)} ×, CPU per request ${fmt(cpuOf(one.full) / cpuOf(arm.runs), 2)} ×`,
       );
     }
+  }
+  const scaled = one && one.workers.length > 0 ? one : undefined;
+  if (scaled) {
+    const conflicts = (runs: Run[]) => runs.reduce((n, r) => n + (r.conflicts ?? 0), 0);
+    console.log(
+      `\n${WORKERS} processes (CARDLINE_WORKERS=${WORKERS}, the same database, alternated with the one-process rounds${TASKSET ? ', pinned with taskset' : ''}; ` +
+        `CPU = every gateway process (the primary too) + its PostgreSQL backends, µs/req; load average ${fmt(median([...scaled.full, ...scaled.workers].map((r) => r.load ?? NaN)), 1)}):`,
+    );
+    for (const [label, runs] of [['one process', scaled.full], [`${WORKERS} processes`, scaled.workers]] as const) {
+      console.log(
+        `  ${label}: ${fmt(med(runs, 'rps'))} req/s, p99 ${fmt(med(runs, 'p99'), 1)} ms, CPU ${fmt(med(runs, 'cpuUs'))} + ${fmt(med(runs, 'pgCpuUs'))} = ${fmt(cpuOf(runs))}, ` +
+          `${fmt(med(runs, 'batchRecords'), 1)} records/batch, ${fmt(med(runs, 'switchesPerReq'), 2)} context switches/req, ${conflicts(runs)} chain-conflict retries`,
+      );
+    }
+    console.log(
+      `  ${WORKERS} processes / one: throughput ${fmt(med(scaled.workers, 'rps') / med(scaled.full, 'rps'), 2)} ×, CPU per request ${fmt(cpuOf(scaled.workers) / cpuOf(scaled.full), 2)} × (ratio of the medians); ` +
+        `the rounds' own ratios (each against the one-process run just before it), median: ${fmt(pairedRatio(scaled, 'rps'), 2)} ×, ${fmt(pairedRatio(scaled, 'cpu'), 2)} ×`,
+    );
   }
   if (audit) console.log(`audit query over ${audit.rows} records of one tenant: by action ${fmt(audit.actionMs, 1)} ms, by outcome ${fmt(audit.outcomeMs, 1)} ms (median of 5)`);
 
@@ -435,7 +578,6 @@ async function main(): Promise<number> {
   }
   const fastifyPeer = measuredPeers.find((a) => a.peer.name.startsWith('Fastify'));
   if (one && fastifyPeer) {
-    const cpuOf = (runs: Run[]) => median(runs.map((r) => (r.cpuUs ?? NaN) + (r.pgCpuUs ?? 0)));
     const tput = med(one.full, 'rps') / med(fastifyPeer.runs, 'rps');
     const minimum = one.store === 'postgres' ? 1.5 : 1.2;
     target(tput >= minimum, `one tenant: throughput >= ${minimum} × the Fastify peer's (${fmt(tput, 2)})`);
@@ -444,10 +586,19 @@ async function main(): Promise<number> {
       target(cpu <= 0.67, `one tenant: CPU per request <= 0.67 × the Fastify peer's (${fmt(cpu, 2)})`);
     }
   }
+  if (scaled) {
+    // Paired by round: the machine's load drifts between rounds more than between two neighbouring runs.
+    const tput = pairedRatio(scaled, 'rps');
+    const cpu = pairedRatio(scaled, 'cpu');
+    const conflicts = [...scaled.full, ...scaled.workers].reduce((n, r) => n + (r.conflicts ?? 0), 0);
+    target(tput >= 1.0, `${WORKERS} processes: throughput >= 1.0 × one process's (${fmt(tput, 2)}, median of the rounds' ratios)`);
+    target(cpu <= 1.15, `${WORKERS} processes: CPU per request within 15 % of one process's (${fmt(cpu, 2)} ×, median of the rounds' ratios)`);
+    target(conflicts === 0, `${WORKERS} processes: zero chain-conflict retries (${conflicts}, from cardline_audit_conflict_retries_total)`);
+  }
   if (audit) target(Math.max(audit.actionMs, audit.outcomeMs) <= 50, `audit query by action or outcome at ${audit.rows} records <= 50 ms`);
 
   const bad =
-    results.reduce((s, r) => s + r.full.reduce((t, f) => t + f.non2xx + f.errors, 0), 0) +
+    results.reduce((s, r) => s + [...r.full, ...r.workers].reduce((t, f) => t + f.non2xx + f.errors, 0), 0) +
     peerArms.reduce((s, a) => s + a.runs.reduce((t, f) => t + f.non2xx + f.errors, 0), 0);
   if (bad > 0) {
     console.error(`FAIL: the full pipeline answered ${bad} non-2xx responses or errors`);

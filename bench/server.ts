@@ -9,7 +9,7 @@
 // BENCH_PHASE=serve starts the gateway on the seeded store, as after a deployment, in a fresh process (its
 // start to ready is timed, and its RSS is the gateway's alone); the default does both in one process (memory).
 // Serving prints one JSON line {"benchPorts":{...},...} on stdout and exits on SIGTERM/SIGINT or when stdin
-// closes. GET /__bench/stats on the bare port reads the process's counters.
+// closes. GET /__bench/stats on the bare port reads the process's counters (and its audit writer's, from /metrics).
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -19,6 +19,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Algorithm, hash } from '@node-rs/argon2';
 import { pino, type Logger } from 'pino';
 import { buildApp } from '../src/app.js';
+import { auditFigures } from './cluster-arm.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { loggerOptions } from '../src/logging.js';
 import { createTenant } from '../src/services/onboarding.js';
@@ -127,6 +128,7 @@ async function main(): Promise<void> {
       external: m.external,
       arrayBuffers: m.arrayBuffers,
       auditRows: r.rows[0]?.n ?? 0,
+      audit: auditFigures(await full.cardline.metrics.text()),
       ...(collect
         ? {
             heapTotal: m.heapTotal,

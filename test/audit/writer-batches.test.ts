@@ -142,3 +142,34 @@ describe('AuditWriter batches', () => {
     expect((await verifyChain(db, ids[2]!)).records).toBe(1);
   });
 });
+
+describe('AuditWriter and the delivery worker (decision 0219)', () => {
+  let testDb: TestDb;
+
+  beforeAll(async () => {
+    testDb = await createTestDb();
+    await migrate(testDb.db);
+  });
+  afterAll(() => testDb.drop());
+
+  it('wakes the delivery worker for a batch only when a channel subscribes to one of its events', async () => {
+    const db = testDb.db;
+    for (const t of ['quiet', 'subscribed']) await db.query(`INSERT INTO tenants (tenant_id, name, config) VALUES ($1, $1, '{}'::jsonb)`, [t]);
+    await db.query(`INSERT INTO channels (tenant_id, id, type, event_types) VALUES ('subscribed', gen_random_uuid(), 'nats', '["credit-limit.upgraded"]'::jsonb)`);
+    let wakes = 0;
+    const writer = new AuditWriter(db, undefined, () => void (wakes += 1));
+    await Promise.all([1, 2, 3].map((i) => writer.record(entry('quiet', i))));
+    expect(wakes).toBe(0);
+    await writer.record(entry('subscribed', 4));
+    expect(wakes).toBe(1);
+    // A record without an event wakes nothing either.
+    await writer.record({ ...entry('subscribed', 5), event: undefined });
+    expect(wakes).toBe(1);
+    await writer.close();
+    const r = await db.query<{ tenant_id: string; status: string; n: number }>('SELECT tenant_id, status, count(*)::int AS n FROM outbox GROUP BY 1, 2 ORDER BY 1');
+    expect(r.rows).toEqual([
+      { tenant_id: 'quiet', status: 'done', n: 3 },
+      { tenant_id: 'subscribed', status: 'pending', n: 1 },
+    ]);
+  });
+});
