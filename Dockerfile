@@ -19,7 +19,7 @@ COPY examples/acme-core ./examples/acme-core
 # The operations console (/console on the management listener): bundled by esbuild into dist/console.
 COPY console ./console
 COPY bin/build-console.js ./bin/
-# The migrated empty store a new embedded store starts from (dist/store-template.tar.gz, decision 0107).
+# The migrated empty store a new embedded store starts from (dist/store-template/, decision 0107).
 COPY bin/store-template.js ./bin/
 RUN npm run build && npm prune --omit=dev
 

@@ -169,8 +169,8 @@ class PgliteDb implements Db {
     return fn(this);
   }
 
-  dump(compression: 'none' | 'gzip' = 'none'): Promise<Blob> {
-    return this.pglite.dumpDataDir(compression);
+  dump(): Promise<Blob> {
+    return this.pglite.dumpDataDir('none');
   }
 
   async close(): Promise<void> {
@@ -352,10 +352,10 @@ export interface OpenOptions {
    */
   loadDataDir?: Blob;
   /**
-   * A new store on disk starts from this migrated template (src/store/template.ts); by default the one made at
-   * install (dist/store-template.tar.gz) when it is of this code; null creates the store with initdb.
+   * A new store on disk starts as a copy of this migrated template directory (src/store/template.ts); by
+   * default the one made at install (dist/store-template/) when it is of this code; null creates it by initdb.
    */
-  template?: Blob | null;
+  template?: string | null;
   /**
    * PGlite on a worker thread of its own, off the event loop (the gateway's default); in process otherwise
    * (short CLI commands, most tests).
@@ -400,18 +400,21 @@ export async function openDb(opts: OpenOptions): Promise<Db> {
   try {
     // A new store starts from the migrated template made at install, when there is one of this code.
     const fresh = !existsSync(join(dataDir, 'PG_VERSION'));
-    const template = !fresh ? null : opts.template !== undefined ? opts.template : (await import('./template.js')).storeTemplate();
-    return await openPglite(dataDir, { ...opts, loadDataDir: template ?? undefined }, release);
+    if (fresh && opts.template !== null) {
+      const { copyTemplate, storeTemplate } = await import('./template.js');
+      const template = opts.template ?? storeTemplate();
+      if (template) copyTemplate(template, dataDir);
+    }
+    return await openPglite(dataDir, { ...opts, loadDataDir: undefined }, release);
   } catch (err) {
     await release();
     throw err;
   }
 }
 
-/** The data directory of a PGlite store as a tarball (uncompressed unless asked), for `openDb({ loadDataDir })`. */
-export function dumpPglite(db: Db, compression: 'none' | 'gzip' = 'none'): Promise<Blob> {
-  if (db instanceof PgliteDb) return db.dump(compression);
-  if (!(db instanceof PgliteThreadDb)) throw new Error('Only a PGlite store can be dumped');
+/** The data directory of a PGlite store as an uncompressed tarball, for `openDb({ loadDataDir })`. */
+export function dumpPglite(db: Db): Promise<Blob> {
+  if (!(db instanceof PgliteDb) && !(db instanceof PgliteThreadDb)) throw new Error('Only a PGlite store can be dumped');
   return db.dump();
 }
 

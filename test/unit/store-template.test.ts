@@ -7,25 +7,26 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDb } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import { TEMPLATE_FILE, storeTemplate, templateFingerprint, writeStoreTemplate } from '../../src/store/template.js';
+import { TEMPLATE_DIR, storeTemplate, templateFingerprint, writeStoreTemplate } from '../../src/store/template.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cardline-template-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const file = join(dir, 'store-template.tar.gz');
+const template = join(dir, 'store-template');
 
 describe('the store template', () => {
   it('lives beside the compiled code, in dist/', () => {
-    expect(TEMPLATE_FILE.endsWith('/dist/store-template.tar.gz')).toBe(true);
+    expect(TEMPLATE_DIR.endsWith('/dist/store-template')).toBe(true);
   });
 
   it('is written once with its fingerprint, and a new store on disk started from it has every migration', async () => {
-    expect(storeTemplate(file)).toBeNull();
-    expect(await writeStoreTemplate(file)).toBe(true);
-    expect(readFileSync(`${file}.sha256`, 'utf8')).toBe(`${templateFingerprint()}\n`);
+    expect(storeTemplate(template)).toBeNull();
+    expect(await writeStoreTemplate(template)).toBe(true);
+    expect(readFileSync(`${template}.sha256`, 'utf8')).toBe(`${templateFingerprint()}\n`);
     // Made already: not made again.
-    expect(await writeStoreTemplate(file)).toBe(false);
+    expect(await writeStoreTemplate(template)).toBe(false);
+    expect(storeTemplate(template)).toBe(template);
 
-    const db = await openDb({ dataDir: join(dir, 'store'), template: storeTemplate(file) });
+    const db = await openDb({ dataDir: join(dir, 'store'), template: storeTemplate(template) });
     try {
       const { rows } = await db.query<{ name: string }>('SELECT name FROM cardline_migrations ORDER BY name');
       expect(rows.map((r) => r.name)).toEqual(migrations.map((m) => m.name));
@@ -34,17 +35,23 @@ describe('the store template', () => {
     } finally {
       await db.close();
     }
-    // The store is the directory's own now: opened again, its row is there (the template is not read again).
+    // The store is the directory's own now: opened again, its row is there, and the template has none.
     const again = await openDb({ dataDir: join(dir, 'store'), template: null });
     try {
       expect((await again.query<{ n: number }>('SELECT count(*)::int AS n FROM tenants')).rows[0]!.n).toBe(1);
     } finally {
       await again.close();
     }
+    const fromTemplate = await openDb({ dataDir: join(dir, 'store2'), template });
+    try {
+      expect((await fromTemplate.query<{ n: number }>('SELECT count(*)::int AS n FROM tenants')).rows[0]!.n).toBe(0);
+    } finally {
+      await fromTemplate.close();
+    }
   });
 
   it('made by other code (another PGlite or other migrations) is not used', async () => {
-    writeFileSync(`${file}.sha256`, `${'0'.repeat(64)}\n`);
-    expect(storeTemplate(file)).toBeNull();
+    writeFileSync(`${template}.sha256`, `${'0'.repeat(64)}\n`);
+    expect(storeTemplate(template)).toBeNull();
   });
 });
