@@ -1,27 +1,55 @@
 // Graceful shutdown on SIGTERM/SIGINT for a Fastify process: stop accepting, let in-flight requests
 // finish, close plugins (stores, pools), exit 0; exit 1 if that takes longer than the grace period.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /** `apps` close in order: a listener that uses another's services (the management listener) comes first. */
 export function closeOnSignals(apps: FastifyInstance | FastifyInstance[], graceMs: number): void {
   const all = Array.isArray(apps) ? apps : [apps];
   const app = all[all.length - 1]!;
+  // Each connection, and whether a request of it is being answered: at shutdown a connection that carries no
+  // request (idle, or a request whose headers never completed) is closed at once; only answers under way are
+  // waited for. Node's closeIdleConnections() leaves a connection with a half-sent request open until its
+  // headers timeout, which outlasted the grace period (a worker killed mid-load left one to its successor).
+  const answering = new WeakSet<Socket>();
+  const open = new Set<Socket>();
+  for (const a of all) {
+    a.server.on('connection', (socket: Socket) => {
+      open.add(socket);
+      socket.once('close', () => open.delete(socket));
+    });
+    a.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      answering.add(req.socket);
+      res.once('close', () => answering.delete(req.socket));
+    });
+  }
+  const closeUnused = () => {
+    all.forEach((a) => a.server.closeIdleConnections());
+    for (const socket of open) if (!answering.has(socket)) socket.destroy();
+  };
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    let closed = 0;
     const force = setTimeout(() => {
-      app.log.error('graceful shutdown timed out; exiting');
-      process.exit(1);
+      // What was still open: the listeners not yet closed and the kinds of handle keeping the process busy.
+      void Promise.all(all.map((a) => new Promise<number>((resolve) => a.server.getConnections((_err, n) => resolve(n ?? -1)))))
+        .catch(() => [])
+        .then((connections) => {
+          app.log.error({ listenersClosed: `${closed} of ${all.length}`, connections, resources: process.getActiveResourcesInfo() }, 'graceful shutdown timed out; exiting');
+          process.exit(1);
+        });
     }, graceMs);
     force.unref();
     // A keep-alive connection outlives its last response: close each one as soon as it is idle, or
     // shutdown would wait for the client's keep-alive timeout (in-flight requests still finish).
-    const closeIdle = setInterval(() => all.forEach((a) => a.server.closeIdleConnections()), 100);
+    const closeIdle = setInterval(closeUnused, 100);
     closeIdle.unref();
     all
-      .reduce((previous, a) => previous.then(() => a.close()), Promise.resolve())
+      .reduce((previous, a) => previous.then(() => a.close()).then(() => void closed++), Promise.resolve())
       .then(
       () => process.exit(0),
       (err: unknown) => {

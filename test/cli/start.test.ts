@@ -42,7 +42,9 @@ describe('cardline --help', () => {
   it('a store command loads no HTTP client, NATS, Redis or migration runner it does not use, and no document or console', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'cardline-start-'));
     try {
-      const env = { ...process.env, CARDLINE_DATA_DIR: dataDir, CARDLINE_MASTER_KEY: MasterKey.generate(), DATABASE_URL: '' };
+      // The embedded store and no optional service configured (CI's PostgreSQL run sets REDIS_URL and NATS).
+      const env: NodeJS.ProcessEnv = { ...process.env, CARDLINE_DATA_DIR: dataDir, CARDLINE_MASTER_KEY: MasterKey.generate() };
+      for (const name of ['DATABASE_URL', 'REDIS_URL', 'NATS_URL']) delete env[name];
       const created = await runProcess(process.execPath, [join(ROOT, 'bin/cardline.js'), 'tenant', 'create', 'startup'], { cwd: ROOT, env });
       expect(created.code, created.stderr).toBe(0);
       // The store is migrated now: the next command finds it up to date with one query.

@@ -312,3 +312,33 @@ describe('refusing to start', () => {
     expect(p.output()).not.toMatch(STACK_FRAME);
   }, 180_000);
 });
+
+describe('shutting down with a connection that carries no request', () => {
+  it('closes a connection whose request headers never completed, and exits 0 within the grace period', async () => {
+    const dataDir = await createTestDataDir('cardline-half-request-');
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    // A grace period shorter than the server's headers timeout (10 s): a shutdown that waited for that
+    // connection would be forced, and exit 1.
+    const proc = start(['--demo'], baseEnv({ PORT: String(port), CARDLINE_ADMIN_PORT: String(await freePort()), CARDLINE_DATA_DIR: dataDir, CARDLINE_SHUTDOWN_GRACE_MS: '3000', LOG_LEVEL: 'info' }));
+    try {
+      await waitReady(base, proc);
+      const { connect } = await import('node:net');
+      const socket = connect(port, '127.0.0.1');
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.on('error', () => undefined);
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      // Half a request: the request line and one header, never the blank line that ends the headers.
+      socket.write('POST /api/authenticate HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      proc.child.kill('SIGTERM');
+      const exit = await within(proc.exited, 150_000, 'process exit after SIGTERM');
+      await closed;
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(proc.output()).toContain('shutting down');
+      expect(proc.output()).not.toContain('graceful shutdown timed out');
+    } finally {
+      await kill(proc);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});

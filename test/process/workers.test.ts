@@ -26,7 +26,8 @@ function workersOf(primaryPid: number): number[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === primaryPid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('server.ts')) pids.push(Number(entry));
+      // A worker runs the primary's own entry again: the compiled bin/gateway.js (or src/server.ts through tsx).
+      if (ppid === primaryPid && /gateway\.js|server\.ts/.test(readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) pids.push(Number(entry));
     } catch {
       // gone meanwhile
     }
