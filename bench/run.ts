@@ -570,10 +570,14 @@ async function main(): Promise<number> {
   }
   for (const r of results.filter((x) => x !== one)) {
     const vs = one ? ratioOf(r) / ratioOf(one) : NaN;
-    target(vs >= 0.8, `${r.variant.name}: >= 0.8 of the one-tenant figure (${fmt(vs, 2)})`);
-    if (r.variant.tenants >= 10_000) {
+    // Issue 21's targets at 10 000 tenants: 0.9 of one tenant's throughput, RSS at most 500 MB; 0.8 for the others.
+    const many = r.variant.tenants >= 10_000;
+    const share = many ? 0.9 : 0.8;
+    target(vs >= share, `${r.variant.name}: >= ${share} of the one-tenant figure (${fmt(vs, 2)})`);
+    if (many) {
+      const rss = Math.max(...r.full.map((f) => f.rssMb ?? 0));
       target(r.startupMs <= 3000, `${r.variant.name}: started to ready <= 3 s (${fmt(r.startupMs)} ms)`);
-      target(Math.max(...r.full.map((f) => f.rssMb ?? 0)) <= 400, `${r.variant.name}: RSS <= 400 MB (${fmt(Math.max(...r.full.map((f) => f.rssMb ?? 0)))} MB)`);
+      target(rss <= 500, `${r.variant.name}: RSS <= 500 MB (${fmt(rss)} MB)`);
     }
   }
   const fastifyPeer = measuredPeers.find((a) => a.peer.name.startsWith('Fastify'));
