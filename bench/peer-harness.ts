@@ -3,20 +3,18 @@
 // to the arm's database: the server runs on this machine).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
 import pg from 'pg';
+import { procStat } from './cluster-arm.js';
 import { temporaryDatabase } from './postgres.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const ISSUER = 'bench-peer';
 const AUDIENCE = 'bench-peer-api';
-/** /proc/<pid>/stat counts CPU in clock ticks: 100 a second on Linux. */
-const TICK_US = 10_000;
 
 export const PEERS = [
   { name: 'Fastify + @fastify/jwt + TypeBox', file: 'fastify.ts' },
@@ -94,13 +92,9 @@ export async function backendCpu(client: pg.Client, database: string, applicatio
   );
   const out = new Map<number, number>();
   for (const { pid } of r.rows) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      // After "pid (comm) ": field 14 (utime) and 15 (stime) of proc(5) are at index 11 and 12.
-      out.set(pid, (Number(fields[11]) + Number(fields[12])) * TICK_US);
-    } catch {
-      // ended, or the server runs elsewhere: no figure
-    }
+    // null when it ended, or the server runs elsewhere: no figure
+    const s = procStat(pid);
+    if (s) out.set(pid, s.cpuUs);
   }
   return out;
 }

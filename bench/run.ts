@@ -562,6 +562,7 @@ async function main(): Promise<number> {
   }
   if (audit) console.log(`audit query over ${audit.rows} records of one tenant: by action ${fmt(audit.actionMs, 1)} ms, by outcome ${fmt(audit.outcomeMs, 1)} ms (median of 5)`);
 
+  // Ratios to three places in the targets, so that a 0.998 is not printed as a "NOT met" 1.00.
   console.log('\nTargets:');
   const target = (ok: boolean, what: string) => console.log(`  ${ok ? 'met    ' : 'NOT met'}  ${what}`);
   if (one) {
@@ -570,20 +571,24 @@ async function main(): Promise<number> {
   }
   for (const r of results.filter((x) => x !== one)) {
     const vs = one ? ratioOf(r) / ratioOf(one) : NaN;
-    target(vs >= 0.8, `${r.variant.name}: >= 0.8 of the one-tenant figure (${fmt(vs, 2)})`);
-    if (r.variant.tenants >= 10_000) {
+    // Issue 21's targets at 10 000 tenants: 0.9 of one tenant's throughput, RSS at most 500 MB; 0.8 for the others.
+    const many = r.variant.tenants >= 10_000;
+    const share = many ? 0.9 : 0.8;
+    target(vs >= share, `${r.variant.name}: >= ${share} of the one-tenant figure (${fmt(vs, 2)})`);
+    if (many) {
+      const rss = Math.max(...r.full.map((f) => f.rssMb ?? 0));
       target(r.startupMs <= 3000, `${r.variant.name}: started to ready <= 3 s (${fmt(r.startupMs)} ms)`);
-      target(Math.max(...r.full.map((f) => f.rssMb ?? 0)) <= 400, `${r.variant.name}: RSS <= 400 MB (${fmt(Math.max(...r.full.map((f) => f.rssMb ?? 0)))} MB)`);
+      target(rss <= 500, `${r.variant.name}: RSS <= 500 MB (${fmt(rss)} MB)`);
     }
   }
   const fastifyPeer = measuredPeers.find((a) => a.peer.name.startsWith('Fastify'));
   if (one && fastifyPeer) {
     const tput = med(one.full, 'rps') / med(fastifyPeer.runs, 'rps');
     const minimum = one.store === 'postgres' ? 1.5 : 1.2;
-    target(tput >= minimum, `one tenant: throughput >= ${minimum} × the Fastify peer's (${fmt(tput, 2)})`);
+    target(tput >= minimum, `one tenant: throughput >= ${minimum} × the Fastify peer's (${fmt(tput, 3)})`);
     if (one.store === 'postgres') {
       const cpu = cpuOf(one.full) / cpuOf(fastifyPeer.runs);
-      target(cpu <= 0.67, `one tenant: CPU per request <= 0.67 × the Fastify peer's (${fmt(cpu, 2)})`);
+      target(cpu <= 0.67, `one tenant: CPU per request <= 0.67 × the Fastify peer's (${fmt(cpu, 3)})`);
     }
   }
   if (scaled) {
@@ -591,8 +596,8 @@ async function main(): Promise<number> {
     const tput = pairedRatio(scaled, 'rps');
     const cpu = pairedRatio(scaled, 'cpu');
     const conflicts = [...scaled.full, ...scaled.workers].reduce((n, r) => n + (r.conflicts ?? 0), 0);
-    target(tput >= 1.0, `${WORKERS} processes: throughput >= 1.0 × one process's (${fmt(tput, 2)}, median of the rounds' ratios)`);
-    target(cpu <= 1.15, `${WORKERS} processes: CPU per request within 15 % of one process's (${fmt(cpu, 2)} ×, median of the rounds' ratios)`);
+    target(tput >= 1.0, `${WORKERS} processes: throughput >= 1.0 × one process's (${fmt(tput, 3)}, median of the rounds' ratios)`);
+    target(cpu <= 1.15, `${WORKERS} processes: CPU per request within 15 % of one process's (${fmt(cpu, 3)} ×, median of the rounds' ratios)`);
     target(conflicts === 0, `${WORKERS} processes: zero chain-conflict retries (${conflicts}, from cardline_audit_conflict_retries_total)`);
   }
   if (audit) target(Math.max(audit.actionMs, audit.outcomeMs) <= 50, `audit query by action or outcome at ${audit.rows} records <= 50 ms`);

@@ -5,6 +5,8 @@ import { baseEnv, freePort, kill, start, waitReady, type Proc } from './process.
 export class GatewayProcess {
   proc: Proc | undefined;
   base = '';
+  /** The management listener (on a free port, unless the env names CARDLINE_ADMIN_PORT). */
+  admin = '';
 
   constructor(
     private readonly env: Record<string, string>,
@@ -14,8 +16,13 @@ export class GatewayProcess {
 
   async start(): Promise<void> {
     const port = await freePort();
+    const adminPort = this.env.CARDLINE_ADMIN_PORT ?? String(await freePort());
     this.base = `http://127.0.0.1:${port}`;
-    this.proc = start(this.args, baseEnv({ LOG_LEVEL: 'warn', ...this.env, PORT: String(port), HOST: '127.0.0.1', CARDLINE_DEMO_PASSWORD: this.password }));
+    this.admin = `http://127.0.0.1:${adminPort}`;
+    this.proc = start(
+      this.args,
+      baseEnv({ LOG_LEVEL: 'warn', CARDLINE_ADMIN_PORT: adminPort, ...this.env, PORT: String(port), HOST: '127.0.0.1', CARDLINE_DEMO_PASSWORD: this.password }),
+    );
     await waitReady(this.base, this.proc);
   }
 

@@ -97,6 +97,8 @@ describe.skipIf(!PG)('the bench arm with CARDLINE_WORKERS=2 on PostgreSQL', () =
 
     const after = await arm.audit();
     expect(after.records - before.records).toBe(6);
+    // Read as 0 when absent too: the scrape must carry the counter for that 0 to mean no retry.
+    expect((await (await fetch(`http://127.0.0.1:${arm.adminPort}/metrics`)).text()).split('\n')).toContain('cardline_audit_conflict_retries_total 0');
     expect(after.conflictRetries).toBe(0);
     // Each worker appends to a chain of its own: the six records over two chains (node:cluster hands the
     // connections out in turn, so both workers answered).

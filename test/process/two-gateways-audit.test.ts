@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishCheckpoint } from '../../src/audit/checkpoint.js';
 import { verifyChain } from '../../src/audit/verify.js';
 import { KeyRing } from '../../src/crypto/keys.js';
-import { encryptCompact } from '../../src/crypto/jwe.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { LIMIT_URL, createTestDb, type TestDb } from '../helpers/app.js';
-import { baseEnv, freePort, kill, sleep, start, waitReady, within, type Proc } from '../helpers/process.js';
+import { GatewayProcess } from '../helpers/gateway.js';
+import { sleep, within } from '../helpers/process.js';
 import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
 
 // The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
@@ -21,12 +21,6 @@ const PASSWORD = 'Two-Gateways-Audit-Passw0rd';
 /** Concurrent writers per process. */
 const WRITERS = 8;
 
-interface Gateway {
-  proc: Proc;
-  base: string;
-  admin: string;
-}
-
 interface Write {
   requestId: string;
   status?: number;
@@ -34,44 +28,27 @@ interface Write {
 
 describe.skipIf(!PG)('two gateway processes writing one tenant on PostgreSQL', () => {
   let store: TestDb;
-  let a: Gateway;
-  let b: Gateway;
+  let a: GatewayProcess;
+  let b: GatewayProcess;
   const masterKey = MasterKey.generate();
-
-  const launch = async (args: string[]): Promise<Gateway> => {
-    const [port, adminPort] = [await freePort(), await freePort()];
-    const env = { DATABASE_URL: store.url!, CARDLINE_MASTER_KEY: masterKey, CARDLINE_DEMO_PASSWORD: PASSWORD };
-    const proc = start(args, baseEnv({ PORT: String(port), HOST: '127.0.0.1', CARDLINE_ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn', ...env }));
-    const base = `http://127.0.0.1:${port}`;
-    await waitReady(base, proc);
-    return { proc, base, admin: `http://127.0.0.1:${adminPort}` };
-  };
 
   beforeAll(async () => {
     store = await createTestDb();
-    a = await launch(['--demo']);
-    b = await launch([]);
+    const env = { DATABASE_URL: store.url!, CARDLINE_MASTER_KEY: masterKey };
+    a = new GatewayProcess(env, PASSWORD);
+    await a.start();
+    b = new GatewayProcess(env, PASSWORD, []);
+    await b.start();
   }, 300_000);
 
   afterAll(async () => {
-    await kill(a?.proc);
-    await kill(b?.proc);
+    await a?.kill();
+    await b?.kill();
     await store?.drop();
   });
 
-  const token = async (gw: Gateway): Promise<string> => {
-    const keys = (await (await fetch(`${gw.base}/api/keys`, { headers: { TENANT: 'demo' } })).json()) as { keys: Parameters<typeof encryptCompact>[1][] };
-    const res = await fetch(`${gw.base}/api/authenticate`, {
-      method: 'POST',
-      headers: { TENANT: 'demo', 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'integration', password: await encryptCompact(PASSWORD, keys.keys[0]!) }),
-    });
-    expect(res.status).toBe(200);
-    return ((await res.json()) as { id_token: string }).id_token;
-  };
-
   /** WRITERS loops of limit upgrades on one gateway until stopped (or the gateway is gone); every write kept. */
-  const load = (gw: Gateway, bearer: string, prefix: string) => {
+  const load = (gw: GatewayProcess, bearer: string, prefix: string) => {
     const writes: Write[] = [];
     let stopped = false;
     let n = 0;
@@ -116,7 +93,7 @@ describe.skipIf(!PG)('two gateway processes writing one tenant on PostgreSQL', (
     return new Map(r.rows.map((row) => [row.request_id, row.n]));
   };
 
-  const conflictRetries = async (gw: Gateway): Promise<number> => {
+  const conflictRetries = async (gw: GatewayProcess): Promise<number> => {
     const text = await (await fetch(`${gw.admin}/metrics`)).text();
     const line = text.split('\n').find((l) => l.startsWith('cardline_audit_conflict_retries_total'));
     if (!line) throw new Error('no cardline_audit_conflict_retries_total in /metrics');
@@ -124,7 +101,7 @@ describe.skipIf(!PG)('two gateway processes writing one tenant on PostgreSQL', (
   };
 
   it('every acknowledged write is audited once, the trail verifies, and no conflict is retried', { timeout: 300_000 }, async () => {
-    const loads = [load(a, await token(a), 'a'), load(b, await token(b), 'b')];
+    const loads = [load(a, await a.token('integration'), 'a'), load(b, await b.token('integration'), 'b')];
     await within(until(150, ...loads), 120_000, '150 acknowledged writes on each process');
     await Promise.all(loads.map((l) => l.stop()));
 
@@ -147,12 +124,12 @@ describe.skipIf(!PG)('two gateway processes writing one tenant on PostgreSQL', (
     const keys = new KeyRing(store.db, new MasterKey(masterKey), 0, undefined);
     const checkpoint = await publishCheckpoint(store.db, keys, 'demo');
 
-    const loads = [load(a, await token(a), 'ka'), load(b, await token(b), 'kb')];
+    const loads = [load(a, await a.token('integration'), 'ka'), load(b, await b.token('integration'), 'kb')];
     await within(until(60, ...loads), 120_000, '60 acknowledged writes on each process');
     // Mid-load, at no particular point: requests are being run, recorded and answered right now.
     await sleep(Math.random() * 20);
-    b.proc.child.kill('SIGKILL');
-    await within(b.proc.exited, 60_000, 'exit after SIGKILL');
+    b.proc!.child.kill('SIGKILL');
+    await within(b.proc!.exited, 60_000, 'exit after SIGKILL');
     await within(until(loads[0]!.acknowledged().length + 40, loads[0]!), 60_000, 'A goes on');
     await Promise.all(loads.map((l) => l.stop()));
 

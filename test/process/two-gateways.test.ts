@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptCompact } from '../../src/crypto/jwe.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { LIMIT_URL, createTestDb, type TestDb } from '../helpers/app.js';
-import { baseEnv, freePort, kill, sleep, start, waitReady, type Proc } from '../helpers/process.js';
+import { GatewayProcess } from '../helpers/gateway.js';
+import { sleep } from '../helpers/process.js';
 import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/spawn.js';
 
 // The gateway processes run the compiled dist/ (helpers/process.ts): built, if stale, once before them.
@@ -17,36 +18,24 @@ const OPERATOR_KEY = 'two-gateways-operator-key-000000000001';
 /** The issue's bound: a change applies on every process within 2 s. */
 const PROPAGATION_MS = 2_000;
 
-interface Gateway {
-  proc: Proc;
-  base: string;
-  admin: string;
-}
-
 describe.skipIf(!PG)('two gateway processes on PostgreSQL', () => {
   let store: TestDb;
-  let a: Gateway;
-  let b: Gateway;
-
-  const launch = async (args: string[], env: Record<string, string>): Promise<Gateway> => {
-    const [port, adminPort] = [await freePort(), await freePort()];
-    const proc = start(args, baseEnv({ PORT: String(port), HOST: '127.0.0.1', CARDLINE_ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn', ...env }));
-    const base = `http://127.0.0.1:${port}`;
-    await waitReady(base, proc);
-    return { proc, base, admin: `http://127.0.0.1:${adminPort}` };
-  };
+  let a: GatewayProcess;
+  let b: GatewayProcess;
 
   beforeAll(async () => {
     store = await createTestDb();
-    const env = { DATABASE_URL: store.url!, CARDLINE_MASTER_KEY: MasterKey.generate(), CARDLINE_DEMO_PASSWORD: PASSWORD, CARDLINE_DEMO_OPERATOR_KEY: OPERATOR_KEY };
+    const env = { DATABASE_URL: store.url!, CARDLINE_MASTER_KEY: MasterKey.generate(), CARDLINE_DEMO_OPERATOR_KEY: OPERATOR_KEY };
     // The first seeds the demo; the second starts on what it seeded.
-    a = await launch(['--demo'], env);
-    b = await launch([], env);
+    a = new GatewayProcess(env, PASSWORD);
+    await a.start();
+    b = new GatewayProcess(env, PASSWORD, []);
+    await b.start();
   }, 300_000);
 
   afterAll(async () => {
-    await kill(a?.proc);
-    await kill(b?.proc);
+    await a?.kill();
+    await b?.kill();
     await store?.drop();
   });
 
@@ -58,7 +47,7 @@ describe.skipIf(!PG)('two gateway processes on PostgreSQL', () => {
     });
   const operator = { authorization: `Bearer ${OPERATOR_KEY}` };
 
-  const login = async (gw: Gateway, tenant: string, username: string, password = PASSWORD): Promise<string | null> => {
+  const login = async (gw: GatewayProcess, tenant: string, username: string, password = PASSWORD): Promise<string | null> => {
     const keys = (await (await json(gw.base, 'GET', '/api/keys', undefined, { TENANT: tenant })).json()) as { keys: Parameters<typeof encryptCompact>[1][] };
     const res = await json(gw.base, 'POST', '/api/authenticate', { username, password: await encryptCompact(password, keys.keys[0]!) }, { TENANT: tenant });
     return res.status === 200 ? ((await res.json()) as { id_token: string }).id_token : null;

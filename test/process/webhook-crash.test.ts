@@ -30,8 +30,9 @@ describe('a gateway killed between claim and acknowledgement', () => {
     const env: Record<string, string> = {
       CARDLINE_DATA_DIR: dataDir,
       CARDLINE_MASTER_KEY: MasterKey.generate(),
-      // An attempt may take 1.5 s, so a claim holds 3 s: the restarted gateway takes the delivery over then.
-      CARDLINE_WEBHOOK_TIMEOUT_MS: '1500',
+      // An attempt may take 5 s, so a claim holds 10 s: the restarted gateway takes the delivery over then. (With
+      // 1.5 s, an attempt the loaded machine stretched to 3.2 s outlived its 3 s claim and was claimed again.)
+      CARDLINE_WEBHOOK_TIMEOUT_MS: '5000',
       CARDLINE_DELIVERY_POLL_MS: '50',
     };
     if (process.env.DATABASE_URL) {

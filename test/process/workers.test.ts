@@ -2,8 +2,8 @@
 // processes on one port share the writes, one /metrics scrape counts both, every event is delivered once, a
 // worker killed mid-load loses no acknowledged write and is replaced, and SIGTERM drains them all (exit 0).
 // The PostgreSQL part is skipped without DATABASE_URL.
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { childrenOf } from '../../bench/cluster-arm.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { LIMIT_URL, createTestDb, type TestDb } from '../helpers/app.js';
 import { GatewayProcess } from '../helpers/gateway.js';
@@ -18,22 +18,8 @@ const PG = process.env.DATABASE_URL;
 const PASSWORD = 'Workers-Test-Passw0rd';
 const OPERATOR_KEY = 'clop_workers-test-operator-key-0001';
 
-/** The gateway processes a CARDLINE_WORKERS primary runs: its children that run the gateway. */
-function workersOf(primaryPid: number): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      // A worker runs the primary's own entry again: the compiled bin/gateway.js (or src/server.ts through tsx).
-      if (ppid === primaryPid && /gateway\.js|server\.ts/.test(readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids.sort((a, b) => a - b);
-}
+/** The gateway processes a CARDLINE_WORKERS primary runs: its children that run its entry again, bin/gateway.js. */
+const workersOf = (primaryPid: number): number[] => childrenOf(primaryPid, 'bin/gateway.js');
 
 /** The sum of a counter's series whose labels include `match`, from a Prometheus text exposition. */
 function counter(text: string, name: string, match: string): number {
