@@ -78,8 +78,9 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
     await migrate(db);
     if (masterKey) await checkMasterKey(db, masterKey);
     const logger = pino({ enabled: false }) as FastifyBaseLogger;
-    const keyRing = opts.masterKey && masterKey ? new KeyRing(db, masterKey, 0) : undefined;
+    // Running gateways on PostgreSQL hear of each change (a rotation, a retirement) as they would of the API's.
     const changes = new ChangeFeed(db);
+    const keyRing = opts.masterKey && masterKey ? new KeyRing(db, masterKey, 0, changes) : undefined;
     const users = new UserService(db, changes);
     audit = new AuditWriter(db);
     const store: CliStore = {
