@@ -116,8 +116,6 @@ export function updatePatch(opts: ConfigOptions): Record<string, unknown> {
   return jsonMergePatch.apply(opts.config ? configFile(opts.config) : {}, flagsPatch(opts)) as Record<string, unknown>;
 }
 
-/** The store's refusal of an unknown tenant, worded as before. */
-
 export function tenantCommand(): Command {
   const tenant = new Command('tenant').description('Create, change, show, list, disable and enable tenants.');
 
