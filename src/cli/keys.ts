@@ -129,7 +129,7 @@ export function keysCommand(): Command {
       const { requireTenant, withStore } = await import('./store.js');
       const registered = await withStore({ masterKey: false }, async (store) => {
         await requireTenant(store, opts.tenant);
-        return expected(() => adminRegisterClientKey(store, new ClientKeyStore(store.db, 0), store.actor, opts.tenant, jwk));
+        return expected(() => adminRegisterClientKey(store, new ClientKeyStore(store.db, 0, store.changes), store.actor, opts.tenant, jwk));
       });
       printJson(registered);
     });

@@ -6,15 +6,6 @@ import { Command } from 'commander';
 import { STORE_HELP, printJson, table } from './common.js';
 import { REMOTE_HELP, withApi } from './remote.js';
 
-interface OperatorKeyView {
-  name: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
-
-
 export function operatorKeyCommand(): Command {
   const cmd = new Command('operator-key').description('Create, list and revoke the API keys of the management listener.');
 
@@ -35,7 +26,7 @@ export function operatorKeyCommand(): Command {
     .option('--json', 'print JSON')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { json?: boolean }, command: Command) => {
-      const keys: OperatorKeyView[] = await withApi(command, { operations: ['operator-key.list'] }, (api) => api.allOf('operator-key.list', {}));
+      const keys = await withApi(command, { operations: ['operator-key.list'] }, (api) => api.allOf('operator-key.list', {}));
       if (opts.json) return printJson(keys);
       table([['NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'], ...keys.map((k) => [k.name, k.prefix, k.createdAt, k.lastUsedAt ?? '-', k.revokedAt ?? '-'])]);
     });

@@ -126,10 +126,6 @@ export class ManagementApi {
     if (this.declared && !this.declared.has(id)) throw new Error(`cardline: this command calls the operation '${id}' without declaring it in withApi's operations.`);
   }
 
-  get baseUrl(): string {
-    return this.transport.where;
-  }
-
   /** Calls the API; resolves the parsed body of a 2xx, fails with the problem's words otherwise. */
   async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
     const answer = await this.transport.send(method, path, body);
@@ -149,11 +145,6 @@ export class ManagementApi {
     const fields = p.fieldErrors?.length ? ` (${p.fieldErrors.map((f) => `${f.field}: ${f.message}`).join('; ')})` : '';
     const code = p.businessCode ? ` [${p.businessCode}]` : '';
     return fail(`The management API refused: ${status} ${p.title ?? statusText}${code}: ${p.detail ?? text.slice(0, 200)}${fields}`);
-  }
-
-  /** The `result` of an enveloped answer. */
-  async result<T>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
-    return (await this.call<{ result: T }>(method, path, body)).result;
   }
 
   /**
@@ -222,9 +213,6 @@ Management API:
   the command calls a running gateway's management API with the operator key in CARDLINE_OPERATOR_KEY (a
   password is sent as a JWE to the tenant's encryption key); a change reaches every gateway process within
   2 s. Otherwise the command works on the store directly.`;
-
-/** `/v1/tenants/<id>…` with every segment escaped. */
-export const apiPath = (...segments: string[]): string => `/v1/${segments.map(encodeURIComponent).join('/')}`;
 
 /**
  * Runs `fn` with the management API this command uses: the running gateway's (`--admin-url`), or the

@@ -1,25 +1,19 @@
-// The store commands' preamble: configuration, master key, store and migrations, the services they
-// need (constructed directly, without the Fastify app), and closing the store afterwards. Every change a
-// store command makes goes through the admin actions of src/services/admin-actions.ts, the management API's
-// own, audited with the actor `cli:<os-user>` by an audit writer of its own (closed before the store).
+// The store commands' preamble: configuration, master key, store and migrations, the few services the
+// commands that work on the store itself need (constructed directly, without the Fastify app), and closing
+// the store afterwards. Tenants, users and operator keys are changed through the management operations run
+// in process (src/cli/in-process.ts); the key actions no management route offers go through
+// src/services/admin-actions.ts, audited with the actor `cli:<os-user>` by an audit writer of its own
+// (closed before the store).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FastifyBaseLogger } from 'fastify';
-import { pino } from 'pino';
-import { builtInConnectors } from '../../connectors/index.js';
 import { openStore, resolveMasterKey } from '../bootstrap.js';
 import { loadConfig, type Config } from '../config.js';
 import { KeyRing, checkMasterKey, type TenantKeys } from '../crypto/keys.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { AuditWriter } from '../audit/writer.js';
-import { CardlineError } from '../errors.js';
 import { cliActor, type AdminActionDeps, type AdminActor } from '../services/admin-actions.js';
-import { ConnectorRegistry } from '../services/connectors.js';
-import { ConfigSecrets } from '../crypto/config-secrets.js';
 import { ChangeFeed } from '../services/changes.js';
-import { OperatorKeys } from '../services/operator-keys.js';
 import { TenantService } from '../services/tenants.js';
-import { UserService } from '../services/users.js';
 import { StoreInUseError, type Db } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { fail } from './common.js';
@@ -28,13 +22,8 @@ export interface CliStore extends AdminActionDeps {
   config: Config;
   db: Db;
   tenants: TenantService;
-  users: UserService;
-  connectorRegistry: ConnectorRegistry;
   /** Only when the command asked for the master key. */
   keys: KeyRing;
-  /** Seals connector secrets (when the master key is known). */
-  secrets: ConfigSecrets | undefined;
-  operatorKeys: OperatorKeys;
   /** Tells running gateways on PostgreSQL of a change (the embedded store has none running). */
   changes: ChangeFeed;
   /** Appends the audit records (and their security events) of this command's changes. */
@@ -77,20 +66,15 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
   try {
     await migrate(db);
     if (masterKey) await checkMasterKey(db, masterKey);
-    const logger = pino({ enabled: false }) as FastifyBaseLogger;
-    const keyRing = opts.masterKey && masterKey ? new KeyRing(db, masterKey, 0) : undefined;
+    // Running gateways on PostgreSQL hear of each change (a rotation, a retirement) as they would of the API's.
     const changes = new ChangeFeed(db);
-    const users = new UserService(db, changes);
+    const keyRing = opts.masterKey && masterKey ? new KeyRing(db, masterKey, 0, changes) : undefined;
     audit = new AuditWriter(db);
     const store: CliStore = {
       config,
       db,
-      secrets: masterKey ? new ConfigSecrets(masterKey) : undefined,
-      operatorKeys: new OperatorKeys(db, changes),
       changes,
       tenants: new TenantService(db, 0),
-      users,
-      connectorRegistry: new ConnectorRegistry(builtInConnectors, logger),
       audit,
       actor: cliActor(),
       get keys(): KeyRing {
@@ -103,19 +87,6 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
     // Every record queued is committed before the store closes.
     await audit?.close();
     await db.close();
-  }
-}
-
-/**
- * An admin action's refusal as the CLI reports it: one line, in the API's words unless `messages` words
- * it for this command (by business code or error code).
- */
-export async function expected<T>(fn: () => Promise<T>, messages: Record<string, string> = {}): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof CardlineError) fail(messages[err.init.businessCode ?? err.code] ?? err.init.detail ?? err.message);
-    throw err;
   }
 }
 

@@ -7,7 +7,6 @@ import { Command } from 'commander';
 import jsonMergePatch from 'json-merge-patch';
 import { DEFAULT_HOME_COUNTRY, DEFAULT_TENANT_CONFIG, DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
 import type { PublicJwk } from '../crypto/keys.js';
-import type { TenantView } from '../services/tenant-admin.js';
 import { STORE_HELP, fail, integer, money, orderedJwk, printJson, table, tenantId } from './common.js';
 import { REMOTE_HELP, withApi } from './remote.js';
 
@@ -116,8 +115,6 @@ export function updatePatch(opts: ConfigOptions): Record<string, unknown> {
   return jsonMergePatch.apply(opts.config ? configFile(opts.config) : {}, flagsPatch(opts)) as Record<string, unknown>;
 }
 
-/** The store's refusal of an unknown tenant, worded as before. */
-
 export function tenantCommand(): Command {
   const tenant = new Command('tenant').description('Create, change, show, list, disable and enable tenants.');
 
@@ -146,7 +143,7 @@ ${STORE_HELP}`,
       const config = createConfig(opts);
       const name = opts.name ?? id;
       const keys = await withApi(command, { create: true, messages: { TENANT_EXISTS: `Tenant '${id}' already exists.` }, operations: ['tenant.create'] }, async (api) =>
-        (await api.operation('tenant.create', { body: { id, name, config } as never })).result.encryptionKeys.keys as PublicJwk[],
+        (await api.operation('tenant.create', { body: { id, name, config } })).result.encryptionKeys.keys as PublicJwk[],
       );
       printJson({ keys: keys.map(orderedJwk) });
       process.stderr.write(`Tenant '${id}' created.\n`);
@@ -177,7 +174,7 @@ ${STORE_HELP}`,
       const patch = updatePatch(opts);
       const body = { ...(opts.name !== undefined ? { name: opts.name } : {}), ...(Object.keys(patch).length ? { config: patch } : {}) };
       if (!Object.keys(body).length) fail('Nothing to change: give --name, --config or a configuration flag (see --help).');
-      printJson(await withApi(command, { operations: ['tenant.update'] }, async (api) => (await api.operation('tenant.update', { params: { tenantId: id }, body: body as never })).result));
+      printJson(await withApi(command, { operations: ['tenant.update'] }, async (api) => (await api.operation('tenant.update', { params: { tenantId: id }, body })).result));
     });
 
   tenant
@@ -197,7 +194,7 @@ ${STORE_HELP}`,
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { json?: boolean; search?: string }, command: Command) => {
       const query = opts.search === undefined ? {} : { query: { q: opts.search } };
-      const tenants = (await withApi(command, { operations: ['tenant.list'] }, (api) => api.allOf('tenant.list', query))) as TenantView[];
+      const tenants = await withApi(command, { operations: ['tenant.list'] }, (api) => api.allOf('tenant.list', query));
       if (opts.json) return printJson(tenants);
       table([['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, String((t.config.connector as { id?: unknown } | undefined)?.id ?? '?'), t.name])]);
     });

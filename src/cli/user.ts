@@ -48,8 +48,6 @@ async function addUser(api: ManagementApi, opts: AddOptions, password: string): 
   await api.operation('tenant-user.unlock', { params });
 }
 
-/** The store's refusal of an unknown tenant, worded as the other store commands word it. */
-
 export function userCommand(): Command {
   const user = new Command('user').description("Manage a tenant's API users.");
 

@@ -190,26 +190,25 @@ class LoadedKey implements TenantKey {
   }
 
   privateKey(): Promise<CryptoKey> {
-    const o = this.importer.objects(`${this.tenantId}\u0000${this.kid}`);
-    if (!o.privateKey) {
-      const made = (o.privateKey = this.importer.load(() => JSON.parse(this.importer.open(this.sealed, this.tenantId, this.kid)) as JWK, this.alg));
-      // A failed import (a wrong master key) is tried again next time, not kept broken.
-      made.catch(() => {
-        if (o.privateKey === made) o.privateKey = undefined;
-      });
-    }
-    return o.privateKey;
+    return this.half('privateKey', () => JSON.parse(this.importer.open(this.sealed, this.tenantId, this.kid)) as JWK);
   }
 
   publicKey(): Promise<CryptoKey> {
+    return this.half('publicKey', () => this.publicJwk as JWK);
+  }
+
+  /** One half, imported on its first use and kept among the ring's imported objects. */
+  private half(which: keyof Imported, jwk: () => JWK): Promise<CryptoKey> {
     const o = this.importer.objects(`${this.tenantId}\u0000${this.kid}`);
-    if (!o.publicKey) {
-      const made = (o.publicKey = this.importer.load(() => this.publicJwk as JWK, this.alg));
-      made.catch(() => {
-        if (o.publicKey === made) o.publicKey = undefined;
+    let made = o[which];
+    if (!made) {
+      const importing = (made = o[which] = this.importer.load(jwk, this.alg));
+      // A failed import (a wrong master key) is tried again next time, not kept broken.
+      importing.catch(() => {
+        if (o[which] === importing) o[which] = undefined;
       });
     }
-    return o.publicKey;
+    return made;
   }
 }
 

@@ -14,7 +14,6 @@ import { CardlineError, Errors } from '../errors.js';
 import { domainEvent, type DomainEvent } from '../events/outbox.js';
 import type { ClientKeyStore, RegisteredClientKey } from '../crypto/client-keys.js';
 import type { KeyInfo, KeyUse, RotationResult } from '../crypto/keys.js';
-import type { OperatorKeys } from './operator-keys.js';
 import type { TenantAdminDeps } from './tenant-admin.js';
 import { PLATFORM_TENANT, isTenantId } from './tenants.js';
 
@@ -29,14 +28,14 @@ export interface AdminActor {
   requestId: string;
 }
 
-export interface AdminActionDeps extends TenantAdminDeps {
+export interface AdminActionDeps extends Pick<TenantAdminDeps, 'tenants' | 'keys'> {
   audit: Pick<AuditWriter, 'record'>;
-  operatorKeys: OperatorKeys;
 }
 
 /**
- * Every admin action: its audit action name (as the management route names it), the route it is, and the
- * status a success answers; test/cli/admin-actions-table.test.ts holds them to the operation tables. The CLI's records carry the same method and route, so a trail reads the same
+ * The CLI's key actions: the audit action name, method and route of the public operation each one is (the
+ * retirement, which no API offers, names its command), and the status a success answers;
+ * test/cli/admin-actions-one-table.test.ts holds them to the operation table. A trail reads the same
  * whichever way the change was made; the actor and the empty origin tell them apart.
  */
 export const ADMIN_ACTIONS = {

@@ -15,11 +15,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDb, type Db } from '../../src/store/db.js';
+import { copyTemplate } from '../../src/store/template.js';
 import { checkAgainstDocument } from './openapi.js';
 import type { Operation } from '../../src/operations/define.js';
 import type { Role } from '../../schemas/common.js';
 import { adminQuery, databaseUrl } from './global-setup.js';
-import { pgliteTemplate, returnPglite, takeMigratedPglite } from './pglite-pool.js';
+import { returnPglite, takeMigratedPglite } from './pglite-pool.js';
 
 export const PASSWORD = 'correct-horse-battery';
 export const USERS: Record<Role, string> = {
@@ -56,16 +57,14 @@ export interface TestDbOptions {
 }
 
 /**
- * A new data directory (CARDLINE_DATA_DIR) whose embedded store already holds the migrated template,
- * for tests of the CLI, of file-backed stores and of gateway processes (PGlite's initdb would cost a
+ * A new data directory (CARDLINE_DATA_DIR) whose embedded store is a copy of the run's migrated template
+ * directory (test/helpers/global-setup.ts), copied as a new store is from the install's template, for tests of the CLI, of file-backed stores and of gateway processes (PGlite's initdb would cost a
  * child process about 5.7 s of CPU). The demo process of test/process/server.test.ts and the docs'
  * walk-throughs start from an empty directory, as a first start does.
  */
 export async function createTestDataDir(prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
-  const { PGlite } = await import('@electric-sql/pglite');
-  const pglite = await PGlite.create(join(dir, 'pglite'), { loadDataDir: await pgliteTemplate() });
-  await pglite.close();
+  copyTemplate(inject('pgliteTemplateDir'), join(dir, 'pglite'));
   return dir;
 }
 

@@ -63,6 +63,20 @@ describe('key ring bound', () => {
     await expect(compactVerify(jws, await again.sig[0]!.publicKey())).resolves.toBeTruthy();
   });
 
+  it('does not keep a failed import (a wrong master key): the next use tries again', async () => {
+    const ring = new KeyRing(t.db, new MasterKey(MasterKey.generate()));
+    await createTenant({ db: t.db, tenants: new TenantService(t.db, 0), keys: ring, users: new UserService(t.db) }, { id: 'ring-wrong' });
+    const wrong = new KeyRing(t.db, new MasterKey(MasterKey.generate()));
+    const key = (await wrong.forTenant('ring-wrong')).sig[0]!;
+    await expect(key.privateKey()).rejects.toThrow('Unsupported state or unable to authenticate data');
+    await expect(key.privateKey()).rejects.toThrow('Unsupported state or unable to authenticate data');
+    expect(wrong.imports).toBe(2);
+    // The public half needs no master key: imported once, then kept.
+    const pub = await key.publicKey();
+    expect(await key.publicKey()).toBe(pub);
+    expect(wrong.imports).toBe(3);
+  });
+
   it('keeps the key sets of at most its bound of tenants; an evicted set is read again', async () => {
     const ring = new KeyRing(t.db, new MasterKey(MasterKey.generate()), null, undefined, 10, 2);
     const deps = { db: t.db, tenants: new TenantService(t.db, 0), keys: ring, users: new UserService(t.db) };
