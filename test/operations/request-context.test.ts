@@ -6,6 +6,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
+import Fastify, { type FastifyPluginAsync } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUSINESS_CODES } from '../../schemas/business-codes.js';
 import { PhysicalUpgradeBody } from '../../schemas/cards.js';
@@ -19,6 +20,10 @@ import { decryptErrors } from '../../src/plugins/decrypt.js';
 import { idempotencyErrors } from '../../src/plugins/idempotency.js';
 import { operatorAuthErrors } from '../../src/plugins/operator-auth.js';
 import { scopeHash } from '../../src/services/idempotency.js';
+import { PLATFORM_TENANT } from '../../src/services/tenants.js';
+import cardlineApp, { serverOptions } from '../../src/app.js';
+import { managementPlugin } from '../../src/management/app.js';
+import { audited } from '../../src/plugins/audit.js';
 import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -196,5 +201,73 @@ describe('a failure is recorded with its event and its key\'s settlement, by one
     expect(audit).toEqual([{ seq: expect.any(String), outcome: 'failed', status: 503, action: 'test.failing', target: { username: 'mallory' } }]);
     expect(events).toEqual([{ audit_seq: audit[0]!.seq, type: 'user.locked', aggregate_id: 'mallory' }]);
     expect(keys).toEqual([{ state: 'released', status: null, body: null, lock_token: null }]);
+  });
+});
+
+// ── A hand-written audited route ──────────────────────────────────────────────────────────────────────
+
+describe('a hand-written route that declares audit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const Done = Type.Object({ done: Type.Boolean() }, { additionalProperties: false });
+  /** POST /test/audited: a handler that answers without the recorder, or one wrapped in audited(). */
+  const route = (wrapped: boolean): FastifyPluginAsync => async (app) => {
+    const handler = async (request: { query: unknown }, reply: { code(n: number): unknown }) => {
+      if ((request.query as { fail?: string }).fail) throw Errors.badRequest('The test route refuses.');
+      reply.code(201);
+      return { done: true };
+    };
+    app.post('/test/audited', {
+      schema: { response: { 201: Done } },
+      config: { auth: false, tenant: false, operator: false, idempotency: false, audit: { action: 'test.audited' } },
+      handler: wrapped ? audited(handler) : handler,
+    });
+  };
+  const publicApp = (wrapped: boolean) => {
+    const app = Fastify(serverOptions(t.config));
+    void app.register(cardlineApp, { config: t.config, db: t.db, masterKey: t.masterKey, ownsDb: false });
+    void app.register(route(wrapped));
+    return app;
+  };
+  const managementApp = (wrapped: boolean) => {
+    const app = Fastify(serverOptions(t.config));
+    void app.register(managementPlugin, { services: t.app.cardline, config: t.config });
+    void app.register(route(wrapped));
+    return app;
+  };
+  const REFUSED = /^Route POST \/test\/audited declares audit but does not answer through the recorder: wrap its handler in audited\(\) \(src\/plugins\/audit\.ts\)$/;
+
+  it('does not start on either listener unless its handler answers through the recorder', async () => {
+    for (const app of [publicApp(false), managementApp(false)]) {
+      await expect(app.ready()).rejects.toThrow(REFUSED);
+      await app.close();
+    }
+  });
+
+  it('wrapped in audited(): its answer and its refusals are recorded before they are sent', async () => {
+    const app = managementApp(true);
+    try {
+      await app.ready();
+      const res = await app.inject({ method: 'POST', url: '/test/audited', headers: { 'x-request-id': 'audited-ok' } });
+      expect(res.statusCode).toBe(201);
+      expect(res.body).toBe('{"done":true}');
+      const refused = await app.inject({ method: 'POST', url: '/test/audited?fail=1', headers: { 'x-request-id': 'audited-refused' } });
+      expect(refused.statusCode).toBe(400);
+      const rows = await t.db.query<{ request_id: string; tenant_id: string; action: string; status: number; outcome: string }>(
+        "SELECT request_id, tenant_id, action, status, outcome FROM audit_log WHERE request_id IN ('audited-ok', 'audited-refused') ORDER BY request_id",
+      );
+      expect(rows.rows).toEqual([
+        { request_id: 'audited-ok', tenant_id: PLATFORM_TENANT, action: 'test.audited', status: 201, outcome: 'succeeded' },
+        { request_id: 'audited-refused', tenant_id: PLATFORM_TENANT, action: 'test.audited', status: 400, outcome: 'invalid' },
+      ]);
+    } finally {
+      await app.close();
+    }
   });
 });
