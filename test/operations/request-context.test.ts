@@ -80,6 +80,16 @@ describe('the documents are built from the steps\' declarations', () => {
     { name: 'management', doc: JSON.parse(readFileSync(join(ROOT, 'schemas/management-openapi.json'), 'utf8')), ops: managementOperations },
   ];
 
+  it('lists every step\'s declaration (each `declareErrors` export in src/) among the documented steps', async () => {
+    const declarations = SRC.flatMap((f) => [...f.text.matchAll(/export const (\w+) = declareErrors\(/g)].map((m) => ({ path: f.path, name: m[1]! })));
+    // One listed entry per declaration, no more: the document is built from exactly the steps' declarations.
+    expect(declarations).toHaveLength(new Set(DOCUMENTED_STEPS).size);
+    for (const { path, name } of declarations) {
+      const module = (await import(join(ROOT, path))) as Record<string, unknown>;
+      expect(DOCUMENTED_STEPS.includes(module[name] as (typeof DOCUMENTED_STEPS)[number]), `${path}: ${name}`).toBe(true);
+    }
+  });
+
   it('documents each step\'s declared errors on exactly the operations it declares them for', () => {
     for (const { name, doc, ops } of documents) {
       for (const op of ops) {
