@@ -115,25 +115,26 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
     const ctx = request.ctx;
     if (!spec || ctx.recorded) return;
     ctx.recorded = true;
-    const subject = await subjectOf(request, spec);
-    if (!subject) return;
     const status = reply.statusCode;
-
     // The Idempotency-Key this request holds is settled by the same statement as its record.
     const held = ctx.idempotency?.token ? { ...ctx.idempotency, token: ctx.idempotency.token } : null;
-    let settlement: Settlement | undefined;
-    if (held) {
-      const contentType = reply.getHeader('content-type');
-      const type = typeof contentType === 'string' ? contentType : null;
-      // An answer holding a secret shown once is stored sealed, never in clear (decision 0175).
-      const response = isFinal(status) && body !== null
-        ? held.sealed
-          ? { status, contentType: type, body: services.idempotency.seal(held.tenantId, held.scope, body), sealed: true }
-          : { status, contentType: type, body }
-        : null;
-      settlement = { tenantId: held.tenantId, scope: held.scope, token: held.token, response };
-    }
     try {
+      // Inside the try: a subject that cannot be found (the management listener reads the tenant) fails the
+      // record like the writer would, and the key is given back.
+      const subject = await subjectOf(request, spec);
+      if (!subject) return;
+      let settlement: Settlement | undefined;
+      if (held) {
+        const contentType = reply.getHeader('content-type');
+        const type = typeof contentType === 'string' ? contentType : null;
+        // An answer holding a secret shown once is stored sealed, never in clear (decision 0175).
+        const response = isFinal(status) && body !== null
+          ? held.sealed
+            ? { status, contentType: type, body: services.idempotency.seal(held.tenantId, held.scope, body), sealed: true }
+            : { status, contentType: type, body }
+          : null;
+        settlement = { tenantId: held.tenantId, scope: held.scope, token: held.token, response };
+      }
       await services.audit.record({
         tenantId: subject.tenantId,
         at: new Date(),

@@ -22,7 +22,7 @@ import { operatorAuthErrors } from '../../src/plugins/operator-auth.js';
 import { scopeHash } from '../../src/services/idempotency.js';
 import { PLATFORM_TENANT } from '../../src/services/tenants.js';
 import cardlineApp, { serverOptions } from '../../src/app.js';
-import { managementPlugin } from '../../src/management/app.js';
+import { buildManagementApp, managementPlugin } from '../../src/management/app.js';
 import { audited } from '../../src/plugins/audit.js';
 import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -278,6 +278,60 @@ describe('a hand-written route that declares audit', () => {
       ]);
     } finally {
       await app.close();
+    }
+  });
+});
+
+// ── A record whose subject cannot be read ─────────────────────────────────────────────────────────────
+
+/** A management write naming a tenant in its body: its record joins that tenant's trail, looked up when recorded. */
+const namingTenant = defineOperation({
+  id: 'test.naming-tenant',
+  listener: 'management',
+  method: 'POST',
+  url: '/v1/test/naming-tenant',
+  summary: 'Names a tenant in its body',
+  tag: 'Tenants',
+  dialect: 'problem',
+  access: 'operator',
+  objectName: 'namingTenantRequest',
+  body: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+  response: Type.Object({ result: Type.Null(), pagination: Type.Null() }),
+  execute: async () => null,
+  view: () => ({ result: null, pagination: null }),
+  audit: { action: 'test.naming-tenant' },
+});
+
+describe('a record whose subject cannot be read (the store fails while the tenant is looked up)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('answers 500 and gives the Idempotency-Key back, so that a retry runs', async () => {
+    const real = t.app.cardline;
+    const tenants = Object.create(real.tenants, { get: { value: async () => Promise.reject(new Error('store down')) } }) as typeof real.tenants;
+    const m = await buildManagementApp({ services: Object.assign(Object.create(real) as typeof real, { tenants }), config: t.config, operations: [...managementOperations, namingTenant] });
+    try {
+      const key = await t.operatorKey('subject-failure');
+      const res = await m.inject({
+        method: 'POST',
+        url: '/v1/test/naming-tenant',
+        headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'subject-failure-1', 'x-request-id': 'subject-failure-req' },
+        payload: { id: 'demo' },
+      });
+      expect(res.statusCode).toBe(500);
+      const scope = scopeHash({ tenantId: PLATFORM_TENANT, caller: 'operator:subject-failure', method: 'POST', route: '/v1/test/naming-tenant', params: {}, key: 'subject-failure-1' });
+      const keys = await t.db.query<{ state: string; lock_token: string | null }>('SELECT state, lock_token FROM idempotency_keys WHERE tenant_id = $1 AND scope_hash = $2', [
+        PLATFORM_TENANT,
+        scope,
+      ]);
+      expect(keys.rows).toEqual([{ state: 'released', lock_token: null }]);
+    } finally {
+      await m.close();
     }
   });
 });
