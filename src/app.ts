@@ -23,7 +23,7 @@ import tenant from './plugins/tenant.js';
 import auth from './plugins/auth.js';
 import decrypt from './plugins/decrypt.js';
 import validate from './plugins/validate.js';
-import audit from './plugins/audit.js';
+import audit, { refuseUnrecorded } from './plugins/audit.js';
 import idempotency from './plugins/idempotency.js';
 import operation from './plugins/operation.js';
 import strictJson from './plugins/strict-json.js';
@@ -62,6 +62,8 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(services, opts);
   // The recorder: the operation step, the error path and a replay call it to record their answer.
   await fastify.register(audit);
+  // A route that declares audit but would answer without the recorder does not start.
+  fastify.addHook('onRoute', refuseUnrecorded);
   await fastify.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
   // Before the first route: it describes every route in the OpenAPI document. (Imported here: a process that
   // only imports this module for its helpers, the CLI, does not load @fastify/swagger.)

@@ -1,33 +1,42 @@
 // Graceful shutdown on SIGTERM/SIGINT for a Fastify process: stop accepting, let in-flight requests
 // finish, close plugins (stores, pools), exit 0; exit 1 if that takes longer than the grace period.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+
+/**
+ * Follows each connection of the servers and how many of its requests are being answered; the function returned
+ * closes, at shutdown, every connection that carries no request (idle, or a request whose headers never
+ * completed), and leaves those with answers under way. Node's closeIdleConnections() leaves a connection with a
+ * half-sent request open until its headers timeout, which outlasted the grace period (a worker killed mid-load
+ * left one to its successor). Counted, not flagged: a pipelined request is under way while the one before it
+ * is answered, and that answer's end must not make the connection look unused.
+ */
+export function unusedConnections(servers: readonly Server[]): () => void {
+  const answering = new WeakMap<Socket, number>();
+  const open = new Set<Socket>();
+  for (const server of servers) {
+    server.on('connection', (socket: Socket) => {
+      open.add(socket);
+      socket.once('close', () => open.delete(socket));
+    });
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      const socket = req.socket;
+      answering.set(socket, (answering.get(socket) ?? 0) + 1);
+      res.once('close', () => answering.set(socket, answering.get(socket)! - 1));
+    });
+  }
+  return () => {
+    servers.forEach((server) => server.closeIdleConnections());
+    for (const socket of open) if (!answering.get(socket)) socket.destroy();
+  };
+}
 
 /** `apps` close in order: a listener that uses another's services (the management listener) comes first. */
 export function closeOnSignals(apps: FastifyInstance | FastifyInstance[], graceMs: number): void {
   const all = Array.isArray(apps) ? apps : [apps];
   const app = all[all.length - 1]!;
-  // Each connection, and whether a request of it is being answered: at shutdown a connection that carries no
-  // request (idle, or a request whose headers never completed) is closed at once; only answers under way are
-  // waited for. Node's closeIdleConnections() leaves a connection with a half-sent request open until its
-  // headers timeout, which outlasted the grace period (a worker killed mid-load left one to its successor).
-  const answering = new WeakSet<Socket>();
-  const open = new Set<Socket>();
-  for (const a of all) {
-    a.server.on('connection', (socket: Socket) => {
-      open.add(socket);
-      socket.once('close', () => open.delete(socket));
-    });
-    a.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      answering.add(req.socket);
-      res.once('close', () => answering.delete(req.socket));
-    });
-  }
-  const closeUnused = () => {
-    all.forEach((a) => a.server.closeIdleConnections());
-    for (const socket of open) if (!answering.has(socket)) socket.destroy();
-  };
+  const closeUnused = unusedConnections(all.map((a) => a.server));
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

@@ -26,8 +26,11 @@ export const declareErrors = (step: string, cases: (op: Operation) => ErrorCase[
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** A request of this method changes state and has a body. */
+export const isWrite = (method: string): boolean => MUTATING.has(method);
+
 /** The operation's request has a body (a write). */
-export const takesBody = (op: Operation): boolean => MUTATING.has(op.method);
+export const takesBody = (op: Operation): boolean => isWrite(op.method);
 
 /** The operation is served on the management listener (an operator key is its principal). */
 export const isManagement = (op: Operation): boolean => op.access === 'operator';

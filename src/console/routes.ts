@@ -3,7 +3,8 @@
 // read or change is a management operation (src/operations/management-console.ts and the rest of the table).
 import { Type } from '@sinclair/typebox';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
+import { audited } from '../plugins/audit.js';
 import { ConsoleErrors } from './auth.js';
 import { ConsoleSessions, sessionCookie } from './sessions.js';
 import { consoleFiles } from './static.js';
@@ -15,8 +16,6 @@ const SessionResponse = Type.Object({
 });
 const MessageResponse = Type.Object({ result: Type.Object({ message: Type.String() }), pagination: Type.Null() });
 const envelope = <T>(result: T) => ({ result, pagination: null });
-/** Sends an answer the recorder has already serialised (and recorded). */
-const sendText = (reply: object, body: string): FastifyReply => (reply as FastifyReply).send(body);
 
 interface ConsoleRoutesOptions {
   sessions: ConsoleSessions;
@@ -33,7 +32,8 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
   app.post('/console/session', {
     schema: { body: SignInBody, response: { 201: SessionResponse } },
     config: { operator: false, objectName: 'signInRequest', idempotency: false, audit: { action: 'console.sign-in' } },
-    handler: async (request, reply) => {
+    // Answered through the recorder: the sign-in's audit entry commits before the answer is sent.
+    handler: audited(async (request, reply) => {
       const opened = await sessions.signIn(request.body.key);
       if (!opened) throw ConsoleErrors.badKey();
       // Audited as the operator it names, like any call made with the key.
@@ -41,9 +41,8 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
       reply.header('set-cookie', sessionCookie(opened.sessionId, request.protocol === 'https'));
       reply.header('cache-control', 'no-store');
       reply.code(201);
-      // Serialised and recorded before it is sent: the sign-in's audit entry commits first.
-      return sendText(reply, await plain.recorder.answer(request, reply, envelope(sessions.info(opened.sessionId, opened.operator.name))));
-    },
+      return envelope(sessions.info(opened.sessionId, opened.operator.name));
+    }),
   });
 
   // A page that reloads asks again for the CSRF token it keeps only in memory (never in storage).
@@ -60,13 +59,13 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
   app.delete('/console/session', {
     schema: { response: { 200: MessageResponse } },
     config: { idempotency: false, audit: { action: 'console.sign-out' } },
-    handler: async (request, reply) => {
+    handler: audited(async (request, reply) => {
       const { consoleSession } = request.ctx;
       if (!consoleSession) throw ConsoleErrors.noSession();
       await sessions.signOut(consoleSession);
       reply.header('set-cookie', sessionCookie(null, request.protocol === 'https'));
-      return sendText(reply, await plain.recorder.answer(request, reply, envelope({ message: 'Signed out' })));
-    },
+      return envelope({ message: 'Signed out' });
+    }),
   });
 };
 

@@ -12,7 +12,7 @@ import type { Operation } from '../operations/define.js';
 import type { Operator } from '../services/operator-keys.js';
 import { managementOperations } from '../operations/index.js';
 import registrar from '../operations/register.js';
-import audit, { stringAt, type AuditSubject } from '../plugins/audit.js';
+import audit, { refuseUnrecorded, stringAt, type AuditSubject } from '../plugins/audit.js';
 import decrypt from '../plugins/decrypt.js';
 import errors from '../plugins/errors.js';
 import idempotency from '../plugins/idempotency.js';
@@ -69,6 +69,9 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   };
   // The recorder, which the operation step, the error path and a replay call to record their answer.
   await app.register(audit, { subject });
+  // A route that declares audit but would answer without the recorder does not start (the console's session
+  // routes answer through it: src/console/routes.ts).
+  app.addHook('onRoute', refuseUnrecorded);
   await app.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
   // Before the first route: it describes every route in the management OpenAPI document. The CLI's app in
   // process serves no document and no console: only the operations it calls.

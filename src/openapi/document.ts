@@ -251,7 +251,7 @@ const ManagementHeaders = (idempotent: boolean) =>
 
 /** Completes one route's schema for the document (the route's own schema, used at run time, is left as it is). */
 function describe(op: Operation, schema: Record<string, unknown>): Record<string, unknown> {
-  const idempotent = isIdempotent(op);
+  const idempotent = takesIdempotencyKey(op);
   const management = op.access === 'operator';
   const roles = rolesOf(op.access) ?? [];
   const who = op.access === 'public' ? 'No token is needed.' : management ? 'An operator key.' : `Roles: ${roles.join(', ')}.`;
@@ -297,9 +297,6 @@ function describe(op: Operation, schema: Record<string, unknown>): Record<string
   };
   return described;
 }
-
-/** Whether the operation takes an Idempotency-Key (src/plugins/idempotency.ts). */
-const isIdempotent = takesIdempotencyKey;
 
 /** The query as the document shows it: each value as a client sends it (`documentedAs`, schemas/common.ts). */
 function documentedQuery(query: unknown): unknown {
@@ -505,7 +502,7 @@ export function swaggerOptions(operations: readonly Operation[], listener: Liste
           if (op) {
             addExamples(op, operation);
             operation.responses = { ...operation.responses, ...errorResponses(op, examples) };
-            if (isIdempotent(op)) {
+            if (takesIdempotencyKey(op)) {
               // A final answer (not 202, not 5xx) is stored and sent again for a retry with the same key.
               for (const [status, response] of Object.entries(operation.responses) as [string, { headers?: Record<string, unknown> }][]) {
                 if (status !== '202' && Number(status) < 500) response.headers = { ...response.headers, ...headerRef('idempotent-replayed') };

@@ -5,11 +5,9 @@ import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify';
 import { isSensitive } from '../../schemas/common.js';
 import { Errors } from '../errors.js';
 import type { AuditSpec, EncryptedField } from '../route-config.js';
-import { declareErrors, errorCase } from '../step-errors.js';
+import { declareErrors, errorCase, takesBody } from '../step-errors.js';
 import { rolesOf } from './access.js';
 import { bodyMayBeOmitted, type Listener, type Operation, type OperationInput } from './define.js';
-
-const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** The validated request as an operation's functions see it. */
 export function inputOf(request: FastifyRequest): OperationInput<unknown, unknown, unknown> {
@@ -56,7 +54,7 @@ export function encryptedFieldsOf(op: Operation): readonly EncryptedField[] {
 function auditSpecOf(op: Operation): AuditSpec | undefined {
   if (op.audit === false) {
     // Every change is recorded: only reads may opt out.
-    if (MUTATING.has(op.method)) throw new Error(`Operation ${op.id} (${op.method} ${op.url}) changes state and must be audited`);
+    if (takesBody(op)) throw new Error(`Operation ${op.id} (${op.method} ${op.url}) changes state and must be audited`);
     return undefined;
   }
   return {

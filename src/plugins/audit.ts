@@ -4,7 +4,21 @@
 // that after any crash a retry either replays the answer or finds that nothing was recorded. It reads the
 // request's context (src/request-context.ts) and registers no hook.
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  FastifySchema,
+  FastifyTypeProvider,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerBase,
+  RouteGenericInterface,
+  RouteHandlerMethod,
+  RouteOptions,
+} from 'fastify';
 import { maskCardNumbers } from '../../connectors/shared/pan.js';
 import { outcomeOf } from '../audit/outcome.js';
 import type { Settlement } from '../audit/writer.js';
@@ -101,25 +115,26 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
     const ctx = request.ctx;
     if (!spec || ctx.recorded) return;
     ctx.recorded = true;
-    const subject = await subjectOf(request, spec);
-    if (!subject) return;
     const status = reply.statusCode;
-
     // The Idempotency-Key this request holds is settled by the same statement as its record.
     const held = ctx.idempotency?.token ? { ...ctx.idempotency, token: ctx.idempotency.token } : null;
-    let settlement: Settlement | undefined;
-    if (held) {
-      const contentType = reply.getHeader('content-type');
-      const type = typeof contentType === 'string' ? contentType : null;
-      // An answer holding a secret shown once is stored sealed, never in clear (decision 0175).
-      const response = isFinal(status) && body !== null
-        ? held.sealed
-          ? { status, contentType: type, body: services.idempotency.seal(held.tenantId, held.scope, body), sealed: true }
-          : { status, contentType: type, body }
-        : null;
-      settlement = { tenantId: held.tenantId, scope: held.scope, token: held.token, response };
-    }
     try {
+      // Inside the try: a subject that cannot be found (the management listener reads the tenant) fails the
+      // record like the writer would, and the key is given back.
+      const subject = await subjectOf(request, spec);
+      if (!subject) return;
+      let settlement: Settlement | undefined;
+      if (held) {
+        const contentType = reply.getHeader('content-type');
+        const type = typeof contentType === 'string' ? contentType : null;
+        // An answer holding a secret shown once is stored sealed, never in clear (decision 0175).
+        const response = isFinal(status) && body !== null
+          ? held.sealed
+            ? { status, contentType: type, body: services.idempotency.seal(held.tenantId, held.scope, body), sealed: true }
+            : { status, contentType: type, body }
+          : null;
+        settlement = { tenantId: held.tenantId, scope: held.scope, token: held.token, response };
+      }
       await services.audit.record({
         tenantId: subject.tenantId,
         at: new Date(),
@@ -162,6 +177,46 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
 };
 
 const JSON_MEDIA_TYPE = 'application/json; charset=utf-8';
+
+type Handler = (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) => unknown;
+
+/** The handlers `audited` made: each answers through the recorder. */
+const RECORDED = new WeakSet<object>();
+
+/**
+ * A hand-written route's handler whose answer is recorded: `handler` returns the JSON answer (never sends it);
+ * it is serialised with the route's response schema, recorded, then sent. An error it throws takes the error
+ * path, which records too. A route whose config declares `audit` must have such a handler, or be an operation.
+ */
+export function audited<
+  S extends RawServerBase,
+  Rq extends RawRequestDefaultExpression<S>,
+  Rp extends RawReplyDefaultExpression<S>,
+  G extends RouteGenericInterface,
+  C,
+  Sc extends FastifySchema,
+  T extends FastifyTypeProvider,
+  L extends FastifyBaseLogger,
+>(handler: RouteHandlerMethod<S, Rq, Rp, G, C, Sc, T, L>): RouteHandlerMethod<S, Rq, Rp, G, C, Sc, T, L> {
+  const run = handler as unknown as Handler;
+  const answer = async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const value: unknown = await run.call(this, request, reply);
+    return reply.send(await this.recorder.answer(request, reply, value));
+  };
+  RECORDED.add(answer);
+  return answer as unknown as RouteHandlerMethod<S, Rq, Rp, G, C, Sc, T, L>;
+}
+
+/**
+ * The listener's onRoute check: a route that declares `audit` but would answer without the recorder does not
+ * start (its answers would go unrecorded). An operation's handler is the operation step, which records every
+ * answer; a hand-written route's must be `audited(…)`.
+ */
+export function refuseUnrecorded(route: RouteOptions): void {
+  if (!route.config?.audit || route.config.operation || RECORDED.has(route.handler)) return;
+  const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
+  throw new Error(`Route ${methods} ${route.url} declares audit but does not answer through the recorder: wrap its handler in audited() (src/plugins/audit.ts)`);
+}
 
 // Before the errors step (its error path calls the recorder); over the services' writer and idempotency store.
 export default fp(auditPlugin, { name: 'audit', dependencies: ['request-context'], decorators: { fastify: ['cardline'] } });

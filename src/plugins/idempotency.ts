@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
 import { IDEMPOTENCY_KEY_PATTERN, fingerprintOf, scopeHash, type IdempotencyStore } from '../services/idempotency.js';
-import { declareErrors, errorCase, takesBody } from '../step-errors.js';
+import { declareErrors, errorCase, isWrite, takesBody } from '../step-errors.js';
 import type { Operation } from '../operations/define.js';
 
 /** Whether an operation takes an Idempotency-Key: every write that has a caller (a token or an operator key). */
@@ -22,8 +22,6 @@ export const idempotencyErrors = declareErrors('idempotency', (op) =>
       ]
     : [],
 );
-
-const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -64,7 +62,7 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, op
 
   app.addHook('preHandler', async (request, reply) => {
     const config = request.routeOptions.config;
-    if (!MUTATING.has(request.method) || config.idempotency === false || request.is404) return;
+    if (!isWrite(request.method) || config.idempotency === false || request.is404) return;
     const owner = ownerOf(request);
     if (!owner) return;
     const header = request.headers['idempotency-key'];

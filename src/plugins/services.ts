@@ -203,39 +203,8 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     }
   });
   await changes.start();
-  // Secrets stored in clear by an older version are sealed now (decision 0035).
-  if (opts.oneShot) {
-    app.decorate('cardline', services);
-    app.addHook('onClose', async () => {
-      services.idempotency.stop();
-      await services.shadow.close();
-      await webhooks.close();
-      await nats?.close();
-      await changes.close();
-      services.replay.stop();
-      await services.audit.close();
-      await services.connectors.close();
-      await hsm?.close();
-      if (opts.ownsDb !== false) await db.close();
-      if (redis) await closeRedis(redis);
-    });
-    return;
-  }
-  const mark = services.tenants.mark();
-  const stored = await sealLegacySecrets(services, app.log);
-  // Before the server listens, every active tenant's connector is loaded (external modules by dynamic
-  // import), its options validated and an instance started. One tenant's broken connector is logged
-  // with the reason and leaves that tenant degraded (503, listed by /health/ready), not the gateway down.
-  const { tenants: active, invalid } = await services.tenants.listChecked({ stored, primeSince: mark });
-  for (const { tenant, reason } of invalid) {
-    app.log.error({ tenant, reason }, 'tenant configuration is invalid; its requests will answer 503 until it is fixed');
-  }
-  await services.connectors.start(active);
-  app.decorate('cardline', services);
-  // The delivery worker drains the outbox from now on (CARDLINE_DELIVERY_WORKER=0 leaves it to other processes).
-  if (config.notify.worker) deliveries.start();
-  checkpoints.start();
-  app.addHook('onClose', async () => {
+  // Everything opened above, closed when the app closes: a worker or publisher never started stops at once.
+  const close = async (): Promise<void> => {
     services.idempotency.stop();
     await deliveries.stop();
     await services.shadow.close();
@@ -249,7 +218,28 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     await hsm?.close();
     if (opts.ownsDb !== false) await db.close();
     if (redis) await closeRedis(redis);
-  });
+  };
+  if (opts.oneShot) {
+    app.decorate('cardline', services);
+    app.addHook('onClose', close);
+    return;
+  }
+  const mark = services.tenants.mark();
+  // Secrets stored in clear by an older version are sealed now (decision 0035).
+  const stored = await sealLegacySecrets(services, app.log);
+  // Before the server listens, every active tenant's connector is loaded (external modules by dynamic
+  // import), its options validated and an instance started. One tenant's broken connector is logged
+  // with the reason and leaves that tenant degraded (503, listed by /health/ready), not the gateway down.
+  const { tenants: active, invalid } = await services.tenants.listChecked({ stored, primeSince: mark });
+  for (const { tenant, reason } of invalid) {
+    app.log.error({ tenant, reason }, 'tenant configuration is invalid; its requests will answer 503 until it is fixed');
+  }
+  await services.connectors.start(active);
+  app.decorate('cardline', services);
+  // The delivery worker drains the outbox from now on (CARDLINE_DELIVERY_WORKER=0 leaves it to other processes).
+  if (config.notify.worker) deliveries.start();
+  checkpoints.start();
+  app.addHook('onClose', close);
 };
 
 export default fp(servicesPlugin, { name: 'services' });

@@ -6,6 +6,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
+import Fastify, { type FastifyPluginAsync } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUSINESS_CODES } from '../../schemas/business-codes.js';
 import { PhysicalUpgradeBody } from '../../schemas/cards.js';
@@ -19,6 +20,10 @@ import { decryptErrors } from '../../src/plugins/decrypt.js';
 import { idempotencyErrors } from '../../src/plugins/idempotency.js';
 import { operatorAuthErrors } from '../../src/plugins/operator-auth.js';
 import { scopeHash } from '../../src/services/idempotency.js';
+import { PLATFORM_TENANT } from '../../src/services/tenants.js';
+import cardlineApp, { serverOptions } from '../../src/app.js';
+import { buildManagementApp, managementPlugin } from '../../src/management/app.js';
+import { audited } from '../../src/plugins/audit.js';
 import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -74,6 +79,16 @@ describe('the documents are built from the steps\' declarations', () => {
     { name: 'public', doc: JSON.parse(readFileSync(join(ROOT, 'schemas/openapi.json'), 'utf8')), ops: operations },
     { name: 'management', doc: JSON.parse(readFileSync(join(ROOT, 'schemas/management-openapi.json'), 'utf8')), ops: managementOperations },
   ];
+
+  it('lists every step\'s declaration (each `declareErrors` export in src/) among the documented steps', async () => {
+    const declarations = SRC.flatMap((f) => [...f.text.matchAll(/export const (\w+) = declareErrors\(/g)].map((m) => ({ path: f.path, name: m[1]! })));
+    // One listed entry per declaration, no more: the document is built from exactly the steps' declarations.
+    expect(declarations).toHaveLength(new Set(DOCUMENTED_STEPS).size);
+    for (const { path, name } of declarations) {
+      const module = (await import(join(ROOT, path))) as Record<string, unknown>;
+      expect(DOCUMENTED_STEPS.includes(module[name] as (typeof DOCUMENTED_STEPS)[number]), `${path}: ${name}`).toBe(true);
+    }
+  });
 
   it('documents each step\'s declared errors on exactly the operations it declares them for', () => {
     for (const { name, doc, ops } of documents) {
@@ -196,5 +211,127 @@ describe('a failure is recorded with its event and its key\'s settlement, by one
     expect(audit).toEqual([{ seq: expect.any(String), outcome: 'failed', status: 503, action: 'test.failing', target: { username: 'mallory' } }]);
     expect(events).toEqual([{ audit_seq: audit[0]!.seq, type: 'user.locked', aggregate_id: 'mallory' }]);
     expect(keys).toEqual([{ state: 'released', status: null, body: null, lock_token: null }]);
+  });
+});
+
+// ── A hand-written audited route ──────────────────────────────────────────────────────────────────────
+
+describe('a hand-written route that declares audit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const Done = Type.Object({ done: Type.Boolean() }, { additionalProperties: false });
+  /** POST /test/audited: a handler that answers without the recorder, or one wrapped in audited(). */
+  const route = (wrapped: boolean): FastifyPluginAsync => async (app) => {
+    const handler = async (request: { query: unknown }, reply: { code(n: number): unknown }) => {
+      if ((request.query as { fail?: string }).fail) throw Errors.badRequest('The test route refuses.');
+      reply.code(201);
+      return { done: true };
+    };
+    app.post('/test/audited', {
+      schema: { response: { 201: Done } },
+      config: { auth: false, tenant: false, operator: false, idempotency: false, audit: { action: 'test.audited' } },
+      handler: wrapped ? audited(handler) : handler,
+    });
+  };
+  const publicApp = (wrapped: boolean) => {
+    const app = Fastify(serverOptions(t.config));
+    void app.register(cardlineApp, { config: t.config, db: t.db, masterKey: t.masterKey, ownsDb: false });
+    void app.register(route(wrapped));
+    return app;
+  };
+  const managementApp = (wrapped: boolean) => {
+    const app = Fastify(serverOptions(t.config));
+    void app.register(managementPlugin, { services: t.app.cardline, config: t.config });
+    void app.register(route(wrapped));
+    return app;
+  };
+  const REFUSED = /^Route POST \/test\/audited declares audit but does not answer through the recorder: wrap its handler in audited\(\) \(src\/plugins\/audit\.ts\)$/;
+
+  it('does not start on either listener unless its handler answers through the recorder', async () => {
+    for (const app of [publicApp(false), managementApp(false)]) {
+      await expect(app.ready()).rejects.toThrow(REFUSED);
+      await app.close();
+    }
+  });
+
+  it('wrapped in audited(): its answer and its refusals are recorded before they are sent', async () => {
+    const app = managementApp(true);
+    try {
+      await app.ready();
+      const res = await app.inject({ method: 'POST', url: '/test/audited', headers: { 'x-request-id': 'audited-ok' } });
+      expect(res.statusCode).toBe(201);
+      expect(res.body).toBe('{"done":true}');
+      const refused = await app.inject({ method: 'POST', url: '/test/audited?fail=1', headers: { 'x-request-id': 'audited-refused' } });
+      expect(refused.statusCode).toBe(400);
+      const rows = await t.db.query<{ request_id: string; tenant_id: string; action: string; status: number; outcome: string }>(
+        "SELECT request_id, tenant_id, action, status, outcome FROM audit_log WHERE request_id IN ('audited-ok', 'audited-refused') ORDER BY request_id",
+      );
+      expect(rows.rows).toEqual([
+        { request_id: 'audited-ok', tenant_id: PLATFORM_TENANT, action: 'test.audited', status: 201, outcome: 'succeeded' },
+        { request_id: 'audited-refused', tenant_id: PLATFORM_TENANT, action: 'test.audited', status: 400, outcome: 'invalid' },
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+// ── A record whose subject cannot be read ─────────────────────────────────────────────────────────────
+
+/** A management write naming a tenant in its body: its record joins that tenant's trail, looked up when recorded. */
+const namingTenant = defineOperation({
+  id: 'test.naming-tenant',
+  listener: 'management',
+  method: 'POST',
+  url: '/v1/test/naming-tenant',
+  summary: 'Names a tenant in its body',
+  tag: 'Tenants',
+  dialect: 'problem',
+  access: 'operator',
+  objectName: 'namingTenantRequest',
+  body: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+  response: Type.Object({ result: Type.Null(), pagination: Type.Null() }),
+  execute: async () => null,
+  view: () => ({ result: null, pagination: null }),
+  audit: { action: 'test.naming-tenant' },
+});
+
+describe('a record whose subject cannot be read (the store fails while the tenant is looked up)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('answers 500 and gives the Idempotency-Key back, so that a retry runs', async () => {
+    const real = t.app.cardline;
+    const tenants = Object.create(real.tenants, { get: { value: async () => Promise.reject(new Error('store down')) } }) as typeof real.tenants;
+    const m = await buildManagementApp({ services: Object.assign(Object.create(real) as typeof real, { tenants }), config: t.config, operations: [...managementOperations, namingTenant] });
+    try {
+      const key = await t.operatorKey('subject-failure');
+      const res = await m.inject({
+        method: 'POST',
+        url: '/v1/test/naming-tenant',
+        headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'subject-failure-1', 'x-request-id': 'subject-failure-req' },
+        payload: { id: 'demo' },
+      });
+      expect(res.statusCode).toBe(500);
+      const scope = scopeHash({ tenantId: PLATFORM_TENANT, caller: 'operator:subject-failure', method: 'POST', route: '/v1/test/naming-tenant', params: {}, key: 'subject-failure-1' });
+      const keys = await t.db.query<{ state: string; lock_token: string | null }>('SELECT state, lock_token FROM idempotency_keys WHERE tenant_id = $1 AND scope_hash = $2', [
+        PLATFORM_TENANT,
+        scope,
+      ]);
+      expect(keys.rows).toEqual([{ state: 'released', lock_token: null }]);
+    } finally {
+      await m.close();
+    }
   });
 });
