@@ -385,10 +385,19 @@ export class AuditWriter {
       const params: unknown[] = [JSON.stringify(heads), JSON.stringify(rows)];
       const param = (value: unknown) => `$${params.push(value)}`;
       const ctes = (events.length ? outboxCte(param(JSON.stringify(events))) : '') + (settlements.length ? settleCte(param(JSON.stringify(settlements))) : '');
-      // Prepared once per connection (PostgreSQL): four texts at most, by whether the batch holds events and settlements.
-      const r = await this.db.query<{ pending: number }>(APPEND(ctes, events.length ? PENDING_RETURNING : ''), params, {
-        name: `cardline_audit_append_${events.length ? 'e' : ''}${settlements.length ? 's' : ''}`,
-      });
+      let r: { rowCount: number; rows: { pending: number }[] };
+      try {
+        // Prepared once per connection (PostgreSQL): four texts at most, by whether the batch holds events and settlements.
+        r = await this.db.query<{ pending: number }>(APPEND(ctes, events.length ? PENDING_RETURNING : ''), params, {
+          name: `cardline_audit_append_${events.length ? 'e' : ''}${settlements.length ? 's' : ''}`,
+        });
+      } catch (err) {
+        // The statement may have committed with its answer lost (a connection dropped at commit): then this
+        // writer's chains end where this batch left them, and writing it again would audit its requests twice.
+        if (!(await this.landed(next))) throw err;
+        // Whether a channel subscribes to its events is not known: the delivery worker looks (a wake costs a poll).
+        r = { rowCount: rows.length, rows: [{ pending: events.length }] };
+      }
       if (r.rowCount === rows.length) {
         for (const [t, h] of next) this.heads.set(t, h);
         this.observer?.auditBatch(rows.length, (performance.now() - started) / 1000);
@@ -396,9 +405,9 @@ export class AuditWriter {
         this.onCommitted?.(tenants);
         return;
       }
-      // This writer's own chain moved under it: only a statement whose outcome it never learnt (a connection
-      // lost at commit) can have done that. Read the chain as stored and compute again; counted, since it
-      // should never happen.
+      // This writer's own chain moved under it: only a statement whose outcome it never learnt, and could not
+      // check (see landed()), can have done that. Read the chain as stored and compute again; counted, since
+      // it should never happen.
       this.conflictRetries += 1;
       this.observer?.auditConflict?.();
       await this.reload(tenants);
@@ -423,6 +432,23 @@ export class AuditWriter {
       const h = this.heads.get(row.tenant_id) ?? { size: 0, hash: GENESIS_HASH, lastSeq: 0, next: 0, end: 0 };
       // The seqs left in the old block are given up: seqs are unique per tenant, not contiguous.
       this.heads.set(row.tenant_id, { ...h, next: end - n + 1, end });
+    }
+  }
+
+  /**
+   * Whether a batch whose statement failed committed all the same: this writer's chain of each of its tenants
+   * ends at the head the batch computed (a hash over fresh ids: no other statement can leave it there). False
+   * when that cannot be read either.
+   */
+  private async landed(next: Map<string, Head>): Promise<boolean> {
+    try {
+      const r = await this.db.query<{ tenant_id: string; head: string }>(
+        'SELECT tenant_id, head FROM audit_chains WHERE chain = $1 AND tenant_id = ANY($2::text[])',
+        [this.chain, [...next.keys()]],
+      );
+      return r.rows.length === next.size && r.rows.every((row) => next.get(row.tenant_id)?.hash === row.head);
+    } catch {
+      return false;
     }
   }
 

@@ -147,6 +147,33 @@ describe('AuditWriter batches', () => {
     expect({ ok: v.ok, records: v.records, chains: v.ok && v.chains.map((c) => [c.chain, c.size]) }).toEqual({ ok: true, records: 4, chains: [[a.chain, 4]] });
   });
 
+  it('a batch whose statement committed but whose answer was lost (connection dropped at commit) is not written again', async () => {
+    const [tenant] = tenants(1);
+    let lose = 1;
+    // The store commits the batch, then the client never hears of it: an error, as a dropped connection gives.
+    const dropping: Db = {
+      kind: db.kind,
+      query: async <T,>(sql: string, params?: unknown[], options?: { name?: string }) => {
+        const r = await db.query<T>(sql, params, options);
+        if (options?.name?.startsWith('cardline_audit_append') && lose-- > 0) throw new Error('Connection terminated unexpectedly');
+        return r;
+      },
+      exec: (sql) => db.exec(sql),
+      transaction: (fn) => db.transaction(fn),
+      exclusive: (id, fn) => db.exclusive(id, fn),
+      close: () => db.close(),
+    };
+    const writer = new AuditWriter(dropping);
+    await writer.record(entry(tenant!, 1));
+    await writer.record(entry(tenant!, 2));
+    await writer.close();
+    const v = await verifyChain(db, tenant!);
+    expect({ ok: v.ok, records: v.records }).toEqual({ ok: true, records: 2 });
+    const events = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE tenant_id = $1', [tenant]);
+    expect(events.rows[0]!.n).toBe(2);
+    expect(writer.conflictRetries).toBe(0);
+  });
+
   it('one record the store refuses fails alone; the others of its batch commit', async () => {
     const ids = tenants(3);
     const writer = new AuditWriter(db);
