@@ -8,16 +8,10 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Db, Queryable } from '../store/db.js';
-import { AUDIT_COLUMNS, GENESIS_HASH, fromRow, recordHashAt, trailRoot, type AuditRecord, type AuditRow } from './chain.js';
+import { AT_ISO_SQL, AUDIT_COLUMNS, GENESIS_HASH, fromRow, recordHashAt, trailRoot, type AuditRecord, type AuditRow } from './chain.js';
 import type { ChainTask, ChainWalk, VerifyWorkerData } from './verify-worker.js';
 
 export type { ChainWalk } from './verify-worker.js';
-
-/**
- * `at` as the ISO 8601 text Date.toISOString() gives (records hold milliseconds): the hash is recomputed from
- * it without parsing a Date per record, the largest cost of a walk after the hash itself.
- */
-const AT_ISO = `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at_iso`;
 
 /** Why the trail does not verify, at the first place where it breaks. */
 export type BreakReason =
@@ -278,7 +272,8 @@ async function walkChain(
   });
   const fetch = (from: number) =>
     tx.query<AuditRow & { at_iso: string }>(
-      `SELECT ${AUDIT_COLUMNS.replace(' at,', '')}, ${AT_ISO}
+      // `at` as text: the hash is recomputed without parsing a Date per record (the largest cost after the hash).
+      `SELECT ${AUDIT_COLUMNS.replace(' at,', '')}, ${AT_ISO_SQL} AS at_iso
          FROM audit_log WHERE tenant_id = $1 AND chain = $2 AND position >= $3 ORDER BY position LIMIT $4`,
       [tenantId, chain, from, pageSize],
     );
