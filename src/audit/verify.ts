@@ -157,6 +157,9 @@ function startWalks(connectionString: string, snapshot: string, tenantId: string
 
 type Broken = Extract<VerifyResult, { ok: false }>;
 
+/** Whether a chain is walked from the checkpoint's head on (`since`) rather than from position 1. */
+const fromSaved = (opts: VerifyOptions, saved: ChainHead | undefined): boolean => opts.since === true && saved !== undefined && saved.size > 0;
+
 async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions, connectionString?: string): Promise<VerifyResult> {
   const pageSize = opts.pageSize ?? DEFAULT_PAGE;
   const stored = await tx.query<{ chain: string; size: string | number; head: string; last_seq: string | number }>(
@@ -176,7 +179,6 @@ async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions,
   );
   const names = [...new Set([...heads.keys(), ...present.rows.map((r) => r.chain)])].sort();
   const checkpoint = new Map((opts.checkpoint ?? []).map((c) => [c.chain, c]));
-  const fromSaved = (saved: ChainHead | undefined): boolean => opts.since === true && saved !== undefined && saved.size > 0;
 
   // Long chains walked whole are read and hashed on worker threads, each with a connection in this
   // transaction's snapshot; the walk below takes their answers in chain order.
@@ -185,7 +187,7 @@ async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions,
     ? names.flatMap((chain) => {
         const head = heads.get(chain);
         const saved = checkpoint.get(chain);
-        if (!head || head.size === 0 || head.size < parallelFrom || fromSaved(saved)) return [];
+        if (!head || head.size === 0 || head.size < parallelFrom || fromSaved(opts, saved)) return [];
         return [{ chain, size: head.size, savedSize: saved?.size ?? 0, savedHead: saved?.head ?? null }];
       })
     : [];
@@ -211,7 +213,6 @@ async function joinChains(
   parallel: ParallelWalks | null,
   pageSize: number,
 ): Promise<VerifyResult> {
-  const fromSaved = (saved: ChainHead | undefined): boolean => opts.since === true && saved !== undefined && saved.size > 0;
   let records = 0;
   const chains: ChainHead[] = [];
   for (const chain of names) {
@@ -223,7 +224,7 @@ async function joinChains(
       quick?.state === 'done'
         ? { size: quick.size, hash: quick.hash, lastSeq: quick.lastSeq }
         : await walkChain(
-            tx, tenantId, chain, pageSize, records, saved, fromSaved(saved),
+            tx, tenantId, chain, pageSize, records, saved, fromSaved(opts, saved),
             quick?.state === 'stopped' ? quick : undefined,
           );
     if ('ok' in result) return result;
