@@ -441,30 +441,29 @@ export class AuditWriter {
    * when that cannot be read either.
    */
   private async landed(next: Map<string, Head>): Promise<boolean> {
-    try {
-      const r = await this.db.query<{ tenant_id: string; head: string }>(
-        'SELECT tenant_id, head FROM audit_chains WHERE chain = $1 AND tenant_id = ANY($2::text[])',
-        [this.chain, [...next.keys()]],
-      );
-      return r.rows.length === next.size && r.rows.every((row) => next.get(row.tenant_id)?.hash === row.head);
-    } catch {
-      return false;
-    }
+    const stored = await this.stored([...next.keys()]).catch(() => null);
+    return stored !== null && [...next].every(([t, h]) => stored.get(t)?.head === h.hash);
   }
 
   /** Reads this writer's chains of these tenants as stored (after a conflict). */
   private async reload(tenants: string[]): Promise<void> {
+    const stored = await this.stored(tenants);
+    for (const t of tenants) {
+      const row = stored.get(t);
+      const h = this.heads.get(t)!;
+      const lastSeq = row?.lastSeq ?? 0;
+      // Seqs the stored chain used are gone from the block: a new block is taken when too few remain.
+      this.heads.set(t, { size: row?.size ?? 0, hash: row?.head ?? GENESIS_HASH, lastSeq, next: Math.max(h.next, lastSeq + 1), end: h.end });
+    }
+  }
+
+  /** This writer's chains of these tenants, as committed. */
+  private async stored(tenants: string[]): Promise<Map<string, { size: number; head: string; lastSeq: number }>> {
     const r = await this.db.query<{ tenant_id: string; size: string | number; head: string; last_seq: string | number }>(
       'SELECT tenant_id, size, head, last_seq FROM audit_chains WHERE chain = $1 AND tenant_id = ANY($2::text[])',
       [this.chain, tenants],
     );
-    for (const t of tenants) {
-      const row = r.rows.find((x) => x.tenant_id === t);
-      const h = this.heads.get(t)!;
-      const lastSeq = row ? Number(row.last_seq) : 0;
-      // Seqs the stored chain used are gone from the block: a new block is taken when too few remain.
-      this.heads.set(t, { size: row ? Number(row.size) : 0, hash: row?.head ?? GENESIS_HASH, lastSeq, next: Math.max(h.next, lastSeq + 1), end: h.end });
-    }
+    return new Map(r.rows.map((row) => [row.tenant_id, { size: Number(row.size), head: row.head, lastSeq: Number(row.last_seq) }]));
   }
 
   /** Waits for queued records to commit; later records are refused. */
