@@ -40,6 +40,17 @@ describe('audit checkpoints', () => {
     }
   });
 
+  it('a checkpoint signed with a key retired since still opens: the key proves what it signed', async () => {
+    const checkpoint = await publishCheckpoint(db, keys, 'demo');
+    const { kid, jws, ...signed } = checkpoint;
+    await db.query("UPDATE keys SET status = 'retired' WHERE tenant_id = 'demo' AND kid = $1", [kid]);
+    try {
+      expect(await openCheckpoint(db, 'demo', jws)).toEqual(signed);
+    } finally {
+      await db.query("UPDATE keys SET status = 'active' WHERE tenant_id = 'demo' AND kid = $1", [kid]);
+    }
+  });
+
   it('refuses each kind of file that is not a checkpoint of this tenant, with its reason', async () => {
     const { jws, kid } = await publishCheckpoint(db, keys, 'demo');
     const refusal = (tenant: string, text: string) => openCheckpoint(db, tenant, text).then(() => 'opened', (err: Error) => `${err.name}: ${err.message}`);
