@@ -24,8 +24,10 @@ interface Counts {
 function counting(db: Db, counts: Counts): Db {
   return {
     kind: db.kind,
-    query: async <T,>(sql: string, params?: unknown[]) => {
-      const r = await db.query<T>(sql, params);
+    // The options pass through: the writer's batch statement is a named prepared one (decision 0228), and the
+    // bench measures it as the gateway runs it.
+    query: async <T,>(sql: string, params?: unknown[], options?: { name?: string }) => {
+      const r = await db.query<T>(sql, params, options);
       if (sql.includes('INSERT INTO audit_log')) {
         counts.statements += 1;
         if (r.rowCount === 0) counts.conflicts += 1;

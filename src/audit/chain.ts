@@ -112,11 +112,17 @@ export function canonicalText(prevHash: string, r: Omit<AuditRecord, 'prevHash' 
 }
 
 /**
+ * `at` as the ISO 8601 text Date.toISOString() gives (records hold milliseconds), for the verifications to hash
+ * it as the writer did without parsing a Date per record.
+ */
+export const AT_ISO_SQL = `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
  * The columns a verification thread reads of each record (decision 0211), in array mode: all text, so that no
- * value is parsed, `at` as the ISO 8601 text toISOString gives and the target as jsonb's text of it.
+ * value is parsed, `at` as AT_ISO_SQL gives it and the target as jsonb's text of it.
  * Output names differ from the columns' so that ORDER BY position is the column, not its text.
  */
-export const QUICK_COLUMNS = `position::text AS pos, seq::text AS s, id::text AS i, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS a,
+export const QUICK_COLUMNS = `position::text AS pos, seq::text AS s, id::text AS i, ${AT_ISO_SQL} AS a,
   actor, role, action, method, route, target::text AS t, outcome, status::text AS st, request_id, origin, prev_hash, hash`;
 
 /** A row of QUICK_COLUMNS. */

@@ -8,16 +8,10 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Db, Queryable } from '../store/db.js';
-import { AUDIT_COLUMNS, GENESIS_HASH, fromRow, recordHashAt, trailRoot, type AuditRecord, type AuditRow } from './chain.js';
+import { AT_ISO_SQL, AUDIT_COLUMNS, GENESIS_HASH, fromRow, recordHashAt, trailRoot, type AuditRecord, type AuditRow } from './chain.js';
 import type { ChainTask, ChainWalk, VerifyWorkerData } from './verify-worker.js';
 
 export type { ChainWalk } from './verify-worker.js';
-
-/**
- * `at` as the ISO 8601 text Date.toISOString() gives (records hold milliseconds): the hash is recomputed from
- * it without parsing a Date per record, the largest cost of a walk after the hash itself.
- */
-const AT_ISO = `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at_iso`;
 
 /** Why the trail does not verify, at the first place where it breaks. */
 export type BreakReason =
@@ -163,6 +157,9 @@ function startWalks(connectionString: string, snapshot: string, tenantId: string
 
 type Broken = Extract<VerifyResult, { ok: false }>;
 
+/** Whether a chain is walked from the checkpoint's head on (`since`) rather than from position 1. */
+const fromSaved = (opts: VerifyOptions, saved: ChainHead | undefined): boolean => opts.since === true && saved !== undefined && saved.size > 0;
+
 async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions, connectionString?: string): Promise<VerifyResult> {
   const pageSize = opts.pageSize ?? DEFAULT_PAGE;
   const stored = await tx.query<{ chain: string; size: string | number; head: string; last_seq: string | number }>(
@@ -182,7 +179,6 @@ async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions,
   );
   const names = [...new Set([...heads.keys(), ...present.rows.map((r) => r.chain)])].sort();
   const checkpoint = new Map((opts.checkpoint ?? []).map((c) => [c.chain, c]));
-  const fromSaved = (saved: ChainHead | undefined): boolean => opts.since === true && saved !== undefined && saved.size > 0;
 
   // Long chains walked whole are read and hashed on worker threads, each with a connection in this
   // transaction's snapshot; the walk below takes their answers in chain order.
@@ -191,7 +187,7 @@ async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions,
     ? names.flatMap((chain) => {
         const head = heads.get(chain);
         const saved = checkpoint.get(chain);
-        if (!head || head.size === 0 || head.size < parallelFrom || fromSaved(saved)) return [];
+        if (!head || head.size === 0 || head.size < parallelFrom || fromSaved(opts, saved)) return [];
         return [{ chain, size: head.size, savedSize: saved?.size ?? 0, savedHead: saved?.head ?? null }];
       })
     : [];
@@ -217,7 +213,6 @@ async function joinChains(
   parallel: ParallelWalks | null,
   pageSize: number,
 ): Promise<VerifyResult> {
-  const fromSaved = (saved: ChainHead | undefined): boolean => opts.since === true && saved !== undefined && saved.size > 0;
   let records = 0;
   const chains: ChainHead[] = [];
   for (const chain of names) {
@@ -229,7 +224,7 @@ async function joinChains(
       quick?.state === 'done'
         ? { size: quick.size, hash: quick.hash, lastSeq: quick.lastSeq }
         : await walkChain(
-            tx, tenantId, chain, pageSize, records, saved, fromSaved(saved),
+            tx, tenantId, chain, pageSize, records, saved, fromSaved(opts, saved),
             quick?.state === 'stopped' ? quick : undefined,
           );
     if ('ok' in result) return result;
@@ -278,7 +273,8 @@ async function walkChain(
   });
   const fetch = (from: number) =>
     tx.query<AuditRow & { at_iso: string }>(
-      `SELECT ${AUDIT_COLUMNS.replace(' at,', '')}, ${AT_ISO}
+      // `at` as text: the hash is recomputed without parsing a Date per record (the largest cost after the hash).
+      `SELECT ${AUDIT_COLUMNS.replace(' at,', '')}, ${AT_ISO_SQL} AS at_iso
          FROM audit_log WHERE tenant_id = $1 AND chain = $2 AND position >= $3 ORDER BY position LIMIT $4`,
       [tenantId, chain, from, pageSize],
     );

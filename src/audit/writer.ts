@@ -385,10 +385,19 @@ export class AuditWriter {
       const params: unknown[] = [JSON.stringify(heads), JSON.stringify(rows)];
       const param = (value: unknown) => `$${params.push(value)}`;
       const ctes = (events.length ? outboxCte(param(JSON.stringify(events))) : '') + (settlements.length ? settleCte(param(JSON.stringify(settlements))) : '');
-      // Prepared once per connection (PostgreSQL): four texts at most, by whether the batch holds events and settlements.
-      const r = await this.db.query<{ pending: number }>(APPEND(ctes, events.length ? PENDING_RETURNING : ''), params, {
-        name: `cardline_audit_append_${events.length ? 'e' : ''}${settlements.length ? 's' : ''}`,
-      });
+      let r: { rowCount: number; rows: { pending: number }[] };
+      try {
+        // Prepared once per connection (PostgreSQL): four texts at most, by whether the batch holds events and settlements.
+        r = await this.db.query<{ pending: number }>(APPEND(ctes, events.length ? PENDING_RETURNING : ''), params, {
+          name: `cardline_audit_append_${events.length ? 'e' : ''}${settlements.length ? 's' : ''}`,
+        });
+      } catch (err) {
+        // The statement may have committed with its answer lost (a connection dropped at commit): then this
+        // writer's chains end where this batch left them, and writing it again would audit its requests twice.
+        if (!(await this.landed(next))) throw err;
+        // Whether a channel subscribes to its events is not known: the delivery worker looks (a wake costs a poll).
+        r = { rowCount: rows.length, rows: [{ pending: events.length }] };
+      }
       if (r.rowCount === rows.length) {
         for (const [t, h] of next) this.heads.set(t, h);
         this.observer?.auditBatch(rows.length, (performance.now() - started) / 1000);
@@ -396,9 +405,9 @@ export class AuditWriter {
         this.onCommitted?.(tenants);
         return;
       }
-      // This writer's own chain moved under it: only a statement whose outcome it never learnt (a connection
-      // lost at commit) can have done that. Read the chain as stored and compute again; counted, since it
-      // should never happen.
+      // This writer's own chain moved under it: only a statement whose outcome it never learnt, and could not
+      // check (see landed()), can have done that. Read the chain as stored and compute again; counted, since
+      // it should never happen.
       this.conflictRetries += 1;
       this.observer?.auditConflict?.();
       await this.reload(tenants);
@@ -426,19 +435,35 @@ export class AuditWriter {
     }
   }
 
+  /**
+   * Whether a batch whose statement failed committed all the same: this writer's chain of each of its tenants
+   * ends at the head the batch computed (a hash over fresh ids: no other statement can leave it there). False
+   * when that cannot be read either.
+   */
+  private async landed(next: Map<string, Head>): Promise<boolean> {
+    const stored = await this.stored([...next.keys()]).catch(() => null);
+    return stored !== null && [...next].every(([t, h]) => stored.get(t)?.head === h.hash);
+  }
+
   /** Reads this writer's chains of these tenants as stored (after a conflict). */
   private async reload(tenants: string[]): Promise<void> {
+    const stored = await this.stored(tenants);
+    for (const t of tenants) {
+      const row = stored.get(t);
+      const h = this.heads.get(t)!;
+      const lastSeq = row?.lastSeq ?? 0;
+      // Seqs the stored chain used are gone from the block: a new block is taken when too few remain.
+      this.heads.set(t, { size: row?.size ?? 0, hash: row?.head ?? GENESIS_HASH, lastSeq, next: Math.max(h.next, lastSeq + 1), end: h.end });
+    }
+  }
+
+  /** This writer's chains of these tenants, as committed. */
+  private async stored(tenants: string[]): Promise<Map<string, { size: number; head: string; lastSeq: number }>> {
     const r = await this.db.query<{ tenant_id: string; size: string | number; head: string; last_seq: string | number }>(
       'SELECT tenant_id, size, head, last_seq FROM audit_chains WHERE chain = $1 AND tenant_id = ANY($2::text[])',
       [this.chain, tenants],
     );
-    for (const t of tenants) {
-      const row = r.rows.find((x) => x.tenant_id === t);
-      const h = this.heads.get(t)!;
-      const lastSeq = row ? Number(row.last_seq) : 0;
-      // Seqs the stored chain used are gone from the block: a new block is taken when too few remain.
-      this.heads.set(t, { size: row ? Number(row.size) : 0, hash: row?.head ?? GENESIS_HASH, lastSeq, next: Math.max(h.next, lastSeq + 1), end: h.end });
-    }
+    return new Map(r.rows.map((row) => [row.tenant_id, { size: Number(row.size), head: row.head, lastSeq: Number(row.last_seq) }]));
   }
 
   /** Waits for queued records to commit; later records are refused. */

@@ -386,6 +386,13 @@ describe('cardline audit verify', () => {
       stdout: `OK: 8 records in 1 chain, root ${root}\nOK: the checkpoint of ${at} (8 records, root ${root}) is a prefix of today's trail\n`,
       stderr: '',
     });
+    // The quick proof reads only what was written since: here nothing, so the same count and root.
+    expect(await cli(['audit', 'verify', '--tenant', 'demo', '--checkpoint', checkpointFile, '--since'])).toEqual({
+      code: 0,
+      stdout: `OK: 8 records (read since the checkpoint) in 1 chain, root ${root}\nOK: the checkpoint of ${at} (8 records, root ${root}) is a prefix of today's trail\n`,
+      stderr: '',
+    });
+    expect(await cli(['audit', 'verify', '--tenant', 'demo', '--since'])).toEqual({ code: 1, stdout: '', stderr: 'error: --since needs --checkpoint <file>.\n' });
     // A checkpoint whose payload was changed (a record more claimed) no longer carries a valid signature.
     const saved = JSON.parse(await readFile(checkpointFile, 'utf8')) as { result: { jws: string } };
     const [h, p, sig] = saved.result.jws.split('.');

@@ -128,6 +128,52 @@ describe('AuditWriter batches', () => {
     expect({ ok: v.ok, records: v.records }).toEqual({ ok: true, records: 25 });
   });
 
+  it("a chain moved under its writer (two writers given one chain) is read again and recomputed, counted as a conflict; the chain stays whole", async () => {
+    const [tenant] = tenants(1);
+    let conflicts = 0;
+    const observer = { auditBatch: () => undefined, auditConflict: () => void (conflicts += 1) };
+    const a = new AuditWriter(db, observer);
+    const b = new AuditWriter(db, observer);
+    (b as { chain: string }).chain = a.chain;
+    await a.record(entry(tenant!, 1));
+    await a.record(entry(tenant!, 2));
+    // b has never seen the chain: it finds it started, reads it, and appends after a's records.
+    await b.record(entry(tenant!, 3));
+    // a's view of its head is now stale: it reads the chain again too.
+    await a.record(entry(tenant!, 4));
+    await Promise.all([a.close(), b.close()]);
+    expect({ a: a.conflictRetries, b: b.conflictRetries, counted: conflicts }).toEqual({ a: 1, b: 1, counted: 2 });
+    const v = await verifyChain(db, tenant!);
+    expect({ ok: v.ok, records: v.records, chains: v.ok && v.chains.map((c) => [c.chain, c.size]) }).toEqual({ ok: true, records: 4, chains: [[a.chain, 4]] });
+  });
+
+  it('a batch whose statement committed but whose answer was lost (connection dropped at commit) is not written again', async () => {
+    const [tenant] = tenants(1);
+    let lose = 1;
+    // The store commits the batch, then the client never hears of it: an error, as a dropped connection gives.
+    const dropping: Db = {
+      kind: db.kind,
+      query: async <T,>(sql: string, params?: unknown[], options?: { name?: string }) => {
+        const r = await db.query<T>(sql, params, options);
+        if (options?.name?.startsWith('cardline_audit_append') && lose-- > 0) throw new Error('Connection terminated unexpectedly');
+        return r;
+      },
+      exec: (sql) => db.exec(sql),
+      transaction: (fn) => db.transaction(fn),
+      exclusive: (id, fn) => db.exclusive(id, fn),
+      close: () => db.close(),
+    };
+    const writer = new AuditWriter(dropping);
+    await writer.record(entry(tenant!, 1));
+    await writer.record(entry(tenant!, 2));
+    await writer.close();
+    const v = await verifyChain(db, tenant!);
+    expect({ ok: v.ok, records: v.records }).toEqual({ ok: true, records: 2 });
+    const events = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE tenant_id = $1', [tenant]);
+    expect(events.rows[0]!.n).toBe(2);
+    expect(writer.conflictRetries).toBe(0);
+  });
+
   it('one record the store refuses fails alone; the others of its batch commit', async () => {
     const ids = tenants(3);
     const writer = new AuditWriter(db);
