@@ -17,6 +17,7 @@ import type { Db } from '../store/db.js';
 import type { Observer } from '../services/metrics.js';
 import type { DomainEvent } from '../events/outbox.js';
 import { GENESIS_HASH, recordHash, type AuditEntry } from './chain.js';
+import { subscribesSql } from '../notify/subscription.js';
 
 const MAX_BATCH = 500;
 const MAX_CONFLICT_RETRIES = 20;
@@ -66,7 +67,7 @@ const outboxCte = (param: string) => `,
              CROSS JOIN LATERAL (
                SELECT CASE WHEN EXISTS (
                  SELECT 1 FROM channels c WHERE c.tenant_id = e.tenant_id AND c.enabled
-                    AND (c.event_types @> '["*"]'::jsonb OR c.event_types @> jsonb_build_array(e.type))
+                    AND ${subscribesSql('c', 'e.type')}
                ) THEN 'pending' ELSE 'done' END AS status
              ) s
             WHERE (SELECT ok FROM verdict)

@@ -15,6 +15,7 @@ import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import { uuidv7 } from 'uuidv7';
 import { decodeSeqCursor, encodeSeqCursor } from '../store/seq-cursor.js';
+import { subscribesSql } from './subscription.js';
 import {
   DELIVERY_PAGE_DEFAULT,
   type ChannelType,
@@ -305,7 +306,7 @@ export class DeliveryService {
          INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at)
          SELECT e.tenant_id, gen_random_uuid(), c.id, e.id, e.type, e.payload, e.created_at
            FROM due e JOIN channels c ON c.tenant_id = e.tenant_id AND c.enabled
-            AND (c.event_types @> '["*"]'::jsonb OR c.event_types @> jsonb_build_array(e.type))
+            AND ${subscribesSql('c', 'e.type')}
           ORDER BY e.created_at, e.id
          ON CONFLICT (tenant_id, channel_id, event_id) DO NOTHING
          RETURNING 1
@@ -461,7 +462,7 @@ export class DeliveryService {
       `INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at)
        SELECT o.tenant_id, gen_random_uuid(), c.id, o.id, o.type, o.payload, o.created_at
          FROM outbox o JOIN channels c ON c.tenant_id = o.tenant_id AND c.id = $2
-          AND (c.event_types @> '["*"]'::jsonb OR c.event_types @> jsonb_build_array(o.type))
+          AND ${subscribesSql('c', 'o.type')}
         WHERE o.tenant_id = $1 AND o.created_at >= $3 AND o.created_at < $4
         ORDER BY o.created_at, o.id
        ON CONFLICT (tenant_id, channel_id, event_id) DO UPDATE
