@@ -82,8 +82,8 @@ async function axeViolations(): Promise<string[]> {
 
 /**
  * What is broken in the narrow layout (each table row a card, its labels in the cells' left padding): a label
- * taller than its cell (it ran into the next one, as "Latency avg/max" did), a table region or the page wider
- * than the screen (text cut off, or a sideways scroll).
+ * taller than its cell (it ran into the next one, as "Latency avg/max" did), a label in its cell's font (a
+ * monospaced amount's), a table region or the page wider than the screen (text cut off, or a sideways scroll).
  */
 async function narrowLayoutProblems(): Promise<string[]> {
   return page.evaluate<string[]>(`(() => {
@@ -94,6 +94,7 @@ async function narrowLayoutProblems(): Promise<string[]> {
       const cell = td.getBoundingClientRect().height;
       if (!Number.isFinite(label)) { problems.push('label of ' + td.dataset.label + ' not measured'); continue; }
       if (label + parseFloat(getComputedStyle(td).paddingTop) > cell + 0.5) problems.push('label ' + td.dataset.label + ' (' + label + ' px) overflows its cell (' + cell + ' px)');
+      if (getComputedStyle(td, '::before').fontFamily !== getComputedStyle(document.body).fontFamily) problems.push('label ' + td.dataset.label + ' is in its cell font, not the page font');
     }
     for (const region of document.querySelectorAll('.table-region')) {
       if (region.scrollWidth > region.clientWidth + 1) problems.push('table ' + region.getAttribute('aria-label') + ' is ' + region.scrollWidth + ' px wide in ' + region.clientWidth);
