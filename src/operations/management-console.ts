@@ -7,7 +7,7 @@
 // under `/v1/tenants/{tenantId}`: the same check, execute and view, the tenant found from the path. Nothing of
 // a delivery retry, a replay or a secret rotation is written twice.
 import { Type, type TObject } from '@sinclair/typebox';
-import { AuditPage, AuditQuery } from '../../schemas/audit.js';
+import { AuditChainHead, AuditPage, AuditQuery } from '../../schemas/audit.js';
 import { CardIdParams, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
 import { TenantIdParams } from '../../schemas/management.js';
 import { verifyChain } from '../audit/verify.js';
@@ -61,7 +61,7 @@ const VerifyResponse = Type.Object({
     Type.Object({
       ok: Type.Literal(true),
       records: Type.Integer(),
-      chains: Type.Array(Type.Object({ chain: Type.String(), size: Type.Integer(), head: Type.String() })),
+      chains: Type.Array(AuditChainHead),
       root: Type.String(),
     }),
     Type.Object({

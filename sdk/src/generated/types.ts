@@ -836,11 +836,7 @@ export type TenantAuditVerifyResponse = {
   result: {
     ok: true;
     records: number;
-    chains: Array<{
-      chain: string;
-      size: number;
-      head: string;
-    }>;
+    chains: Array<AuditChainHead>;
     root: string;
   } | {
     ok: false;
