@@ -7,9 +7,11 @@
 // under `/v1/tenants/{tenantId}`: the same check, execute and view, the tenant found from the path. Nothing of
 // a delivery retry, a replay or a secret rotation is written twice.
 import { Type, type TObject } from '@sinclair/typebox';
-import { AuditPage, AuditQuery } from '../../schemas/audit.js';
-import { CardIdParams, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
+import { AuditChainHead, AuditPage, AuditQuery } from '../../schemas/audit.js';
+import { CardDetailsView, CardIdParams, CardView, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
+import { EntityView } from '../../schemas/entities.js';
 import { TenantIdParams } from '../../schemas/management.js';
+import { TransactionView } from '../../schemas/transactions.js';
 import { verifyChain } from '../audit/verify.js';
 import { Figures, requestFigures } from '../console/figures.js';
 import { Errors } from '../errors.js';
@@ -61,7 +63,7 @@ const VerifyResponse = Type.Object({
     Type.Object({
       ok: Type.Literal(true),
       records: Type.Integer(),
-      chains: Type.Array(Type.Object({ chain: Type.String(), size: Type.Integer(), head: Type.String() })),
+      chains: Type.Array(AuditChainHead),
       root: Type.String(),
     }),
     Type.Object({
@@ -89,7 +91,16 @@ const CoreState = Type.Object({
     latencyMs: Type.Object({ avg: Type.Number(), max: Type.Number() }),
   }),
 });
-const LookupResponse = Type.Object({ result: Type.Record(Type.String(), Type.Unknown()), pagination: Type.Null() });
+// The public API's views without `sensitive`: the lookups show masked values only, and the answer's schema
+// drops anything else on the way out.
+const CustomerLookupResponse = Type.Object({
+  result: Type.Object({ entity: Type.Omit(EntityView, ['sensitive']), cards: Type.Array(CardView), transactions: Type.Array(TransactionView) }),
+  pagination: Type.Null(),
+});
+const CardLookupResponse = Type.Object({
+  result: Type.Object({ card: Type.Omit(CardDetailsView, ['sensitive']), transactions: Type.Array(TransactionView) }),
+  pagination: Type.Null(),
+});
 const ConnectorCheckBody = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), options: Type.Optional(Type.Unknown()) }, { additionalProperties: false });
 /** How many of a customer's or card's transactions a lookup shows. */
 const RECENT_TRANSACTIONS = 10;
@@ -165,7 +176,7 @@ export const managementConsoleOperations = [
     objectName: 'request',
     params: Type.Object({ tenantId: TenantIdParams.properties.tenantId, entityId: EntityIdParams.properties.entityId }, { additionalProperties: false }),
     tenantParam: 'tenantId',
-    response: LookupResponse,
+    response: CustomerLookupResponse,
     callsCore: true,
     errors: [tenantNotFound],
     execute: async ({ params, core }) => {
@@ -191,7 +202,7 @@ export const managementConsoleOperations = [
     objectName: 'request',
     params: Type.Object({ tenantId: TenantIdParams.properties.tenantId, cardId: CardIdParams.properties.cardId }, { additionalProperties: false }),
     tenantParam: 'tenantId',
-    response: LookupResponse,
+    response: CardLookupResponse,
     callsCore: true,
     errors: [tenantNotFound],
     execute: async ({ params, core }) => {

@@ -82,8 +82,8 @@ async function axeViolations(): Promise<string[]> {
 
 /**
  * What is broken in the narrow layout (each table row a card, its labels in the cells' left padding): a label
- * taller than its cell (it ran into the next one, as "Latency avg/max" did), a table region or the page wider
- * than the screen (text cut off, or a sideways scroll).
+ * taller than its cell (it ran into the next one, as "Latency avg/max" did), a label in its cell's font (a
+ * monospaced amount's), a table region or the page wider than the screen (text cut off, or a sideways scroll).
  */
 async function narrowLayoutProblems(): Promise<string[]> {
   return page.evaluate<string[]>(`(() => {
@@ -94,6 +94,7 @@ async function narrowLayoutProblems(): Promise<string[]> {
       const cell = td.getBoundingClientRect().height;
       if (!Number.isFinite(label)) { problems.push('label of ' + td.dataset.label + ' not measured'); continue; }
       if (label + parseFloat(getComputedStyle(td).paddingTop) > cell + 0.5) problems.push('label ' + td.dataset.label + ' (' + label + ' px) overflows its cell (' + cell + ' px)');
+      if (getComputedStyle(td, '::before').fontFamily !== getComputedStyle(document.body).fontFamily) problems.push('label ' + td.dataset.label + ' is in its cell font, not the page font');
     }
     for (const region of document.querySelectorAll('.table-region')) {
       if (region.scrollWidth > region.clientWidth + 1) problems.push('table ' + region.getAttribute('aria-label') + ' is ' + region.scrollWidth + ' px wide in ' + region.clientWidth);
@@ -153,6 +154,7 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     // The connector's own schema refuses the options before anything is created.
     await expect.poll(() => page.locator('form .notice.error').textContent()).toMatch(/^The connector options are refused: connector 'mock' options are invalid/);
     expect(await t.app.cardline.tenants.stored('north-bank')).toBeNull();
+    await photograph('tenants-onboard');
     await page.getByLabel('Connector options (JSON)').fill('{ "fixtures": "demo" }');
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.getByRole('status').first().textContent()).toBe("Tenant north-bank onboarded with its first Admin 'north-admin'.");
@@ -311,6 +313,14 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
   });
 
   it('looks up a customer and one of its cards: masked numbers only, with recent transactions', async () => {
+    // A purchase on the customer's card, so there is a transaction to show.
+    const spent = await t.app.inject({
+      method: 'POST',
+      url: '/v1/sandbox/cards/CARD-3001/authorizations',
+      headers: { 'X-TENANT-ID': 'demo', authorization: `Bearer ${await t.token('Admin')}` },
+      payload: { amount: '12.50', merchant: { name: 'Harbour Cafe', mcc: '5814', country: 'PT' }, channel: 'POS' },
+    });
+    expect(spent.statusCode, spent.body).toBe(201);
     await page.goto(`${base}/console/#/lookup/demo`);
     await page.getByLabel('Id').waitFor();
     await photograph('lookup-empty');
@@ -320,7 +330,20 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     const text = (await page.locator('main').textContent())!;
     expect(text).toMatch(/\*{4,}\d{4}|•+\d{4}|X+\d{4}/i);
     expect(text).not.toMatch(/\b4\d{15}\b/);
+    const purchase = page.getByRole('region', { name: 'Recent transactions' }).locator('tbody tr');
+    expect(await purchase.count()).toBe(1);
+    expect(await purchase.textContent()).toMatch(/CARD-3001.*Harbour Cafe.*12\.50.*APPROVED/);
     await photograph('lookup');
+    // The card by its id: the card masked, and the same transaction.
+    await page.getByLabel('Look up', { exact: true }).selectOption('card');
+    await page.getByLabel('Id').fill('CARD-3001');
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await expect.poll(() => page.locator('#cards-h + ul').textContent()).toMatch(/^\d{6}\*+\d{4} CARD-3001 · /);
+    expect(await page.getByRole('heading', { name: 'Demo Business 1' }).count()).toBe(0);
+    expect(await page.getByRole('region', { name: 'Recent transactions' }).locator('tbody').textContent()).toMatch(/CARD-3001.*Harbour Cafe.*12\.50/);
+    expect((await page.locator('main').textContent())!).not.toMatch(/\b4\d{15}\b/);
+    await photograph('lookup-card');
+    await page.getByLabel('Look up', { exact: true }).selectOption('customer');
     await page.getByLabel('Id').fill('ENT-9999');
     await page.getByRole('button', { name: 'Look up' }).click();
     await expect.poll(() => page.locator('.notice.error').textContent()).toMatch(/ENT-9999/);

@@ -2,7 +2,8 @@
 // page of the list filtered), and paged like the whole list; a bad `q` is refused with the route's 400.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { validationProblem } from '../helpers/problems.js';
 
 let t: TestApp;
 let m: FastifyInstance;
@@ -62,13 +63,7 @@ describe('GET /v1/tenants?q=', () => {
     for (const q of ['', '%0A', 'x'.repeat(129)]) {
       const res = await list(`q=${q}`);
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({
-        type: `${PROBLEM_BASE}/constraint-violation`,
-        title: 'Method argument not valid',
-        status: 400,
-        message: 'error.validation',
-        fieldErrors: [{ field: 'q', message: q === '' ? 'NotBlank' : q === '%0A' ? 'Pattern' : 'Size', objectName: 'tenantListRequest' }],
-      });
+      expect(res.json()).toEqual(validationProblem('tenantListRequest', ['q', q === '' ? 'NotBlank' : q === '%0A' ? 'Pattern' : 'Size']));
     }
   });
 });

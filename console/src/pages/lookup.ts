@@ -4,36 +4,11 @@ import { useState } from 'preact/hooks';
 import { api, enc, messageOf } from '../api.js';
 import { Badge, Field, Notice, TableRegion, html } from '../ui.js';
 import { TenantPicker } from './picker.js';
+import type { TenantCardLookupResponse, TenantCustomerLookupResponse } from '../../../sdk/src/generated/types.js';
 
-interface Card {
-  cardId: string;
-  entityId: string;
-  form: string;
-  state: string;
-  panMasked: string;
-  blockReason?: string;
-}
-interface Transaction {
-  transactionId: string;
-  cardId: string;
-  amount: string;
-  channel: string;
-  merchant: { name: string; mcc: string; country: string };
-  status: string;
-  declineReason: string | null;
-  at: string;
-}
-interface Entity {
-  entityId: string;
-  name: string;
-  type: string;
-  contact: { email: string; mobile: string };
-  creditLimit: string;
-  outstanding: string;
-  availableCredit: string;
-  cardCount: number;
-}
-type Found = { entity: Entity; cards: Card[]; transactions: Transaction[] } | { card: Card; transactions: Transaction[] };
+// The shapes the management API answers, as the SDK generates them from the operation table (types only:
+// nothing of the SDK is bundled), as on the audit page.
+type Found = TenantCustomerLookupResponse['result'] | TenantCardLookupResponse['result'];
 
 export function LookupPage(props: { tenantId: string | null }) {
   const t = props.tenantId;

@@ -836,11 +836,7 @@ export type TenantAuditVerifyResponse = {
   result: {
     ok: true;
     records: number;
-    chains: Array<{
-      chain: string;
-      size: number;
-      head: string;
-    }>;
+    chains: Array<AuditChainHead>;
     root: string;
   } | {
     ok: false;
@@ -855,12 +851,122 @@ export type TenantAuditVerifyResponse = {
 };
 
 export type TenantCustomerLookupResponse = {
-  result: Record<string, unknown>;
+  result: {
+    entity: {
+      entityId: string;
+      name: string;
+      /** INDIVIDUAL or BUSINESS */
+      type: EntityTypeSchema;
+      contact: {
+        /** masked */
+        email: string;
+        /** masked */
+        mobile: string;
+      };
+      primaryAddress: {
+        /** masked */
+        address1: string;
+        /** masked */
+        address2?: string;
+        city: string;
+        state: string;
+        country: string;
+        pin: string;
+      };
+      /** the credit limit: a decimal string */
+      creditLimit: string;
+      /** what the entity owes: a decimal string */
+      outstanding: string;
+      /** credit limit minus outstanding: a decimal string */
+      availableCredit: string;
+      cardCount: number;
+    };
+    cards: Array<CardView>;
+    transactions: Array<TransactionView>;
+  };
   pagination: null;
 };
 
 export type TenantCardLookupResponse = {
-  result: Record<string, unknown>;
+  result: {
+    card: {
+      cardId: string;
+      entityId: string;
+      /** VIRTUAL or PHYSICAL */
+      form: "VIRTUAL" | "PHYSICAL";
+      /** the card state (DESIGN §3) */
+      state: "ACTIVE" | "LOCKED" | "PENDING_ACTIVATION" | "BLOCKED";
+      /** physical cards only */
+      fulfilment?: "ORDERED" | "EMBOSSED" | "DISPATCHED" | "DELIVERED";
+      kitNo?: string;
+      /** first six and last four digits, the rest masked */
+      panMasked: string;
+      /** why the card is blocked permanently */
+      blockReason?: "LOST" | "STOLEN" | "DAMAGED" | "FRAUD" | "CUSTOMER_REQUEST" | "ACCOUNT_CLOSED";
+      plasticCode?: {
+        /** text without control characters (U+0000-U+001F, U+007F-U+009F) */
+        code: string;
+        description?: string;
+      };
+      preferences?: {
+        domestic?: {
+          enabled?: boolean;
+          atm?: {
+            enabled: boolean;
+            /** a decimal string with at most two decimals */
+            dailyLimit?: string;
+            dailyCount?: number;
+          };
+          pos?: {
+            enabled: boolean;
+            /** a decimal string with at most two decimals */
+            dailyLimit?: string;
+            dailyCount?: number;
+          };
+          ecom?: {
+            enabled: boolean;
+            /** a decimal string with at most two decimals */
+            dailyLimit?: string;
+            dailyCount?: number;
+          };
+          contactless?: {
+            enabled: boolean;
+            /** a decimal string with at most two decimals */
+            dailyLimit?: string;
+            dailyCount?: number;
+          };
+        };
+        international?: {
+          enabled?: boolean;
+          atm?: {
+            enabled: boolean;
+            /** a decimal string with at most two decimals */
+            dailyLimit?: string;
+            dailyCount?: number;
+          };
+          pos?: {
+            enabled: boolean;
+            /** a decimal string with at most two decimals */
+            dailyLimit?: string;
+            dailyCount?: number;
+          };
+          ecom?: {
+            enabled: boolean;
+            /** a decimal string with at most two decimals */
+            dailyLimit?: string;
+            dailyCount?: number;
+          };
+          contactless?: {
+            enabled: boolean;
+            /** a decimal string with at most two decimals */
+            dailyLimit?: string;
+            dailyCount?: number;
+          };
+        };
+      };
+    };
+    transactions: Array<TransactionView>;
+  };
   pagination: null;
 };
 
