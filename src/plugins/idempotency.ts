@@ -5,7 +5,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
-import { IDEMPOTENCY_KEY_PATTERN, fingerprintOf, scopeHash, type IdempotencyStore } from '../services/idempotency.js';
+import { IDEMPOTENCY_KEY_PATTERN, fingerprintOf, scopeHash } from '../services/idempotency.js';
 import { declareErrors, errorCase, isWrite, takesBody } from '../step-errors.js';
 import type { Operation } from '../operations/define.js';
 
@@ -22,12 +22,6 @@ export const idempotencyErrors = declareErrors('idempotency', (op) =>
       ]
     : [],
 );
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    idempotency: IdempotencyStore;
-  }
-}
 
 /** Whose key a request's Idempotency-Key is: the row's tenant and the caller; null when there is no caller. */
 interface KeyOwner {
@@ -50,7 +44,6 @@ function tenantOwner(request: FastifyRequest): KeyOwner | null {
 const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, opts) => {
   const store = app.cardline.idempotency;
   const ownerOf = opts.owner ?? tenantOwner;
-  if (!app.hasDecorator('idempotency')) app.decorate('idempotency', store);
 
   /** The stored answer, sent again: recorded first (a replay, changing nothing), like every answer. */
   const replay = async (request: FastifyRequest, reply: FastifyReply, status: number, contentType: string | null, body: string): Promise<FastifyReply> => {

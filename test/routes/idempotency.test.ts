@@ -281,7 +281,7 @@ describe('Idempotency-Key', () => {
       await t.db.query(`UPDATE idempotency_keys SET locked_at = now() - $3::integer * interval '1 second' WHERE tenant_id = $1 AND scope_hash = $2`, [
         'demo',
         hash,
-        t.app.idempotency.leaseSeconds + 1,
+        t.app.cardline.idempotency.leaseSeconds + 1,
       ]);
       const takeover = await limit('73500.00', 'd-stale', { entityId: 'ENT-1002' });
       expect(takeover.json()).toEqual(LIMIT_OK);
@@ -299,7 +299,7 @@ describe('Idempotency-Key', () => {
       expect(loadConfig({ CARDLINE_IDEMPOTENCY_TTL_HOURS: '48' }).idempotencyTtlHours).toBe(48);
       expect(() => loadConfig({ CARDLINE_IDEMPOTENCY_TTL_HOURS: '0' })).toThrow(ConfigError);
       expect(() => loadConfig({ CARDLINE_IDEMPOTENCY_TTL_HOURS: '1.5' })).toThrow(/CARDLINE_IDEMPOTENCY_TTL_HOURS must be a whole number/);
-      expect(t.app.idempotency.ttlSeconds).toBe(24 * 3600);
+      expect(t.app.cardline.idempotency.ttlSeconds).toBe(24 * 3600);
     });
 
     it('a key still replays just inside the retention and is free again after it', async () => {
@@ -324,11 +324,11 @@ describe('Idempotency-Key', () => {
       expect((await limit('74300.00', 'e-sweep-new', { entityId: 'ENT-1003' })).statusCode).toBe(200);
       const old = await age('e-sweep-old', 24 * 3600 + 1);
       const fresh = scopeHash({ tenantId: 'demo', caller: 'admin', method: 'POST', route: LIMIT_URL, params: {}, key: 'e-sweep-new' });
-      const deleted = await t.app.idempotency.sweep();
+      const deleted = await t.app.cardline.idempotency.sweep();
       expect(deleted).toBeGreaterThanOrEqual(1);
       const left = await t.db.query<{ scope_hash: string }>('SELECT scope_hash FROM idempotency_keys WHERE scope_hash = ANY($1::text[])', [[old, fresh]]);
       expect(left.rows.map((r) => r.scope_hash)).toEqual([fresh]);
-      expect(await t.app.idempotency.sweep()).toBe(0);
+      expect(await t.app.cardline.idempotency.sweep()).toBe(0);
     });
   });
 
