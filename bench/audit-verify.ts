@@ -18,7 +18,7 @@ import { uuidv7 } from 'uuidv7';
 import { GENESIS_HASH, recordHash } from '../src/audit/chain.js';
 import { openCheckpoint, publishCheckpoint } from '../src/audit/checkpoint.js';
 import { verifyChain } from '../src/audit/verify.js';
-import { KeyRing } from '../src/crypto/keys.js';
+import { KeyRing } from '../src/services/identity/key-ring.js';
 import { MasterKey } from '../src/crypto/master-key.js';
 import { openDb, type Db } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';

@@ -22,7 +22,7 @@ import { buildApp } from '../src/app.js';
 import { auditFigures } from './cluster-arm.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { loggerOptions } from '../src/logging.js';
-import { createTenant } from '../src/services/onboarding.js';
+import { createTenant } from '../src/services/tenancy/onboarding.js';
 import { openDb, storeThreadMemory, type Db } from '../src/store/db.js';
 
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';

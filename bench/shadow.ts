@@ -10,9 +10,9 @@ import { pino } from 'pino';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { MasterKey } from '../src/crypto/master-key.js';
-import { buildMockCore } from '../src/mock-core/server.js';
-import { createTenant } from '../src/services/onboarding.js';
-import { updateTenant } from '../src/services/tenant-admin.js';
+import { buildMockCore } from '../connectors/mock-core/server.js';
+import { createTenant } from '../src/services/tenancy/onboarding.js';
+import { updateTenant } from '../src/services/tenancy/tenant-admin.js';
 import { openDb } from '../src/store/db.js';
 
 const FETCH_LIMIT_URL = '/credit-line-management/business-entity-manager/fetchLimit';

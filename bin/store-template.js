@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
 
-const compiled = new URL('../dist/src/store/template.js', import.meta.url);
+const compiled = new URL('../dist/src/store/write-template.js', import.meta.url);
 if (!existsSync(fileURLToPath(compiled))) {
   process.stderr.write('cardline: no dist/ yet; the store template is made after the build.\n');
 } else {

@@ -352,7 +352,7 @@ const entry = <K extends 'read' | 'write', I extends TSchema, R extends TSchema>
 /**
  * Every core operation the gateway routes, once. Card state changes obey the transition table of
  * `schemas/card-lifecycle.ts` (call `transition()`); an illegal one is `rejected('CARD_STATE_INVALID', …)`.
- * Adding an operation: an entry here, its entry in the core REST protocol (schemas/core-protocol.ts), and
+ * Adding an operation: an entry here, its entry in the core REST protocol (connectors/rest/protocol.ts), and
  * the connectors that offer it (docs/connectors.md).
  */
 export const CONTRACT = {

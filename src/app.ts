@@ -30,7 +30,7 @@ import strictJson from './plugins/strict-json.js';
 import rateLimit from './plugins/rate-limit.js';
 import healthRoutes from './routes/health.js';
 import wellKnownRoutes from './routes/well-known.js';
-import registrar from './operations/register.js';
+import registrar from './plugins/register.js';
 import { operations as gatewayOperations } from './operations/index.js';
 import type { Operation } from './operations/define.js';
 

@@ -6,22 +6,9 @@
 // worker (deliveries are claimed with FOR UPDATE SKIP LOCKED, so N workers share them without sending twice).
 import cluster, { type Worker } from 'node:cluster';
 import client from 'prom-client';
+import { METRICS_REQUEST, METRICS_RESPONSE, WORKER_INDEX_VARIABLE, isClusterWorker, type Message } from './services/infrastructure/cluster-metrics.js';
 
-/** Set by the primary in each worker's environment: 1 for the first (which migrates and seeds), 2… for the others. */
-const WORKER_INDEX_VARIABLE = 'CARDLINE_WORKER_INDEX';
 const READY = 'cardline:worker-ready';
-const METRICS_REQUEST = 'cardline:metrics-request';
-const METRICS_RESPONSE = 'cardline:metrics-response';
-
-interface Message {
-  type?: string;
-  id?: number;
-  text?: string;
-  error?: string;
-}
-
-/** Whether this process is a worker of a CARDLINE_WORKERS primary. */
-const isClusterWorker = (): boolean => cluster.isWorker && process.env[WORKER_INDEX_VARIABLE] !== undefined;
 
 /** This worker's index (1 for the first), or 0 outside a cluster. */
 export const workerIndex = (): number => (isClusterWorker() ? Number(process.env[WORKER_INDEX_VARIABLE]) : 0);
@@ -29,38 +16,6 @@ export const workerIndex = (): number => (isClusterWorker() ? Number(process.env
 /** Tells the primary that this worker listens and is ready (the primary forks the rest after the first's). */
 export function reportReady(): void {
   if (isClusterWorker()) process.send?.({ type: READY });
-}
-
-let metricsRequests = 0;
-const pending = new Map<number, { resolve: (text: string) => void; reject: (err: Error) => void }>();
-let listening = false;
-
-/**
- * In a worker: makes `registry` the one the primary collects from, and returns a function that fetches
- * every worker's metrics, aggregated, from the primary. Outside a cluster: null.
- */
-export function clusterMetrics(registry: client.Registry): (() => Promise<string>) | null {
-  if (!isClusterWorker()) return null;
-  // Constructing an AggregatorRegistry in a worker installs prom-client's answer to the primary's requests.
-  new client.AggregatorRegistry();
-  client.AggregatorRegistry.setRegistries([registry]);
-  if (!listening) {
-    listening = true;
-    process.on('message', (m: Message) => {
-      if (m?.type !== METRICS_RESPONSE || m.id === undefined) return;
-      const waiting = pending.get(m.id);
-      if (!waiting) return;
-      pending.delete(m.id);
-      if (m.error !== undefined) waiting.reject(new Error(m.error));
-      else waiting.resolve(m.text ?? '');
-    });
-  }
-  return () =>
-    new Promise<string>((resolve, reject) => {
-      const id = ++metricsRequests;
-      pending.set(id, { resolve, reject });
-      process.send!({ type: METRICS_REQUEST, id });
-    });
 }
 
 interface PrimaryOptions {

@@ -1,7 +1,17 @@
 // Process configuration from the environment, validated at boot with messages that name the variable.
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { DEFAULT_KEY_CACHE_MAX, DEFAULT_MAX_INSTANCES } from './services/cache-ttl.js';
+
+/**
+ * Gateway keys kept imported (decisions 0209, 0214): an imported EC key half holds about 7 KB of native
+ * memory, so the default holds about 7 MB; past it the least recently used key's objects are dropped and
+ * imported again (about 0.1 ms) when next needed. A request rarely needs one: a token is verified with its
+ * key once, then served from the verified-token cache (src/services/identity/tokens.ts) until that entry expires.
+ */
+export const DEFAULT_KEY_CACHE_MAX = 1_000;
+
+/** Connector instances kept started by default (decision 0210). */
+export const DEFAULT_MAX_INSTANCES = 10_000;
 
 export type HsmSettings =
   | { kind: 'software' }

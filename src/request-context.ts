@@ -6,9 +6,9 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import type { DomainEvent } from './events/outbox.js';
-import type { Operator } from './services/operator-keys.js';
-import type { Tenant } from './services/tenants.js';
-import type { Principal } from './services/tokens.js';
+import type { Operator } from './services/identity/operator-keys.js';
+import type { Tenant } from './services/tenancy/tenants.js';
+import type { Principal } from './services/identity/tokens.js';
 
 /** A request's hold on its Idempotency-Key (src/plugins/idempotency.ts). */
 export interface IdempotencyHold {

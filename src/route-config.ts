@@ -1,22 +1,10 @@
 // What a route declares about itself in its config; the pipeline's hooks read these and routes never re-do
-// a step. Business routes get theirs from their operation declaration (src/operations/register.ts).
+// a step. Business routes get theirs from their operation declaration (src/plugins/register.ts).
 import type { FastifyRequest } from 'fastify';
 import type { FieldError, Role } from '../schemas/common.js';
 import type { Dialect } from './errors.js';
-import type { Operation, TargetSpec } from './operations/define.js';
-import type { Principal } from './services/tokens.js';
-import type { Tenant } from './services/tenants.js';
-
-export interface EncryptedField {
-  /**
-   * Body property that may arrive as a compact JWE string: a top-level name or a dotted path
-   * (`communicationAddress.address1`; `[]` for every item of an array: `cards[].pan`). Fields whose schema
-   * is marked `sensitive()` (schemas/common.ts) are added at route registration (decision 0019).
-   */
-  field: string;
-  /** When this returns true for the tenant, a plain-text value is refused. */
-  required?: (tenant: Tenant) => boolean;
-}
+import type { EncryptedField, Operation, TargetSpec } from './operations/define.js';
+import type { Principal } from './services/identity/tokens.js';
 
 /** How a request is recorded in the audit trail (src/plugins/audit.ts). */
 export interface AuditSpec {

@@ -7,7 +7,7 @@ import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
 import { ConfigError, isLoopback, loadConfig } from './config.js';
 import { ListenError, listenOn, type ListenerSpec } from './listen.js';
 import { buildManagementApp } from './management/app.js';
-import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/onboarding.js';
+import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/tenancy/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
 
 /**

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { CONTRACT, CONTRACT_OPERATIONS, isContractOperation, offeredBy, type Connector, type ConnectorContext, type ConnectorDefinition, type ConnectorOperations, type ContractOperation } from '../contract.js';
 import { checkOptions } from '../loader.js';
-import { ephemeralSecrets } from '../../src/crypto/connector-secrets.js';
+import { ephemeralSecrets } from '../shared/ephemeral-secrets.js';
 import { scenarios as allScenarios } from './scenarios.js';
 import type { ConformanceTarget, Report, Scenario, ScenarioResult } from './types.js';
 
@@ -177,7 +177,7 @@ export function targetFromDefinition(
       : ((fixed) => async () => ({ options: structuredClone(fixed) }))(validate(options));
   const logger = extra.logger ?? silentLogger();
   // One random key per target: an instance sees what an earlier one of the same target sealed.
-  const secrets = ephemeralSecrets('conformance');
+  const secrets = ephemeralSecrets();
   return {
     name: extra.name ?? `${definition.id}@${definition.version}`,
     async create() {

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { buildMockCore } from '../../src/mock-core/server.js';
+import { buildMockCore } from '../mock-core/server.js';
 import file from '../file/index.js';
 import mock from '../mock/index.js';
 import rest from '../rest/index.js';

@@ -2,8 +2,8 @@
 // bank, and every change written atomically before it is answered.
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeDurably } from '../../connectors/shared/durable-write.js';
-import { CoreBank } from '../../connectors/mock/core.js';
+import { writeDurably } from '../shared/durable-write.js';
+import { CoreBank } from '../mock/core.js';
 import {
   demoFixtures,
   emptyFixtures,
@@ -11,7 +11,7 @@ import {
   toSnapshot,
   type MockCoreSnapshot,
   type MockCoreState,
-} from '../../connectors/mock/fixtures.js';
+} from '../mock/fixtures.js';
 import { BANK_ID_PATTERN } from '../../schemas/core-protocol.js';
 
 const SNAPSHOT_FORMAT = 'cardline-mock-core-bank/1';

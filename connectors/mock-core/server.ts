@@ -6,14 +6,13 @@ import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { OperationResult } from '../../connectors/contract.js';
-import type { CoreBank } from '../../connectors/mock/core.js';
-import { maskPan } from '../../connectors/shared/pan.js';
-import type { MockCard, MockEntity } from '../../connectors/mock/fixtures.js';
-import { fromMinor } from '../../connectors/shared/money.js';
+import type { OperationResult } from '../contract.js';
+import type { CoreBank } from '../mock/core.js';
+import { maskPan } from '../shared/pan.js';
+import type { MockCard, MockEntity } from '../mock/fixtures.js';
+import { fromMinor } from '../shared/money.js';
 import {
   BankId,
-  CORE_PROTOCOL,
   CoreError,
   FaultConfig,
   FaultConfigUpdate,
@@ -21,12 +20,10 @@ import {
   ResetRequest,
   ResetResult,
   CoreHealth,
-  coreProtocolOpenApi,
-  type CoreEndpointSpec,
   type CoreEntity,
-  type CoreOperation,
-  type CoreProbeId,
 } from '../../schemas/core-protocol.js';
+import { CORE_PROTOCOL, type CoreEndpointSpec, type CoreOperation, type CoreProbeId } from '../rest/protocol.js';
+import { coreProtocolOpenApi } from '../rest/protocol-document.js';
 import { BankStore, BankStoreError } from './banks.js';
 import { FaultInjector, MAX_HOLD_MS, parseFaultHeader, type Fault } from './faults.js';
 

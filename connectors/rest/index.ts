@@ -14,7 +14,8 @@ import {
   type OperationResult,
   type OperationValue,
 } from '../contract.js';
-import { CORE_PROTOCOL, type CoreBlockRequest, type CoreOperation, type CoreRule, type RuleInput } from '../../schemas/core-protocol.js';
+import { type CoreBlockRequest } from '../../schemas/core-protocol.js';
+import { CORE_PROTOCOL, type CoreOperation, type CoreRule, type RuleInput } from './protocol.js';
 import type { CoreAnswer, Classified } from '../http/failures.js';
 import { HttpTransport, type HttpTransportHooks, type HttpTransportStats } from '../http/transport.js';
 import { RestOptions, resolveRestOptions } from './options.js';

@@ -36,9 +36,6 @@ import type { Preferences } from '../../schemas/cards.js';
 import {
   BUSINESS_CODE_PATTERN,
   type CARD_RESOLUTION_ACTIONS,
-  type CoreOperation,
-  type CoreRule,
-  type RuleInput,
   CoreAccepted,
   CoreCardApplied,
   CoreCardDetails,
@@ -71,6 +68,7 @@ import {
   type CoreRepaymentRequest,
   type CoreTransaction,
 } from '../../schemas/core-protocol.js';
+import { type CoreOperation, type CoreRule, type RuleInput } from './protocol.js';
 
 // ── Requests ────────────────────────────────────────────────────────────────────────────────────────
 

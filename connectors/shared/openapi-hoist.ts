@@ -1,6 +1,6 @@
 // Named schemas for an OpenAPI document: every occurrence of a named schema, however deep, becomes
 // `{ $ref: '#/components/schemas/<name>' }`, so that generated clients get named types instead of anonymous
-// ones. The names are given in one place (src/openapi/components.ts, schemas/core-protocol.ts); the routes
+// ones. The names are given in one place (src/openapi/components.ts, coreProtocolComponents in schemas/core-protocol.ts); the routes
 // keep their own TypeBox schemas, used at run time as they are.
 
 /** Keywords whose values are data, not schemas: never hoisted, never searched. */

@@ -11,7 +11,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { EVENT_PAYLOADS } from '../../schemas/events.js';
 import { bodyMayBeOmitted, type Operation } from '../../src/operations/define.js';
 import { managementOperations, operations } from '../../src/operations/index.js';
-import { sensitivePaths } from '../../src/operations/register.js';
+import { sensitivePaths } from '../../src/plugins/register.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const GENERATED_DIR = join(ROOT, 'sdk', 'src', 'generated');

@@ -5,7 +5,7 @@
 // --checkpoint FILE` proves offline that a saved one is a prefix of today's trail.
 import { CompactSign, compactVerify, importJWK, type JWK } from 'jose';
 import type { AuditCheckpoint } from '../../schemas/audit.js';
-import { SIG_ALG, type KeyRing } from '../crypto/keys.js';
+import { SIG_ALG, type KeySource } from '../crypto/keys.js';
 import type { Queryable } from '../store/db.js';
 import { trailRoot } from './chain.js';
 import type { ChainHead } from './verify.js';
@@ -35,7 +35,7 @@ export async function chainHeads(db: Queryable, tenantId: string): Promise<Chain
 }
 
 /** Takes, signs and stores a checkpoint of the tenant's trail (replacing an older one); resolves it. */
-export async function publishCheckpoint(db: Queryable, keys: KeyRing, tenantId: string, now = new Date()): Promise<AuditCheckpoint> {
+export async function publishCheckpoint(db: Queryable, keys: KeySource, tenantId: string, now = new Date()): Promise<AuditCheckpoint> {
   const key = (await keys.forTenant(tenantId)).sig.find((k) => k.status === 'active');
   if (!key) throw new Error(`Tenant '${tenantId}' has no active signing key`);
   const chains = await chainHeads(db, tenantId);
@@ -135,7 +135,7 @@ export class CheckpointPublisher {
 
   constructor(
     private readonly db: Queryable,
-    private readonly keys: KeyRing,
+    private readonly keys: KeySource,
     private readonly intervalMs: number,
     private readonly onError: (tenantId: string, err: unknown) => void,
   ) {}

@@ -14,10 +14,9 @@
 // atomic, so no explicit transaction is needed, and the cost per batch is one round trip.
 import { uuidv7 } from 'uuidv7';
 import type { Db } from '../store/db.js';
-import type { Observer } from '../services/metrics.js';
 import type { DomainEvent } from '../events/outbox.js';
 import { GENESIS_HASH, recordHash, type AuditEntry } from './chain.js';
-import { subscribesSql } from '../notify/subscription.js';
+import { subscribesSql } from '../events/subscription.js';
 
 const MAX_BATCH = 500;
 const MAX_CONFLICT_RETRIES = 20;
@@ -205,7 +204,10 @@ interface Head {
 }
 
 /** What the writer reports: committed batches, and (never expected) chain conflicts it retried. */
-export type AuditObserver = Pick<Observer, 'auditBatch'> & { auditConflict?(): void };
+export interface AuditObserver {
+  auditBatch(records: number, seconds: number): void;
+  auditConflict?(): void;
+}
 
 export class AuditWriter {
   private queue: Pending[] = [];

@@ -5,9 +5,8 @@
 // `cli:<os-user>` (role Operator). That principal is a per-process random secret handed to the app builder
 // and presented only by injected requests; the operator-auth step refuses it on a listening app.
 import { randomBytes } from 'node:crypto';
-import Fastify from 'fastify';
 import { pino } from 'pino';
-import type { Operator } from '../services/operator-keys.js';
+import type { Operator } from '../services/identity/operator-keys.js';
 import { IN_PROCESS_HEADER } from '../plugins/operator-auth.js';
 import { cliActor } from '../services/admin-actions.js';
 import { ManagementApi, type Answer, type ManagementOperationId, type Problem, type Transport } from './remote.js';
@@ -29,21 +28,20 @@ export async function withManagement<T>(
   fn: (api: ManagementApi) => Promise<T>,
 ): Promise<T> {
   return withStore({ masterKey: true, ...(opts.create ? { create: true } : {}) }, async (store) => {
-    const [{ default: services }, { buildManagementApp }, { resolveMasterKey }] = await Promise.all([
-      import('../plugins/services.js'),
+    const [{ createServices }, { buildManagementApp }, { resolveMasterKey }] = await Promise.all([
+      import('../services/index.js'),
       import('../management/app.js'),
       import('../bootstrap.js'),
     ]);
     const logger = pino({ enabled: false });
-    const base = Fastify({ loggerInstance: logger });
     const masterKey = resolveMasterKey(store.config, { allowGenerate: false, allowFile: true });
-    await base.register(services, { config: store.config, db: store.db, masterKey, ownsDb: false, oneShot: true });
+    // Built, never started: no tenant's connector starts, no delivery worker runs, and a command sets no PIN.
+    const { services, close } = await createServices({ config: store.config, db: store.db, masterKey, log: logger, ownsDb: false, hsm: null });
     try {
-      await base.ready();
       const secret = randomBytes(32).toString('base64url');
       const { managementOperations } = await import('../operations/index.js');
       const operations = managementOperations.filter((o) => opts.operations.includes(o.id as ManagementOperationId));
-      const app = await buildManagementApp({ services: base.cardline, config: store.config, logger, inProcess: { secret, operator: cliOperator() }, operations });
+      const app = await buildManagementApp({ services, config: store.config, logger, inProcess: { secret, operator: cliOperator() }, operations });
       try {
         const messages = opts.messages ?? {};
         const transport: Transport = {
@@ -68,7 +66,7 @@ export async function withManagement<T>(
         await app.close();
       }
     } finally {
-      await base.close();
+      await close();
     }
   });
 }

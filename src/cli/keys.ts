@@ -124,7 +124,7 @@ export function keysCommand(): Command {
     .addHelpText('after', STORE_HELP)
     .action(async (opts: { tenant: string; jwk: string }) => {
       const jwk = await readJwk(opts.jwk);
-      const { ClientKeyStore } = await import('../crypto/client-keys.js');
+      const { ClientKeyStore } = await import('../services/identity/client-keys.js');
       const { adminRegisterClientKey } = await import('../services/admin-actions.js');
       const { requireTenant, withStore } = await import('./store.js');
       const registered = await withStore({ masterKey: false }, async (store) => {

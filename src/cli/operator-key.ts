@@ -4,7 +4,8 @@
 // management operations run in process (src/cli/in-process.ts; the platform's audit trail, actor `cli:<os-user>`).
 import { Command } from 'commander';
 import { STORE_HELP, printJson, table } from './common.js';
-import { REMOTE_HELP, withApi } from './remote.js';
+import { withApi } from './api.js';
+import { REMOTE_HELP } from './remote.js';
 
 export function operatorKeyCommand(): Command {
   const cmd = new Command('operator-key').description('Create, list and revoke the API keys of the management listener.');

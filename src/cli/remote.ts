@@ -213,20 +213,3 @@ Management API:
   the command calls a running gateway's management API with the operator key in CARDLINE_OPERATOR_KEY (a
   password is sent as a JWE to the tenant's encryption key); a change reaches every gateway process within
   2 s. Otherwise the command works on the store directly.`;
-
-/**
- * Runs `fn` with the management API this command uses: the running gateway's (`--admin-url`), or the
- * listener's own app in this process over the store (src/cli/in-process.ts). The same typed calls either way.
- * `operations` names the operations `fn` calls: the app in process registers only those (a command starts in
- * a fraction of the time all of them take to compile, decision 0104), and a call to another one fails.
- */
-export async function withApi<T>(
-  command: Command,
-  opts: { create?: boolean; messages?: Record<string, string>; operations: readonly ManagementOperationId[] },
-  fn: (api: ManagementApi) => Promise<T>,
-): Promise<T> {
-  const api = managementApi(command);
-  if (api) return fn(api.only(opts.operations));
-  const { withManagement } = await import('./in-process.js');
-  return withManagement(opts, (inProcess) => fn(inProcess.only(opts.operations)));
-}

@@ -8,7 +8,8 @@ import jsonMergePatch from 'json-merge-patch';
 import { DEFAULT_HOME_COUNTRY, DEFAULT_TENANT_CONFIG, DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
 import type { PublicJwk } from '../crypto/keys.js';
 import { STORE_HELP, fail, integer, money, orderedJwk, printJson, table, tenantId } from './common.js';
-import { REMOTE_HELP, withApi } from './remote.js';
+import { withApi } from './api.js';
+import { REMOTE_HELP } from './remote.js';
 
 interface ConfigOptions {
   name?: string;

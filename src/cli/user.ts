@@ -7,7 +7,8 @@ import type { JWK } from 'jose';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { encryptCompact } from '../crypto/jwe.js';
 import { STORE_HELP, fail, printJson, readStdin, table, tenantId } from './common.js';
-import { REMOTE_HELP, withApi, type ManagementApi, type ManagementOperationId } from './remote.js';
+import { withApi } from './api.js';
+import { REMOTE_HELP, type ManagementApi, type ManagementOperationId } from './remote.js';
 
 interface AddOptions {
   tenant: string;
@@ -75,7 +76,7 @@ ${STORE_HELP}`,
       const password = opts.passwordStdin ? await readStdin('the password') : process.env.CARDLINE_USER_PASSWORD;
       if (!password) fail('No password: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.');
       // Checked before anything changes: resetting an existing user takes more than one call.
-      const problem = (await import('../services/users.js')).passwordProblem(password);
+      const problem = (await import('../services/identity/users.js')).passwordProblem(password);
       if (problem) fail(problem);
       await withApi(command, { operations: ['tenant-user.list', 'tenant-user.create', 'tenant.keys', 'tenant-user.update', 'tenant-user.set-password', 'tenant-user.unlock'] }, (api) => addUser(api, opts, password));
       process.stdout.write(`User '${opts.username}' (${opts.role}) saved on tenant '${opts.tenant}'.\n`);
@@ -151,7 +152,7 @@ ${STORE_HELP}`,
     .action(async (opts: { tenant: string; username: string; passwordStdin?: boolean }, command: Command) => {
       const password = opts.passwordStdin ? await readStdin('the password') : process.env.CARDLINE_USER_PASSWORD;
       if (!password) fail('No password: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.');
-      const problem = (await import('../services/users.js')).passwordProblem(password);
+      const problem = (await import('../services/identity/users.js')).passwordProblem(password);
       if (problem) fail(problem);
       await withApi(command, { operations: ['tenant.keys', 'tenant-user.set-password'] }, async (api) =>
         api.operation('tenant-user.set-password', {

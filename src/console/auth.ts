@@ -3,7 +3,7 @@
 // X-CSRF-Token, so another site cannot make the browser send one. An operator key in Authorization wins.
 import type { FastifyRequest } from 'fastify';
 import { CardlineError } from '../errors.js';
-import type { Operator } from '../services/operator-keys.js';
+import type { Operator } from '../services/identity/operator-keys.js';
 import { CSRF_HEADER, ConsoleSessions, sessionIdOf } from './sessions.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

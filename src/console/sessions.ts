@@ -5,8 +5,8 @@
 // sends it back as a header on every change; nothing stores it.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../store/db.js';
-import type { Operator, OperatorKeys } from '../services/operator-keys.js';
-import { PLATFORM_TENANT } from '../services/tenants.js';
+import type { Operator, OperatorKeys } from '../services/identity/operator-keys.js';
+import { PLATFORM_TENANT } from '../services/tenancy/tenants.js';
 
 const SESSION_COOKIE = 'cardline_console';
 export const CSRF_HEADER = 'x-csrf-token';

@@ -10,8 +10,3 @@ export function connectorSecrets(masterKey: MasterKey, tenantId: string): Connec
     open: (sealed, context) => key.open(sealed, context),
   };
 }
-
-/** Secrets under a random master key, for connectors run outside a gateway (conformance checks, tests). */
-export function ephemeralSecrets(tenantId = 'ephemeral'): ConnectorSecrets {
-  return connectorSecrets(new MasterKey(MasterKey.generate()), tenantId);
-}

@@ -2,10 +2,19 @@
 // the tenant's registered client key, one compact JWE per field (decision 0020); without a client key they do not leave.
 import { randomUUID } from 'node:crypto';
 import { CompactEncrypt, importJWK } from 'jose';
-import type { Sealed, SensitiveValues } from '../operations/define.js';
-import type { ClientKeyStore } from './client-keys.js';
+import type { RegisteredClientJwk } from '../../schemas/keys.js';
 import { DEFAULT_CONTENT_ENCS } from './jwe.js';
 import { ENC_ALG } from './keys.js';
+
+/** Values that leave only as JWEs to the tenant's registered client key (decision 0020); undefined ones are left out. */
+export type SensitiveValues = Record<string, string | undefined>;
+/** The same values, each sealed; the whole is undefined when the tenant registered no client key. */
+export type Sealed<S extends SensitiveValues> = { [K in keyof S]: undefined extends S[K] ? string | undefined : string };
+
+/** Where a tenant's registered client key comes from (the client-key store). */
+export interface ClientKeySource {
+  get(tenantId: string): Promise<{ jwk: RegisteredClientJwk } | null>;
+}
 
 const encoder = new TextEncoder();
 
@@ -13,7 +22,7 @@ const encoder = new TextEncoder();
  * Each defined value as a compact JWE to the tenant's client key (protected header: alg, enc, kid of the
  * client key, iat, jti); undefined values are left out; undefined as a whole when no client key is registered.
  */
-export async function sealFields<S extends SensitiveValues>(clientKeys: ClientKeyStore, tenantId: string, values: S): Promise<Sealed<S> | undefined> {
+export async function sealFields<S extends SensitiveValues>(clientKeys: ClientKeySource, tenantId: string, values: S): Promise<Sealed<S> | undefined> {
   const registered = await clientKeys.get(tenantId);
   if (!registered) return undefined;
   const key = await importJWK(registered.jwk, ENC_ALG);

@@ -2,14 +2,18 @@
 // the decrypt step's and the management API's way in. Every failure is the one generic 400 (decision 0008).
 import type { FastifyBaseLogger } from 'fastify';
 import { Errors } from '../errors.js';
-import type { ReplayCache } from '../services/replay.js';
 import { JweError, decryptCompact } from './jwe.js';
-import type { KeyRing } from './keys.js';
+import type { KeySource } from './keys.js';
+
+/** Spends a JWE's jti: true the first time a (tenant, jti) is seen while it could still pass (the replay cache). */
+interface ReplayGuard {
+  firstUse(tenantId: string, jti: string, expiresAt: Date): Promise<boolean>;
+}
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 export async function openTenantJwe(
-  deps: { keys: KeyRing; replay: ReplayCache },
+  deps: { keys: KeySource; replay: ReplayGuard },
   tenantId: string,
   compact: string,
   log: FastifyBaseLogger,

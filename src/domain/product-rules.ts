@@ -4,7 +4,10 @@
 import type { UpgradeLimitInput } from '../../connectors/contract.js';
 import { toMinor } from '../../connectors/shared/money.js';
 import { Errors } from '../errors.js';
-import type { Tenant } from '../services/tenants.js';
+import type { TenantConfig } from '../../schemas/tenant.js';
+
+/** The part of a tenant these rules read: its configuration. */
+type Tenant = { config: Pick<TenantConfig, 'creditLimit'> };
 
 /** Refuses a limit above the product maximum (LIMIT_ABOVE_MAXIMUM). */
 export function checkCreditLimit(tenant: Tenant, amount: string): void {

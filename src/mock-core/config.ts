@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FaultConfigUpdate } from '../../schemas/core-protocol.js';
 import { isLoopback } from '../config.js';
-import type { MockCoreAuth } from './server.js';
+import type { MockCoreAuth } from '../../connectors/mock-core/server.js';
 
 export interface MockCoreConfig {
   host: string;

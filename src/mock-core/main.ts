@@ -1,7 +1,7 @@
 // The mock core process: `npm run mock-core -- --port 9090` (or MOCK_CORE_PORT=9090). Listens on loopback, closes gracefully on SIGTERM/SIGINT.
-import { coreProtocolOpenApiText } from '../../schemas/core-protocol.js';
+import { coreProtocolOpenApiText } from '../../connectors/rest/protocol-document.js';
 import { MockCoreConfigError, USAGE, parseMockCoreArgs } from './config.js';
-import { buildMockCore } from './server.js';
+import { buildMockCore } from '../../connectors/mock-core/server.js';
 import { closeOnSignals } from '../shutdown.js';
 import { ListenError, listenOn } from '../listen.js';
 

@@ -7,7 +7,7 @@ import type { NotifyConfig } from '../config.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { Errors } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { keyPage, type KeyPage } from '../store/key-cursor.js';
+import { keyPage, type KeyPage } from '../paging/key-cursor.js';
 import { checkTarget, TargetRefused, type Resolver } from './addresses.js';
 import { subjectOf } from './nats.js';
 import { newSecret } from './webhook.js';

@@ -14,8 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import { uuidv7 } from 'uuidv7';
-import { decodeSeqCursor, encodeSeqCursor } from '../store/seq-cursor.js';
-import { subscribesSql } from './subscription.js';
+import { decodeSeqCursor, encodeSeqCursor } from '../paging/seq-cursor.js';
+import { subscribesSql } from '../events/subscription.js';
 import {
   DELIVERY_PAGE_DEFAULT,
   type ChannelType,
@@ -26,8 +26,8 @@ import {
 import { CHANNEL_TEST_EVENT } from '../../schemas/events.js';
 import type { NotifyConfig } from '../config.js';
 import { Errors } from '../errors.js';
-import type { DeliveryObserver } from '../services/metrics.js';
-import type { TenantService } from '../services/tenants.js';
+import type { DeliveryObserver } from '../services/infrastructure/metrics.js';
+import type { TenantService } from '../services/tenancy/tenants.js';
 import type { Queryable } from '../store/db.js';
 import type { Channel, ChannelService } from './channels.js';
 import type { NatsPublisher } from './nats.js';

@@ -1,5 +1,5 @@
 // The schemas the OpenAPI document names (components.schemas), in one place: every TypeBox schema that a
-// module of schemas/ exports, by its export name. The document builder (src/openapi/hoist.ts) replaces each
+// module of schemas/ exports, by its export name. The document builder (connectors/shared/openapi-hoist.ts) replaces each
 // occurrence, however deep, by a $ref, so that generated clients get named types. Route parameters and
 // queries become parameters, not schemas; strings stay inline (a named string is no type a client can use).
 import { Kind, type TSchema } from '@sinclair/typebox';

@@ -9,7 +9,7 @@ import { Problem, documentedFormOf } from '../../schemas/common.js';
 import { CardlineError, Errors, quotingRequestId, renderEnvelope, renderProblem, type Dialect } from '../errors.js';
 import { rolesOf } from '../operations/access.js';
 import { bodyMayBeOmitted, type Listener, type Operation } from '../operations/define.js';
-import { sandboxErrors } from '../operations/register.js';
+import { sandboxErrors } from '../plugins/register.js';
 import { authErrors } from '../plugins/auth.js';
 import { decryptErrors } from '../plugins/decrypt.js';
 import { internalErrors, routingErrors } from '../plugins/errors.js';
@@ -22,7 +22,7 @@ import { tenantConfigErrors, tenantErrors } from '../plugins/tenant.js';
 import { validationErrors } from '../plugins/validate.js';
 import type { ErrorCase, StepErrors } from '../step-errors.js';
 import { NAMED_SCHEMAS } from './components.js';
-import { hoister } from './hoist.js';
+import { hoister } from '../../connectors/shared/openapi-hoist.js';
 
 export const OPENAPI_INFO = {
   title: 'Cardline',

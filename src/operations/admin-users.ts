@@ -16,12 +16,11 @@ import {
 } from '../../schemas/management.js';
 import { PAGE_MAX, PageQuery } from '../../schemas/page.js';
 import { Errors } from '../errors.js';
-import type { EncryptedField } from '../route-config.js';
-import { updateTenant } from '../services/tenant-admin.js';
-import { keyCursorOf, pageBounds, pageQueryErrors } from '../store/key-cursor.js';
-import type { Tenant } from '../services/tenants.js';
-import { PASSWORD_MIN } from '../services/users.js';
-import { defineOperation } from './define.js';
+import { updateTenant } from '../services/tenancy/tenant-admin.js';
+import { keyCursorOf, pageBounds, pageQueryErrors } from '../paging/key-cursor.js';
+import type { Tenant } from '../services/tenancy/tenants.js';
+import { PASSWORD_MIN } from '../services/identity/users.js';
+import { defineOperation, type EncryptedField } from './define.js';
 
 /** Passwords arrive as JWEs to the tenant's key, as at login; plain text only where the tenant allows it. */
 const passwordFields = (...fields: string[]): EncryptedField[] =>

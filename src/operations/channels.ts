@@ -22,8 +22,8 @@ import { PAGE_MAX, PageQuery } from '../../schemas/page.js';
 import type { FieldError } from '../../schemas/common.js';
 import { Errors } from '../errors.js';
 import { MessageResponse } from '../../schemas/management.js';
-import { decodeSeqCursor } from '../store/seq-cursor.js';
-import { keyCursorOf, pageBounds, pageQueryErrors } from '../store/key-cursor.js';
+import { decodeSeqCursor } from '../paging/seq-cursor.js';
+import { keyCursorOf, pageBounds, pageQueryErrors } from '../paging/key-cursor.js';
 import { defineOperation } from './define.js';
 
 const TAG = 'Notification channels';

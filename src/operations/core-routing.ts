@@ -2,9 +2,9 @@
 // shadow core's divergences and summary (decisions 0111-0113). Routing itself is the operator's
 // (PATCH /v1/tenants/{tenantId} on the management listener), never the Admin's.
 import { ConnectorsResponse, DivergencePageResponse, DivergenceQuery, SHADOW_PAGE_MAX, ShadowSummaryResponse } from '../../schemas/core-routing.js';
-import { connectorsView } from '../services/connectors-view.js';
-import { pageQueryErrors } from '../store/key-cursor.js';
-import { decodeSeqCursor } from '../store/seq-cursor.js';
+import { connectorsView } from '../services/connectors/connectors-view.js';
+import { pageQueryErrors } from '../paging/key-cursor.js';
+import { decodeSeqCursor } from '../paging/seq-cursor.js';
 import { defineOperation } from './define.js';
 
 const TAG = 'Cores';

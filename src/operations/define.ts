@@ -6,13 +6,26 @@ import type { BusinessCodeId } from '../../schemas/business-codes.js';
 import type { FieldError } from '../../schemas/common.js';
 import type { EventPayload, EventType } from '../../schemas/events.js';
 import type { CardlineError, Dialect } from '../errors.js';
-import type { Services } from '../plugins/services.js';
-import type { EncryptedField } from '../route-config.js';
-import type { ConnectorOperation, InputOf, ValueOf } from '../services/connectors.js';
-import type { Operator } from '../services/operator-keys.js';
-import type { Principal } from '../services/tokens.js';
-import type { Tenant } from '../services/tenants.js';
+import type { Services } from '../services/index.js';
+import type { Sealed, SensitiveValues } from '../crypto/response-fields.js';
+import type { ConnectorOperation, InputOf, ValueOf } from '../services/connectors/index.js';
+import type { Operator } from '../services/identity/operator-keys.js';
+import type { Principal } from '../services/identity/tokens.js';
+import type { Tenant } from '../services/tenancy/tenants.js';
 import type { Access } from './access.js';
+
+export type { Sealed, SensitiveValues };
+
+export interface EncryptedField {
+  /**
+   * Body property that may arrive as a compact JWE string: a top-level name or a dotted path
+   * (`communicationAddress.address1`; `[]` for every item of an array: `cards[].pan`). Fields whose schema
+   * is marked `sensitive()` (schemas/common.ts) are added at route registration (decision 0019).
+   */
+  field: string;
+  /** When this returns true for the tenant, a plain-text value is refused. */
+  required?: (tenant: Tenant) => boolean;
+}
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -55,11 +68,6 @@ export interface ExecuteContext<P, Q, B> extends OperationInput<P, Q, B> {
    */
   securityEvent: (event: EventOf) => void;
 }
-
-/** Values that leave only as JWEs to the tenant's registered client key (decision 0020); undefined ones are left out. */
-export type SensitiveValues = Record<string, string | undefined>;
-/** The same values, each sealed; the whole is undefined when the tenant registered no client key. */
-export type Sealed<S extends SensitiveValues> = { [K in keyof S]: undefined extends S[K] ? string | undefined : string };
 
 /**
  * The event of record a completed call adds to the outbox, in its audit record's transaction. Built from

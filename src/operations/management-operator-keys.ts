@@ -3,8 +3,8 @@
 import { MessageResponse, OperatorKeyCreateBody, OperatorKeyCreatedResponse, OperatorKeyPageResponse, OperatorKeyParams, isOperatorKeyName } from '../../schemas/management.js';
 import { PAGE_MAX, PageQuery } from '../../schemas/page.js';
 import { Errors } from '../errors.js';
-import { OperatorKeyError } from '../services/operator-keys.js';
-import { keyCursorOf, pageBounds, pageQueryErrors } from '../store/key-cursor.js';
+import { OperatorKeyError } from '../services/identity/operator-keys.js';
+import { keyCursorOf, pageBounds, pageQueryErrors } from '../paging/key-cursor.js';
 import { defineOperation } from './define.js';
 
 const TAG = 'Operator keys';

@@ -7,10 +7,10 @@ import { TenantCreateBody, TenantCreatedResponse, TenantIdParams, TenantListQuer
 import { PAGE_MAX } from '../../schemas/page.js';
 import { TenantConfig } from '../../schemas/tenant.js';
 import { Errors } from '../errors.js';
-import { connectorsView } from '../services/connectors-view.js';
-import { createNewTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant, type TenantAdminDeps } from '../services/tenant-admin.js';
-import { isTenantId } from '../services/tenants.js';
-import { keyCursorOf, pageBounds, pageQueryErrors } from '../store/key-cursor.js';
+import { connectorsView } from '../services/connectors/connectors-view.js';
+import { createNewTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant, type TenantAdminDeps } from '../services/tenancy/tenant-admin.js';
+import { isTenantId } from '../services/tenancy/tenants.js';
+import { keyCursorOf, pageBounds, pageQueryErrors } from '../paging/key-cursor.js';
 import { defineOperation } from './define.js';
 
 export const TENANTS_TAG = 'Tenants';

@@ -14,10 +14,9 @@ import {
 } from '../../schemas/management.js';
 import { PAGE_MAX, PageQuery } from '../../schemas/page.js';
 import { Errors } from '../errors.js';
-import type { EncryptedField } from '../route-config.js';
-import type { Tenant } from '../services/tenants.js';
-import { keyCursorOf, pageBounds, pageQueryErrors } from '../store/key-cursor.js';
-import { defineOperation } from './define.js';
+import type { Tenant } from '../services/tenancy/tenants.js';
+import { keyCursorOf, pageBounds, pageQueryErrors } from '../paging/key-cursor.js';
+import { defineOperation, type EncryptedField } from './define.js';
 
 const TAG = 'Tenant users';
 

@@ -6,7 +6,7 @@ import { Identifier, type FieldError } from '../../schemas/common.js';
 import { SetPinBody, SetPinResponse } from '../../schemas/pin.js';
 import { blockSizeOf } from '../crypto/pin-block.js';
 import { Errors } from '../errors.js';
-import { INVALID_PIN_BLOCK } from '../services/pins.js';
+import { INVALID_PIN_BLOCK } from '../services/identity/pins.js';
 import { defineOperation } from './define.js';
 
 const OBJECT_NAME = 'setPinRequest';

@@ -5,7 +5,7 @@ import { ActivityReport, CreditLimitChangesReport, REPORT_MAX_DAYS, ReportQuery,
 import { DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
 import { daysInRange, isDay } from '../domain/days.js';
 import type { ReportRange } from '../reports/reports.js';
-import type { Tenant } from '../services/tenants.js';
+import type { Tenant } from '../services/tenancy/tenants.js';
 import { defineOperation } from './define.js';
 
 const OBJECT_NAME = 'reportQuery';

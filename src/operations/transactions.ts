@@ -7,7 +7,7 @@ import { DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
 import { TRANSACTION_PAGE_DEFAULT, TRANSACTION_PAGE_MAX, TransactionPageResponse, TransactionQuery } from '../../schemas/transactions.js';
 import { boundOf } from '../domain/days.js';
 import { CardlineError, Errors } from '../errors.js';
-import type { Tenant } from '../services/tenants.js';
+import type { Tenant } from '../services/tenancy/tenants.js';
 import { toTransactionView } from '../views/entities.js';
 import { defineOperation } from './define.js';
 

@@ -25,7 +25,7 @@ import type { Settlement } from '../audit/writer.js';
 import { Errors } from '../errors.js';
 import type { TargetSpec } from '../operations/define.js';
 import type { AuditSpec } from '../route-config.js';
-import type { Principal } from '../services/tokens.js';
+import type { Principal } from '../services/identity/tokens.js';
 
 /** Whose trail a record joins and who acted: the listener decides (public API: the tenant and its user). */
 export interface AuditSubject {

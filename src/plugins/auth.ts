@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
 import { rolesOf } from '../operations/access.js';
-import { TokenError } from '../services/tokens.js';
+import { TokenError } from '../services/identity/tokens.js';
 import { declareErrors, errorCase } from '../step-errors.js';
 
 /** What this step answers: on every public-API operation that needs a token. */

@@ -1,12 +1,12 @@
 // Decrypts what arrives encrypted before validation (preValidation), so the schema sees plaintext: whole
 // bodies (Content-Type: application/jose) and JWE fields: the route's encrypted fields, which the registrar computes
-// from its operation (declared paths and the body schema's fields marked sensitive, src/operations/register.ts).
+// from its operation (declared paths and the body schema's fields marked sensitive, src/plugins/register.ts).
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { CardlineError, Errors } from '../errors.js';
 import { looksLikeCompactJwe } from '../crypto/jwe.js';
 import { openTenantJwe } from '../crypto/tenant-jwe.js';
-import type { Tenant } from '../services/tenants.js';
+import type { Tenant } from '../services/tenancy/tenants.js';
 import { declareErrors, errorCase, isManagement, takesBody } from '../step-errors.js';
 import { parseStrictJson } from './strict-json.js';
 

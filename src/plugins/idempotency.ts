@@ -5,7 +5,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
-import { IDEMPOTENCY_KEY_PATTERN, fingerprintOf, scopeHash } from '../services/idempotency.js';
+import { IDEMPOTENCY_KEY_PATTERN, fingerprintOf, scopeHash } from '../services/infrastructure/idempotency.js';
 import { declareErrors, errorCase, isWrite, takesBody } from '../step-errors.js';
 import type { Operation } from '../operations/define.js';
 

@@ -7,11 +7,16 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { sealFields } from '../crypto/response-fields.js';
 import { Errors } from '../errors.js';
 import { domainEvent, type DomainEvent } from '../events/outbox.js';
-import type { CoreCall, EventOf, Operation } from '../operations/define.js';
-import { inputOf } from '../operations/register.js';
+import type { CoreCall, EventOf, Operation, OperationInput } from '../operations/define.js';
 import { prefersCsv, toCsv } from '../reports/csv.js';
 import { declareErrors, errorCase } from '../step-errors.js';
 import { BUSINESS_CODES } from '../../schemas/business-codes.js';
+
+/** The validated request as an operation's functions see it. */
+export function inputOf(request: FastifyRequest): OperationInput<unknown, unknown, unknown> {
+  const { tenant, principal, operator } = request.ctx;
+  return { params: request.params, query: request.query, body: request.body, tenant: tenant!, principal, operator };
+}
 
 /**
  * What this step answers: what the operation declares (the login's refused credentials, its business refusals,

@@ -6,8 +6,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
-import type { Operator } from '../services/operator-keys.js';
-import { isTenantId } from '../services/tenants.js';
+import type { Operator } from '../services/identity/operator-keys.js';
+import { isTenantId } from '../services/tenancy/tenants.js';
 
 import { declareErrors, errorCase, isManagement } from '../step-errors.js';
 

@@ -4,16 +4,11 @@
 import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify';
 import { isSensitive } from '../../schemas/common.js';
 import { Errors } from '../errors.js';
-import type { AuditSpec, EncryptedField } from '../route-config.js';
+import type { AuditSpec } from '../route-config.js';
 import { declareErrors, errorCase, takesBody } from '../step-errors.js';
-import { rolesOf } from './access.js';
-import { bodyMayBeOmitted, type Listener, type Operation, type OperationInput } from './define.js';
-
-/** The validated request as an operation's functions see it. */
-export function inputOf(request: FastifyRequest): OperationInput<unknown, unknown, unknown> {
-  const { tenant, principal, operator } = request.ctx;
-  return { params: request.params, query: request.query, body: request.body, tenant: tenant!, principal, operator };
-}
+import { rolesOf } from '../operations/access.js';
+import { bodyMayBeOmitted, type EncryptedField, type Listener, type Operation } from '../operations/define.js';
+import { inputOf } from './operation.js';
 
 /** For any tenant that is not a sandbox, a sandbox route answers exactly as a route that does not exist (decision 0012). */
 async function sandboxOnly(request: FastifyRequest): Promise<void> {

@@ -2,7 +2,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
-import { TenantConfigError } from '../services/tenants.js';
+import { TenantConfigError } from '../services/tenancy/tenants.js';
 import { declareErrors, errorCase, isManagement } from '../step-errors.js';
 
 /** What this step answers, on every public operation (the management listener's tenant is its path's). */

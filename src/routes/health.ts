@@ -1,8 +1,8 @@
 // Liveness and readiness probes (readiness lists degraded tenants): no tenant, no token.
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { DegradedTenant } from '../services/connectors.js';
-import { redisAnswers } from '../services/redis.js';
+import type { DegradedTenant } from '../services/connectors/index.js';
+import { redisAnswers } from '../services/infrastructure/redis.js';
 import { migrationsApplied } from '../store/migrate.js';
 
 const Check = Type.Union([Type.Literal('ok'), Type.Literal('unreachable'), Type.Literal('pending'), Type.Literal('unknown')]);

@@ -12,10 +12,11 @@ import { outcomeOf } from '../audit/outcome.js';
 import type { AuditWriter } from '../audit/writer.js';
 import { CardlineError, Errors } from '../errors.js';
 import { domainEvent, type DomainEvent } from '../events/outbox.js';
-import type { ClientKeyStore, RegisteredClientKey } from '../crypto/client-keys.js';
-import type { KeyInfo, KeyUse, RotationResult } from '../crypto/keys.js';
-import type { TenantAdminDeps } from './tenant-admin.js';
-import { PLATFORM_TENANT, isTenantId } from './tenants.js';
+import type { ClientKeyStore, RegisteredClientKey } from './identity/client-keys.js';
+import type { KeyUse } from '../crypto/keys.js';
+import type { KeyInfo, RotationResult } from './identity/key-ring.js';
+import type { TenantAdminDeps } from './tenancy/tenant-admin.js';
+import { PLATFORM_TENANT, isTenantId } from './tenancy/tenants.js';
 
 /** Who acts: the name recorded as the audit actor (an operator key's name, or `cli:<os-user>`), and from where. */
 export interface AdminActor {

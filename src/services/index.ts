@@ -1,38 +1,39 @@
-// The gateway's services (store, keys, tenants, users, tokens, audit, connectors) as one decorator.
-import fp from 'fastify-plugin';
-import type { FastifyPluginAsync } from 'fastify';
+// The composition root: every service of the gateway built in order, bottom up, each from those built before
+// it, and closed in the reverse order. Framework-free: the Fastify plugin (src/plugins/services.ts) decorates
+// the app with what this builds, and the CLI calls it directly.
+import type { FastifyBaseLogger } from 'fastify';
 import type { ConnectorDefinition } from '../../connectors/contract.js';
 import { builtInConnectors } from '../../connectors/index.js';
 import { AuditLog } from '../audit/log.js';
 import { AuditWriter } from '../audit/writer.js';
 import { CheckpointPublisher } from '../audit/checkpoint.js';
 import type { Config } from '../config.js';
-import { ClientKeyStore } from '../crypto/client-keys.js';
+import { ClientKeyStore } from './identity/client-keys.js';
 import { connectorSecrets } from '../crypto/connector-secrets.js';
-import { KeyRing, checkMasterKey } from '../crypto/keys.js';
+import { KeyRing, checkMasterKey } from './identity/key-ring.js';
 import { MasterKey } from '../crypto/master-key.js';
 import { HsmError, type HsmProvider } from '../crypto/hsm/index.js';
 import { SoftwareHsmProvider } from '../crypto/hsm/software.js';
-import { createConnectorServices, type ConnectorInstances, type ConnectorRegistry, type CoreCaller } from '../services/connectors.js';
+import { ConnectorInstances, ConnectorRegistry, CoreCaller } from './connectors/index.js';
 import type { Redis } from 'ioredis';
-import { closeRedis, openRedis } from '../services/redis.js';
-import { createReplayCache, type ReplayCache } from '../services/replay.js';
-import { IdempotencyStore } from '../services/idempotency.js';
-import { PinService } from '../services/pins.js';
-import { TenantService } from '../services/tenants.js';
-import { TokenService } from '../services/tokens.js';
-import { UserService } from '../services/users.js';
+import { closeRedis, openRedis } from './infrastructure/redis.js';
+import { createReplayCache, type ReplayCache } from './infrastructure/replay.js';
+import { IdempotencyStore } from './infrastructure/idempotency.js';
+import { PinService } from './identity/pins.js';
+import { TenantService } from './tenancy/tenants.js';
+import { TokenService } from './identity/tokens.js';
+import { UserService } from './identity/users.js';
 import { Reports } from '../reports/reports.js';
 import type { Db } from '../store/db.js';
-import { ChangeFeed } from '../services/changes.js';
+import { ChangeFeed } from './infrastructure/changes.js';
 import { ConfigSecrets } from '../crypto/config-secrets.js';
-import { OperatorKeys } from '../services/operator-keys.js';
-import { Metrics } from '../services/metrics.js';
-import { sealLegacySecrets } from '../services/tenant-admin.js';
+import { OperatorKeys } from './identity/operator-keys.js';
+import { Metrics } from './infrastructure/metrics.js';
+import { sealLegacySecrets } from './tenancy/tenant-admin.js';
 import { migrate } from '../store/migrate.js';
 import { ChannelService } from '../notify/channels.js';
 import { DeliveryService } from '../notify/deliveries.js';
-import { ShadowService } from '../services/shadow.js';
+import { ShadowService } from './connectors/shadow.js';
 import { NatsPublisher } from '../notify/nats.js';
 import { WebhookSender } from '../notify/webhook.js';
 
@@ -54,7 +55,7 @@ export interface Services {
   reports: Reports;
   /**
    * The tenants' HSM (software for development, PKCS#11 in production): PIN keys, one `Hsm` per tenant
-   * (`hsm.forTenant(id)`). Opened with the services; null in a one-command process (it sets no PIN).
+   * (`hsm.forTenant(id)`). Opened with the services; null in a process that sets no PIN (the CLI's).
    */
   hsm: HsmProvider | null;
   /** PIN changes through the tenant's HSM. */
@@ -88,161 +89,197 @@ export interface Services {
 /** An in-flight claim older than this is taken over; never shorter than twice a connector call's deadline. */
 const MIN_LEASE_SECONDS = 60;
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    cardline: Services;
-  }
-}
-
-interface ServicesOptions {
+export interface ServicesOptions {
   config: Config;
   db: Db;
   masterKey: string;
+  log: FastifyBaseLogger;
+  /** The connector definitions; the built-in ones by default. */
   connectors?: ConnectorDefinition[];
-  /** Close the store when the app closes (false when the caller owns it). */
+  /** Close the store with the services (false when the caller owns it). */
   ownsDb?: boolean;
   /**
-   * A one-command process (the CLI's in-process management API, decision 0198): no tenant's connector is
-   * started, no delivery worker runs, no legacy secret is sealed, no HSM is opened; the services are otherwise
-   * the gateway's.
+   * The PIN HSM. By default the one the configuration names, opened here (a PKCS#11 one that does not open
+   * fails the boot); null for a process that sets no PIN (the CLI's, decision 0198). One given is the caller's to close.
    */
-  oneShot?: boolean;
+  hsm?: HsmProvider | null;
 }
 
-const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) => {
-  const { config, db } = opts;
-  await migrate(db);
-  const masterKey = new MasterKey(opts.masterKey);
-  // Before anything is served or sealed: a wrong master key fails the boot with a message, not 500s later.
-  await checkMasterKey(db, masterKey);
-  const redis = config.redisUrl ? await openRedis(config, app.log) : null;
-  const changes = new ChangeFeed(db, app.log);
-  // The gauges read the services when Prometheus scrapes; `services` exists by then.
-  const metrics = new Metrics(
-    { tenantLabel: config.metricsTenantLabel },
-    {
-      outboxDepth: async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE status = 'pending'")).rows[0]?.n ?? 0,
-      deliveryDepth: () => services.deliveries.depth(),
-      breakers: () => breakerStates(services.connectors),
-    },
-  );
-  const keys = new KeyRing(db, masterKey, config.tenantCacheTtlMs, changes, config.keyCacheMax);
-  const secrets = new ConfigSecrets(masterKey);
-  const users = new UserService(db, changes, metrics);
-  const tenants = new TenantService(db, config.tenantCacheTtlMs, secrets);
-  const channels = new ChannelService(db, masterKey, config.notify);
-  const webhooks = new WebhookSender({ timeoutMs: config.notify.webhookTimeoutMs, allowHosts: config.notify.allowHosts });
-  const nats = config.notify.natsUrl
-    ? new NatsPublisher({ servers: config.notify.natsUrl, stream: config.notify.natsStream, subjectPrefix: config.notify.natsSubjectPrefix, timeoutMs: 5_000 })
-    : null;
-  const deliveries = new DeliveryService(db, { config: config.notify, channels, tenants, webhooks, nats, observer: metrics, log: app.log });
-  const hsm = opts.oneShot ? null : await openHsm(config, db, masterKey);
-  if (hsm) app.log.info({ hsm: hsm.kind }, 'PIN HSM ready');
-  const checkpoints = new CheckpointPublisher(db, keys, config.auditCheckpointMs, (tenant, err) =>
-    app.log.warn({ tenant, reason: err instanceof Error ? err.message : String(err) }, 'audit checkpoint not published'),
-  );
-  const services: Services = {
-    config,
-    db,
-    keys,
-    clientKeys: new ClientKeyStore(db, config.tenantCacheTtlMs, changes),
-    tenants,
-    users,
-    tokens: new TokenService(keys, config.issuer, config.audience, users),
-    audit: new AuditWriter(db, metrics, () => deliveries.wake(), (written) => checkpoints.wrote(written)),
-    checkpoints,
-    auditLog: new AuditLog(db),
-    reports: new Reports(db),
-    hsm,
-    pins: new PinService(hsm),
-    ...createConnectorServices(opts.connectors ?? builtInConnectors, app.log, config.connectorTimeoutMs, {
+/** What createServices built, and its lifecycle. */
+export interface CreatedServices {
+  services: Services;
+  /**
+   * The gateway's work beyond answering requests: secrets stored in clear sealed, every active tenant's
+   * connector started, the delivery worker and the checkpoint publisher running. The CLI, which runs one
+   * command, does not start them.
+   */
+  start(): Promise<void>;
+  /** Stops what start() started, then closes every service in the reverse order of its construction. */
+  close(): Promise<void>;
+}
+
+export async function createServices(opts: ServicesOptions): Promise<CreatedServices> {
+  const { config, db, log } = opts;
+  // Each resource's close, pushed as it is opened: close() runs them last first.
+  const closers: (() => unknown)[] = [];
+  const close = async (): Promise<void> => {
+    for (let closer = closers.pop(); closer; closer = closers.pop()) await closer();
+  };
+  try {
+    await migrate(db);
+    const masterKey = new MasterKey(opts.masterKey);
+    // Before anything is served or sealed: a wrong master key fails the boot with a message, not 500s later.
+    await checkMasterKey(db, masterKey);
+    const redis = config.redisUrl ? await openRedis(config, log) : null;
+    if (redis) closers.push(() => closeRedis(redis));
+    const changes = new ChangeFeed(db, log);
+    closers.push(() => changes.close());
+    // The gauges read services built below when Prometheus scrapes, never before this function returns.
+    const metrics: Metrics = new Metrics(
+      { tenantLabel: config.metricsTenantLabel },
+      {
+        outboxDepth: async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE status = 'pending'")).rows[0]?.n ?? 0,
+        deliveryDepth: () => deliveries.depth(),
+        breakers: () => breakerStates(connectors),
+      },
+    );
+
+    // Identity and tenancy: keys, secrets, users, tenants and their caches.
+    const keys = new KeyRing(db, masterKey, config.tenantCacheTtlMs, changes, config.keyCacheMax);
+    const clientKeys = new ClientKeyStore(db, config.tenantCacheTtlMs, changes);
+    const secrets = new ConfigSecrets(masterKey);
+    const users = new UserService(db, changes, metrics);
+    const tenants = new TenantService(db, config.tenantCacheTtlMs, secrets);
+    const tokens = new TokenService(keys, config.issuer, config.audience, users);
+    const operatorKeys = new OperatorKeys(db, changes);
+    const replay = createReplayCache(db, redis, config.redisPrefix);
+    closers.push(() => replay.stop());
+    const hsm = opts.hsm !== undefined ? opts.hsm : await openHsm(config, db, masterKey);
+    if (opts.hsm === undefined) {
+      closers.push(() => hsm?.close());
+      log.info({ hsm: hsm!.kind }, 'PIN HSM ready');
+    }
+    const pins = new PinService(hsm);
+
+    // Cores: the registry, each tenant's instances, the shadow comparisons and the caller that feeds them.
+    const connectorRegistry = new ConnectorRegistry(opts.connectors ?? builtInConnectors, log);
+    const connectors = new ConnectorInstances(connectorRegistry, log, {
+      startTimeoutMs: config.connectorTimeoutMs,
       secretsFor: (tenantId) => connectorSecrets(masterKey, tenantId),
-      observer: metrics,
       maxInstances: config.connectorInstancesMax,
-    }),
-    replay: createReplayCache(db, redis, config.redisPrefix),
-    redis,
-    changes,
-    secrets,
-    operatorKeys: new OperatorKeys(db, changes),
-    metrics,
-    channels,
-    deliveries,
-    shadow: undefined as unknown as ShadowService,
+    });
+    closers.push(() => connectors.close());
+    const shadow = new ShadowService(db, connectors, log, metrics);
+    closers.push(() => shadow.close());
+    const core = new CoreCaller(connectors, { timeoutMs: config.connectorTimeoutMs, observer: metrics, shadow });
+
+    // Notifications: the channels and the senders the delivery worker uses.
+    const channels = new ChannelService(db, masterKey, config.notify);
+    const webhooks = new WebhookSender({ timeoutMs: config.notify.webhookTimeoutMs, allowHosts: config.notify.allowHosts });
+    closers.push(() => webhooks.close());
+    const nats = config.notify.natsUrl
+      ? new NatsPublisher({ servers: config.notify.natsUrl, stream: config.notify.natsStream, subjectPrefix: config.notify.natsSubjectPrefix, timeoutMs: 5_000 })
+      : null;
+    if (nats) closers.push(() => nats.close());
+    const deliveries: DeliveryService = new DeliveryService(db, { config: config.notify, channels, tenants, webhooks, nats, observer: metrics, log });
+
+    // The trail: checkpoints signed as it grows, the writer (which wakes the delivery worker), its readers.
+    const checkpoints = new CheckpointPublisher(db, keys, config.auditCheckpointMs, (tenant, err) =>
+      log.warn({ tenant, reason: err instanceof Error ? err.message : String(err) }, 'audit checkpoint not published'),
+    );
+    const audit = new AuditWriter(db, metrics, () => deliveries.wake(), (written) => checkpoints.wrote(written));
+    closers.push(() => audit.close());
     // Answers holding a secret are sealed, and bodies holding one fingerprinted, under a key of their own.
-    idempotency: new IdempotencyStore(db, {
+    const idempotency = new IdempotencyStore(db, {
       ttlHours: config.idempotencyTtlHours,
       leaseSeconds: Math.max(MIN_LEASE_SECONDS, Math.ceil((2 * config.connectorTimeoutMs) / 1000)),
       key: masterKey.derive('idempotency:v1'),
-    }),
-  };
-  services.shadow = new ShadowService(db, services.connectors, app.log, metrics);
-  services.core.shadow = services.shadow;
-  // Caches refresh on change, whichever process made it.
-  changes.subscribe((change) => {
-    switch (change.kind) {
-      case 'tenant':
-        // A tenant created elsewhere may have been looked up here before it existed: nothing of it is kept.
-        services.tenants.invalidate(change.tenantId);
-        services.keys.invalidate(change.tenantId);
-        return services.clientKeys.invalidate(change.tenantId);
-      case 'keys':
-        return services.keys.invalidate(change.tenantId);
-      case 'client-key':
-        return services.clientKeys.invalidate(change.tenantId);
-      case 'user':
-        return services.users.forget(change.tenantId, change.username);
-      case 'operator-keys':
-        return services.operatorKeys.clear();
-      case 'all':
-        services.tenants.clear();
-        services.keys.clear();
-        services.clientKeys.clear();
-        services.users.clear();
-        services.operatorKeys.clear();
-    }
-  });
-  await changes.start();
-  // Everything opened above, closed when the app closes: a worker or publisher never started stops at once.
-  const close = async (): Promise<void> => {
-    services.idempotency.stop();
-    await deliveries.stop();
-    await services.shadow.close();
-    await webhooks.close();
-    await nats?.close();
-    await changes.close();
-    services.replay.stop();
-    await services.audit.close();
-    await checkpoints.stop();
-    await services.connectors.close();
-    await hsm?.close();
-    if (opts.ownsDb !== false) await db.close();
-    if (redis) await closeRedis(redis);
-  };
-  if (opts.oneShot) {
-    app.decorate('cardline', services);
-    app.addHook('onClose', close);
-    return;
-  }
-  const mark = services.tenants.mark();
-  // Secrets stored in clear by an older version are sealed now (decision 0035).
-  const stored = await sealLegacySecrets(services, app.log);
-  // Before the server listens, every active tenant's connector is loaded (external modules by dynamic
-  // import), its options validated and an instance started. One tenant's broken connector is logged
-  // with the reason and leaves that tenant degraded (503, listed by /health/ready), not the gateway down.
-  const { tenants: active, invalid } = await services.tenants.listChecked({ stored, primeSince: mark });
-  for (const { tenant, reason } of invalid) {
-    app.log.error({ tenant, reason }, 'tenant configuration is invalid; its requests will answer 503 until it is fixed');
-  }
-  await services.connectors.start(active);
-  app.decorate('cardline', services);
-  // The delivery worker drains the outbox from now on (CARDLINE_DELIVERY_WORKER=0 leaves it to other processes).
-  if (config.notify.worker) deliveries.start();
-  checkpoints.start();
-  app.addHook('onClose', close);
-};
+    });
+    closers.push(() => idempotency.stop());
 
-export default fp(servicesPlugin, { name: 'services' });
+    const services: Services = {
+      config,
+      db,
+      keys,
+      clientKeys,
+      tenants,
+      users,
+      tokens,
+      audit,
+      checkpoints,
+      auditLog: new AuditLog(db),
+      reports: new Reports(db),
+      hsm,
+      pins,
+      connectorRegistry,
+      connectors,
+      core,
+      replay,
+      redis,
+      changes,
+      secrets,
+      operatorKeys,
+      metrics,
+      channels,
+      deliveries,
+      shadow,
+      idempotency,
+    };
+    // Caches refresh on change, whichever process made it.
+    changes.subscribe((change) => {
+      switch (change.kind) {
+        case 'tenant':
+          // A tenant created elsewhere may have been looked up here before it existed: nothing of it is kept.
+          tenants.invalidate(change.tenantId);
+          keys.invalidate(change.tenantId);
+          return clientKeys.invalidate(change.tenantId);
+        case 'keys':
+          return keys.invalidate(change.tenantId);
+        case 'client-key':
+          return clientKeys.invalidate(change.tenantId);
+        case 'user':
+          return users.forget(change.tenantId, change.username);
+        case 'operator-keys':
+          return operatorKeys.clear();
+        case 'all':
+          tenants.clear();
+          keys.clear();
+          clientKeys.clear();
+          users.clear();
+          operatorKeys.clear();
+      }
+    });
+    await changes.start();
+    // The store is handed over once the services are built (a failed build leaves it to the caller), and closes last.
+    if (opts.ownsDb !== false) closers.unshift(() => db.close());
+
+    const start = async (): Promise<void> => {
+      const mark = tenants.mark();
+      // Secrets stored in clear by an older version are sealed now (decision 0035).
+      const stored = await sealLegacySecrets(services, log);
+      // Before the server listens, every active tenant's connector is loaded (external modules by dynamic
+      // import), its options validated and an instance started. One tenant's broken connector is logged
+      // with the reason and leaves that tenant degraded (503, listed by /health/ready), not the gateway down.
+      const { tenants: active, invalid } = await tenants.listChecked({ stored, primeSince: mark });
+      for (const { tenant, reason } of invalid) {
+        log.error({ tenant, reason }, 'tenant configuration is invalid; its requests will answer 503 until it is fixed');
+      }
+      await connectors.start(active);
+      // The delivery worker drains the outbox from now on (CARDLINE_DELIVERY_WORKER=0 leaves it to other processes).
+      if (config.notify.worker) {
+        deliveries.start();
+        closers.push(() => deliveries.stop());
+      }
+      checkpoints.start();
+      closers.push(() => checkpoints.stop());
+    };
+    return { services, start, close };
+  } catch (err) {
+    // What was opened before the failure is closed: a boot that fails leaves nothing running.
+    await close();
+    throw err;
+  }
+}
 
 /** The HSM the configuration names, opened at boot; a PKCS#11 one that does not open fails the boot with what to fix (never its PIN). */
 async function openHsm(config: Config, db: Db, masterKey: MasterKey): Promise<HsmProvider> {

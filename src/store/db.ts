@@ -6,22 +6,9 @@ import pg from 'pg';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { PgliteThread } from './pglite-thread.js';
 import type { ThreadMemory, WorkerError } from './pglite-worker.js';
+import type { QueryResult, Queryable } from './queryable.js';
 
-export interface QueryResult<T> {
-  rows: T[];
-  rowCount: number;
-}
-
-export interface Queryable {
-  /**
-   * `options.name`: a statement run on the hot path with this exact text every time. On PostgreSQL it is parsed
-   * and planned once per connection and kept under this name (a prepared statement), so that each run skips
-   * parsing and planning (decision 0228). One name, one text. PGlite ignores it.
-   */
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { name?: string }): Promise<QueryResult<T>>;
-  /** Runs a script of several statements without parameters (migrations). */
-  exec(sql: string): Promise<void>;
-}
+export type { QueryResult, Queryable } from './queryable.js';
 
 /** A LISTEN held open on its own connection; `close` ends it. */
 export interface Listener {

@@ -5,7 +5,7 @@
 // message costs the event loop a structured clone and a wake-up of the other side, whatever it carries.
 import { Worker } from 'node:worker_threads';
 import type { PgliteWorkerData, WorkerAnswer, WorkerError, WorkerRequest } from './pglite-worker.js';
-import type { QueryResult, Queryable } from './db.js';
+import type { QueryResult, Queryable } from './queryable.js';
 
 /** A request without its id (the id is the thread's business). */
 type Request = WorkerRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;

@@ -5,14 +5,14 @@
 // name and SQL. A store is only ever started from a template of this very code; without one (deleted, or made
 // by other code) a new store is created as before.
 import { createHash } from 'node:crypto';
-import { constants, cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { constants, cpSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrations } from './migrations/index.js';
 
 /** dist/store-template, from the compiled code (dist/src/store/) or from the sources (src/store/, tests). */
 export const TEMPLATE_DIR = fileURLToPath(new URL(import.meta.url.includes('/dist/src/') ? '../../store-template' : '../../dist/store-template', import.meta.url));
-const fingerprintFile = (dir: string) => `${dir}.sha256`;
+export const fingerprintFile = (dir: string) => `${dir}.sha256`;
 
 /** The PGlite release installed beside this code. */
 function pgliteVersion(): string {
@@ -44,29 +44,4 @@ export function storeTemplate(dir = TEMPLATE_DIR): string | null {
  */
 export function copyTemplate(template: string, dataDir: string): void {
   cpSync(template, dataDir, { recursive: true, mode: constants.COPYFILE_FICLONE });
-}
-
-/** Makes the template when it is missing or was made by other code; true when it wrote one. */
-export async function writeStoreTemplate(dir = TEMPLATE_DIR): Promise<boolean> {
-  if (storeTemplate(dir)) return false;
-  const { openDb } = await import('./db.js');
-  const { migrate } = await import('./migrate.js');
-  // Made aside and renamed into place: a reader never sees half a template, nor a fingerprint before it.
-  const aside = mkdtempSync(`${dir}.tmp-`);
-  try {
-    const db = await openDb({ dataDir: aside, template: null });
-    try {
-      await migrate(db);
-    } finally {
-      await db.close();
-    }
-    rmSync(fingerprintFile(dir), { force: true });
-    rmSync(dir, { recursive: true, force: true });
-    renameSync(aside, dir);
-    writeFileSync(`${fingerprintFile(dir)}.tmp`, `${templateFingerprint()}\n`);
-    renameSync(`${fingerprintFile(dir)}.tmp`, fingerprintFile(dir));
-  } finally {
-    rmSync(aside, { recursive: true, force: true });
-  }
-  return true;
 }

@@ -3,7 +3,7 @@
 import type { EntityDetails, Transaction } from '../../connectors/contract.js';
 import type { EntityView } from '../../schemas/entities.js';
 import type { TransactionView } from '../../schemas/transactions.js';
-import type { Sealed } from '../operations/define.js';
+import type { Sealed } from '../crypto/response-fields.js';
 
 /** Every letter and digit after the first of each word: `10 Demo Street` → `1* D*** S*****`. */
 const maskLine = (line: string): string => line.replace(/(?<=[\p{L}\p{N}])[\p{L}\p{N}]/gu, '*');

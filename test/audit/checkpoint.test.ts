@@ -6,7 +6,8 @@ import { CompactSign } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trailRoot } from '../../src/audit/chain.js';
 import { CHECKPOINT_TYP, CheckpointPublisher, MAX_PER_ROUND, openCheckpoint, publishCheckpoint, type CheckpointPayload } from '../../src/audit/checkpoint.js';
-import { SIG_ALG, type KeyRing } from '../../src/crypto/keys.js';
+import { SIG_ALG } from '../../src/crypto/keys.js';
+import type { KeyRing } from '../../src/services/identity/key-ring.js';
 import type { Db } from '../../src/store/db.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 

@@ -12,7 +12,7 @@ import { AuditWriter } from '../../src/audit/writer.js';
 import { openStore } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
-import { createTenant } from '../../src/services/onboarding.js';
+import { createTenant } from '../../src/services/tenancy/onboarding.js';
 import type { Db, Queryable } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { LIMIT_URL, createTestDataDir, createTestDb, type TestDb } from '../helpers/app.js';

@@ -14,7 +14,7 @@ import { openStore } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
 import { encryptCompact } from '../../src/crypto/jwe.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
-import { PLATFORM_TENANT } from '../../src/services/tenants.js';
+import { PLATFORM_TENANT } from '../../src/services/tenancy/tenants.js';
 import { createTestDataDir, createTestDb, type TestDb } from '../helpers/app.js';
 import { cliInProcess } from '../helpers/cli.js';
 import { startReceiver, verifyWebhook, type Receiver } from '../helpers/receiver.js';

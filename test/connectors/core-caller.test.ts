@@ -13,8 +13,8 @@ import {
   type OperationResult,
   type UpgradeLimitResult,
 } from '../../connectors/contract.js';
-import { createConnectorServices } from '../../src/services/connectors.js';
-import type { Tenant } from '../../src/services/tenants.js';
+import { createConnectorServices } from '../../src/services/connectors/index.js';
+import type { Tenant } from '../../src/services/tenancy/tenants.js';
 import { partialConnector } from './fixtures/partial-connector.js';
 import { DEFAULT_TENANT_CONFIG } from '../../schemas/tenant.js';
 

@@ -1,7 +1,7 @@
-// The core protocol table (schemas/core-protocol.ts) is complete and consistent: every contract operation is
+// The core protocol table (connectors/rest/protocol.ts) is complete and consistent: every contract operation is
 // served by one entry, path templates and parameter schemas agree, and kinds match methods and keys.
 import { describe, expect, it } from 'vitest';
-import { CORE_PROTOCOL, type CoreEndpointSpec } from '../../schemas/core-protocol.js';
+import { CORE_PROTOCOL, type CoreEndpointSpec } from '../../connectors/rest/protocol.js';
 import { CONTRACT, CONTRACT_OPERATIONS } from '../../connectors/contract.js';
 
 const entries = Object.values(CORE_PROTOCOL) as CoreEndpointSpec[];

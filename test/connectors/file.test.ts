@@ -11,7 +11,7 @@ import { JOURNAL_FILE, SNAPSHOT_FILE, decodeLine } from '../../connectors/file/s
 import { LOCK_FILE, OWNER_FILE } from '../../connectors/file/lock.js';
 import { isAtomicTemp } from '../../connectors/shared/durable-write.js';
 import { demoFixtures, toSnapshot } from '../../connectors/mock/fixtures.js';
-import { ephemeralSecrets } from '../../src/crypto/connector-secrets.js';
+import { ephemeralSecrets } from '../../connectors/shared/ephemeral-secrets.js';
 import { FILE_TEST_SECRETS } from './fixtures/file-secrets.js';
 
 const dirs: string[] = [];
@@ -202,7 +202,7 @@ describe('file connector', () => {
   it('refuses to open a directory sealed with other secrets, naming the master key', async () => {
     const dir = await tmp();
     await (await core(dir)).close();
-    const err = await FileCore.open({ dir, lockTimeoutMs: 0 }, { secrets: ephemeralSecrets('file-tests') }).catch((e: unknown) => e);
+    const err = await FileCore.open({ dir, lockTimeoutMs: 0 }, { secrets: ephemeralSecrets() }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectorUnavailableError);
     expect((err as Error).message).toMatch(/was sealed under another key\. The gateway's master key \(CARDLINE_MASTER_KEY\) or the tenant id/);
   });

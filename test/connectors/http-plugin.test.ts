@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ephemeralSecrets } from '../../src/crypto/connector-secrets.js';
+import { ephemeralSecrets } from '../../connectors/shared/ephemeral-secrets.js';
 import { ConnectorTimeoutError, ConnectorUnavailableError, type ConnectorContext } from '../../connectors/contract.js';
 import { checkOptions } from '../../connectors/loader.js';
 import ledger, { createLedger } from './fixtures/http-plugin.js';
@@ -31,7 +31,7 @@ afterEach(async () => {
 async function connect(options: object = {}) {
   const c = await createLedger(
     { baseUrl: `${origin}/ledger`, retries: { max: 2, baseDelayMs: 1, maxDelayMs: 2 }, breaker: { failureThreshold: 2, openMs: 60_000 }, ...options },
-    { tenantId: 't', logger, secrets: ephemeralSecrets('t') },
+    { tenantId: 't', logger, secrets: ephemeralSecrets() },
     { dispatcher: agent },
   );
   open.push(c);

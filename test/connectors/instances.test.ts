@@ -4,8 +4,8 @@ import { Type } from '@sinclair/typebox';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { defineConnector, succeeded, type UpgradeLimitResult } from '../../connectors/contract.js';
-import { createConnectorServices } from '../../src/services/connectors.js';
-import type { Tenant } from '../../src/services/tenants.js';
+import { createConnectorServices } from '../../src/services/connectors/index.js';
+import type { Tenant } from '../../src/services/tenancy/tenants.js';
 import { DEFAULT_TENANT_CONFIG } from '../../schemas/tenant.js';
 import { partialConnector } from './fixtures/partial-connector.js';
 

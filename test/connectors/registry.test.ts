@@ -10,7 +10,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { encryptCompact } from '../../src/crypto/jwe.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
-import { createTenant, seedDemo } from '../../src/services/onboarding.js';
+import { createTenant, seedDemo } from '../../src/services/tenancy/onboarding.js';
 import { LIMIT_URL, PASSWORD, UPGRADE_URL, createTestDb, supportDetail, type TestDb } from '../helpers/app.js';
 import sick, { probes } from './fixtures/sick-connector.js';
 

@@ -14,7 +14,7 @@ import {
   toCoreEntityRegistration,
   toCoreReplacement,
 } from '../../connectors/rest/transformers.js';
-import { CORE_PROTOCOL } from '../../schemas/core-protocol.js';
+import { CORE_PROTOCOL } from '../../connectors/rest/protocol.js';
 
 const CONTACT = { email: 'a@b.example', mobile: '+351910000001' };
 const ADDRESS = { address1: '1 Road', city: 'Lisbon', state: 'Lisboa', country: 'PT', pin: '1000-001' };

@@ -2,7 +2,7 @@
 // both operations, a business refusal, and 504/502 when the core times out or fails.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildMockCore } from '../../src/mock-core/server.js';
+import { buildMockCore } from '../../connectors/mock-core/server.js';
 import { LIMIT_URL, PASSWORD, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 
 const TENANT = 'rest-bank';

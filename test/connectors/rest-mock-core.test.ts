@@ -12,9 +12,9 @@ import {
 } from '../../connectors/contract.js';
 import { createRestConnector, type RestConnector } from '../../connectors/rest/index.js';
 import type { RestOptions } from '../../connectors/rest/options.js';
-import { mulberry32 } from '../../src/mock-core/faults.js';
-import { buildMockCore } from '../../src/mock-core/server.js';
-import { ephemeralSecrets } from '../../src/crypto/connector-secrets.js';
+import { mulberry32 } from '../../connectors/mock-core/faults.js';
+import { buildMockCore } from '../../connectors/mock-core/server.js';
+import { ephemeralSecrets } from '../../connectors/shared/ephemeral-secrets.js';
 
 const logger = pino({ level: 'silent' }) as unknown as ConnectorDeps['logger'];
 const deps: ConnectorDeps = { tenantId: 'rest-bank', logger, secrets: ephemeralSecrets() };

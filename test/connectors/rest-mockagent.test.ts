@@ -13,7 +13,7 @@ import {
 } from '../../connectors/contract.js';
 import { createRestConnector, type RestConnector } from '../../connectors/rest/index.js';
 import type { RestOptions } from '../../connectors/rest/options.js';
-import { ephemeralSecrets } from '../../src/crypto/connector-secrets.js';
+import { ephemeralSecrets } from '../../connectors/shared/ephemeral-secrets.js';
 
 const LIMIT_PATH = '/banks/demo/v1/entities/ENT-1001/credit-limit';
 const UPGRADE_PATH = '/banks/demo/v1/cards/physical-upgrades';

@@ -29,13 +29,13 @@ import {
   toCorePreferences,
 } from '../../connectors/rest/transformers.js';
 import {
-  CORE_PROTOCOL,
   CoreBlockRequest,
   CoreCreditLimitRequest,
   CorePhysicalUpgradeRequest,
   CorePinRequest,
   CorePreferencesRequest,
 } from '../../schemas/core-protocol.js';
+import { CORE_PROTOCOL } from '../../connectors/rest/protocol.js';
 
 const limit: UpgradeLimitInput = { entityId: 'ENT-1001', amount: '75000.00', allowDecrease: false };
 const upgrade: PhysicalUpgradeInput = { kitNo: 'KIT-2001', entityId: 'ENT-1001', lockOnUpgrade: false };

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildMockCore } from '../../src/mock-core/server.js';
+import { buildMockCore } from '../../connectors/mock-core/server.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 

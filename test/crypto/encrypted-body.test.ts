@@ -235,7 +235,7 @@ describe('tenant policy: encryption.requireEncryptedBody', () => {
   });
 
   it('refuses a policy entry that is not a route pattern when the tenant is configured', async () => {
-    const { parseTenantConfig } = await import('../../src/services/tenants.js');
+    const { parseTenantConfig } = await import('../../src/services/tenancy/tenants.js');
     expect(() =>
       parseTenantConfig('x', { encryption: { allowPlaintextPassword: false, requireEncryptedBody: ['upgradeLimit'] } }),
     ).toThrow(/\/encryption\/requireEncryptedBody\/0/);

@@ -8,7 +8,7 @@ import { demoFixtures } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import { PhysicalUpgradeBody } from '../../schemas/cards.js';
 import { loggerOptions } from '../../src/logging.js';
-import { sensitivePaths } from '../../src/operations/register.js';
+import { sensitivePaths } from '../../src/plugins/register.js';
 import { PASSWORD, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 import { scanForSecrets } from '../helpers/log-scan.js';
 

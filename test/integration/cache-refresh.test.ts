@@ -3,8 +3,8 @@
 // and a reload re-imports only the keys it has not imported before.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createTenant } from '../../src/services/tenant-admin.js';
-import { TenantService } from '../../src/services/tenants.js';
+import { createTenant } from '../../src/services/tenancy/tenant-admin.js';
+import { TenantService } from '../../src/services/tenancy/tenants.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 describe('tenant and key caches without expiry', () => {

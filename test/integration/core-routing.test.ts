@@ -5,9 +5,9 @@
 // answer; a routing switch under load drops nothing; the connectors view and readiness show each core.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildMockCore } from '../../src/mock-core/server.js';
-import { updateTenant } from '../../src/services/tenant-admin.js';
-import { differences, MASK } from '../../src/services/shadow.js';
+import { buildMockCore } from '../../connectors/mock-core/server.js';
+import { updateTenant } from '../../src/services/tenancy/tenant-admin.js';
+import { differences, MASK } from '../../src/services/connectors/shadow.js';
 import type { ConnectorView } from '../../schemas/core-routing.js';
 import { CONTRACT, CONTRACT_OPERATIONS } from '../../connectors/contract.js';
 import { PROBLEM_BASE, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';

@@ -3,7 +3,7 @@
 // key replays.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdempotencyStore } from '../../src/services/idempotency.js';
+import { IdempotencyStore } from '../../src/services/infrastructure/idempotency.js';
 import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTestDb, type TestDb } from '../helpers/app.js';

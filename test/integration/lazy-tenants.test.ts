@@ -1,12 +1,12 @@
 // Many tenants in bounded memory (issue 21, decisions 0209 and 0210): a tenant's connector starts on its
 // first call (readiness does not start it), and the key ring keeps the keys of at most its bound of tenants.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeyRing } from '../../src/crypto/keys.js';
+import { KeyRing } from '../../src/services/identity/key-ring.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
-import { createTenant } from '../../src/services/onboarding.js';
-import { routesOf } from '../../src/services/routing.js';
-import { TenantService } from '../../src/services/tenants.js';
-import { UserService } from '../../src/services/users.js';
+import { createTenant } from '../../src/services/tenancy/onboarding.js';
+import { routesOf } from '../../src/services/connectors/routing.js';
+import { TenantService } from '../../src/services/tenancy/tenants.js';
+import { UserService } from '../../src/services/identity/users.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;

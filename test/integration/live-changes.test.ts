@@ -3,7 +3,7 @@
 // was not disabled fails; each request to the switched tenant is answered by exactly one of its two cores.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildMockCore } from '../../src/mock-core/server.js';
+import { buildMockCore } from '../../connectors/mock-core/server.js';
 import { PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
 
 const FETCH_URL = '/credit-line-management/business-entity-manager/fetchLimit';

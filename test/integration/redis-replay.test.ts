@@ -5,8 +5,8 @@ import { decodeProtectedHeader } from 'jose';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { closeRedis, openRedis } from '../../src/services/redis.js';
-import { RedisReplayCache } from '../../src/services/replay.js';
+import { closeRedis, openRedis } from '../../src/services/infrastructure/redis.js';
+import { RedisReplayCache } from '../../src/services/infrastructure/replay.js';
 import { PASSWORD, PROBLEM_BASE, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
 
 const REDIS_URL = process.env.REDIS_URL;

@@ -2,7 +2,7 @@
 // settlement cannot commit, the write is not acknowledged, and every acknowledged write's retry replays.
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scopeHash } from '../../src/services/idempotency.js';
+import { scopeHash } from '../../src/services/infrastructure/idempotency.js';
 import { LIMIT_URL, createTestApp, type TestApp } from '../helpers/app.js';
 
 interface Write {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { GENESIS_HASH, recordHash, type AuditRecord } from '../../src/audit/chain.js';
-import { MasterKeyMismatchError } from '../../src/crypto/keys.js';
+import { MasterKeyMismatchError } from '../../src/services/identity/key-ring.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { openDb, type Db, type Queryable } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';

@@ -1,8 +1,8 @@
 // The demo's operator key across restarts (issue 20, point 4): a revoked demo key stays revoked, and the
 // demo starts all the same (it used to stop on SQLSTATE 23505 and restart in a loop).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_OPERATOR, seedDemoOperatorKey } from '../../src/services/onboarding.js';
-import type { OperatorKeys } from '../../src/services/operator-keys.js';
+import { DEMO_OPERATOR, seedDemoOperatorKey } from '../../src/services/tenancy/onboarding.js';
+import type { OperatorKeys } from '../../src/services/identity/operator-keys.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 const CHOSEN = 'clop_demo-restart-operator-key-0001';

@@ -3,7 +3,7 @@
 // first users; every call audited with the key's name; a tenant's token is never an operator key.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildMockCore } from '../../src/mock-core/server.js';
+import { buildMockCore } from '../../connectors/mock-core/server.js';
 import { LIMIT_URL, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;

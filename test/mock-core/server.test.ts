@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { coreProtocolOpenApiText } from '../../schemas/core-protocol.js';
+import { coreProtocolOpenApiText } from '../../connectors/rest/protocol-document.js';
 import { MockCoreConfigError, parseMockCoreArgs } from '../../src/mock-core/config.js';
-import { mulberry32 } from '../../src/mock-core/faults.js';
-import { buildMockCore } from '../../src/mock-core/server.js';
+import { mulberry32 } from '../../connectors/mock-core/faults.js';
+import { buildMockCore } from '../../connectors/mock-core/server.js';
 
 const LIMIT = '/banks/demo/v1/entities/ENT-1001/credit-limit';
 const UPGRADE = '/banks/demo/v1/cards/physical-upgrades';
@@ -544,7 +544,7 @@ describe('process configuration', () => {
 });
 
 describe('OpenAPI document', () => {
-  it('schemas/core-protocol.openapi.json is generated from schemas/core-protocol.ts (regenerate: npx tsx src/mock-core/main.ts --print-openapi > schemas/core-protocol.openapi.json)', () => {
+  it('schemas/core-protocol.openapi.json is generated from connectors/rest/protocol.ts (regenerate: npx tsx src/mock-core/main.ts --print-openapi > schemas/core-protocol.openapi.json)', () => {
     const file = join(import.meta.dirname, '../../schemas/core-protocol.openapi.json');
     expect(existsSync(file)).toBe(true);
     expect(readFileSync(file, 'utf8')).toBe(coreProtocolOpenApiText());

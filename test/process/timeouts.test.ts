@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, serverOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
-import { createTenant } from '../../src/services/onboarding.js';
+import { createTenant } from '../../src/services/tenancy/onboarding.js';
 import { createTestDb, type TestDb } from '../helpers/app.js';
 
 let app: FastifyInstance;

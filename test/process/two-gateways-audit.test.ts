@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishCheckpoint } from '../../src/audit/checkpoint.js';
 import { verifyChain } from '../../src/audit/verify.js';
-import { KeyRing } from '../../src/crypto/keys.js';
+import { KeyRing } from '../../src/services/identity/key-ring.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { LIMIT_URL, createTestDb, type TestDb } from '../helpers/app.js';
 import { GatewayProcess } from '../helpers/gateway.js';

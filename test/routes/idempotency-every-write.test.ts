@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import cardlineApp, { serverOptions } from '../../src/app.js';
 import { loggerOptions } from '../../src/logging.js';
 import { managementPlugin } from '../../src/management/app.js';
-import { fingerprintOf } from '../../src/services/idempotency.js';
+import { fingerprintOf } from '../../src/services/infrastructure/idempotency.js';
 import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 
 const REUSED =

@@ -13,7 +13,7 @@ import {
 import type { MockCore } from '../../connectors/mock/index.js';
 import { fromMinor } from '../../connectors/shared/money.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { scopeHash } from '../../src/services/idempotency.js';
+import { scopeHash } from '../../src/services/infrastructure/idempotency.js';
 import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
 import type { Role } from '../../schemas/common.js';
 

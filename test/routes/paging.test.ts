@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { LightMyRequestResponse } from 'fastify';
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeKeyCursor } from '../../src/store/key-cursor.js';
+import { encodeKeyCursor } from '../../src/paging/key-cursor.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliInProcess } from '../helpers/cli.js';
 import { validationProblem } from '../helpers/problems.js';

@@ -9,8 +9,8 @@ import Fastify from 'fastify';
 import cardlineApp, { buildApp, serverOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
-import { TenantConfigError } from '../../src/services/tenants.js';
-import { createTenant } from '../../src/services/onboarding.js';
+import { TenantConfigError } from '../../src/services/tenancy/tenants.js';
+import { createTenant } from '../../src/services/tenancy/onboarding.js';
 import { LIMIT_URL, PASSWORD, PROBLEM_BASE, UPGRADE_URL, createTestApp, createTestDb, type TestApp } from '../helpers/app.js';
 
 const LIMITED = { id: 'limited', config: { rateLimit: { perUserPerMinute: 3, perTenantPerMinute: 5 } } };

@@ -1,7 +1,7 @@
 // The connectors view's recent window (decision 0113) kept as one array of numbers per connector (decision
 // 0214): the same figures as before, stale buckets left out, and rings without a call in five minutes dropped.
 import { describe, expect, it } from 'vitest';
-import { ConnectorHealth } from '../../src/services/connector-health.js';
+import { ConnectorHealth } from '../../src/services/connectors/connector-health.js';
 
 describe('connector health window', () => {
   it('counts calls, core failures and latency over the last five minutes, by tenant and connector', () => {

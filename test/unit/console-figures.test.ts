@@ -3,7 +3,7 @@
 // overall and per tenant, label values unescaped, other series left alone.
 import client from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { figuresOf } from '../../src/console/figures.js';
+import { figuresOf } from '../../src/services/infrastructure/figures.js';
 
 const D = 'cardline_http_request_duration_seconds';
 

@@ -2,7 +2,7 @@
 // goes, as with lru-cache's `max`, and a TTL still expires entries.
 import { LRUCache } from 'lru-cache';
 import { describe, expect, it } from 'vitest';
-import { entryBound } from '../../src/services/cache-ttl.js';
+import { entryBound } from '../../src/services/infrastructure/cache-ttl.js';
 
 describe('entryBound', () => {
   it('keeps at most its bound of entries, dropping the least recently used', () => {

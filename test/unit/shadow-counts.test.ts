@@ -3,9 +3,9 @@
 // logged once per interval, not once per call.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { ConnectorInstances } from '../../src/services/connector-instances.js';
-import { ShadowService } from '../../src/services/shadow.js';
-import type { Tenant } from '../../src/services/tenants.js';
+import type { ConnectorInstances } from '../../src/services/connectors/connector-instances.js';
+import { ShadowService } from '../../src/services/connectors/shadow.js';
+import type { Tenant } from '../../src/services/tenancy/tenants.js';
 import type { Db } from '../../src/store/db.js';
 
 const tenant = {

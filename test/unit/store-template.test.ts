@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDb } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import { TEMPLATE_DIR, storeTemplate, templateFingerprint, writeStoreTemplate } from '../../src/store/template.js';
+import { TEMPLATE_DIR, storeTemplate, templateFingerprint } from '../../src/store/template.js';
+import { writeStoreTemplate } from '../../src/store/write-template.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cardline-template-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,7 +2,7 @@
 // checked against the IANA names Intl knows, errors naming the field.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TENANT_CONFIG } from '../../schemas/tenant.js';
-import { TenantConfigError, parseTenantConfig } from '../../src/services/tenants.js';
+import { TenantConfigError, parseTenantConfig } from '../../src/services/tenancy/tenants.js';
 
 describe('homeCountry and timeZone', () => {
   it('default to PT and UTC', () => {

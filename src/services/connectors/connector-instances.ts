@@ -1,12 +1,12 @@
 // Connector instances and their health: one instance per tenant, created on first use and rebuilt when
 // the tenant's connector configuration changes, started before listen, probed for readiness.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Connector, ConnectorSecrets } from '../../connectors/contract.js';
-import { DEFAULT_MAX_INSTANCES } from './cache-ttl.js';
-import { ephemeralSecrets } from '../crypto/connector-secrets.js';
+import type { Connector, ConnectorSecrets } from '../../../connectors/contract.js';
+import { DEFAULT_MAX_INSTANCES } from '../../config.js';
+import { ephemeralSecrets } from '../../../connectors/shared/ephemeral-secrets.js';
 import { ConnectorConfigError, firstLine, reasonOf, type ConnectorRegistry } from './connector-registry.js';
 import { routesOf } from './routing.js';
-import type { Tenant } from './tenants.js';
+import type { Tenant } from '../tenancy/tenants.js';
 
 export interface DegradedTenant {
   tenant: string;
@@ -99,7 +99,7 @@ export class ConnectorInstances {
     this.healthTimeoutMs = opts.healthTimeoutMs ?? Math.min(2000, opts.startTimeoutMs);
     this.healthCacheMs = opts.healthCacheMs ?? 5000;
     this.now = opts.now ?? (() => performance.now());
-    this.secretsFor = opts.secretsFor ?? ((tenantId) => ephemeralSecrets(tenantId));
+    this.secretsFor = opts.secretsFor ?? (() => ephemeralSecrets());
     this.maxInstances = Math.max(1, opts.maxInstances ?? DEFAULT_MAX_INSTANCES);
   }
 

@@ -1,9 +1,9 @@
 // The connector registry: built-in definitions plus external modules named by a tenant's
 // `connector.module`, and the check of a tenant's options against its definition's schema.
 import type { FastifyBaseLogger } from 'fastify';
-import type { ConnectorDefinition } from '../../connectors/contract.js';
-import { checkOptions, loadConnectorModule, moduleSpecifier } from '../../connectors/loader.js';
-import type { ConnectorChoice } from '../../schemas/tenant.js';
+import type { ConnectorDefinition } from '../../../connectors/contract.js';
+import { checkOptions, loadConnectorModule, moduleSpecifier } from '../../../connectors/loader.js';
+import type { ConnectorChoice } from '../../../schemas/tenant.js';
 
 /** A tenant's connector configuration cannot be used: unknown id, module not loadable, invalid options. */
 export class ConnectorConfigError extends Error {

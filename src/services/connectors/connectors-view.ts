@@ -1,12 +1,12 @@
 // Each of a tenant's connectors as an operator and the tenant's Admin see it: what it offers, what is
 // routed to it or shadowed on it, its breaker, and its calls over the last minutes (decision 0113).
-import { CONTRACT_OPERATIONS, offeredBy } from '../../connectors/contract.js';
-import type { ConnectorView } from '../../schemas/core-routing.js';
+import { CONTRACT_OPERATIONS, offeredBy } from '../../../connectors/contract.js';
+import type { ConnectorView } from '../../../schemas/core-routing.js';
 import type { ConnectorHealth } from './connector-health.js';
 import { reasonOf } from './connector-registry.js';
 import type { ConnectorInstances } from './connector-instances.js';
 import { routesOf } from './routing.js';
-import type { Tenant } from './tenants.js';
+import type { Tenant } from '../tenancy/tenants.js';
 
 /** By name, whatever order the configuration's store keeps its keys in. */
 export async function connectorsView(deps: { connectors: ConnectorInstances; core: { health: ConnectorHealth } }, tenant: Tenant): Promise<ConnectorView[]> {

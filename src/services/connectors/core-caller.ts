@@ -2,7 +2,7 @@
 // offer it), under the request's deadline, its outcome mapped to the catalogue's errors, counted for the
 // metrics and the connectors view, and handed to the shadow when the tenant runs one.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Observer } from './metrics.js';
+import type { Observer } from '../infrastructure/metrics.js';
 import {
   isConnectorTimeoutError,
   isConnectorUnavailableError,
@@ -11,15 +11,15 @@ import {
   type OperationInput,
   type OperationResult,
   type OperationValue,
-} from '../../connectors/contract.js';
-import { CardlineError, Errors } from '../errors.js';
-import { scrub } from '../logging.js';
+} from '../../../connectors/contract.js';
+import { CardlineError, Errors } from '../../errors.js';
+import { scrub } from '../../logging.js';
 import { reasonOf } from './connector-registry.js';
 import type { ConnectorInstances, ConnectorLease } from './connector-instances.js';
 import { ConnectorHealth } from './connector-health.js';
 import { routesOf } from './routing.js';
 import type { ShadowService } from './shadow.js';
-import type { Tenant } from './tenants.js';
+import type { Tenant } from '../tenancy/tenants.js';
 
 /** How a call ended. */
 export type ErrorKind = 'business' | 'pending' | 'unavailable' | 'timeout' | 'internal';
@@ -42,15 +42,14 @@ export interface CoreCallerOptions {
   observer?: Pick<Observer, 'connectorCall'> | undefined;
   /** Each named connector's recent calls (the connectors view). */
   health?: ConnectorHealth | undefined;
-  /** Set once the store is up: answered calls of shadowed operations are handed to it. */
+  /** Answered calls of shadowed operations are handed to it (none: nothing is shadowed). */
   shadow?: Pick<ShadowService, 'offer'> | undefined;
 }
 
 export class CoreCaller {
   private readonly timeoutMs: number;
   readonly health: ConnectorHealth;
-  /** Set once the store is up (services plugin); until then nothing is shadowed. */
-  shadow: Pick<ShadowService, 'offer'> | undefined;
+  private readonly shadow: Pick<ShadowService, 'offer'> | undefined;
   private readonly now: () => number;
 
   constructor(

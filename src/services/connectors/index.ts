@@ -1,11 +1,11 @@
 // The connector services in three parts, one job each: the registry (definitions, modules, options),
 // the instances (one per tenant, health) and the caller (deadline, outcome mapping, counters).
 import type { FastifyBaseLogger } from 'fastify';
-import type { ConnectorDefinition } from '../../connectors/contract.js';
+import type { ConnectorDefinition } from '../../../connectors/contract.js';
 import { ConnectorInstances, type ConnectorInstancesOptions } from './connector-instances.js';
 import { ConnectorRegistry, type ConnectorRegistryOptions } from './connector-registry.js';
 import { CoreCaller } from './core-caller.js';
-import type { Observer } from './metrics.js';
+import type { Observer } from '../infrastructure/metrics.js';
 
 export { ConnectorRegistry } from './connector-registry.js';
 export { ConnectorInstances, type DegradedTenant } from './connector-instances.js';
@@ -14,7 +14,7 @@ export type {
   ContractOperation as ConnectorOperation,
   OperationInput as InputOf,
   OperationValue as ValueOf,
-} from '../../connectors/contract.js';
+} from '../../../connectors/contract.js';
 
 export interface ConnectorServices {
   connectorRegistry: ConnectorRegistry;

@@ -1,7 +1,7 @@
 // A tenant's connectors by name and which one serves each core operation (decision 0111): read from its
 // configuration (`connector`, or `connectors` + `routing`), checked when the configuration is saved.
-import { CONTRACT, CONTRACT_OPERATIONS, OPERATION_GROUPS, isContractOperation, type ContractOperation, type OperationGroup } from '../../connectors/contract.js';
-import type { ConnectorChoice, TenantConfig } from '../../schemas/tenant.js';
+import { CONTRACT, CONTRACT_OPERATIONS, OPERATION_GROUPS, isContractOperation, type ContractOperation, type OperationGroup } from '../../../connectors/contract.js';
+import type { ConnectorChoice, TenantConfig } from '../../../schemas/tenant.js';
 
 /** What routing and shadow entries may name: an operation, or a group of them. */
 const isGroup = (key: string): key is OperationGroup => (OPERATION_GROUPS as readonly string[]).includes(key);

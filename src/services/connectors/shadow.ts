@@ -5,16 +5,16 @@
 import { uuidv7 } from 'uuidv7';
 import type { FastifyBaseLogger } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
-import { CONTRACT, isContractOperation, isWriteOperation, type ConnectorContext, type ContractOperation, type OperationInput, type OperationResult } from '../../connectors/contract.js';
-import { isSensitive } from '../../schemas/common.js';
-import { Errors } from '../errors.js';
-import { scrub } from '../logging.js';
-import type { Db } from '../store/db.js';
-import { decodeSeqCursor, encodeSeqCursor } from '../store/seq-cursor.js';
+import { CONTRACT, isContractOperation, isWriteOperation, type ConnectorContext, type ContractOperation, type OperationInput, type OperationResult } from '../../../connectors/contract.js';
+import { isSensitive } from '../../../schemas/common.js';
+import { Errors } from '../../errors.js';
+import { scrub } from '../../logging.js';
+import type { Db } from '../../store/db.js';
+import { decodeSeqCursor, encodeSeqCursor } from '../../paging/seq-cursor.js';
 import type { ConnectorInstances } from './connector-instances.js';
-import type { ShadowObserver, ShadowOutcome } from './metrics.js';
+import type { ShadowObserver, ShadowOutcome } from '../infrastructure/metrics.js';
 import { routesOf } from './routing.js';
-import type { Tenant } from './tenants.js';
+import type { Tenant } from '../tenancy/tenants.js';
 
 /** One field the two cores answered differently; a sensitive one shows as "***" on both sides. */
 export interface Difference {

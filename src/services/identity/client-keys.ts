@@ -1,12 +1,12 @@
-// The tenant's registered client public key (EC P-256, use enc): response fields are encrypted to it.
-import { createHash, createPublicKey } from 'node:crypto';
+// The tenants' registered client public keys (EC P-256, use enc), stored and cached: response fields are encrypted to them.
 import { Value } from '@sinclair/typebox/value';
 import { LRUCache } from 'lru-cache';
-import { cacheTtl, entryBound, TENANT_CACHE_MAX } from '../services/cache-ttl.js';
-import { ClientJwk, type RegisteredClientJwk } from '../../schemas/keys.js';
-import type { Db } from '../store/db.js';
-import type { ChangeFeed } from '../services/changes.js';
-import { ENC_ALG } from './keys.js';
+import { cacheTtl, entryBound, TENANT_CACHE_MAX } from '../infrastructure/cache-ttl.js';
+import { ClientJwk, type RegisteredClientJwk } from '../../../schemas/keys.js';
+import type { Db } from '../../store/db.js';
+import type { ChangeFeed } from '../infrastructure/changes.js';
+import { ecThumbprint, isOnCurve } from '../../crypto/client-keys.js';
+import { ENC_ALG } from '../../crypto/keys.js';
 
 export interface RegisteredClientKey {
   jwk: RegisteredClientJwk;
@@ -18,22 +18,6 @@ class ClientKeyError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ClientKeyError';
-  }
-}
-
-/** RFC 7638 thumbprint of an EC public key (SHA-256, base64url): the kid when the client sent none. */
-export function ecThumbprint(jwk: { crv: string; x: string; y: string }): string {
-  const canonical = JSON.stringify({ crv: jwk.crv, kty: 'EC', x: jwk.x, y: jwk.y });
-  return createHash('sha256').update(canonical).digest('base64url');
-}
-
-/** True when the coordinates name a point on P-256 (Node refuses any other point on import). */
-export function isOnCurve(jwk: { crv: string; x: string; y: string }): boolean {
-  try {
-    createPublicKey({ key: { kty: 'EC', crv: jwk.crv, x: jwk.x, y: jwk.y }, format: 'jwk' });
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -3,41 +3,16 @@
 import { randomUUID } from 'node:crypto';
 import type { webcrypto } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { LRUCache } from 'lru-cache';
+import { DEFAULT_KEY_CACHE_MAX } from '../../config.js';
+import { cacheTtl, entryBound, TENANT_CACHE_MAX } from '../infrastructure/cache-ttl.js';
+import type { Db, Queryable } from '../../store/db.js';
+import type { MasterKey } from '../../crypto/master-key.js';
+import { ENC_ALG, MAX_GRACE_SECONDS, SIG_ALG, type KeySource, type KeyUse, type PublicJwk, type TenantKey, type TenantKeys } from '../../crypto/keys.js';
+import type { ChangeFeed } from '../infrastructure/changes.js';
 
 type CryptoKey = webcrypto.CryptoKey;
-import { LRUCache } from 'lru-cache';
-import { cacheTtl, DEFAULT_KEY_CACHE_MAX, entryBound, TENANT_CACHE_MAX } from '../services/cache-ttl.js';
-import type { Db, Queryable } from '../store/db.js';
-import type { MasterKey } from './master-key.js';
-import type { ChangeFeed } from '../services/changes.js';
-
-export type KeyUse = 'enc' | 'sig';
 type KeyStatus = 'active' | 'retiring' | 'retired';
-export const ENC_ALG = 'ECDH-ES+A256KW';
-export const SIG_ALG = 'ES256';
-
-/** How long a replaced encryption key still decrypts: clients that fetched the key set a day ago keep working. */
-const DEFAULT_ENC_GRACE_SECONDS = 24 * 3600;
-/** Added to the token lifetime for a replaced signing key: a token issued just before the rotation still verifies. */
-const SIG_GRACE_SKEW_SECONDS = 300;
-/** The longest grace a rotation may give (90 days). */
-export const MAX_GRACE_SECONDS = 90 * 24 * 3600;
-
-/** The grace a rotation gives the replaced key when none is asked for. */
-export function defaultGraceSeconds(use: KeyUse, tokenLifetimeSeconds: number): number {
-  return use === 'enc' ? DEFAULT_ENC_GRACE_SECONDS : tokenLifetimeSeconds + SIG_GRACE_SKEW_SECONDS;
-}
-
-const DURATION = /^(\d{1,10})([smhd]?)$/;
-const UNIT_SECONDS: Record<string, number> = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 };
-
-/** `90s`, `15m`, `24h`, `7d` or bare seconds → seconds; null when malformed or above MAX_GRACE_SECONDS. */
-export function parseDuration(text: string): number | null {
-  const m = DURATION.exec(text.trim());
-  if (!m) return null;
-  const seconds = Number(m[1]) * UNIT_SECONDS[m[2]!]!;
-  return seconds <= MAX_GRACE_SECONDS ? seconds : null;
-}
 
 /** A lifecycle request the key set cannot honour (unknown kid, retiring the last active key). */
 export class KeyLifecycleError extends Error {
@@ -45,34 +20,6 @@ export class KeyLifecycleError extends Error {
     super(message);
     this.name = 'KeyLifecycleError';
   }
-}
-
-export interface PublicJwk {
-  kty: string;
-  crv: string;
-  x: string;
-  y: string;
-  kid: string;
-  use: KeyUse;
-  alg: string;
-}
-
-export interface TenantKey {
-  kid: string;
-  use: KeyUse;
-  alg: string;
-  status: 'active' | 'retiring';
-  /** A retiring key's end: from then on it is neither accepted nor published. */
-  retireAt?: Date | null;
-  publicJwk: PublicJwk;
-  /**
-   * The imported halves, each imported on its first use and kept among the ring's most recently used imported
-   * keys (decisions 0209, 0214): an imported EC key holds about 7 KB of native memory, and a request needs one
-   * half of one key at most (a token's first verification the signing key's public half, a JWE the encryption
-   * key's private half); a verified token is served from the token cache without its key.
-   */
-  privateKey(): Promise<CryptoKey>;
-  publicKey(): Promise<CryptoKey>;
 }
 
 /** One key's imported halves, made on first use; kept across reloads of the tenant's set (a kid's material never changes). */
@@ -100,11 +47,6 @@ export interface RotationResult {
   replaced: { kid: string; status: 'retiring' | 'retired'; retireAt: string }[];
 }
 
-export interface TenantKeys {
-  /** Active first, newest first. */
-  enc: TenantKey[];
-  sig: TenantKey[];
-}
 
 interface KeyRow {
   kid: string;
@@ -212,7 +154,7 @@ class LoadedKey implements TenantKey {
   }
 }
 
-export class KeyRing {
+export class KeyRing implements KeySource {
   /**
    * Each tenant's usable keys (public halves, sealed private halves: about 1 KB of heap, no native memory),
    * bounded like the tenants (decision 0214).

@@ -2,11 +2,11 @@
 // keeps only a SHA-256 hash (a key has 256 random bits: a fast hash is enough, no password hashing needed).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { entryBound } from './cache-ttl.js';
-import type { Db } from '../store/db.js';
-import { keyPage, type KeyPage } from '../store/key-cursor.js';
-import type { ChangeFeed } from './changes.js';
-import { PLATFORM_TENANT as PLATFORM } from './tenants.js';
+import { entryBound } from '../infrastructure/cache-ttl.js';
+import type { Db } from '../../store/db.js';
+import { keyPage, type KeyPage } from '../../paging/key-cursor.js';
+import type { ChangeFeed } from '../infrastructure/changes.js';
+import { PLATFORM_TENANT as PLATFORM } from '../tenancy/tenants.js';
 
 const OPERATOR_KEY_PREFIX = 'clop_';
 const OPERATOR_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';

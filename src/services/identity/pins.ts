@@ -2,12 +2,12 @@
 // configuration), and the translation itself, with every HSM or block failure mapped to the one answer
 // a caller may see. The clear PIN exists only inside the HSM's translate call.
 import type { FastifyBaseLogger } from 'fastify';
-import type { SetPinInput } from '../../connectors/contract.js';
-import type { TenantPinConfig } from '../../schemas/pin.js';
-import { HsmError, type HsmProvider } from '../crypto/hsm/index.js';
-import { PinBlockError, type PinBlockFormat } from '../crypto/pin-block.js';
-import { Errors } from '../errors.js';
-import type { Tenant } from './tenants.js';
+import type { SetPinInput } from '../../../connectors/contract.js';
+import type { TenantPinConfig } from '../../../schemas/pin.js';
+import { HsmError, type HsmProvider } from '../../crypto/hsm/index.js';
+import { PinBlockError, type PinBlockFormat } from '../../crypto/pin-block.js';
+import { Errors } from '../../errors.js';
+import type { Tenant } from '../tenancy/tenants.js';
 
 /**
  * The one answer to every block that fails after decryption (wrong key, wrong card, bad control or

@@ -2,10 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
-import { entryBound } from './cache-ttl.js';
-import { ROLES, type Role } from '../../schemas/common.js';
-import { SIG_ALG, type KeyRing } from '../crypto/keys.js';
-import type { Tenant } from './tenants.js';
+import { entryBound } from '../infrastructure/cache-ttl.js';
+import { ROLES, type Role } from '../../../schemas/common.js';
+import { SIG_ALG } from '../../crypto/keys.js';
+import type { KeyRing } from './key-ring.js';
+import type { Tenant } from '../tenancy/tenants.js';
 import type { User, UserState } from './users.js';
 
 export interface Principal {

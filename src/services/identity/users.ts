@@ -5,13 +5,13 @@
 import { randomUUID } from 'node:crypto';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { LRUCache } from 'lru-cache';
-import { entryBound } from './cache-ttl.js';
-import { ROLES, type Role } from '../../schemas/common.js';
-import { Errors } from '../errors.js';
-import type { Db, Queryable } from '../store/db.js';
-import { keyPage, type KeyPage } from '../store/key-cursor.js';
-import type { ChangeFeed } from './changes.js';
-import type { Observer } from './metrics.js';
+import { entryBound } from '../infrastructure/cache-ttl.js';
+import { ROLES, type Role } from '../../../schemas/common.js';
+import { Errors } from '../../errors.js';
+import type { Db, Queryable } from '../../store/db.js';
+import { keyPage, type KeyPage } from '../../paging/key-cursor.js';
+import type { ChangeFeed } from '../infrastructure/changes.js';
+import type { Observer } from '../infrastructure/metrics.js';
 
 const MAX_FAILURES = 10;
 const LOCK_MINUTES = 30;

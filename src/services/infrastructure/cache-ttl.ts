@@ -22,17 +22,6 @@ export const TENANT_CACHE_MAX = 100_000;
 export const UNKNOWN_TENANT_CACHE_MAX = 10_000;
 
 /**
- * Gateway keys kept imported (decisions 0209, 0214): an imported EC key half holds about 7 KB of native
- * memory, so the default holds about 7 MB; past it the least recently used key's objects are dropped and
- * imported again (about 0.1 ms) when next needed. A request rarely needs one: a token is verified with its
- * key once, then served from the verified-token cache (src/services/tokens.ts) until that entry expires.
- */
-export const DEFAULT_KEY_CACHE_MAX = 1_000;
-
-/** Connector instances kept started by default (decision 0210). */
-export const DEFAULT_MAX_INSTANCES = 10_000;
-
-/**
  * LRU options bounding a cache to `max` entries without lru-cache's preallocation: given `max`, it allocates
  * its arrays for that many entries at once (24 bytes each: a cache bounded at 100 000 tenants held 2.4 MB
  * before its first entry, 15 MB across the gateway's caches); bounded by size, one per entry, they grow with

@@ -3,7 +3,7 @@
 // delivered at commit, to every process LISTENing, and to none if it rolls back. The embedded store has one
 // process: the writer tells itself.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db, Listener, Queryable } from '../store/db.js';
+import type { Db, Listener, Queryable } from '../../store/db.js';
 
 export type Change =
   /** Created, reconfigured, enabled or disabled. */

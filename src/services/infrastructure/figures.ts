@@ -5,7 +5,7 @@
 // CARDLINE_WORKERS=N is every worker's, aggregated by the primary (src/cluster.ts, decision 0166), so the
 // figures are the whole gateway's whichever worker serves the console.
 import { Type, type Static } from '@sinclair/typebox';
-import type { Metrics } from '../services/metrics.js';
+import type { Metrics } from './metrics.js';
 
 const Reading = Type.Object({
   requests: Type.Integer({ description: 'requests answered' }),

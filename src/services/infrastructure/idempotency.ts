@@ -2,8 +2,8 @@
 // response a duplicate gets back. Safe across replicas: every claim is one conditional statement.
 import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import type { MasterKey } from '../crypto/master-key.js';
-import type { Db } from '../store/db.js';
+import type { MasterKey } from '../../crypto/master-key.js';
+import type { Db } from '../../store/db.js';
 
 const SWEEP_INTERVAL_MS = 5 * 60_000;
 /** How many times a claim is retried when another request changes the row between two statements. */

@@ -2,7 +2,7 @@
 // calls and circuit breakers, audit batches, the outbox's depth, logins, and Node's own. Hot paths only
 // increment; what the store or the connectors know is read when Prometheus scrapes (decision 0070).
 import client from 'prom-client';
-import { clusterMetrics } from '../cluster.js';
+import { clusterMetrics } from './cluster-metrics.js';
 
 /** How a connector call ended (as the core caller counts it). */
 export type CallOutcome = 'succeeded' | 'business' | 'pending' | 'unavailable' | 'timeout' | 'internal';

@@ -2,7 +2,7 @@
 // ioredis is loaded by openRedis: a process without REDIS_URL (the CLI, the embedded demo) never loads it.
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
-import { ConfigError, type Config } from '../config.js';
+import { ConfigError, type Config } from '../../config.js';
 
 /** How long a command may take before the caller treats Redis as unavailable. */
 const REDIS_COMMAND_TIMEOUT_MS = 1_000;

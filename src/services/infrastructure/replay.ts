@@ -1,8 +1,8 @@
 // The JWE replay cache: each (tenant, jti) is accepted once while its iat could still pass. Kept in the
 // store's jwe_replay table, or in Redis (SET NX PX) when REDIS_URL is set, so every replica shares it.
 import type { Redis } from 'ioredis';
-import { Errors } from '../errors.js';
-import type { Db } from '../store/db.js';
+import { Errors } from '../../errors.js';
+import type { Db } from '../../store/db.js';
 
 export interface ReplayCache {
   /** Resolves true the first time a jti is seen for the tenant, false on a replay. */

@@ -1,8 +1,8 @@
 // Onboarding the demo: its tenants, users and PIN keys (a tenant itself is created by tenant-admin.ts).
-import type { Role } from '../../schemas/common.js';
-import { DEMO_PIN_CONFIG, seedDemoPinKeys } from '../crypto/hsm/demo.js';
-import type { HsmProvider } from '../crypto/hsm/index.js';
-import type { OperatorKeys } from './operator-keys.js';
+import type { Role } from '../../../schemas/common.js';
+import { DEMO_PIN_CONFIG, seedDemoPinKeys } from '../../crypto/hsm/demo.js';
+import type { HsmProvider } from '../../crypto/hsm/index.js';
+import type { OperatorKeys } from '../identity/operator-keys.js';
 import { createTenant, type TenantAdminDeps } from './tenant-admin.js';
 
 export interface OnboardingDeps extends TenantAdminDeps {

@@ -2,16 +2,17 @@
 // enable and disable — each validated as at creation (structure, connector module, options), with the
 // connector's secrets sealed, and told to every gateway process in the transaction that makes it.
 import jsonMergePatch from 'json-merge-patch';
-import { hasPlainSecrets, keepSealed, redactSecrets, type ConfigSecrets } from '../crypto/config-secrets.js';
-import type { KeyRing, PublicJwk } from '../crypto/keys.js';
-import { Errors } from '../errors.js';
-import type { Db } from '../store/db.js';
-import type { ChangeFeed } from './changes.js';
-import type { UserService } from './users.js';
-import type { ConnectorRegistry } from './connectors.js';
-import type { ConnectorDefinition, ContractOperation } from '../../connectors/contract.js';
-import type { ConnectorChoice } from '../../schemas/tenant.js';
-import { offeringProblems, routesOf } from './routing.js';
+import { hasPlainSecrets, keepSealed, redactSecrets, type ConfigSecrets } from '../../crypto/config-secrets.js';
+import type { PublicJwk } from '../../crypto/keys.js';
+import type { KeyRing } from '../identity/key-ring.js';
+import { Errors } from '../../errors.js';
+import type { Db } from '../../store/db.js';
+import type { ChangeFeed } from '../infrastructure/changes.js';
+import type { UserService } from '../identity/users.js';
+import type { ConnectorRegistry } from '../connectors/index.js';
+import type { ConnectorDefinition, ContractOperation } from '../../../connectors/contract.js';
+import type { ConnectorChoice } from '../../../schemas/tenant.js';
+import { offeringProblems, routesOf } from '../connectors/routing.js';
 import { TenantConfigError, connectorChoices, isTenantId, parseTenantConfig, type StoredTenant, type Tenant, type TenantService } from './tenants.js';
 
 /** What a definition says it offers with these options; undefined when it declares nothing. */

@@ -1,14 +1,14 @@
 // Tenants: onboarding records and their configuration, read through a cache that a change refreshes
-// (src/services/changes.ts). Secrets in a connector's options are stored sealed and opened here, in memory.
+// (src/services/infrastructure/changes.ts). Secrets in a connector's options are stored sealed and opened here, in memory.
 import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { LRUCache } from 'lru-cache';
-import { cacheTtl, entryBound, TENANT_CACHE_MAX, UNKNOWN_TENANT_CACHE_MAX } from './cache-ttl.js';
-import { routingProblems } from './routing.js';
-import { DEFAULT_TENANT_CONFIG, TENANT_ID_PATTERN, TenantConfig } from '../../schemas/tenant.js';
-import type { ConfigSecrets } from '../crypto/config-secrets.js';
-import type { Db, Queryable } from '../store/db.js';
-import { keyPage, type KeyPage } from '../store/key-cursor.js';
+import { cacheTtl, entryBound, TENANT_CACHE_MAX, UNKNOWN_TENANT_CACHE_MAX } from '../infrastructure/cache-ttl.js';
+import { routingProblems } from '../connectors/routing.js';
+import { DEFAULT_TENANT_CONFIG, TENANT_ID_PATTERN, TenantConfig } from '../../../schemas/tenant.js';
+import type { ConfigSecrets } from '../../crypto/config-secrets.js';
+import type { Db, Queryable } from '../../store/db.js';
+import { keyPage, type KeyPage } from '../../paging/key-cursor.js';
 
 export interface Tenant {
   id: string;
@@ -260,7 +260,7 @@ export class TenantService {
     this.invalidate(tenantId);
   }
 
-  /** Enables or disables; the version grows. The caller tells other processes (src/services/tenant-admin.ts). */
+  /** Enables or disables; the version grows. The caller tells other processes (src/services/tenancy/tenant-admin.ts). */
   async setStatus(tenantId: string, status: Tenant['status'], db: Queryable = this.db): Promise<void> {
     await db.query('UPDATE tenants SET status = $2, version = version + 1, updated_at = now() WHERE tenant_id = $1', [tenantId, status]);
     this.invalidate(tenantId);
