@@ -1,4 +1,4 @@
-// Lint rules: typescript-eslint's recommended set over the whole tree.
+// Lint rules: typescript-eslint's recommended set over the whole tree (the layer rules are .dependency-cruiser.cjs).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -12,4 +12,6 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  // dependency-cruiser reads its configuration as CommonJS.
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
 );
