@@ -12,10 +12,10 @@ import {
 /** What an operation carries out in the core: a contract operation, or the card lookup that precedes a change. */
 export type CoreRule = ContractOperation | 'resolveCard';
 export type RuleInput<R extends CoreRule> = R extends ContractOperation ? OperationInput<R> : CardResolutionQuery;
-export type RuleValue<R extends CoreRule> = R extends ContractOperation ? OperationValue<R> : CoreCardResolution;
+type RuleValue<R extends CoreRule> = R extends ContractOperation ? OperationValue<R> : CoreCardResolution;
 
 /** One answer of an operation: its body schema, what it means, and whether it echoes X-Request-Id. */
-export interface CoreAnswerSpec {
+interface CoreAnswerSpec {
   schema: TSchema;
   description: string;
   echoesRequestId?: true;
@@ -127,7 +127,7 @@ const probe = (spec: Omit<CoreProbe, 'operationId' | 'kind' | 'params'> & { para
 });
 
 /** A contract card (summary or details) in the protocol's words: `maskedPan` for `panMasked`. */
-export function coreCardSummary<C extends CardSummary>(card: C): Omit<C, 'panMasked'> & { maskedPan: string } {
+function coreCardSummary<C extends CardSummary>(card: C): Omit<C, 'panMasked'> & { maskedPan: string } {
   const { panMasked, ...rest } = card;
   return { ...rest, maskedPan: panMasked };
 }

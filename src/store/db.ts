@@ -8,7 +8,7 @@ import { PgliteThread } from './pglite-thread.js';
 import type { ThreadMemory, WorkerError } from './pglite-worker.js';
 import type { QueryResult, Queryable } from './queryable.js';
 
-export type { QueryResult, Queryable } from './queryable.js';
+export type { Queryable } from './queryable.js';
 
 /** A LISTEN held open on its own connection; `close` ends it. */
 export interface Listener {
