@@ -539,6 +539,8 @@ export type AuditQuery = {
   /** matches any value of `target` */
   targetId?: string;
   requestId?: string;
+  /** `write`: only records of changes (every method but GET); `read`: only reads (GET) */
+  kind?: "write" | "read";
   /** 1..500, default 50 */
   limit?: string;
   /** `pagination.next` of the previous page */
@@ -846,6 +848,8 @@ export type TenantAuditVerifyResponse = {
     reason: string;
     detail: string;
     records: number;
+    /** the trail's page (`cursor` of `GET …/audit`) that starts at the broken record; null when no record is named */
+    cursor: string | null;
   };
   pagination: null;
 };
@@ -976,6 +980,8 @@ export type GatewayCoresResponse = {
     connector: string;
     connectorId: string;
     breaker: "closed" | "half-open" | "open" | null;
+    /** the other tenants whose started core goes through the same breaker (one core, same settings): their failed calls open it for this one too */
+    breakerSharedWith: Array<string>;
     recent: {
       windowSeconds: number;
       calls: number;
