@@ -450,6 +450,27 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     expect((await t.app.cardline.tenants.stored('north-bank'))!.status).toBe('active');
   });
 
+  it('draws /docs (one section) with no policy error logged, and "try it out" fits 390 px', async () => {
+    const errors: string[] = [];
+    const docs = await context.newPage();
+    docs.on('console', (msg) => {
+      if (msg.type() === 'error') errors.push(msg.text());
+    });
+    await docs.goto(`${base}/docs/`);
+    await docs.locator('.opblock').first().waitFor();
+    await expect.poll(() => docs.locator('.opblock').count()).toBe(8);
+    expect(errors).toEqual([]);
+    await docs.setViewportSize({ width: 390, height: 844 });
+    const op = docs.locator('.opblock').first();
+    await op.locator('.opblock-summary').first().click();
+    await op.getByRole('button', { name: 'Try it out' }).click();
+    await op.locator('.responses-table').first().waitFor();
+    expect(await docs.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await docs.screenshot({ path: join(SHOTS, 'docs-try-it-out-390.png'), fullPage: false });
+    expect(errors).toEqual([]);
+    await docs.close();
+  });
+
   it('ends an idle session: the next action goes back to sign-in with the reason', async () => {
     await page.goto(`${base}/console/#/tenants`);
     await row('north-bank').waitFor();
