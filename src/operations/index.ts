@@ -49,10 +49,9 @@ export const operations: readonly Operation[] = publicEntries;
 export const managementOperations: readonly Operation[] = managementEntries;
 
 /**
- * The ids of each table, for tables of tests and tools keyed by operation that the compiler checks
+ * The public table's ids, for tables of tests and tools keyed by operation that the compiler checks
  * (`satisfies Record<OperationId, …>`): an entry added to the table without its line there is a type error.
  */
 export type OperationId = (typeof publicEntries)[number]['id'];
-export type ManagementOperationId = (typeof managementEntries)[number]['id'];
 /** The operations of either listener that change something (every method but GET). */
 export type WriteOperationId = Extract<(typeof publicEntries)[number] | (typeof managementEntries)[number], { method: Exclude<HttpMethod, 'GET'> }>['id'];
