@@ -273,6 +273,8 @@ function recipesOf({ ids, jwkA, jwkB }: Fixtures) {
     },
   } satisfies Record<WriteOperationId, Recipe | typeof EXEMPT>;
 }
+// Were an id widened to `string` (an entry without its literal), any table would satisfy the check above.
+const _idsAreLiterals: string extends WriteOperationId ? never : true = true;
 
 /** The writes each listener registers: an operation's by its id, any other route as `listener METHOD pattern`. */
 async function writesOf(): Promise<{ operations: Map<string, Operation>; others: string[] }> {

@@ -412,6 +412,8 @@ const ROLES_OF = {
   'shadow.divergences': ADMIN,
   'shadow.summary': ADMIN,
 } as const satisfies Record<OperationId, readonly Role[] | typeof NO_TOKEN>;
+// Were an id widened to `string` (an entry without its literal), any table would satisfy the check above.
+const _idsAreLiterals: string extends OperationId ? never : true = true;
 
 const MATRIX = ROUTES.flatMap((route) =>
   ROLES.map((role) => ({ route: route.name, role, allowed: route.allowed.includes(role), spec: route })),
