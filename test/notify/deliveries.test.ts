@@ -12,6 +12,7 @@ import { MasterKey } from '../../src/crypto/master-key.js';
 import { domainEvent } from '../../src/events/outbox.js';
 import { ChannelService } from '../../src/notify/channels.js';
 import { CHANNEL_IN_FLIGHT, DeliveryService } from '../../src/notify/deliveries.js';
+import { webhookChannelSender } from '../../src/notify/channel-types/webhook.js';
 import type { AttemptResult, WebhookMessage, WebhookSender } from '../../src/notify/webhook.js';
 import { createTestDb, type TestDb } from '../helpers/app.js';
 
@@ -119,8 +120,7 @@ const service = (s: ScriptedSender = sender) => {
     config: CONFIG,
     channels,
     tenants: { get: async () => ({ config: { sandbox: true } }) as never },
-    webhooks: s as unknown as WebhookSender,
-    nats: null,
+    senders: { of: (type) => (type === 'webhook' ? webhookChannelSender(s as unknown as WebhookSender) : undefined) },
     log: log.log,
   });
   services.push(d);

@@ -285,7 +285,7 @@ export function bindOperations(t: Transport) {
       /** The tenant's notification channels (never a secret) (`GET /v1/admin/channels`, `channel.list`). */
       list: (query?: Omit<PageQuery, 'cursor'>, options?: PageOptions): Paged<ChannelPageResponse['result'][number], ChannelPageResponse> =>
         t.paged<ChannelPageResponse['result'][number], ChannelPageResponse>(OPERATIONS["channel.list"], [], undefined, query, options),
-      /** Add a notification channel: a webhook or NATS JetStream (`POST /v1/admin/channels`, `channel.create`). */
+      /** Add a notification channel: a webhook, NATS JetStream or RabbitMQ (`POST /v1/admin/channels`, `channel.create`). */
       create: (body: ChannelCreateBody, options?: CallOptions): Promise<ChannelSecretResponse> =>
         t.call(OPERATIONS["channel.create"], [], body, undefined, options) as Promise<ChannelSecretResponse>,
       /** One notification channel (never its secret) (`GET /v1/admin/channels/{channelId}`, `channel.read`). */

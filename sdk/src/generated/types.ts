@@ -666,12 +666,18 @@ export type ChannelPageResponse = {
 };
 
 export type ChannelCreateBody = {
-  type: "webhook" | "nats";
+  type: "webhook" | "nats" | "rabbitmq";
   eventTypes: EventTypes;
   enabled?: boolean;
   description?: string;
   /** https URL (a sandbox tenant may use http to loopback) */
   url?: string;
+  /** the exchange events are published to */
+  exchange?: string;
+  /** the gateway declares the exchange (durable) with this type; without it the exchange must exist */
+  exchangeType?: "topic" | "direct" | "fanout" | "headers";
+  /** routing keys are `<prefix>.<eventType>` (the event type alone without it) */
+  routingKeyPrefix?: string;
 };
 
 export type ChannelSecretResponse = {
@@ -688,8 +694,14 @@ export type ChannelPatchBody = {
   eventTypes?: Array<"credit-limit.upgraded" | "card.upgraded-to-physical" | "card.activated" | "card.locked" | "card.unlocked" | "card.blocked" | "card.fulfilment-advanced" | "card.preferences-updated" | "card.pin-set" | "entity.registered" | "entity.updated" | "card.issued" | "card.replaced" | "transaction.approved" | "transaction.declined" | "repayment.received" | "user.created" | "user.disabled" | "user.locked" | "keys.rotated" | "tenant.config-changed" | "*">;
   enabled?: boolean;
   description?: string | null;
-  /** https URL (a sandbox tenant may use http to loopback) */
+  /** webhook: https URL (a sandbox tenant may use http to loopback); rabbitmq: amqps://user:password@host[:port]/vhost (a sandbox tenant may use amqp to loopback); kept sealed, shown without its credentials */
   url?: string;
+  /** the exchange events are published to */
+  exchange?: string;
+  /** the gateway declares the exchange (durable) with this type; without it the exchange must exist */
+  exchangeType?: "topic" | "direct" | "fanout" | "headers";
+  /** routing keys are `<prefix>.<eventType>` (the event type alone without it) */
+  routingKeyPrefix?: string;
 };
 
 export type RotateSecretBody = {
@@ -1530,12 +1542,15 @@ export type BankConfig = {
 
 export type ChannelView = {
   channelId: string;
-  type: "webhook" | "nats";
+  type: "webhook" | "nats" | "rabbitmq";
   eventTypes: Array<string>;
   enabled: boolean;
   description?: string;
   url?: string;
   subject?: string;
+  exchange?: string;
+  exchangeType?: "topic" | "direct" | "fanout" | "headers";
+  routingKey?: string;
   disabledReason?: string;
   previousSecretUntil?: string;
   createdAt: string;
