@@ -4,18 +4,22 @@
 // is a failed attempt, retried on the schedule until fixed; a replay sends delivered events again. One connection
 // per broker, reused, closed at shutdown. Each test uses exchanges and queues of its own, deleted afterwards.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import amqp, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Cardline } from '@cardline/sdk';
 import { RabbitmqSender } from '../../src/notify/channel-types/rabbitmq.js';
 import type { DeliveryChannel, OutgoingEvent } from '../../src/notify/channel-types/type.js';
 import { loggerOptions } from '../../src/logging.js';
-import { LIMIT_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { LIMIT_URL, PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
 import { sleep } from '../helpers/process.js';
 
 const RABBITMQ_URL = process.env.RABBITMQ_URL;
 if (!RABBITMQ_URL) console.warn('SKIPPED the RabbitMQ tests: RABBITMQ_URL is not set');
+
+const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (...args: string[]) => (...a: unknown[]) => Promise<void>;
 
 const run = randomBytes(4).toString('hex');
 let names = 0;
@@ -117,6 +121,46 @@ describe.runIf(RABBITMQ_URL)('rabbitmq channel (RABBITMQ_URL)', () => {
     attempts: { error: string | null; statusCode: number | null }[];
   }[];
 
+  it("the README's example: the SDK creates a channel, and a consumer gets each event with its routing key and id", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const block = /<!-- rabbitmq-channel:[^\n]*\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBeDefined();
+    const exchange = fresh('readme');
+    exchanges.push(exchange);
+    const baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const body = block!
+      .split('\n')
+      .filter((l) => !l.startsWith('import '))
+      .join('\n')
+      .replace("'http://localhost:8080'", JSON.stringify(baseUrl))
+      .replaceAll("'amqp://guest:guest@127.0.0.1:5672'", JSON.stringify(RABBITMQ_URL))
+      .replaceAll("'cardline.events'", JSON.stringify(exchange));
+    const printed: unknown[][] = [];
+    const opened: ChannelModel[] = [];
+    const consumerAmqp = { connect: async (url: string) => opened.push(await amqp.connect(url)) && opened.at(-1)! };
+    try {
+      await new AsyncFunction('amqp', 'Cardline', 'process', 'console', body)(consumerAmqp, Cardline, { env: { CARDLINE_DEMO_PASSWORD: PASSWORD } }, {
+        log: (...v: unknown[]) => printed.push(v),
+      });
+      const shown = new URL(RABBITMQ_URL!);
+      shown.username = '';
+      shown.password = '';
+      expect(printed).toEqual([[shown.toString(), '<eventType>']]);
+      const newLimit = await upgradeLimit();
+      await eventually('the consumer printed the event', async () => printed.length, (n) => n === 2);
+      expect(printed[1]).toEqual([
+        'credit-limit.upgraded',
+        expect.stringMatching(/^[0-9a-f-]{36}$/),
+        { type: 'credit-limit.upgraded', timestamp: expect.any(String), data: { entityId: 'ENT-1001', previousLimit: expect.any(String), newLimit } },
+      ]);
+    } finally {
+      for (const c of (await t.app.cardline.channels.page('demo', { limit: 200, after: null })).items) {
+        if (c.exchange === exchange) await t.app.cardline.channels.remove('demo', c.channelId);
+      }
+      for (const c of opened) await c.close().catch(() => undefined);
+    }
+  });
+
   it('delivers: a consumer bound to the exchange gets the event with its routing key and message id, once confirmed', async () => {
     const exchange = fresh('ex');
     exchanges.push(exchange);
@@ -160,7 +204,7 @@ describe.runIf(RABBITMQ_URL)('rabbitmq channel (RABBITMQ_URL)', () => {
     // No exchangeType: the exchange must exist, and does not yet.
     const created = await channel({ exchange });
     await upgradeLimit();
-    const failing = await eventually('a failed attempt', () => deliveries(created.channelId), (d) => d[0]?.attempts.length >= 1);
+    const failing = await eventually('a failed attempt', () => deliveries(created.channelId), (d) => (d[0]?.attempts.length ?? 0) >= 1);
     expect(failing[0]!.status).not.toBe('delivered');
     expect(failing[0]!.attempts[0]!.error).toBe(
       `rabbitmq: Channel closed by server: 404 (NOT-FOUND) with message "NOT_FOUND - no exchange '${exchange}' in vhost '${new URL(RABBITMQ_URL!).pathname.slice(1) || '/'}'"`,
