@@ -12,7 +12,7 @@ import { Errors } from '../../errors.js';
 import { addressRefusal, checkAddresses, checkedLookup, hostOf, isAllowListed, rangeOf, TargetRefused, type Resolver, type TargetPolicy } from '../addresses.js';
 import { defineChannelType, oneLine, type AttemptResult, type ChannelSender, type DeliveryChannel, type OutgoingEvent, type StoredFields } from './type.js';
 
-export const EXCHANGE_TYPES = ['topic', 'direct', 'fanout', 'headers'] as const;
+const EXCHANGE_TYPES = ['topic', 'direct', 'fanout', 'headers'] as const;
 type ExchangeType = (typeof EXCHANGE_TYPES)[number];
 
 /** What the store keeps as the channel's settings (the URL is sealed apart). */
@@ -33,7 +33,7 @@ const TARGETS = 'channels';
  * named hosts over amqp too), a host, the virtual host as the one path segment, no query or fragment. Throws
  * TargetRefused with a reason that never holds the credentials.
  */
-export function checkBrokerUrl(raw: string, policy: TargetPolicy): URL {
+function checkBrokerUrl(raw: string, policy: TargetPolicy): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -54,14 +54,14 @@ export function checkBrokerUrl(raw: string, policy: TargetPolicy): URL {
 }
 
 /** The URL as a view shows it: without user name and password. */
-export function withoutCredentials(raw: string): string {
+function withoutCredentials(raw: string): string {
   const url = new URL(raw);
   url.username = '';
   url.password = '';
   return url.toString();
 }
 
-export const routingKeyOf = (prefix: string | undefined, eventType: string): string => (prefix ? `${prefix}.${eventType}` : eventType);
+const routingKeyOf = (prefix: string | undefined, eventType: string): string => (prefix ? `${prefix}.${eventType}` : eventType);
 
 /** An error's text with the URL's credentials taken out, whatever the library put in it. */
 function scrub(text: string, url: string): string {
