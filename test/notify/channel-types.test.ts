@@ -1,11 +1,13 @@
 // Channel types as declarations, without a broker: what a type declares holds at the API (each type's create body
 // checked with exact problems, a broker URL's credentials never in a view, an answer or an attempt), the store
 // accepts exactly the listed types, and a store written before channel types were data migrates forward.
+import { Type, type TSchema } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/store/migrate.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { CHANNEL_TYPES } from '../../src/notify/channel-types/index.js';
-import { ChannelView } from '../../src/notify/channel-types/schemas.js';
+import { ChannelView, fieldsOf, merged } from '../../src/notify/channel-types/schemas.js';
+import type { ChannelTypeDeclaration } from '../../src/notify/channel-types/type.js';
 import { createTestApp, createTestDb, type TestApp } from '../helpers/app.js';
 import { businessProblem, validationProblem } from '../helpers/problems.js';
 
@@ -182,5 +184,20 @@ describe('a store from before channel types were data', () => {
     } finally {
       await drop();
     }
+  });
+});
+
+describe('composing the list', () => {
+  const declaring = (type: string, fields: Record<string, TSchema>) => ({ ...CHANNEL_TYPES[0], type, fields }) as ChannelTypeDeclaration;
+
+  it('two types may share a field only if it checks the same; the shared field then says what it is for each', () => {
+    const a = declaring('a', { url: Type.String({ maxLength: 10, description: 'an https URL' }) });
+    const b = declaring('b', { url: Type.String({ maxLength: 10, description: 'an amqps URL' }) });
+    const shared = fieldsOf((d) => d.fields, [a, b]).get('url')!;
+    expect(shared.map((f) => f.type)).toEqual(['a', 'b']);
+    expect(merged(shared)).toEqual(expect.objectContaining({ maxLength: 10, description: 'a: an https URL; b: an amqps URL' }));
+    const c = declaring('c', { url: Type.String({ maxLength: 20 }) });
+    expect(() => fieldsOf((d) => d.fields, [a, c])).toThrow("Channel types a and c both declare 'url' but check it differently: rename one");
+    expect(() => fieldsOf((d) => d.fields, [declaring('d', { eventTypes: Type.String() })])).toThrow("Channel type d declares 'eventTypes', a field every channel has");
   });
 });

@@ -51,9 +51,12 @@ const constraintsOf = (schema: TSchema): string => JSON.stringify(schema, (key, 
  * The fields the types declare (`pick`), by name in list order, each with the types that declare it. Two types may
  * share a field only if it checks the same there: at run time the one object holds it once.
  */
-function fieldsOf(pick: (d: ChannelTypeDeclaration) => TProperties): Map<string, { schema: TSchema; type: string }[]> {
+export function fieldsOf(
+  pick: (d: ChannelTypeDeclaration) => TProperties,
+  declarations: readonly ChannelTypeDeclaration[] = DECLARATIONS,
+): Map<string, { schema: TSchema; type: string }[]> {
   const out = new Map<string, { schema: TSchema; type: string }[]>();
-  for (const d of DECLARATIONS) {
+  for (const d of declarations) {
     for (const [name, schema] of Object.entries(pick(d))) {
       const declared = out.get(name) ?? [];
       if (declared.length && constraintsOf(declared[0]!.schema) !== constraintsOf(schema)) {
@@ -67,7 +70,7 @@ function fieldsOf(pick: (d: ChannelTypeDeclaration) => TProperties): Map<string,
 }
 
 /** A shared field as one schema: its own description when the types agree, else each type's. */
-function merged(declared: { schema: TSchema; type: string }[]): TSchema {
+export function merged(declared: { schema: TSchema; type: string }[]): TSchema {
   const descriptions = [...new Set(declared.map(({ schema }) => (schema as { description?: string }).description).filter(Boolean))];
   const first = Type.Optional(declared[0]!.schema);
   if (descriptions.length <= 1) return first;
