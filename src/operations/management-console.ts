@@ -35,7 +35,12 @@ const tenantNotFound = Errors.tenantNotFound('acme');
  * A tenant Admin's entry (`/v1/admin/<rest>`) as an operator's (`/v1/tenants/:tenantId/<rest>`): the same
  * functions, the tenant the path names, audited under the Admin entry's action in that tenant's trail.
  */
-function forTenant(sourceId: string, id: string, from: readonly Operation[], place: { url?: string; tag?: string } = {}): Operation {
+function forTenant<Id extends string, Source extends Operation, SourceId extends Source['id']>(
+  sourceId: SourceId,
+  id: Id,
+  from: readonly Source[],
+  place: { url?: string; tag?: string } = {},
+): Operation & { readonly id: Id; readonly method: Extract<Source, { id: SourceId }>['method'] } {
   const op = from.find((o) => o.id === sourceId);
   if (!op) throw new Error(`No operation '${sourceId}' to serve on the management listener`);
   const rest = op.url.replace(/^\/v1\/admin/, '');
@@ -52,7 +57,7 @@ function forTenant(sourceId: string, id: string, from: readonly Operation[], pla
     params: Type.Object({ tenantId: TenantIdParams.properties.tenantId, ...(params?.properties ?? {}) }, { additionalProperties: false }),
     errors: [tenantNotFound, ...(op.errors ?? [])],
     audit: op.audit === false ? false : { ...op.audit, action: op.audit.action ?? op.id, target: { tenantId: 'params', ...op.audit.target } },
-  };
+  } as Operation & { readonly id: Id; readonly method: Extract<Source, { id: SourceId }>['method'] };
 }
 
 /** A trail: a tenant's, or the platform's own (`_platform`: operators' actions that concern no tenant). */
