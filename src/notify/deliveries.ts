@@ -444,12 +444,16 @@ export class DeliveryService {
     // Refused before anything is written: a disabled channel gets no test delivery.
     if (!channel.enabled) throw Errors.business('CHANNEL_DISABLED', 'The channel is disabled; enable it (PATCH {"enabled": true}) first.');
     const id = uuidv7();
-    await this.db.query(
-      `INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, now())`,
-      [tenantId, id, channelId, uuidv7(), CHANNEL_TEST_EVENT, JSON.stringify({ channelId, message: 'A test event from Cardline' })],
+    // Written already claimed by this attempt: a worker's round in between would otherwise send it too, or hold it.
+    const r = await this.db.query<DeliveryRow>(
+      `INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at, status, attempts, claimed_by, claimed_until)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, now(), 'delivering', 1, $7, now() + $8::integer * interval '1 millisecond')
+       RETURNING ${DELIVERY_COLUMNS}`,
+      [tenantId, id, channelId, uuidv7(), CHANNEL_TEST_EVENT, JSON.stringify({ channelId, message: 'A test event from Cardline' }), this.worker, this.leaseMs],
     );
-    return this.retryNow(tenantId, id);
+    const channels = await this.opts.channels.forDelivery([{ tenantId, channelId }]);
+    await this.attempt(r.rows[0]!, channels.get(`${tenantId}/${channelId}`));
+    return this.get(tenantId, id);
   }
 
   /**

@@ -243,6 +243,25 @@ describe('claims', () => {
   });
 });
 
+describe('a test delivery', () => {
+  it("is its own attempt's from the start: a worker's round between its insert and its attempt does not take it", async () => {
+    const other = service();
+    // The store of the service under test runs another worker's round right after the test delivery is written.
+    const db = Object.create(store.db) as typeof store.db;
+    db.query = (async (sql: string, params?: unknown[], opts?: unknown) => {
+      const r = await store.db.query(sql, params as never, opts as never);
+      if (/^\s*INSERT INTO deliveries/.test(sql)) await other.deliverDue();
+      return r;
+    }) as typeof store.db.query;
+    const d = new DeliveryService(db, { config: CONFIG, channels, tenants: { get: async () => ({ config: { sandbox: true } }) as never }, senders: { of: () => webhookChannelSender(sender as unknown as WebhookSender) }, log: log.log });
+    services.push(d);
+    const channelId = await channel('bank-a', '/test');
+    const delivered = await d.test('bank-a', channelId);
+    expect(delivered).toEqual(expect.objectContaining({ eventType: 'channel.test', status: 'delivered', attemptCount: 1 }));
+    expect(sender.to('http://127.0.0.1:9/test')).toBe(1);
+  });
+});
+
 describe('a channel removed while its attempt is under way', () => {
   it('the attempt ends quietly, and the worker goes on delivering (issue 20: 23503 failed the round)', async () => {
     const doomed = await channel('bank-a', '/hang');
