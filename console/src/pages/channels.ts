@@ -3,18 +3,21 @@
 // from a time, rotate the secret after a confirmation (the new one shown once). A change on the deliveries
 // reloads the channels' success rates.
 import { useCallback, useState } from 'preact/hooks';
+import type { ChannelView } from '../../../sdk/src/generated/types.js';
 import { api, enc, messageOf, type Page } from '../api.js';
 import { Badge, ConfirmButton, Field, Notice, TableRegion, View, html, localZone, useLoad, when } from '../ui.js';
 import { TenantPicker } from './picker.js';
 
 interface Channel {
   channelId: string;
-  type: 'webhook' | 'nats';
+  /** One of the channel types the gateway lists (src/notify/channel-types), as the SDK's types say. */
+  type: ChannelView['type'];
   eventTypes: string[];
   enabled: boolean;
   description?: string;
   url?: string;
   subject?: string;
+  exchange?: string;
   disabledReason?: string;
   createdAt: string;
 }
@@ -74,7 +77,7 @@ function ChannelList(props: { tenantId: string; selected: string | null; changes
         <thead><tr><th scope="col">Channel</th><th scope="col">State</th><th scope="col">Recent success</th><th scope="col">Events</th><th scope="col">Created</th></tr></thead>
         <tbody>
           ${rows.map(({ channel: c, settled, ok }) => html`<tr key=${c.channelId} class=${settled && ok < settled ? 'row-failing' : ''} aria-current=${props.selected === c.channelId ? 'true' : undefined}>
-            <td><a href=${`#/channels/${enc(t)}/${c.channelId}`}>${c.description || c.url || c.subject || c.channelId}</a><br /><small>${c.type} · ${c.url ?? c.subject ?? ''}</small></td>
+            <td><a href=${`#/channels/${enc(t)}/${c.channelId}`}>${c.description || c.url || c.subject || c.channelId}</a><br /><small>${c.type} · ${c.url ?? c.subject ?? ''}${c.exchange ? ` → ${c.exchange}` : ''}</small></td>
             <td>${c.enabled ? html`<${Badge} tone="good">enabled<//>` : html`<${Badge} tone="neutral">disabled${c.disabledReason ? `: ${c.disabledReason}` : ''}<//>`}</td>
             <td>${settled ? html`<${Badge} tone=${ok === settled ? 'good' : ok === 0 ? 'bad' : 'warn'}>${Math.round((ok / settled) * 100)}% of ${settled}<//>` : '—'}</td>
             <td><small>${c.eventTypes.join(', ')}</small></td>
