@@ -30,6 +30,8 @@ export interface CoreState {
   connector: string;
   connectorId: string;
   breaker: 'closed' | 'half-open' | 'open' | null;
+  /** The other tenants whose core goes through the same breaker: their failures open it for this tenant too. */
+  breakerSharedWith: string[];
   recent: Window;
 }
 
@@ -47,6 +49,17 @@ export interface ConnectorView {
 
 /** A core that an operator must look at: its breaker is open, or most of its recent calls failed. */
 export const failing = (c: { breaker: string | null; recent: Window }): boolean => c.breaker === 'open' || (c.recent.calls > 0 && c.recent.errorRate >= 0.5);
+
+/**
+ * Why a failing core is marked: its breaker open (saying so when the breaker is shared with other tenants on the
+ * same core, and how many of this tenant's own calls failed), or its error rate.
+ */
+export function failureOf(c: CoreState): string {
+  const own = `${c.recent.failures} of this tenant's ${c.recent.calls} recent calls failed`;
+  if (c.breaker !== 'open') return `${Math.round(c.recent.errorRate * 100)}% errors`;
+  if (!c.breakerSharedWith.length) return 'breaker open';
+  return `breaker open, shared with ${c.breakerSharedWith.join(', ')} on the same core: ${own}`;
+}
 
 /** The connector ids a tenant's configuration names (one connector, or several routed). */
 export function connectorsOf(config: Record<string, unknown>): string[] {

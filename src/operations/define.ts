@@ -181,27 +181,36 @@ export type Operation = OperationSpec<TSchema | undefined, TSchema | undefined, 
  */
 export function defineOperation<
   Id extends string,
+  M extends HttpMethod,
   P extends TSchema | undefined = undefined,
   Q extends TSchema | undefined = undefined,
   B extends TSchema | undefined = undefined,
   R extends TSchema = TSchema,
   V = unknown,
   S extends SensitiveValues = SensitiveValues,
->(spec: OperationSpec<P, Q, B, R, V, S> & { id: Id }): TypedOperation<Id, P, Q, B, R> {
+>(spec: OperationSpec<P, Q, B, R, V, S> & { id: Id; method: M }): TypedOperation<Id, P, Q, B, R, M> {
   // The table holds entries of many types; each was checked against its own schemas above.
-  return spec as unknown as TypedOperation<Id, P, Q, B, R>;
+  return spec as unknown as TypedOperation<Id, P, Q, B, R, M>;
 }
 
 /** A type-only key: what an entry's request and answer look like, for clients derived from the table. */
 export declare const OPERATION_TYPES: unique symbol;
 
 /**
- * An entry as declared: an `Operation` whose id is its literal and which remembers its request's and answer's
- * static types (never present at run time), so that a client can call it by id with typed input and result
- * (the CLI's management client, src/cli/remote.ts).
+ * An entry as declared: an `Operation` whose id and method are their literals and which remembers its request's
+ * and answer's static types (never present at run time), so that a client can call it by id with typed input and
+ * result (the CLI's management client, src/cli/remote.ts) and a table keyed by id can be checked by the compiler.
  */
-export type TypedOperation<Id extends string, P extends TSchema | undefined, Q extends TSchema | undefined, B extends TSchema | undefined, R extends TSchema> = Operation & {
+export type TypedOperation<
+  Id extends string,
+  P extends TSchema | undefined,
+  Q extends TSchema | undefined,
+  B extends TSchema | undefined,
+  R extends TSchema,
+  M extends HttpMethod = HttpMethod,
+> = Operation & {
   readonly id: Id;
+  readonly method: M;
   readonly [OPERATION_TYPES]?: { params: StaticOf<P>; query: StaticOf<Q>; body: StaticOf<B>; answer: Static<R> };
 };
 

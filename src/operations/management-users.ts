@@ -49,7 +49,8 @@ export const managementUserOperations = [
     check: ({ query }) => pageQueryErrors(query, 'userListRequest', keyCursorOf(isUsername)),
     execute: ({ tenant, query, services }) => services.users.page(tenant.id, pageBounds(query)),
     view: ({ items, nextCursor }) => ({ result: items, pagination: { nextCursor } }),
-    audit: { action: 'user.list', target: { tenantId: 'params' } },
+    // Not recorded: an operator's reads are, only for a customer's or a card's data (decision 0292).
+    audit: false,
   }),
 
   defineOperation({

@@ -34,8 +34,7 @@ import { migrate } from '../store/migrate.js';
 import { ChannelService } from '../notify/channels.js';
 import { DeliveryService } from '../notify/deliveries.js';
 import { ShadowService } from './connectors/shadow.js';
-import { NatsPublisher } from '../notify/nats.js';
-import { WebhookSender } from '../notify/webhook.js';
+import { ChannelSenders } from '../notify/channel-types/registry.js';
 
 export interface Services {
   config: Config;
@@ -173,15 +172,12 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     closers.push(() => shadow.close());
     const core = new CoreCaller(connectors, { timeoutMs: config.connectorTimeoutMs, observer: metrics, shadow });
 
-    // Notifications: the channels and the senders the delivery worker uses.
+    // Notifications: the channels (their types recorded in the store) and the senders the delivery worker uses.
     const channels = new ChannelService(db, masterKey, config.notify);
-    const webhooks = new WebhookSender({ timeoutMs: config.notify.webhookTimeoutMs, allowHosts: config.notify.allowHosts });
-    closers.push(() => webhooks.close());
-    const nats = config.notify.natsUrl
-      ? new NatsPublisher({ servers: config.notify.natsUrl, stream: config.notify.natsStream, subjectPrefix: config.notify.natsSubjectPrefix, timeoutMs: 5_000 })
-      : null;
-    if (nats) closers.push(() => nats.close());
-    const deliveries: DeliveryService = new DeliveryService(db, { config: config.notify, channels, tenants, webhooks, nats, observer: metrics, log });
+    await channels.registerTypes();
+    const senders = new ChannelSenders({ config: config.notify });
+    closers.push(() => senders.close());
+    const deliveries: DeliveryService = new DeliveryService(db, { config: config.notify, channels, tenants, senders, observer: metrics, log });
 
     // The trail: checkpoints signed as it grows, the writer (which wakes the delivery worker), its readers.
     const checkpoints = new CheckpointPublisher(db, keys, config.auditCheckpointMs, (tenant, err) =>

@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, enc, messageOf, type Page } from '../api.js';
 import { encryptForTenant } from '../crypto.js';
 import { Badge, ConfirmButton, Field, Notice, TableRegion, View, html, useLoad, when } from '../ui.js';
-import { connectorsOf, failing, type CoreState, type Tenant } from '../types.js';
+import { connectorsOf, failing, failureOf, type CoreState, type Tenant } from '../types.js';
 
 const PAGE = 20;
 /** How long typing pauses before the gateway is asked (one request per pause, not per key). */
@@ -77,7 +77,7 @@ export function TenantsPage() {
                     <td><${Badge} tone=${t.status === 'active' ? 'good' : 'neutral'}>${t.status}<//></td>
                     <td>
                       ${connectorsOf(t.config).join(', ') || '—'}
-                      ${bad.map((c) => html`<div><${Badge} tone="bad">core failing: ${c.connector} ${c.breaker === 'open' ? '(breaker open)' : `(${Math.round(c.recent.errorRate * 100)}% errors)`}<//></div>`)}
+                      ${bad.map((c) => html`<div><${Badge} tone="bad">core failing: ${c.connector} (${failureOf(c)})<//></div>`)}
                     </td>
                     <td>${when(t.createdAt)}</td>
                     <td>${when(t.updatedAt)}</td>
