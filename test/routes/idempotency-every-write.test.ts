@@ -198,6 +198,9 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     await t.operatorKey('idem-revoked');
     const jwk = async () => ({ ...(await exportJWK((await generateKeyPair('ECDH-ES+A256KW', { crv: 'P-256', extractable: true })).publicKey)) });
     const [jwkA, jwkB] = [await jwk(), await jwk()];
+    // Keys a rotation replaced, for the retirements (encryption keys: the tokens in use stay valid).
+    ids.retiring = (await services.keys.rotate('demo', 'enc', 3600)).replaced[0]!.kid;
+    ids.retiringB = (await services.keys.rotate('demo-b', 'enc', 3600)).replaced[0]!.kid;
     const password = (p: string) => async () => ({ password: await t.encrypt(p) });
     // The management listener runs the same decrypt step (decision 0190): a retry re-encrypts, as on the public one.
     const passwordB = (p: string) => async () => ({ password: await t.encrypt(p, 'demo-b') });
@@ -236,6 +239,7 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     });
     add('public POST /v1/entities/:entityId/cards', { url: '/v1/entities/ENT-1003/cards' });
     add('public POST /v1/admin/keys/rotate', { url: '/v1/admin/keys/rotate', body: () => ({ use: 'enc' }), other: () => ({ use: 'enc', graceSeconds: 3600 }) });
+    add('public POST /v1/admin/keys/:kid/retire', { url: `/v1/admin/keys/${ids.retiring}/retire` });
     add('public PUT /v1/admin/client-key', { url: '/v1/admin/client-key', body: () => ({ jwk: jwkA }), other: () => ({ jwk: jwkB }) });
     add('public POST /v1/admin/users', {
       url: '/v1/admin/users',
@@ -278,6 +282,10 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     add('management POST /v1/tenants/:tenantId/users/:username/unlock', { url: '/v1/tenants/demo-b/users/m-unlock/unlock' });
     add('management PUT /v1/tenants/:tenantId/users/:username/password', { url: '/v1/tenants/demo-b/users/m-password/password', body: passwordB('idem-Passw0rd-6'), other: passwordB('idem-Passw0rd-7') });
     add('management DELETE /v1/tenants/:tenantId/users/:username', { url: '/v1/tenants/demo-b/users/m-remove' });
+    // A tenant's keys, as its Admin's own entries served to an operator (src/operations/management-keys.ts).
+    add('management POST /v1/tenants/:tenantId/keys/rotate', { url: '/v1/tenants/demo-b/keys/rotate', body: () => ({ use: 'enc' }), other: () => ({ use: 'enc', graceSeconds: 3600 }) });
+    add('management POST /v1/tenants/:tenantId/keys/:kid/retire', { url: `/v1/tenants/demo-b/keys/${ids.retiringB}/retire` });
+    add('management PUT /v1/tenants/:tenantId/client-key', { url: '/v1/tenants/demo-b/client-key', body: () => ({ jwk: jwkA }), other: () => ({ jwk: jwkB }) });
     add('management POST /v1/operator-keys', { url: '/v1/operator-keys', body: () => ({ name: 'idem-new-operator' }), other: () => ({ name: 'idem-other-operator' }) });
     add('management DELETE /v1/operator-keys/:name', { url: '/v1/operator-keys/idem-revoked' });
     // The console's writes on the management listener (src/operations/management-console.ts).

@@ -20,6 +20,7 @@ import type {
   UserDisabledPayload,
   UserLockedPayload,
   KeysRotatedPayload,
+  KeysRetiredPayload,
   TenantConfigChangedPayload,
 } from './types.js';
 
@@ -45,12 +46,13 @@ export interface EventPayloads {
   "user.disabled": UserDisabledPayload;
   "user.locked": UserLockedPayload;
   "keys.rotated": KeysRotatedPayload;
+  "keys.retired": KeysRetiredPayload;
   "tenant.config-changed": TenantConfigChangedPayload;
 }
 
 export type EventType = keyof EventPayloads;
 
-export const EVENT_TYPES: readonly EventType[] = ["credit-limit.upgraded","card.upgraded-to-physical","card.activated","card.locked","card.unlocked","card.blocked","card.fulfilment-advanced","card.preferences-updated","card.pin-set","entity.registered","entity.updated","card.issued","card.replaced","transaction.approved","transaction.declined","repayment.received","user.created","user.disabled","user.locked","keys.rotated","tenant.config-changed"];
+export const EVENT_TYPES: readonly EventType[] = ["credit-limit.upgraded","card.upgraded-to-physical","card.activated","card.locked","card.unlocked","card.blocked","card.fulfilment-advanced","card.preferences-updated","card.pin-set","entity.registered","entity.updated","card.issued","card.replaced","transaction.approved","transaction.declined","repayment.received","user.created","user.disabled","user.locked","keys.rotated","keys.retired","tenant.config-changed"];
 
 /** A webhook's body: one event of record, its type, when it happened (ISO 8601) and its payload. */
 export type CardlineEvent = { [T in EventType]: { type: T; timestamp: string; data: EventPayloads[T] } }[EventType];

@@ -4,6 +4,11 @@ import type {
   Jwks,
   AuditQuery,
   AuditPage,
+  RotateKeysBody,
+  RotateKeysResponse,
+  GatewayKeyResponse,
+  ClientKeyBody,
+  ClientKeyResponse,
   PageQuery,
   UserPageResponse,
   UserCreateBody,
@@ -50,6 +55,9 @@ export const MANAGEMENT_OPERATIONS = {
   "tenant.connectors": { id: "tenant.connectors", method: 'GET', path: "/v1/tenants/:tenantId/connectors", params: ["tenantId"], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: false, encryptedFields: [], tenantParam: "tenantId" },
   "tenant.disable": { id: "tenant.disable", method: 'POST', path: "/v1/tenants/:tenantId/disable", params: ["tenantId"], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "tenant.enable": { id: "tenant.enable", method: 'POST', path: "/v1/tenants/:tenantId/enable", params: ["tenantId"], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
+  "tenant-keys.rotate": { id: "tenant-keys.rotate", method: 'POST', path: "/v1/tenants/:tenantId/keys/rotate", params: ["tenantId"], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [], tenantParam: "tenantId" },
+  "tenant-keys.retire": { id: "tenant-keys.retire", method: 'POST', path: "/v1/tenants/:tenantId/keys/:kid/retire", params: ["tenantId","kid"], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [], tenantParam: "tenantId" },
+  "tenant-client-key.register": { id: "tenant-client-key.register", method: 'PUT', path: "/v1/tenants/:tenantId/client-key", params: ["tenantId"], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [], tenantParam: "tenantId" },
   "tenant-user.list": { id: "tenant-user.list", method: 'GET', path: "/v1/tenants/:tenantId/users", params: ["tenantId"], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: true, encryptedFields: [], tenantParam: "tenantId" },
   "tenant-user.create": { id: "tenant-user.create", method: 'POST', path: "/v1/tenants/:tenantId/users", params: ["tenantId"], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: ["password"], tenantParam: "tenantId" },
   "tenant-user.update": { id: "tenant-user.update", method: 'PATCH', path: "/v1/tenants/:tenantId/users/:username", params: ["tenantId","username"], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [], tenantParam: "tenantId" },
@@ -105,6 +113,19 @@ export function bindManagementOperations(t: Transport) {
       /** Enable a disabled tenant again (`POST /v1/tenants/{tenantId}/enable`, `tenant.enable`). */
       enable: (tenantId: string, options?: CallOptions): Promise<TenantResponse> =>
         t.call(MANAGEMENT_OPERATIONS["tenant.enable"], [tenantId], undefined, undefined, options) as Promise<TenantResponse>,
+    },
+    tenantKeys: {
+      /** Rotate the tenant's encryption or signing key (an operator, for the tenant the path names) (`POST /v1/tenants/{tenantId}/keys/rotate`, `tenant-keys.rotate`). */
+      rotate: (tenantId: string, body: RotateKeysBody, options?: CallOptions): Promise<RotateKeysResponse> =>
+        t.call(MANAGEMENT_OPERATIONS["tenant-keys.rotate"], [tenantId], body, undefined, options) as Promise<RotateKeysResponse>,
+      /** Retire a replaced gateway key at once (an operator, for the tenant the path names) (`POST /v1/tenants/{tenantId}/keys/{kid}/retire`, `tenant-keys.retire`). */
+      retire: (tenantId: string, kid: string, options?: CallOptions): Promise<GatewayKeyResponse> =>
+        t.call(MANAGEMENT_OPERATIONS["tenant-keys.retire"], [tenantId, kid], undefined, undefined, options) as Promise<GatewayKeyResponse>,
+    },
+    tenantClientKey: {
+      /** Register the tenant's client key for encrypted response fields (an operator, for the tenant the path names) (`PUT /v1/tenants/{tenantId}/client-key`, `tenant-client-key.register`). */
+      register: (tenantId: string, body: ClientKeyBody, options?: CallOptions): Promise<ClientKeyResponse> =>
+        t.call(MANAGEMENT_OPERATIONS["tenant-client-key.register"], [tenantId], body, undefined, options) as Promise<ClientKeyResponse>,
     },
     tenantUser: {
       /** A tenant's users: role, disabled, locked, last login (`GET /v1/tenants/{tenantId}/users`, `tenant-user.list`). */

@@ -44,6 +44,7 @@ import type {
   GatewayKeyList,
   RotateKeysBody,
   RotateKeysResponse,
+  GatewayKeyResponse,
   ClientKeyBody,
   ClientKeyResponse,
   PageQuery,
@@ -105,6 +106,7 @@ export const OPERATIONS = {
   "audit.checkpoint": { id: "audit.checkpoint", method: 'GET', path: "/v1/audit/checkpoints/latest", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "keys.list": { id: "keys.list", method: 'GET', path: "/v1/admin/keys", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "keys.rotate": { id: "keys.rotate", method: 'POST', path: "/v1/admin/keys/rotate", params: [], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
+  "keys.retire": { id: "keys.retire", method: 'POST', path: "/v1/admin/keys/:kid/retire", params: ["kid"], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "client-key.register": { id: "client-key.register", method: 'PUT', path: "/v1/admin/client-key", params: [], dialect: 'problem', kind: 'write', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "client-key.read": { id: "client-key.read", method: 'GET', path: "/v1/admin/client-key", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: false, encryptedFields: [] },
   "user.list": { id: "user.list", method: 'GET', path: "/v1/admin/users", params: [], dialect: 'problem', kind: 'read', auth: true, callsCore: false, paged: true, encryptedFields: [] },
@@ -149,6 +151,9 @@ export function bindOperations(t: Transport) {
       /** Rotate the tenant's encryption or signing key (`POST /v1/admin/keys/rotate`, `keys.rotate`). */
       rotate: (body: RotateKeysBody, options?: CallOptions): Promise<RotateKeysResponse> =>
         t.call(OPERATIONS["keys.rotate"], [], body, undefined, options) as Promise<RotateKeysResponse>,
+      /** Retire a replaced gateway key at once (`POST /v1/admin/keys/{kid}/retire`, `keys.retire`). */
+      retire: (kid: string, options?: CallOptions): Promise<GatewayKeyResponse> =>
+        t.call(OPERATIONS["keys.retire"], [kid], undefined, undefined, options) as Promise<GatewayKeyResponse>,
     },
     creditLimit: {
       /** Set a business entity's credit limit (`POST /credit-line-management/business-entity-manager/upgradeLimit`, `credit-limit.upgrade`). */

@@ -581,6 +581,11 @@ export type RotateKeysResponse = {
   pagination: null;
 };
 
+export type GatewayKeyResponse = {
+  result: GatewayKeyView;
+  pagination: null;
+};
+
 export type ClientKeyBody = {
   jwk: ClientJwk;
 };
@@ -685,7 +690,7 @@ export type ChannelResponse = {
 };
 
 export type ChannelPatchBody = {
-  eventTypes?: Array<"credit-limit.upgraded" | "card.upgraded-to-physical" | "card.activated" | "card.locked" | "card.unlocked" | "card.blocked" | "card.fulfilment-advanced" | "card.preferences-updated" | "card.pin-set" | "entity.registered" | "entity.updated" | "card.issued" | "card.replaced" | "transaction.approved" | "transaction.declined" | "repayment.received" | "user.created" | "user.disabled" | "user.locked" | "keys.rotated" | "tenant.config-changed" | "*">;
+  eventTypes?: Array<"credit-limit.upgraded" | "card.upgraded-to-physical" | "card.activated" | "card.locked" | "card.unlocked" | "card.blocked" | "card.fulfilment-advanced" | "card.preferences-updated" | "card.pin-set" | "entity.registered" | "entity.updated" | "card.issued" | "card.replaced" | "transaction.approved" | "transaction.declined" | "repayment.received" | "user.created" | "user.disabled" | "user.locked" | "keys.rotated" | "keys.retired" | "tenant.config-changed" | "*">;
   enabled?: boolean;
   description?: string | null;
   /** https URL (a sandbox tenant may use http to loopback) */
@@ -1172,6 +1177,11 @@ export type KeysRotatedPayload = {
   replaced: Array<string>;
 };
 
+export type KeysRetiredPayload = {
+  use: "enc" | "sig";
+  kid: string;
+};
+
 export type TenantConfigChangedPayload = {
   tenantId: string;
   changed: Array<string>;
@@ -1542,7 +1552,7 @@ export type ChannelView = {
   updatedAt: string;
 };
 
-export type EventTypes = Array<"credit-limit.upgraded" | "card.upgraded-to-physical" | "card.activated" | "card.locked" | "card.unlocked" | "card.blocked" | "card.fulfilment-advanced" | "card.preferences-updated" | "card.pin-set" | "entity.registered" | "entity.updated" | "card.issued" | "card.replaced" | "transaction.approved" | "transaction.declined" | "repayment.received" | "user.created" | "user.disabled" | "user.locked" | "keys.rotated" | "tenant.config-changed" | "*">;
+export type EventTypes = Array<"credit-limit.upgraded" | "card.upgraded-to-physical" | "card.activated" | "card.locked" | "card.unlocked" | "card.blocked" | "card.fulfilment-advanced" | "card.preferences-updated" | "card.pin-set" | "entity.registered" | "entity.updated" | "card.issued" | "card.replaced" | "transaction.approved" | "transaction.declined" | "repayment.received" | "user.created" | "user.disabled" | "user.locked" | "keys.rotated" | "keys.retired" | "tenant.config-changed" | "*">;
 
 export type ChannelWithSecret = ChannelView & {
   /** shown once: keep it */
