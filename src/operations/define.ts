@@ -179,23 +179,10 @@ export function defineOperation<
   R extends TSchema = TSchema,
   V = unknown,
   S extends SensitiveValues = SensitiveValues,
->(spec: OperationSpec<P, Q, B, R, V, S> & { id: Id }): TypedOperation<Id, P, Q, B, R> {
+>(spec: OperationSpec<P, Q, B, R, V, S> & { id: Id }): Operation & { readonly id: Id } {
   // The table holds entries of many types; each was checked against its own schemas above.
-  return spec as unknown as TypedOperation<Id, P, Q, B, R>;
+  return spec as unknown as Operation & { readonly id: Id };
 }
-
-/** A type-only key: what an entry's request and answer look like, for clients derived from the table. */
-export declare const OPERATION_TYPES: unique symbol;
-
-/**
- * An entry as declared: an `Operation` whose id is its literal and which remembers its request's and answer's
- * static types (never present at run time), so that a client can call it by id with typed input and result
- * (the CLI's management client, src/cli/remote.ts).
- */
-export type TypedOperation<Id extends string, P extends TSchema | undefined, Q extends TSchema | undefined, B extends TSchema | undefined, R extends TSchema> = Operation & {
-  readonly id: Id;
-  readonly [OPERATION_TYPES]?: { params: StaticOf<P>; query: StaticOf<Q>; body: StaticOf<B>; answer: Static<R> };
-};
 
 /**
  * Whether the body may be left out: a POST whose body declares every field optional (no `required`, no

@@ -146,7 +146,7 @@ describe('cardline on the store, audited', () => {
         ['user.update', 'PATCH', '/v1/tenants/:tenantId/users/:username', { tenantId: TENANT, username: 'svc' }, 'succeeded', 200],
         ['user.password-reset', 'PUT', '/v1/tenants/:tenantId/users/:username/password', { tenantId: TENANT, username: 'svc' }, 'succeeded', 200],
         ['tenant.update', 'PATCH', '/v1/tenants/:tenantId', { tenantId: TENANT }, 'succeeded', 200],
-        ['keys.rotate', 'POST', '/v1/admin/keys/rotate', { use: 'sig' }, 'succeeded', 200],
+        ['keys.rotate', 'POST', '/v1/tenants/:tenantId/keys/rotate', { tenantId: TENANT, use: 'sig' }, 'succeeded', 200],
         ['user.remove', 'DELETE', '/v1/tenants/:tenantId/users/:username', { tenantId: TENANT, username: 'first-admin' }, 'refused', 409],
       ]);
       for (const r of records) expect(r).toMatchObject({ actor: ACTOR, role: 'Operator', origin: null });
