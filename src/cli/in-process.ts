@@ -1,10 +1,10 @@
 // The CLI's store mode (no --admin-url): the management listener's own app, built in this process over the
 // store and never listening, answers the CLI's CardlineAdmin through an injected fetch that hands each request
-// to `app.inject` (decisions 0198, 0250). So a change
-// made on the store runs the same operation entry through the same pipeline as over HTTP — validation, the
-// decrypt step, idempotency, the audit record and the security event in one statement — with the principal
-// `cli:<os-user>` (role Operator). That principal is a per-process random secret handed to the app builder
-// and presented only by injected requests; the operator-auth step refuses it on a listening app.
+// to `app.inject` (decisions 0198, 0250). So a change made on the store runs the same operation entry through
+// the same pipeline as over HTTP — validation, the decrypt step, idempotency, the audit record and the
+// security event in one statement — with the principal `cli:<os-user>` (role Operator). That principal is a
+// per-process random secret handed to the app builder and presented only by injected requests; the
+// operator-auth step refuses it on a listening app.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import Fastify, { type FastifyInstance } from 'fastify';
