@@ -83,7 +83,7 @@ async function asCliError(err: unknown, target: Target): Promise<never> {
  * before the command) or CARDLINE_ADMIN_URL. The operator key only ever comes from the environment
  * (CARDLINE_OPERATOR_KEY): an argument would be visible to every user of the machine in the process list.
  */
-export function remoteTarget(command: Command): Target | null {
+function remoteTarget(command: Command): Target | null {
   const opts = command.optsWithGlobals<{ adminUrl?: string }>();
   const url = opts.adminUrl ?? (process.env.CARDLINE_ADMIN_URL || undefined);
   if (!url) return null;
