@@ -14,6 +14,9 @@ COPY connectors ./connectors
 COPY schemas ./schemas
 COPY sdk/tsconfig.json ./sdk/
 COPY sdk/src ./sdk/src
+# The SDK's generated code is not committed: the build writes it from the operation tables first (decision 0260).
+COPY sdk/scripts ./sdk/scripts
+COPY scripts ./scripts
 # The example connector plugin (examples/acme-core), compiled with the rest: the plugin walk-through runs in the image.
 COPY examples/acme-core ./examples/acme-core
 # The operations console (/console on the management listener): bundled by esbuild into dist/console.

@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'sdk/dist/**', 'data/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'sdk/dist/**', 'sdk/src/generated/**', 'data/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

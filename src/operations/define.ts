@@ -173,16 +173,23 @@ export type Operation = OperationSpec<TSchema | undefined, TSchema | undefined, 
  */
 export function defineOperation<
   Id extends string,
+  M extends HttpMethod,
   P extends TSchema | undefined = undefined,
   Q extends TSchema | undefined = undefined,
   B extends TSchema | undefined = undefined,
   R extends TSchema = TSchema,
   V = unknown,
   S extends SensitiveValues = SensitiveValues,
->(spec: OperationSpec<P, Q, B, R, V, S> & { id: Id }): Operation & { readonly id: Id } {
+>(spec: OperationSpec<P, Q, B, R, V, S> & { id: Id; method: M }): TypedOperation<Id, M> {
   // The table holds entries of many types; each was checked against its own schemas above.
-  return spec as unknown as Operation & { readonly id: Id };
+  return spec as unknown as TypedOperation<Id, M>;
 }
+
+/**
+ * An entry as declared: an `Operation` whose id and method are their literals, so that a table keyed by id
+ * (`satisfies Record<OperationId, …>`) can be checked by the compiler.
+ */
+export type TypedOperation<Id extends string, M extends HttpMethod = HttpMethod> = Operation & { readonly id: Id; readonly method: M };
 
 /**
  * Whether the body may be left out: a POST whose body declares every field optional (no `required`, no

@@ -2,7 +2,7 @@
 import { Type, type TObject } from '@sinclair/typebox';
 import { TenantIdParams } from '../../schemas/management.js';
 import { Errors } from '../errors.js';
-import type { Operation } from './define.js';
+import type { Operation, TypedOperation } from './define.js';
 
 /**
  * Where the derived entry sits in the management document and what that document says of it where an
@@ -20,7 +20,12 @@ const tenantNotFound = Errors.tenantNotFound('acme');
  * the tenant the path names (found whatever its status), audited under the Admin entry's action in that
  * tenant's trail with `tenantId` added to its target.
  */
-export function forTenant(sourceId: string, id: string, from: readonly Operation[], place: TenantPlace): Operation {
+export function forTenant<Id extends string, Source extends Operation, SourceId extends Source['id']>(
+  sourceId: SourceId,
+  id: Id,
+  from: readonly Source[],
+  place: TenantPlace,
+): TypedOperation<Id, Extract<Source, { id: SourceId }>['method']> {
   const op = from.find((o) => o.id === sourceId);
   if (!op) throw new Error(`No operation '${sourceId}' to serve on the management listener`);
   const rest = op.url.replace(/^\/v1\/admin/, '');
@@ -44,5 +49,6 @@ export function forTenant(sourceId: string, id: string, from: readonly Operation
     if (place.description === undefined) delete derived.description;
     else derived.description = place.description;
   }
-  return derived;
+  // The id is the one given, the method the source's: their literals key the tables the compiler checks.
+  return derived as TypedOperation<Id, Extract<Source, { id: SourceId }>['method']>;
 }

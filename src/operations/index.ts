@@ -9,7 +9,7 @@ import { authOperations } from './auth.js';
 import { cardOperations } from './cards.js';
 import { creditLineOperations } from './credit-line.js';
 import { coreRoutingOperations } from './core-routing.js';
-import type { Operation } from './define.js';
+import type { HttpMethod, Operation } from './define.js';
 import { entityOperations } from './entities.js';
 import { managementConsoleOperations } from './management-console.js';
 import { managementKeyOperations } from './management-keys.js';
@@ -22,7 +22,7 @@ import { transactionOperations } from './transactions.js';
 import { sandboxOperations } from './sandbox.js';
 
 /** The public listener's table: the tenants' API (a tenant header and a bearer token). */
-export const operations: readonly Operation[] = [
+const publicEntries = [
   ...authOperations,
   ...creditLineOperations,
   ...cardOperations,
@@ -39,10 +39,21 @@ export const operations: readonly Operation[] = [
 ];
 
 /** The management listener's table: the platform operator's API (an operator key). */
-export const managementOperations: readonly Operation[] = [
+const managementEntries = [
   ...managementTenantOperations,
   ...managementKeyOperations,
   ...managementUserOperations,
   ...managementOperatorKeyOperations,
   ...managementConsoleOperations,
 ];
+
+export const operations: readonly Operation[] = publicEntries;
+export const managementOperations: readonly Operation[] = managementEntries;
+
+/**
+ * The public table's ids, for tables of tests and tools keyed by operation that the compiler checks
+ * (`satisfies Record<OperationId, …>`): an entry added to the table without its line there is a type error.
+ */
+export type OperationId = (typeof publicEntries)[number]['id'];
+/** The operations of either listener that change something (every method but GET). */
+export type WriteOperationId = Extract<(typeof publicEntries)[number] | (typeof managementEntries)[number], { method: Exclude<HttpMethod, 'GET'> }>['id'];

@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import cardlineApp, { serverOptions } from '../../src/app.js';
 import { loggerOptions } from '../../src/logging.js';
 import { managementPlugin } from '../../src/management/app.js';
+import type { Operation } from '../../src/operations/define.js';
+import type { WriteOperationId } from '../../src/operations/index.js';
 import { fingerprintOf } from '../../src/services/idempotency.js';
 import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -26,15 +28,10 @@ const reusedProblem = {
 };
 const reusedEnvelope = { result: null, exception: { errorCode: 'ERR_422', shortMessage: 'Unprocessable Entity', detailMessage: REUSED }, pagination: null };
 
-/** The writes that do not take Idempotency-Key, each named in docs/api.md with its reason. */
-const EXEMPT = [
-  'public POST /api/authenticate',
-  'public POST /credit-line-management/business-entity-manager/fetchLimit',
-  'public PUT /v1/me/password',
-  'management POST /console/session',
-  'management DELETE /console/session',
-  'management POST /v1/console/connectors/check',
-];
+/** A write that does not take Idempotency-Key: docs/api.md names it with its reason. */
+const EXEMPT = 'exempt';
+/** The writes outside the operation tables (the console's session), which take no key either. */
+const OUTSIDE_THE_TABLES = ['management POST /console/session', 'management DELETE /console/session'];
 
 let t: TestApp;
 let m: FastifyInstance;
@@ -165,11 +162,135 @@ interface Recipe {
   other?: () => unknown;
 }
 
-/** Writes on each listener, as `listener METHOD pattern`, from the apps' own route tables. */
-async function writesOf(): Promise<string[]> {
-  const seen: string[] = [];
+/** What the recipes address: rows made before they run, and two client keys. */
+interface Fixtures {
+  ids: Record<string, string>;
+  jwkA: object;
+  jwkB: object;
+}
+
+/**
+ * A request for every write of both tables, keyed by operation id and checked by the compiler: an operation
+ * added without its recipe (or EXEMPT) does not build.
+ */
+function recipesOf({ ids, jwkA, jwkB }: Fixtures) {
+  const password = (p: string) => async () => ({ password: await t.encrypt(p) });
+  // The management listener runs the same decrypt step (decision 0190): a retry re-encrypts, as on the public one.
+  const passwordB = (p: string) => async () => ({ password: await t.encrypt(p, 'demo-b') });
+  const entity = (name: string) => () => ({
+    name,
+    type: 'BUSINESS',
+    contact: { email: 'finance@idem.example', mobile: '+351912345678' },
+    primaryAddress: { address1: '5 Rua Augusta', city: 'Lisbon', state: 'Lisboa', country: 'PT', pin: '1100-048' },
+    creditLimit: '25000.00',
+  });
+  const auth = (amount: string) => () => ({ amount, merchant: { name: 'Cafe Central', mcc: '5814', country: 'PT' }, channel: 'POS' });
+  const tenant = (name: string) => () => ({ id: 'idem-bank', name, config: { connector: { id: 'mock', options: { fixtures: 'demo' } } } });
+  return {
+    // The public listener (tenant demo, its Admin).
+    authenticate: EXEMPT,
+    'credit-limit.read': EXEMPT,
+    'user.password-change': EXEMPT,
+    'credit-limit.upgrade': { url: LIMIT_URL, body: () => ({ entityId: 'ENT-1002', amount: '60000.00' }), other: () => ({ entityId: 'ENT-1002', amount: '61000.00' }) },
+    'card.upgrade-physical': {
+      url: UPGRADE_URL,
+      body: () => ({ kitNo: 'KIT-2002', cardId: 'CARD-3002', communicationAddress: { usePrimaryAddress: true } }),
+      other: () => ({ kitNo: 'KIT-2003', cardId: 'CARD-3002', communicationAddress: { usePrimaryAddress: true } }),
+    },
+    'card.activate': { url: '/card/activate', body: () => ({ kitNo: 'KIT-2002' }), other: () => ({ kitNo: 'KIT-2003' }) },
+    'card.lock': { url: '/v1/cards/CARD-3001/lock' },
+    'card.unlock': { url: '/v1/cards/CARD-3001/unlock' },
+    'card.preferences-update': { url: '/v1/cards/CARD-3001/preferences', body: () => ({ domestic: { enabled: true } }), other: () => ({ domestic: { enabled: false } }) },
+    'card.set-pin': { url: '/v1/cards/CARD-3001/pin', body: () => ({ pinBlock: '0412AC89ABCDEF67', format: 0 }), other: () => ({ pinBlock: '0412AC89ABCDEF68', format: 0 }) },
+    'transaction.authorize': { url: '/v1/sandbox/cards/CARD-3001/authorizations', body: auth('10.00'), other: auth('11.00') },
+    'repayment.receive': { url: '/v1/sandbox/entities/ENT-1001/repayments', body: () => ({ amount: '1.00' }), other: () => ({ amount: '2.00' }) },
+    'card.fulfilment-advance': { url: '/v1/sandbox/cards/CARD-3002/fulfilment/advance' },
+    'card.block': { url: '/v1/cards/CARD-3003/block', body: () => ({ reasonCode: 'LOST' }), other: () => ({ reasonCode: 'STOLEN' }) },
+    'card.replace': { url: '/v1/cards/CARD-3003/replace', body: () => ({ reason: 'LOST' }), other: () => ({ reason: 'STOLEN' }) },
+    'entity.register': { url: '/v1/entities', body: entity('Idem Lda'), other: entity('Idem Two Lda') },
+    'entity.update': {
+      url: '/v1/entities/ENT-1003',
+      body: () => ({ contact: { email: 'a@idem.example', mobile: '+351912345678' } }),
+      other: () => ({ contact: { email: 'b@idem.example', mobile: '+351912345678' } }),
+    },
+    'card.issue': { url: '/v1/entities/ENT-1003/cards' },
+    'keys.rotate': { url: '/v1/admin/keys/rotate', body: () => ({ use: 'enc' }), other: () => ({ use: 'enc', graceSeconds: 3600 }) },
+    'keys.retire': { url: `/v1/admin/keys/${ids.retiring}/retire` },
+    'client-key.register': { url: '/v1/admin/client-key', body: () => ({ jwk: jwkA }), other: () => ({ jwk: jwkB }) },
+    'user.create': {
+      url: '/v1/admin/users',
+      body: async () => ({ username: 'idem-new', role: 'Read-Only', password: await t.encrypt('idem-Passw0rd-2') }),
+      other: async () => ({ username: 'idem-other', role: 'Read-Only', password: await t.encrypt('idem-Passw0rd-2') }),
+    },
+    'user.update': { url: '/v1/admin/users/idem-patch', body: () => ({ role: 'Operations' }), other: () => ({ role: 'Admin' }) },
+    'user.unlock': { url: '/v1/admin/users/idem-unlock/unlock' },
+    'user.password-reset': { url: '/v1/admin/users/idem-password/password', body: password('idem-Passw0rd-3'), other: password('idem-Passw0rd-4') },
+    'user.remove': { url: '/v1/admin/users/idem-remove' },
+    'tenant.config-update': { url: '/v1/admin/config', body: () => ({ rateLimit: { perUserPerMinute: 6000 } }), other: () => ({ rateLimit: { perUserPerMinute: 6001 } }) },
+    'channel.create': {
+      url: '/v1/admin/channels',
+      body: () => ({ type: 'webhook', url: 'http://127.0.0.1:1/new', eventTypes: ['card.blocked'] }),
+      other: () => ({ type: 'webhook', url: 'http://127.0.0.1:1/other', eventTypes: ['card.blocked'] }),
+    },
+    'channel.update': { url: `/v1/admin/channels/${ids.patch}`, body: () => ({ description: 'one' }), other: () => ({ description: 'two' }) },
+    'channel.remove': { url: `/v1/admin/channels/${ids.remove}` },
+    'channel.rotate-secret': { url: `/v1/admin/channels/${ids.rotate}/rotate-secret`, body: () => ({ overlapSeconds: 60 }), other: () => ({ overlapSeconds: 120 }) },
+    'channel.test': { url: `/v1/admin/channels/${ids.test}/test` },
+    'delivery.retry': { url: `/v1/admin/deliveries/${ids.delivery}/retry` },
+    'channel.replay': {
+      url: `/v1/admin/channels/${ids.replay}/replay`,
+      body: () => ({ from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' }),
+      other: () => ({ from: '2026-01-01T00:00:00Z', to: '2026-01-03T00:00:00Z' }),
+    },
+
+    // The management listener (an operator key).
+    'gateway.connector-check': EXEMPT,
+    'tenant.create': { url: '/v1/tenants', body: tenant('Idem Bank'), other: tenant('Idem Bank Two') },
+    'tenant.update': { url: '/v1/tenants/demo-b', body: () => ({ name: 'Demo B, renamed' }), other: () => ({ name: 'Demo B, again' }) },
+    'tenant.disable': { url: '/v1/tenants/idem-bank/disable' },
+    'tenant.enable': { url: '/v1/tenants/idem-bank/enable' },
+    'tenant-user.create': {
+      url: '/v1/tenants/demo-b/users',
+      body: async () => ({ username: 'm-new', role: 'Admin', password: await t.encrypt('idem-Passw0rd-5', 'demo-b') }),
+      other: async () => ({ username: 'm-other', role: 'Admin', password: await t.encrypt('idem-Passw0rd-5', 'demo-b') }),
+    },
+    'tenant-user.update': { url: '/v1/tenants/demo-b/users/m-patch', body: () => ({ role: 'Operations' }), other: () => ({ role: 'Admin' }) },
+    'tenant-user.unlock': { url: '/v1/tenants/demo-b/users/m-unlock/unlock' },
+    'tenant-user.set-password': { url: '/v1/tenants/demo-b/users/m-password/password', body: passwordB('idem-Passw0rd-6'), other: passwordB('idem-Passw0rd-7') },
+    'tenant-user.remove': { url: '/v1/tenants/demo-b/users/m-remove' },
+    // A tenant's keys, as its Admin's own entries served to an operator (src/operations/management-keys.ts).
+    'tenant-keys.rotate': { url: '/v1/tenants/demo-b/keys/rotate', body: () => ({ use: 'enc' }), other: () => ({ use: 'enc', graceSeconds: 3600 }) },
+    'tenant-keys.retire': { url: `/v1/tenants/demo-b/keys/${ids.retiringB}/retire` },
+    'tenant-client-key.register': { url: '/v1/tenants/demo-b/client-key', body: () => ({ jwk: jwkA }), other: () => ({ jwk: jwkB }) },
+    'operator-key.create': { url: '/v1/operator-keys', body: () => ({ name: 'idem-new-operator' }), other: () => ({ name: 'idem-other-operator' }) },
+    'operator-key.revoke': { url: '/v1/operator-keys/idem-revoked' },
+    // The console's writes on the management listener (src/operations/management-console.ts).
+    'tenant-delivery.retry': { url: `/v1/tenants/demo/deliveries/${ids.delivery}/retry` },
+    'tenant-channel.rotate-secret': {
+      url: `/v1/tenants/demo/channels/${ids.rotate}/rotate-secret`,
+      body: () => ({ overlapSeconds: 30 }),
+      other: () => ({ overlapSeconds: 90 }),
+    },
+    'tenant-channel.replay': {
+      url: `/v1/tenants/demo/channels/${ids.replay}/replay`,
+      body: () => ({ from: '2026-02-01T00:00:00Z', to: '2026-02-02T00:00:00Z' }),
+      other: () => ({ from: '2026-02-01T00:00:00Z', to: '2026-02-03T00:00:00Z' }),
+    },
+  } satisfies Record<WriteOperationId, Recipe | typeof EXEMPT>;
+}
+// Were an id widened to `string` (an entry without its literal), any table would satisfy the check above.
+const _idsAreLiterals: string extends WriteOperationId ? never : true = true;
+
+/** The writes each listener registers: an operation's by its id, any other route as `listener METHOD pattern`. */
+async function writesOf(): Promise<{ operations: Map<string, Operation>; others: string[] }> {
+  const operations = new Map<string, Operation>();
+  const others: string[] = [];
   const collect = (listener: Listener) => (route: RouteOptions) => {
-    for (const method of [route.method].flat()) if (!['GET', 'HEAD'].includes(String(method))) seen.push(`${listener} ${String(method)} ${route.url}`);
+    for (const method of [route.method].flat()) {
+      if (['GET', 'HEAD'].includes(String(method))) continue;
+      if (route.config?.operation) operations.set(route.config.operation.id, route.config.operation);
+      else others.push(`${listener} ${String(method)} ${route.url}`);
+    }
   };
   const pub = Fastify(serverOptions(t.config));
   pub.addHook('onRoute', collect('public'));
@@ -181,148 +302,57 @@ async function writesOf(): Promise<string[]> {
   await man.register(managementPlugin, { services: t.app.cardline, config: t.config });
   await man.ready();
   await man.close();
-  return seen.sort();
+  return { operations, others: others.sort() };
 }
 
 describe('every write of both listeners honours Idempotency-Key', () => {
-  const recipes: Record<string, Recipe> = {};
-  const ids: Record<string, string> = {};
+  let recipes: Record<string, Recipe | typeof EXEMPT> = {};
+  let writes: Awaited<ReturnType<typeof writesOf>>;
 
   beforeAll(async () => {
     const services = t.app.cardline;
     for (const u of ['idem-patch', 'idem-unlock', 'idem-password', 'idem-remove']) await services.users.add('demo', u, 'Read-Only', 'idem-Passw0rd-1');
     for (const u of ['m-patch', 'm-unlock', 'm-password', 'm-remove']) await services.users.add('demo-b', u, 'Read-Only', 'idem-Passw0rd-1');
+    const ids: Record<string, string> = {};
     const channel = async (path: string) => (await services.channels.create('demo', true, { type: 'webhook', url: `http://127.0.0.1:1/${path}`, eventTypes: ['*'] })).channelId;
     for (const c of ['patch', 'remove', 'rotate', 'test', 'replay']) ids[c] = await channel(c);
     ids.delivery = (await services.deliveries.test('demo', ids.test!)).deliveryId;
-    await t.operatorKey('idem-revoked');
-    const jwk = async () => ({ ...(await exportJWK((await generateKeyPair('ECDH-ES+A256KW', { crv: 'P-256', extractable: true })).publicKey)) });
-    const [jwkA, jwkB] = [await jwk(), await jwk()];
     // Keys a rotation replaced, for the retirements (encryption keys: the tokens in use stay valid).
     ids.retiring = (await services.keys.rotate('demo', 'enc', 3600)).replaced[0]!.kid;
     ids.retiringB = (await services.keys.rotate('demo-b', 'enc', 3600)).replaced[0]!.kid;
-    const password = (p: string) => async () => ({ password: await t.encrypt(p) });
-    // The management listener runs the same decrypt step (decision 0190): a retry re-encrypts, as on the public one.
-    const passwordB = (p: string) => async () => ({ password: await t.encrypt(p, 'demo-b') });
-    const entity = (name: string) => () => ({
-      name,
-      type: 'BUSINESS',
-      contact: { email: 'finance@idem.example', mobile: '+351912345678' },
-      primaryAddress: { address1: '5 Rua Augusta', city: 'Lisbon', state: 'Lisboa', country: 'PT', pin: '1100-048' },
-      creditLimit: '25000.00',
-    });
-    const auth = (amount: string) => () => ({ amount, merchant: { name: 'Cafe Central', mcc: '5814', country: 'PT' }, channel: 'POS' });
-    const add = (key: string, recipe: Recipe) => void (recipes[key] = recipe);
-
-    // The public listener (tenant demo, its Admin).
-    add(`public POST ${LIMIT_URL}`, { url: LIMIT_URL, body: () => ({ entityId: 'ENT-1002', amount: '60000.00' }), other: () => ({ entityId: 'ENT-1002', amount: '61000.00' }) });
-    add(`public PUT ${UPGRADE_URL}`, {
-      url: UPGRADE_URL,
-      body: () => ({ kitNo: 'KIT-2002', cardId: 'CARD-3002', communicationAddress: { usePrimaryAddress: true } }),
-      other: () => ({ kitNo: 'KIT-2003', cardId: 'CARD-3002', communicationAddress: { usePrimaryAddress: true } }),
-    });
-    add('public POST /card/activate', { url: '/card/activate', body: () => ({ kitNo: 'KIT-2002' }), other: () => ({ kitNo: 'KIT-2003' }) });
-    add('public POST /v1/cards/:cardId/lock', { url: '/v1/cards/CARD-3001/lock' });
-    add('public POST /v1/cards/:cardId/unlock', { url: '/v1/cards/CARD-3001/unlock' });
-    add('public PUT /v1/cards/:cardId/preferences', { url: '/v1/cards/CARD-3001/preferences', body: () => ({ domestic: { enabled: true } }), other: () => ({ domestic: { enabled: false } }) });
-    add('public PUT /v1/cards/:cardId/pin', { url: '/v1/cards/CARD-3001/pin', body: () => ({ pinBlock: '0412AC89ABCDEF67', format: 0 }), other: () => ({ pinBlock: '0412AC89ABCDEF68', format: 0 }) });
-    add('public POST /v1/sandbox/cards/:cardId/authorizations', { url: '/v1/sandbox/cards/CARD-3001/authorizations', body: auth('10.00'), other: auth('11.00') });
-    add('public POST /v1/sandbox/entities/:entityId/repayments', { url: '/v1/sandbox/entities/ENT-1001/repayments', body: () => ({ amount: '1.00' }), other: () => ({ amount: '2.00' }) });
-    add('public POST /v1/sandbox/cards/:cardId/fulfilment/advance', { url: '/v1/sandbox/cards/CARD-3002/fulfilment/advance' });
-    add('public POST /v1/cards/:cardId/block', { url: '/v1/cards/CARD-3003/block', body: () => ({ reasonCode: 'LOST' }), other: () => ({ reasonCode: 'STOLEN' }) });
-    add('public POST /v1/cards/:cardId/replace', { url: '/v1/cards/CARD-3003/replace', body: () => ({ reason: 'LOST' }), other: () => ({ reason: 'STOLEN' }) });
-    add('public POST /v1/entities', { url: '/v1/entities', body: entity('Idem Lda'), other: entity('Idem Two Lda') });
-    add('public PATCH /v1/entities/:entityId', {
-      url: '/v1/entities/ENT-1003',
-      body: () => ({ contact: { email: 'a@idem.example', mobile: '+351912345678' } }),
-      other: () => ({ contact: { email: 'b@idem.example', mobile: '+351912345678' } }),
-    });
-    add('public POST /v1/entities/:entityId/cards', { url: '/v1/entities/ENT-1003/cards' });
-    add('public POST /v1/admin/keys/rotate', { url: '/v1/admin/keys/rotate', body: () => ({ use: 'enc' }), other: () => ({ use: 'enc', graceSeconds: 3600 }) });
-    add('public POST /v1/admin/keys/:kid/retire', { url: `/v1/admin/keys/${ids.retiring}/retire` });
-    add('public PUT /v1/admin/client-key', { url: '/v1/admin/client-key', body: () => ({ jwk: jwkA }), other: () => ({ jwk: jwkB }) });
-    add('public POST /v1/admin/users', {
-      url: '/v1/admin/users',
-      body: async () => ({ username: 'idem-new', role: 'Read-Only', password: await t.encrypt('idem-Passw0rd-2') }),
-      other: async () => ({ username: 'idem-other', role: 'Read-Only', password: await t.encrypt('idem-Passw0rd-2') }),
-    });
-    add('public PATCH /v1/admin/users/:username', { url: '/v1/admin/users/idem-patch', body: () => ({ role: 'Operations' }), other: () => ({ role: 'Admin' }) });
-    add('public POST /v1/admin/users/:username/unlock', { url: '/v1/admin/users/idem-unlock/unlock' });
-    add('public PUT /v1/admin/users/:username/password', { url: '/v1/admin/users/idem-password/password', body: password('idem-Passw0rd-3'), other: password('idem-Passw0rd-4') });
-    add('public DELETE /v1/admin/users/:username', { url: '/v1/admin/users/idem-remove' });
-    add('public PATCH /v1/admin/config', { url: '/v1/admin/config', body: () => ({ rateLimit: { perUserPerMinute: 6000 } }), other: () => ({ rateLimit: { perUserPerMinute: 6001 } }) });
-    add('public POST /v1/admin/channels', {
-      url: '/v1/admin/channels',
-      body: () => ({ type: 'webhook', url: 'http://127.0.0.1:1/new', eventTypes: ['card.blocked'] }),
-      other: () => ({ type: 'webhook', url: 'http://127.0.0.1:1/other', eventTypes: ['card.blocked'] }),
-    });
-    add('public PATCH /v1/admin/channels/:channelId', { url: `/v1/admin/channels/${ids.patch}`, body: () => ({ description: 'one' }), other: () => ({ description: 'two' }) });
-    add('public DELETE /v1/admin/channels/:channelId', { url: `/v1/admin/channels/${ids.remove}` });
-    add('public POST /v1/admin/channels/:channelId/rotate-secret', { url: `/v1/admin/channels/${ids.rotate}/rotate-secret`, body: () => ({ overlapSeconds: 60 }), other: () => ({ overlapSeconds: 120 }) });
-    add('public POST /v1/admin/channels/:channelId/test', { url: `/v1/admin/channels/${ids.test}/test` });
-    add('public POST /v1/admin/deliveries/:deliveryId/retry', { url: `/v1/admin/deliveries/${ids.delivery}/retry` });
-    add('public POST /v1/admin/channels/:channelId/replay', {
-      url: `/v1/admin/channels/${ids.replay}/replay`,
-      body: () => ({ from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' }),
-      other: () => ({ from: '2026-01-01T00:00:00Z', to: '2026-01-03T00:00:00Z' }),
-    });
-
-    // The management listener (an operator key).
-    const tenant = (name: string) => () => ({ id: 'idem-bank', name, config: { connector: { id: 'mock', options: { fixtures: 'demo' } } } });
-    add('management POST /v1/tenants', { url: '/v1/tenants', body: tenant('Idem Bank'), other: tenant('Idem Bank Two') });
-    add('management PATCH /v1/tenants/:tenantId', { url: '/v1/tenants/demo-b', body: () => ({ name: 'Demo B, renamed' }), other: () => ({ name: 'Demo B, again' }) });
-    add('management POST /v1/tenants/:tenantId/disable', { url: '/v1/tenants/idem-bank/disable' });
-    add('management POST /v1/tenants/:tenantId/enable', { url: '/v1/tenants/idem-bank/enable' });
-    add('management POST /v1/tenants/:tenantId/users', {
-      url: '/v1/tenants/demo-b/users',
-      body: async () => ({ username: 'm-new', role: 'Admin', password: await t.encrypt('idem-Passw0rd-5', 'demo-b') }),
-      other: async () => ({ username: 'm-other', role: 'Admin', password: await t.encrypt('idem-Passw0rd-5', 'demo-b') }),
-    });
-    add('management PATCH /v1/tenants/:tenantId/users/:username', { url: '/v1/tenants/demo-b/users/m-patch', body: () => ({ role: 'Operations' }), other: () => ({ role: 'Admin' }) });
-    add('management POST /v1/tenants/:tenantId/users/:username/unlock', { url: '/v1/tenants/demo-b/users/m-unlock/unlock' });
-    add('management PUT /v1/tenants/:tenantId/users/:username/password', { url: '/v1/tenants/demo-b/users/m-password/password', body: passwordB('idem-Passw0rd-6'), other: passwordB('idem-Passw0rd-7') });
-    add('management DELETE /v1/tenants/:tenantId/users/:username', { url: '/v1/tenants/demo-b/users/m-remove' });
-    // A tenant's keys, as its Admin's own entries served to an operator (src/operations/management-keys.ts).
-    add('management POST /v1/tenants/:tenantId/keys/rotate', { url: '/v1/tenants/demo-b/keys/rotate', body: () => ({ use: 'enc' }), other: () => ({ use: 'enc', graceSeconds: 3600 }) });
-    add('management POST /v1/tenants/:tenantId/keys/:kid/retire', { url: `/v1/tenants/demo-b/keys/${ids.retiringB}/retire` });
-    add('management PUT /v1/tenants/:tenantId/client-key', { url: '/v1/tenants/demo-b/client-key', body: () => ({ jwk: jwkA }), other: () => ({ jwk: jwkB }) });
-    add('management POST /v1/operator-keys', { url: '/v1/operator-keys', body: () => ({ name: 'idem-new-operator' }), other: () => ({ name: 'idem-other-operator' }) });
-    add('management DELETE /v1/operator-keys/:name', { url: '/v1/operator-keys/idem-revoked' });
-    // The console's writes on the management listener (src/operations/management-console.ts).
-    add('management POST /v1/tenants/:tenantId/deliveries/:deliveryId/retry', { url: `/v1/tenants/demo/deliveries/${ids.delivery}/retry` });
-    add('management POST /v1/tenants/:tenantId/channels/:channelId/rotate-secret', {
-      url: `/v1/tenants/demo/channels/${ids.rotate}/rotate-secret`,
-      body: () => ({ overlapSeconds: 30 }),
-      other: () => ({ overlapSeconds: 90 }),
-    });
-    add('management POST /v1/tenants/:tenantId/channels/:channelId/replay', {
-      url: `/v1/tenants/demo/channels/${ids.replay}/replay`,
-      body: () => ({ from: '2026-02-01T00:00:00Z', to: '2026-02-02T00:00:00Z' }),
-      other: () => ({ from: '2026-02-01T00:00:00Z', to: '2026-02-03T00:00:00Z' }),
-    });
+    await t.operatorKey('idem-revoked');
+    const jwk = async () => ({ ...(await exportJWK((await generateKeyPair('ECDH-ES+A256KW', { crv: 'P-256', extractable: true })).publicKey)) });
+    recipes = recipesOf({ ids, jwkA: await jwk(), jwkB: await jwk() });
+    writes = await writesOf();
   });
 
-  it('each write has a request here, or is one docs/api.md names as not taking the key', async () => {
-    const writes = await writesOf();
-    expect(writes.filter((w) => !EXEMPT.includes(w)).sort()).toEqual(Object.keys(recipes).sort());
+  it('each write has a request here, or is one docs/api.md names as not taking the key', () => {
+    expect([...writes.operations.keys()].sort()).toEqual(Object.keys(recipes).sort());
+    expect(writes.others).toEqual([...OUTSIDE_THE_TABLES].sort());
     const api = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
     const section = api.slice(api.indexOf('## Idempotency keys'), api.indexOf('\n## ', api.indexOf('## Idempotency keys') + 1));
-    for (const w of EXEMPT) expect(section).toContain(`\`${w.split(' ').slice(1).join(' ')}\``);
+    const exempt = Object.entries(recipes).filter(([, r]) => r === EXEMPT).map(([id]) => writes.operations.get(id)!);
+    for (const route of [...exempt.map((op) => `${op.method} ${op.url}`), ...OUTSIDE_THE_TABLES.map((w) => w.split(' ').slice(1).join(' '))]) {
+      expect(section).toContain(`\`${route}\``);
+    }
   });
 
   it('same key, same body: the first answer again, Idempotent-Replayed: true; same key, another body: 422', async () => {
     const failures: string[] = [];
-    for (const [name, recipe] of Object.entries(recipes)) {
-      const [listener, method] = name.split(' ') as [Listener, string];
-      const key = `every-write ${name}`;
-      const first = await send(listener, { method, url: recipe.url, key, body: await recipe.body?.() });
-      const second = await send(listener, { method, url: recipe.url, key, body: await recipe.body?.() });
+    for (const [id, recipe] of Object.entries(recipes)) {
+      if (recipe === EXEMPT) continue;
+      const op = writes.operations.get(id)!;
+      const listener: Listener = op.listener ?? 'public';
+      const name = `${id} (${listener} ${op.method} ${op.url})`;
+      const key = `every-write ${id}`;
+      const first = await send(listener, { method: op.method, url: recipe.url, key, body: await recipe.body?.() });
+      const second = await send(listener, { method: op.method, url: recipe.url, key, body: await recipe.body?.() });
       const outcome = `${name}: ${first.statusCode} then ${second.statusCode} replayed=${String(second.headers['idempotent-replayed'])}`;
       if (first.statusCode >= 500 || first.statusCode === 202 || first.headers['idempotent-replayed'] !== undefined) failures.push(`${outcome} (first: ${first.body})`);
       else if (second.headers['idempotent-replayed'] !== 'true' || second.statusCode !== first.statusCode || second.body !== first.body) failures.push(`${outcome} (${second.body})`);
       if (recipe.other) {
-        const other = await send(listener, { method, url: recipe.url, key, body: await recipe.other() });
-        const expected = name.endsWith(LIMIT_URL) ? reusedEnvelope : reusedProblem;
+        const other = await send(listener, { method: op.method, url: recipe.url, key, body: await recipe.other() });
+        const expected = op.dialect === 'envelope' ? reusedEnvelope : reusedProblem;
         if (other.statusCode !== 422 || JSON.stringify(other.json()) !== JSON.stringify(expected)) failures.push(`${name}, another body: ${other.statusCode} ${other.body}`);
       }
     }

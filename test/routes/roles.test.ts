@@ -7,6 +7,7 @@ import { demoFixtures } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import { ROLES, type Role } from '../../schemas/common.js';
 import cardlineApp, { serverOptions } from '../../src/app.js';
+import type { OperationId } from '../../src/operations/index.js';
 import auth from '../../src/plugins/auth.js';
 import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -348,6 +349,73 @@ const ROUTES: RouteCase[] = [
   },
 ];
 
+/** What a login or a public key set needs instead of a role. */
+const NO_TOKEN = 'no token';
+const ADMIN: readonly Role[] = ['Admin'];
+/**
+ * Who may call each operation of the public table: the roles of DESIGN §3 (and the issue's table for the audit
+ * read). Keyed by operation id and checked by the compiler: an operation added without its line does not build.
+ */
+const ROLES_OF = {
+  authenticate: NO_TOKEN,
+  'keys.public': NO_TOKEN,
+  'credit-limit.upgrade': ['Admin', 'API Integration'],
+  'credit-limit.read': EVERYONE,
+  'card.upgrade-physical': CARD_WRITERS,
+  'card.activate': CARD_WRITERS,
+  'card.lock': CARD_WRITERS,
+  'card.unlock': CARD_WRITERS,
+  'card.block': CARD_WRITERS,
+  'card.list': EVERYONE,
+  'card.read': EVERYONE,
+  'card.preferences-read': EVERYONE,
+  'card.preferences-update': CARD_WRITERS,
+  'entity.register': CARD_WRITERS,
+  'entity.read': EVERYONE,
+  'entity.update': CARD_WRITERS,
+  'card.issue': CARD_WRITERS,
+  'card.replace': CARD_WRITERS,
+  'transaction.list': EVERYONE,
+  'report.activity': EVERYONE,
+  'report.credit-limit-changes': EVERYONE,
+  'report.transactions': EVERYONE,
+  'card.set-pin': CARD_WRITERS,
+  'card.fulfilment-advance': CARD_WRITERS,
+  'transaction.authorize': CARD_WRITERS,
+  'repayment.receive': CARD_WRITERS,
+  'audit.read': ['Admin', 'Operations', 'Read-Only'],
+  'audit.checkpoint': ADMIN,
+  'keys.list': ADMIN,
+  'keys.rotate': ADMIN,
+  'keys.retire': ADMIN,
+  'client-key.register': ADMIN,
+  'client-key.read': ADMIN,
+  'user.list': ADMIN,
+  'user.create': ADMIN,
+  'user.update': ADMIN,
+  'user.unlock': ADMIN,
+  'user.password-reset': ADMIN,
+  'user.remove': ADMIN,
+  'tenant.config-read': ADMIN,
+  'tenant.config-update': ADMIN,
+  'user.password-change': EVERYONE,
+  'channel.list': ADMIN,
+  'channel.create': ADMIN,
+  'channel.read': ADMIN,
+  'channel.update': ADMIN,
+  'channel.remove': ADMIN,
+  'channel.rotate-secret': ADMIN,
+  'channel.test': ADMIN,
+  'channel.deliveries': ADMIN,
+  'delivery.retry': ADMIN,
+  'channel.replay': ADMIN,
+  'connectors.list': ADMIN,
+  'shadow.divergences': ADMIN,
+  'shadow.summary': ADMIN,
+} as const satisfies Record<OperationId, readonly Role[] | typeof NO_TOKEN>;
+// Were an id widened to `string` (an entry without its literal), any table would satisfy the check above.
+const _idsAreLiterals: string extends OperationId ? never : true = true;
+
 const MATRIX = ROUTES.flatMap((route) =>
   ROLES.map((role) => ({ route: route.name, role, allowed: route.allowed.includes(role), spec: route })),
 );
@@ -546,63 +614,12 @@ describe('every route declares its roles or auth: false', () => {
     ]);
     expect(open.filter(isDocs).length).toBeGreaterThan(0);
     for (const r of open.filter(isDocs)) expect(r).toMatch(/^(HEAD,)?GET \/docs/);
-    // Every business route, with exactly the roles of DESIGN §3 (and the issue's table for the audit read).
-    // A route added without a line here fails: the matrix covers every route, not a chosen few.
-    const ADMIN: readonly Role[] = ['Admin'];
-    const expected: Record<string, readonly Role[]> = {
-      [`POST ${LIMIT_URL}`]: ['Admin', 'API Integration'],
-      [`POST ${FETCH_LIMIT_URL}`]: EVERYONE,
-      [`PUT ${UPGRADE_URL}`]: CARD_WRITERS,
-      ...Object.fromEntries(lifecycle.map((url) => [`POST ${url}`, CARD_WRITERS])),
-      'PUT /v1/cards/:cardId/preferences': CARD_WRITERS,
-      'PUT /v1/cards/:cardId/pin': CARD_WRITERS,
-      ...Object.fromEntries(cardReads.map((url) => [`GET ${url}`, EVERYONE])),
-      [`POST ${SANDBOX_ADVANCE_URL}`]: CARD_WRITERS,
-      'GET /v1/audit': ['Admin', 'Operations', 'Read-Only'],
-      'GET /v1/audit/checkpoints/latest': ADMIN,
-      'GET /v1/admin/keys': ADMIN,
-      'POST /v1/admin/keys/rotate': ADMIN,
-      'POST /v1/admin/keys/:kid/retire': ADMIN,
-      'GET /v1/admin/client-key': ADMIN,
-      'PUT /v1/admin/client-key': ADMIN,
-      'GET /v1/admin/users': ADMIN,
-      'POST /v1/admin/users': ADMIN,
-      'PATCH /v1/admin/users/:username': ADMIN,
-      'POST /v1/admin/users/:username/unlock': ADMIN,
-      'PUT /v1/admin/users/:username/password': ADMIN,
-      'DELETE /v1/admin/users/:username': ADMIN,
-      'GET /v1/admin/config': ADMIN,
-      'GET /v1/admin/connectors': ADMIN,
-      'GET /v1/admin/shadow/divergences': ADMIN,
-      'GET /v1/admin/shadow/summary': ADMIN,
-      'PATCH /v1/admin/config': ADMIN,
-      'GET /v1/admin/channels': ADMIN,
-      'POST /v1/admin/channels': ADMIN,
-      'GET /v1/admin/channels/:channelId': ADMIN,
-      'PATCH /v1/admin/channels/:channelId': ADMIN,
-      'DELETE /v1/admin/channels/:channelId': ADMIN,
-      'POST /v1/admin/channels/:channelId/rotate-secret': ADMIN,
-      'POST /v1/admin/channels/:channelId/test': ADMIN,
-      'GET /v1/admin/channels/:channelId/deliveries': ADMIN,
-      'POST /v1/admin/channels/:channelId/replay': ADMIN,
-      'POST /v1/admin/deliveries/:deliveryId/retry': ADMIN,
-      'PUT /v1/me/password': EVERYONE,
-      'POST /v1/entities': CARD_WRITERS,
-      'GET /v1/entities/:entityId': EVERYONE,
-      'PATCH /v1/entities/:entityId': CARD_WRITERS,
-      'POST /v1/entities/:entityId/cards': CARD_WRITERS,
-      'POST /v1/cards/:cardId/replace': CARD_WRITERS,
-      'GET /v1/entities/:entityId/transactions': EVERYONE,
-      'POST /v1/sandbox/cards/:cardId/authorizations': CARD_WRITERS,
-      'POST /v1/sandbox/entities/:entityId/repayments': CARD_WRITERS,
-      'GET /v1/reports/activity': EVERYONE,
-      'GET /v1/reports/credit-limit-changes': EVERYONE,
-      'GET /v1/reports/transactions': EVERYONE,
-    };
+    // Every operation of the public table, with exactly the roles of DESIGN §3 (ROLES_OF), and no other route with roles.
     const actual = Object.fromEntries(
-      routes.filter((r) => r.config?.roles && r.method !== 'HEAD').map((r) => [`${String(r.method)} ${r.url}`, r.config!.roles!]),
+      routes.filter((r) => r.config?.operation && r.method !== 'HEAD').map((r) => [r.config!.operation!.id, r.config!.auth === false ? NO_TOKEN : r.config!.roles]),
     );
-    expect(actual).toEqual(expected);
+    expect(actual).toEqual(ROLES_OF);
+    expect(routes.filter((r) => r.config?.roles && !r.config.operation).map((r) => `${String(r.method)} ${r.url}`)).toEqual([]);
   });
 });
 
