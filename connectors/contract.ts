@@ -411,6 +411,11 @@ export type Connector = Partial<ConnectorOperations> & {
   dryRun?: boolean;
   /** The circuit breaker's state, for connectors that have one (readiness reports an open one as degraded). */
   breakerState?(): 'closed' | 'open' | 'half-open';
+  /**
+   * Which breaker `breakerState` reports, for a breaker shared by instances (the HTTP transport keeps one per core
+   * and settings): instances answering the same value share it, so one tenant's failed calls open it for all.
+   */
+  breakerScope?(): string;
 };
 
 /** The operations an instance offers: the contract's operations it has a method for, in table order. */

@@ -25,6 +25,9 @@ export const AuditQuery = Type.Object(
     route: Type.Optional(Text(256)),
     targetId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'matches any value of `target`' })),
     requestId: Type.Optional(Text(128)),
+    kind: Type.Optional(
+      Type.Union([Type.Literal('write'), Type.Literal('read')], { description: '`write`: only records of changes (every method but GET); `read`: only reads (GET)' }),
+    ),
     limit: Type.Optional(PageLimit(AUDIT_PAGE_MAX, AUDIT_PAGE_DEFAULT)),
     cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: '`pagination.next` of the previous page' })),
   },

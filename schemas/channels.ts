@@ -1,16 +1,14 @@
-// Notification channels (spec §1: the tenant decides "which notification channels are active"): a tenant's
-// webhooks and NATS subjects, their deliveries and each delivery's attempts. Problem dialect, Admin only.
+// Notification channels (spec §1: the tenant decides "which notification channels are active"): what every
+// channel type shares, a channel's deliveries and each delivery's attempts. Problem dialect, Admin only.
 import { Type, type Static } from '@sinclair/typebox';
-import { PageLimit, cardEnvelopeOf, documentedAs } from './common.js';
+import { PageLimit, cardEnvelopeOf } from './common.js';
 import { EVENT_TYPES } from './events.js';
-import { pageOf } from './page.js';
 
-export const CHANNEL_TYPES = ['webhook', 'nats'] as const;
-export type ChannelType = (typeof CHANNEL_TYPES)[number];
 export const DELIVERY_STATUSES = ['pending', 'delivering', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-const literals = <T extends readonly string[]>(values: T, description?: string) =>
+/** One of `values`: a union of string literals (the document shows `anyOf` of one-value enums). */
+export const literals = <T extends readonly string[]>(values: T, description?: string) =>
   Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
 
 const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
@@ -26,58 +24,46 @@ export const EventTypes = Type.Array(literals([...EVENT_TYPES, '*'] as const, 'a
 });
 
 const Description = Type.String({ minLength: 1, maxLength: 256 });
-const Url = Type.String({ minLength: 8, maxLength: 2048, description: 'https URL (a sandbox tenant may use http to loopback)' });
 
 export const ChannelIdParams = Type.Object({ channelId: Uuid }, { additionalProperties: false });
 export type ChannelIdParams = Static<typeof ChannelIdParams>;
 export const DeliveryIdParams = Type.Object({ deliveryId: Uuid }, { additionalProperties: false });
 export type DeliveryIdParams = Static<typeof DeliveryIdParams>;
 
-const channelFields = {
+/**
+ * What every channel's create body holds beside `type` and its type's own fields. The bodies, the view and the
+ * patch are composed from the list of channel types (src/notify/channel-types): this module may not import it.
+ */
+export const CHANNEL_FIELDS = {
   eventTypes: EventTypes,
   enabled: Type.Optional(Type.Boolean({ default: true })),
   description: Type.Optional(Description),
 };
-/** A webhook channel: its `url` is required. */
-export const WebhookChannelCreateBody = Type.Object({ type: Type.Literal('webhook'), ...channelFields, url: Url }, { additionalProperties: false });
-/** A NATS JetStream channel: no `url` (the gateway's NATS_URL). */
-export const NatsChannelCreateBody = Type.Object({ type: Type.Literal('nats'), ...channelFields }, { additionalProperties: false });
 
-/**
- * POST /v1/admin/channels. `url` for a webhook; nothing more for nats (the gateway's NATS_URL). At run time
- * one object whose `check` asks `url` of a webhook (`NotNull`) and refuses it for nats (`UnknownProperty`), so
- * that a mistake answers one field error; the document shows the same inputs as a union discriminated by `type`.
- */
-export const ChannelCreateBody = documentedAs(
-  Type.Object(
-    {
-      type: literals(CHANNEL_TYPES),
-      ...channelFields,
-      url: Type.Optional(Url),
-    },
-    { additionalProperties: false },
-  ),
-  {
-    oneOf: [WebhookChannelCreateBody, NatsChannelCreateBody],
-    discriminator: {
-      propertyName: 'type',
-      mapping: { webhook: '#/components/schemas/WebhookChannelCreateBody', nats: '#/components/schemas/NatsChannelCreateBody' },
-    },
-  },
-);
-export type ChannelCreateBody = Static<typeof ChannelCreateBody>;
+/** What every channel's PATCH may change; `description: null` removes it. The type stays. */
+export const CHANNEL_PATCH_FIELDS = {
+  eventTypes: Type.Optional(EventTypes),
+  enabled: Type.Optional(Type.Boolean()),
+  description: Type.Optional(Type.Union([Description, Type.Null()])),
+};
 
-/** PATCH /v1/admin/channels/{channelId}: what changes; `description: null` removes it. The type stays. */
-export const ChannelPatchBody = Type.Object(
-  {
-    eventTypes: Type.Optional(EventTypes),
-    enabled: Type.Optional(Type.Boolean()),
-    description: Type.Optional(Type.Union([Description, Type.Null()])),
-    url: Type.Optional(Url),
+/** The view's fields around `type` and the type's own: `head` before them (`type` after `channelId`), `tail` after. */
+export const CHANNEL_VIEW_FIELDS = {
+  head: {
+    channelId: Type.String(),
+    eventTypes: Type.Array(Type.String()),
+    enabled: Type.Boolean(),
+    description: Type.Optional(Type.String()),
   },
-  { additionalProperties: false, minProperties: 1 },
-);
-export type ChannelPatchBody = Static<typeof ChannelPatchBody>;
+  tail: {
+    /** Why the gateway disabled it (a 410 from the receiver). */
+    disabledReason: Type.Optional(Type.String()),
+    /** Until when the previous secret still signs, during a rotation's overlap. */
+    previousSecretUntil: Type.Optional(Type.String()),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+};
 
 /** POST /v1/admin/channels/{channelId}/rotate-secret: how long the previous secret keeps signing. */
 export const RotateSecretBody = Type.Object(
@@ -85,32 +71,6 @@ export const RotateSecretBody = Type.Object(
   { additionalProperties: false },
 );
 export type RotateSecretBody = Static<typeof RotateSecretBody>;
-
-export const ChannelView = Type.Object({
-  channelId: Type.String(),
-  type: literals(CHANNEL_TYPES),
-  eventTypes: Type.Array(Type.String()),
-  enabled: Type.Boolean(),
-  description: Type.Optional(Type.String()),
-  url: Type.Optional(Type.String()),
-  /** nats: where events go (`<prefix>.<tenantId>.<eventType>`). */
-  subject: Type.Optional(Type.String()),
-  /** Why the gateway disabled it (a 410 from the receiver). */
-  disabledReason: Type.Optional(Type.String()),
-  /** Until when the previous secret still signs, during a rotation's overlap. */
-  previousSecretUntil: Type.Optional(Type.String()),
-  createdAt: Type.String(),
-  updatedAt: Type.String(),
-});
-export type ChannelView = Static<typeof ChannelView>;
-
-/** A created channel or a rotated secret: the `whsec_` secret, shown this once. */
-export const ChannelWithSecret = Type.Intersect([ChannelView, Type.Object({ secret: Type.Optional(Type.String({ description: 'shown once: keep it' })) })]);
-
-export const ChannelResponse = cardEnvelopeOf(ChannelView);
-export const ChannelSecretResponse = cardEnvelopeOf(ChannelWithSecret);
-/** GET /v1/admin/channels: oldest first (by id, a UUIDv7), paged by key. */
-export const ChannelPageResponse = pageOf(ChannelView);
 
 export const AttemptView = Type.Object({
   n: Type.Integer(),

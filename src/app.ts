@@ -96,7 +96,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(healthRoutes);
   await fastify.register(wellKnownRoutes);
   await fastify.register(registrar, { operations });
-  await fastify.register(docs.docsRoutes);
+  await fastify.register(docs.docsRoutes, { listener: 'public' });
 };
 
 /**

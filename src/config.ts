@@ -85,11 +85,11 @@ export interface NotifyConfig {
   worker: boolean;
   /** How often an idle worker looks for due events and deliveries (CARDLINE_DELIVERY_POLL_MS). */
   pollMs: number;
-  /** A webhook attempt succeeds on a 2xx within this (CARDLINE_WEBHOOK_TIMEOUT_MS, default 15 s). */
+  /** An attempt succeeds within this: a webhook on a 2xx, a RabbitMQ publish on its confirm (CARDLINE_WEBHOOK_TIMEOUT_MS, default 15 s). */
   webhookTimeoutMs: number;
   /** Multiplies the retry schedule's delays (CARDLINE_DELIVERY_SCHEDULE_SCALE, default 1; tests shrink it). */
   scheduleScale: number;
-  /** Hosts a production tenant may target although they resolve to private addresses (CARDLINE_WEBHOOK_ALLOW_HOSTS). */
+  /** Hosts a production tenant's webhooks and brokers may target although they resolve to private addresses (CARDLINE_WEBHOOK_ALLOW_HOSTS). */
   allowHosts: string[];
   /** How long the previous secret keeps signing after a rotation, unless the rotation says (CARDLINE_WEBHOOK_SECRET_OVERLAP_HOURS). */
   secretOverlapHours: number;

@@ -1,4 +1,6 @@
-// Listening on a configured port, with a failure that names the listener and the variable that sets its port.
+// Listening on a configured port, with a failure that names the listener and the variable that sets its port;
+// and the same check before a start does anything it cannot take back (seeding the demo, printing its secrets).
+import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /** One of the process's listeners, as an operator knows it. */
@@ -50,4 +52,23 @@ export function listenError(err: unknown, spec: ListenerSpec, others: readonly L
     return new ListenError(`${prefix}: ${spec.host} is not an address of this machine. Set ${spec.hostVariable} to one that is (127.0.0.1, or 0.0.0.0 for all).`);
   }
   return null;
+}
+
+/**
+ * Opens and closes each listener's port, in order, failing as `listenOn` would: a start that could not listen
+ * says so before it seeds the demo and prints a password or key shown only once. The port can still be taken
+ * between this check and the listen; then the listen fails as before.
+ */
+export async function checkPorts(specs: readonly ListenerSpec[]): Promise<void> {
+  for (const [i, spec] of specs.entries()) {
+    const before = specs.slice(0, i);
+    if (spec.port !== 0 && before.some((o) => o.port === spec.port)) {
+      throw listenError(Object.assign(new Error('in use'), { code: 'EADDRINUSE' }), spec, before)!;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const probe = createServer();
+      probe.once('error', (err) => reject(listenError(err, spec, before) ?? err));
+      probe.listen({ host: spec.host, port: spec.port }, () => probe.close(() => resolve()));
+    });
+  }
 }

@@ -5,7 +5,7 @@ import { buildApp } from './app.js';
 import { reportReady, runPrimary, workerIndex } from './cluster.js';
 import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
 import { ConfigError, isLoopback, loadConfig } from './config.js';
-import { ListenError, listenOn, type ListenerSpec } from './listen.js';
+import { ListenError, checkPorts, listenOn, type ListenerSpec } from './listen.js';
 import { buildManagementApp } from './management/app.js';
 import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
@@ -36,6 +36,19 @@ async function main(): Promise<void> {
   // Under CARDLINE_WORKERS, the first worker seeds the demo and says so; the others start on what it made.
   const firstProcess = workerIndex() <= 1;
   const started = startDeadline(config.startTimeoutMs);
+  const publicApi: ListenerSpec = { name: 'public API', host: config.host, port: config.port, portVariable: 'PORT', hostVariable: 'HOST' };
+  const managementListener: ListenerSpec = {
+    name: 'management listener',
+    host: config.adminHost,
+    port: config.adminPort,
+    portVariable: 'CARDLINE_ADMIN_PORT',
+    hostVariable: 'CARDLINE_ADMIN_HOST',
+  };
+  if (firstProcess) {
+    // Before anything is stored or printed once (the demo's password and operator key).
+    step = 'checking that the ports are free';
+    await checkPorts([publicApi, managementListener]);
+  }
   step = 'reading the master key (CARDLINE_MASTER_KEY)';
   const masterKey = resolveMasterKey(config, { allowGenerate: config.demo });
   step = config.databaseUrl ? 'opening the store (DATABASE_URL)' : `opening the embedded store in ${config.dataDir}`;
@@ -89,16 +102,32 @@ async function main(): Promise<void> {
   // The management listener closes first: it runs on the gateway's services.
   closeOnSignals([management, app], config.shutdownGraceMs);
   step = `listening on ${config.host}:${config.port} (PORT, HOST)`;
-  const publicApi: ListenerSpec = { name: 'public API', host: config.host, port: config.port, portVariable: 'PORT', hostVariable: 'HOST' };
   await listenOn(app, publicApi);
   step = `listening on ${config.adminHost}:${config.adminPort} (CARDLINE_ADMIN_PORT, CARDLINE_ADMIN_HOST)`;
-  await listenOn(
-    management,
-    { name: 'management listener', host: config.adminHost, port: config.adminPort, portVariable: 'CARDLINE_ADMIN_PORT', hostVariable: 'CARDLINE_ADMIN_HOST' },
-    [publicApi],
-  );
+  await listenOn(management, managementListener, [publicApi]);
   started();
   reportReady();
+  if (config.demo && firstProcess) process.stdout.write(demoBanner(publicApi, managementListener));
+}
+
+/** An address a browser on this machine opens: a wildcard host is reached at localhost. */
+const originOf = (spec: ListenerSpec): string => {
+  const host = spec.host === '0.0.0.0' || spec.host === '::' ? 'localhost' : spec.host.includes(':') ? `[${spec.host}]` : spec.host;
+  return `http://${host}:${spec.port}`;
+};
+
+/** The demo's first screen: which address is which, and where the console and the references are. */
+function demoBanner(publicApi: ListenerSpec, management: ListenerSpec): string {
+  const api = originOf(publicApi);
+  const admin = originOf(management);
+  return (
+    `\nCardline demo ready.\n` +
+    `  Public API (the banks' calls, tenant header and token)   ${api}\n` +
+    `    API reference                                          ${api}/docs\n` +
+    `  Management listener (operators, operator key)            ${admin}\n` +
+    `    Console                                                ${admin}/console/\n` +
+    `    Management API reference                               ${admin}/docs\n\n`
+  );
 }
 
 /** What the terminal is told of the demo's operator key; a generated key is printed once, never logged. */

@@ -105,7 +105,7 @@ export function acquireBreaker(
   opts: BreakerOptions,
   failures: FailureFilter,
   onChange: (state: BreakerState) => void,
-): { breaker: CoreBreaker; release: () => void } {
+): { breaker: CoreBreaker; release: () => void; scope: string } {
   const key = `${origin}|${opts.failureThreshold}|${opts.openMs}`;
   let entry = shared.get(key);
   if (!entry) {
@@ -118,6 +118,7 @@ export function acquireBreaker(
   let released = false;
   return {
     breaker: e.breaker,
+    scope: key,
     release: () => {
       if (released) return;
       released = true;

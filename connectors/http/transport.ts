@@ -81,6 +81,8 @@ export class HttpTransport {
   private readonly client: HttpClient;
   private readonly breaker: CoreBreaker;
   private readonly releaseBreaker: () => void;
+  /** Which breaker this transport goes through: transports with the same scope share it (one core, same settings). */
+  readonly breakerScope: string;
   private readonly retry: RetryPolicy;
   private readonly counters = { calls: 0, succeeded: 0, rejected: 0, pending: 0, failures: 0, timeouts: 0, retries: 0, shortCircuits: 0 };
 
@@ -111,6 +113,7 @@ export class HttpTransport {
     });
     this.breaker = shared.breaker;
     this.releaseBreaker = shared.release;
+    this.breakerScope = shared.scope;
     this.retry = retryPolicy((err) => err instanceof AttemptFailed && err.retryable, opts.retries, hooks.random);
     this.retry.onRetry(({ delay, ...reason }) => {
       if (!('error' in reason) || !(reason.error instanceof AttemptFailed)) return;

@@ -67,6 +67,7 @@ export type RestConnector = ConnectorOperations & {
   health(): Promise<void>;
   stats(): RestConnectorStats;
   breakerState(): NonNullable<ReturnType<NonNullable<Connector['breakerState']>>>;
+  breakerScope(): string;
   close(): Promise<void>;
 };
 
@@ -140,6 +141,7 @@ function restConnector(transport: HttpTransport): RestConnector {
     health: () => transport.health(CORE_PROTOCOL.bankHealth.path),
     stats: () => transport.stats(),
     breakerState: () => transport.stats().breaker.state,
+    breakerScope: () => transport.breakerScope,
     close: () => transport.close(),
   };
 }

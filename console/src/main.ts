@@ -33,8 +33,21 @@ function useHash(): string {
   return hash;
 }
 
+/** The address's parts, decoded; null when one is not valid percent-encoding (a link cut short, a typo). */
+function partsOf(hash: string): string[] | null {
+  try {
+    return hash.replace(/^#\/?/, '').split('/').map((p) => decodeURIComponent(p));
+  } catch {
+    return null;
+  }
+}
+
+const notFound = (hash: string) =>
+  html`<section aria-labelledby="notfound-h"><h1 id="notfound-h">Not found</h1><p>There is no page “${hash}”. <a href="#/tenants">Go to the tenants</a>.</p></section>`;
+
 function Page(props: { hash: string }) {
-  const parts = props.hash.replace(/^#\/?/, '').split('/').map((p) => decodeURIComponent(p));
+  const parts = partsOf(props.hash);
+  if (!parts) return notFound(props.hash);
   const [section, a = null, b = null] = parts;
   switch (section) {
     case 'tenants':
@@ -50,7 +63,7 @@ function Page(props: { hash: string }) {
     case 'lookup':
       return html`<${LookupPage} tenantId=${a} />`;
     default:
-      return html`<section><h1>Not found</h1><p>There is no page “${props.hash}”. <a href="#/tenants">Go to the tenants</a>.</p></section>`;
+      return notFound(props.hash);
   }
 }
 
@@ -103,9 +116,10 @@ function App() {
     );
   }, []);
   useEffect(() => {
-    const label = NAV.find(([href]) => hash.startsWith(href))?.[1];
+    // Signed out, the page is the sign-in form whatever the address names.
+    const label = state.kind === 'out' ? 'Sign in' : state.kind === 'in' ? NAV.find(([href]) => hash.startsWith(href))?.[1] : undefined;
     document.title = label ? `${label} · Cardline console` : 'Cardline console';
-  }, [hash]);
+  }, [hash, state.kind]);
 
   if (state.kind === 'checking') return html`<main class="loading" aria-busy="true"><p role="status">Loading the console…</p></main>`;
   if (state.kind === 'out')

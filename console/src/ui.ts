@@ -99,4 +99,11 @@ export function ConfirmButton(props: { label: string; question: string; confirm:
   </span>`;
 }
 
-export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' }) : '—');
+// The zone is part of every time shown: an operator and a bank's team may read the same page from two zones.
+const DATE_TIME = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+
+/** An instant in this browser's time zone, the zone named: "28 Nov 2026, 09:21 UTC". */
+export const when = (iso: string | null | undefined): string => (iso ? DATE_TIME.format(new Date(iso)) : '—');
+
+/** This browser's time zone, as a time input (datetime-local, which has none) is read in: "Europe/Lisbon". */
+export const localZone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone;

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
 import { EVENT_PAYLOADS } from '../../schemas/events.js';
+import { CHANNEL_SCHEMAS } from '../../src/notify/channel-types/schemas.js';
 import { bodyMayBeOmitted, type Operation } from '../../src/operations/define.js';
 import { managementOperations, operations } from '../../src/operations/index.js';
 import { sensitivePaths } from '../../src/operations/register.js';
@@ -24,11 +25,14 @@ const pascalOfId = (id: string) => id.split('.').map(pascal).join('');
 const IDENT = /^[A-Za-z_$][\w$]*$/;
 const key = (name: string) => (IDENT.test(name) ? name : JSON.stringify(name));
 
-/** Every schema exported by schemas/*.ts, by identity: a schema used by an operation is named after its export. */
+/**
+ * Every schema exported by schemas/*.ts, by identity: a schema used by an operation is named after its export; and
+ * the channel schemas composed from the list of channel types, by the names the documents give them.
+ */
 async function schemaNames(): Promise<Map<object, string>> {
   const dir = join(ROOT, 'schemas');
-  const names = new Map<object, string>();
-  const taken = new Set<string>();
+  const names = new Map<object, string>(Object.entries(CHANNEL_SCHEMAS).map(([name, schema]) => [schema, name]));
+  const taken = new Set<string>(names.values());
   for (const file of (await readdir(dir)).filter((f) => f.endsWith('.ts')).sort()) {
     const mod = (await import(pathToFileURL(join(dir, file)).href)) as Record<string, unknown>;
     for (const [name, value] of Object.entries(mod).sort(([a], [b]) => a.localeCompare(b))) {

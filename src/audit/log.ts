@@ -7,6 +7,9 @@ import { AUDIT_COLUMNS, fromRow, type AuditRow } from './chain.js';
 /** The cursor is the base64url of the last seq shown; pages continue strictly below it. */
 const encodeCursor = (seq: number): string => Buffer.from(String(seq), 'utf8').toString('base64url');
 
+/** The cursor of the page whose first (newest) record is `seq`: a page holds the records before its cursor. */
+export const cursorAt = (seq: number): string => encodeCursor(seq + 1);
+
 /** The seq a cursor names, or null when it is not a cursor this service issued. */
 export function decodeCursor(cursor: string): number | null {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
@@ -28,6 +31,8 @@ export interface AuditFilter {
   requestId?: string | undefined;
   /** Matches any value of the record's target. */
   targetId?: string | undefined;
+  /** `write`: records of requests that change state (any method but GET); `read`: of reads (GET). */
+  kind?: 'write' | 'read' | undefined;
   limit: number;
 }
 
@@ -62,6 +67,7 @@ export class AuditLog {
     add((p) => `route = ${p}`, f.route);
     add((p) => `request_id = ${p}`, f.requestId);
     add((p) => `EXISTS (SELECT 1 FROM jsonb_each_text(target) AS t WHERE t.value = ${p})`, f.targetId);
+    add((p) => `(method = 'GET') = (${p} = 'read')`, f.kind);
     params.push(f.limit + 1);
     const r = await this.db.query<AuditRow>(
       `SELECT ${AUDIT_COLUMNS}

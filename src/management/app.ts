@@ -104,7 +104,7 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   await app.register(managementProbes);
   await app.register(registrar, { operations, listener: 'management' });
   if (!docs) return;
-  await app.register(docs.docsRoutes);
+  await app.register(docs.docsRoutes, { listener: 'management' });
   await app.register((await import('../console/routes.js')).default, { sessions: app.consoleSessions });
 };
 

@@ -11,6 +11,8 @@ import ipaddr from 'ipaddr.js';
 export interface TargetPolicy {
   sandbox: boolean;
   allowHosts: readonly string[];
+  /** What a refusal says may only target public addresses: `webhooks` unless said. */
+  targets?: string;
 }
 
 /** A URL or an address the policy refuses: the reason is safe to show the tenant's Admin. */
@@ -79,7 +81,7 @@ function kindOf(address: string): AddressKind {
 /** The kind of an address: 'public', 'loopback', or another ipaddr.js range name (private, linkLocal, …). */
 export const rangeOf = (address: string): string => kindOf(address).range;
 
-const isAllowListed = (host: string, policy: TargetPolicy): boolean => policy.allowHosts.includes(host.toLowerCase());
+export const isAllowListed = (host: string, policy: TargetPolicy): boolean => policy.allowHosts.includes(host.toLowerCase());
 
 /** Why an address may not be connected to under the policy, or null when it may. */
 export function addressRefusal(host: string, address: string, policy: TargetPolicy): string | null {
@@ -88,7 +90,7 @@ export function addressRefusal(host: string, address: string, policy: TargetPoli
   if (range === 'public') return null;
   if (range === 'loopback' && policy.sandbox) return null;
   const via = embedded === null ? '' : ` (it embeds ${embedded})`;
-  return `${host} resolves to ${address}, a ${range} address${via}; webhooks may only target public addresses`;
+  return `${host} resolves to ${address}, a ${range} address${via}; ${policy.targets ?? 'webhooks'} may only target public addresses`;
 }
 
 /** The URL's host as DNS and the allow-list know it: lower case, IPv6 without brackets. */
@@ -126,7 +128,12 @@ const systemResolver: Resolver = (host) =>
  */
 export async function checkTarget(raw: string, policy: TargetPolicy, resolve: Resolver = systemResolver): Promise<URL> {
   const url = checkUrlForm(raw, policy);
-  const host = hostOf(url);
+  await checkAddresses(hostOf(url), policy, resolve);
+  return url;
+}
+
+/** Checks every address a host (a name or an address) resolves to. Throws TargetRefused with the reason. */
+export async function checkAddresses(host: string, policy: TargetPolicy, resolve: Resolver = systemResolver): Promise<void> {
   const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await resolve(host).catch(() => {
     throw new TargetRefused(`${host} does not resolve`);
   });
@@ -135,7 +142,6 @@ export async function checkTarget(raw: string, policy: TargetPolicy, resolve: Re
     const refusal = addressRefusal(host, address, policy);
     if (refusal) throw new TargetRefused(refusal);
   }
-  return url;
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

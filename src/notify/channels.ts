@@ -1,25 +1,29 @@
-// A tenant's notification channels (decision 0080): stored per tenant; a webhook's `whsec_` secret is sealed
-// under the master key (bound to the tenant and channel), shown once when created or rotated, never listed,
-// logged or kept with an attempt.
+// A tenant's notification channels (decision 0080), of the types the list declares (decision 0240): stored per
+// tenant; a signing secret (`whsec_`) and a type's secret settings (a broker URL's credentials) are sealed under
+// the master key, bound to the tenant and channel; a signing secret is shown once when created or rotated; none
+// is ever listed, logged or kept with an attempt.
 import { uuidv7 } from 'uuidv7';
-import type { ChannelCreateBody, ChannelPatchBody, ChannelType, ChannelView } from '../../schemas/channels.js';
 import type { NotifyConfig } from '../config.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { Errors } from '../errors.js';
 import type { Queryable } from '../store/db.js';
 import { keyPage, type KeyPage } from '../store/key-cursor.js';
-import { checkTarget, TargetRefused, type Resolver } from './addresses.js';
-import { subjectOf } from './nats.js';
+import type { Resolver } from './addresses.js';
+import { CHANNEL_TYPE_NAMES, channelTypeOf, ownFieldsOf, typeFieldErrors } from './channel-types/registry.js';
+import type { ChannelCreateBody, ChannelPatchBody, ChannelView } from './channel-types/schemas.js';
+import type { ChannelTypeDeclaration, CheckContext, StoredFields } from './channel-types/type.js';
 import { newSecret } from './webhook.js';
 
 interface ChannelRow {
   tenant_id: string;
   id: string;
-  type: ChannelType;
+  type: string;
   event_types: string[];
   enabled: boolean;
   description: string | null;
   url: string | null;
+  settings: Record<string, unknown>;
+  settings_sealed: string | null;
   secret_sealed: string | null;
   previous_secret_sealed: string | null;
   previous_secret_until: Date | null;
@@ -32,20 +36,31 @@ interface ChannelRow {
 export interface Channel {
   tenantId: string;
   id: string;
-  type: ChannelType;
+  type: string;
   eventTypes: string[];
   enabled: boolean;
   url: string | null;
-  /** The current secret first, then the previous one while its overlap lasts. */
+  settings: Record<string, unknown>;
+  /** The type's secret settings, opened (null when it keeps none). */
+  secret: Record<string, string> | null;
+  /** The current signing secret first, then the previous one while its overlap lasts. */
   secrets: string[];
 }
 
 const iso = (d: Date | null): string | undefined => (d ? new Date(d).toISOString() : undefined);
 
 const aad = (tenantId: string, channelId: string) => `cardline-webhook-secret:${tenantId}:${channelId}`;
+const settingsAad = (tenantId: string, channelId: string) => `cardline-channel-settings:${tenantId}:${channelId}`;
 
-const COLUMNS = `tenant_id, id, type, event_types, enabled, description, url, secret_sealed, previous_secret_sealed,
-                 previous_secret_until, disabled_reason, created_at, updated_at`;
+const COLUMNS = `tenant_id, id, type, event_types, enabled, description, url, settings, settings_sealed, secret_sealed,
+                 previous_secret_sealed, previous_secret_until, disabled_reason, created_at, updated_at`;
+
+/** The declaration of a stored channel's type; a type this version does not know is a bug or a newer writer. */
+function declarationOf(type: string): ChannelTypeDeclaration {
+  const d = channelTypeOf(type);
+  if (!d) throw new Error(`The store holds a channel of type '${type}', which this version of the gateway does not know`);
+  return d;
+}
 
 export class ChannelService {
   constructor(
@@ -56,16 +71,23 @@ export class ChannelService {
     private readonly resolve?: Resolver,
   ) {}
 
+  /**
+   * The channel types of the list, written where the store's foreign key on `channels.type` finds them (decision
+   * 0240): run at every start, before a channel is written. A type dropped from the list stays (its channels do).
+   */
+  async registerTypes(): Promise<void> {
+    await this.db.query('INSERT INTO channel_types (type) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING', [CHANNEL_TYPE_NAMES]);
+  }
+
   private view(r: ChannelRow): ChannelView {
     const previousLive = r.previous_secret_until && new Date(r.previous_secret_until).getTime() > Date.now();
     return {
       channelId: r.id,
-      type: r.type,
+      type: r.type as ChannelView['type'],
       eventTypes: r.event_types,
       enabled: r.enabled,
       ...(r.description !== null ? { description: r.description } : {}),
-      ...(r.url !== null ? { url: r.url } : {}),
-      ...(r.type === 'nats' ? { subject: subjectOf(this.config.natsSubjectPrefix, r.tenant_id, '<eventType>') } : {}),
+      ...declarationOf(r.type).view({ tenantId: r.tenant_id, url: r.url, settings: r.settings ?? {} }, this.config),
       ...(r.disabled_reason !== null ? { disabledReason: r.disabled_reason } : {}),
       ...(previousLive ? { previousSecretUntil: iso(r.previous_secret_until)! } : {}),
       createdAt: iso(r.created_at)!,
@@ -73,14 +95,12 @@ export class ChannelService {
     };
   }
 
-  /** Refuses a webhook URL the tenant may not target (409 WEBHOOK_URL_REFUSED, with the reason). */
-  private async checkUrl(url: string, sandbox: boolean): Promise<void> {
-    try {
-      await checkTarget(url, { sandbox, allowHosts: this.config.allowHosts }, this.resolve);
-    } catch (err) {
-      if (err instanceof TargetRefused) throw Errors.business('WEBHOOK_URL_REFUSED', `The webhook URL is refused: ${err.message}.`);
-      throw err;
-    }
+  private context(tenantId: string, sandbox: boolean): CheckContext {
+    return { tenantId, sandbox, config: this.config, resolve: this.resolve };
+  }
+
+  private sealSettings(tenantId: string, channelId: string, secret: Record<string, string> | null | undefined): string | null {
+    return secret ? this.masterKey.seal(JSON.stringify(secret), settingsAad(tenantId, channelId)) : null;
   }
 
   private async row(tenantId: string, channelId: string, db: Queryable = this.db): Promise<ChannelRow> {
@@ -103,16 +123,15 @@ export class ChannelService {
   }
 
   async create(tenantId: string, sandbox: boolean, body: ChannelCreateBody): Promise<ChannelView & { secret?: string }> {
-    if (body.type === 'webhook') await this.checkUrl(body.url!, sandbox);
-    if (body.type === 'nats' && !this.config.natsUrl) {
-      throw Errors.business('NATS_NOT_CONFIGURED', 'This gateway has no NATS server (NATS_URL); ask the operator to configure one.');
-    }
+    const d = declarationOf(body.type);
+    const stored: StoredFields = await d.prepare(ownFieldsOf(body, d), this.context(tenantId, sandbox));
     const id = uuidv7();
-    const secret = body.type === 'webhook' ? newSecret() : null;
+    const secret = d.signingSecret ? newSecret() : null;
     const r = await this.db.query<ChannelRow>(
-      `INSERT INTO channels (tenant_id, id, type, event_types, enabled, description, url, secret_sealed)
-       VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
-      [tenantId, id, body.type, JSON.stringify(body.eventTypes), body.enabled ?? true, body.description ?? null, body.type === 'webhook' ? body.url : null,
+      `INSERT INTO channels (tenant_id, id, type, event_types, enabled, description, url, settings, settings_sealed, secret_sealed)
+       VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8::jsonb, $9, $10) RETURNING ${COLUMNS}`,
+      [tenantId, id, body.type, JSON.stringify(body.eventTypes), body.enabled ?? true, body.description ?? null, stored.url ?? null,
+        JSON.stringify(stored.settings ?? {}), this.sealSettings(tenantId, id, stored.secret),
         secret === null ? null : this.masterKey.seal(secret, aad(tenantId, id))],
     );
     return { ...this.view(r.rows[0]!), ...(secret !== null ? { secret } : {}) };
@@ -120,21 +139,28 @@ export class ChannelService {
 
   async update(tenantId: string, sandbox: boolean, channelId: string, patch: ChannelPatchBody): Promise<ChannelView> {
     const current = await this.row(tenantId, channelId);
-    if (patch.url !== undefined) {
-      if (current.type !== 'webhook') throw Errors.validation([{ field: 'url', message: 'UnknownProperty', objectName: 'channelPatch' }]);
-      await this.checkUrl(patch.url, sandbox);
-    }
+    const d = declarationOf(current.type);
+    const refused = typeFieldErrors(patch, current.type, 'channelPatch', 'patch');
+    if (refused.length) throw Errors.validation(refused);
+    const own = ownFieldsOf(patch, d);
+    // A type checks only what changes: a PATCH of eventTypes alone asks nothing of it.
+    const stored: StoredFields = Object.keys(own).length
+      ? await d.prepare(own, this.context(tenantId, sandbox), { tenantId, url: current.url, settings: current.settings ?? {} })
+      : {};
     const r = await this.db.query<ChannelRow>(
       `UPDATE channels SET
          event_types = COALESCE($3::jsonb, event_types),
          enabled = COALESCE($4, enabled),
          description = CASE WHEN $5 THEN $6 ELSE description END,
-         url = COALESCE($7, url),
+         url = CASE WHEN $7 THEN $8 ELSE url END,
+         settings = COALESCE($9::jsonb, settings),
+         settings_sealed = CASE WHEN $10 THEN $11 ELSE settings_sealed END,
          disabled_reason = CASE WHEN $4 IS TRUE THEN NULL ELSE disabled_reason END,
          updated_at = now()
        WHERE tenant_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       [tenantId, channelId, patch.eventTypes ? JSON.stringify(patch.eventTypes) : null, patch.enabled ?? null,
-        patch.description !== undefined, patch.description ?? null, patch.url ?? null],
+        patch.description !== undefined, patch.description ?? null, stored.url !== undefined, stored.url ?? null,
+        stored.settings ? JSON.stringify(stored.settings) : null, stored.secret !== undefined, this.sealSettings(tenantId, channelId, stored.secret)],
     );
     if (!r.rows[0]) throw Errors.channelNotFound(channelId);
     return this.view(r.rows[0]);
@@ -149,7 +175,7 @@ export class ChannelService {
   /** A new secret; the previous one keeps signing for `overlapSeconds` (both signatures are sent). */
   async rotateSecret(tenantId: string, channelId: string, overlapSeconds?: number): Promise<ChannelView & { secret: string }> {
     const current = await this.row(tenantId, channelId);
-    if (current.type !== 'webhook') throw Errors.business('CHANNEL_NOT_WEBHOOK', 'Only a webhook channel has a signing secret.');
+    if (!declarationOf(current.type).signingSecret) throw Errors.business('CHANNEL_NOT_WEBHOOK', 'Only a webhook channel has a signing secret.');
     const overlap = overlapSeconds ?? this.config.secretOverlapHours * 3600;
     const secret = newSecret();
     const r = await this.db.query<ChannelRow>(
@@ -182,7 +208,11 @@ export class ChannelService {
       if (row.previous_secret_sealed && row.previous_secret_until && new Date(row.previous_secret_until).getTime() > Date.now()) {
         secrets.push(this.masterKey.open(row.previous_secret_sealed, aad(row.tenant_id, row.id)));
       }
-      out.set(`${row.tenant_id}/${row.id}`, { tenantId: row.tenant_id, id: row.id, type: row.type, eventTypes: row.event_types, enabled: row.enabled, url: row.url, secrets });
+      const secret = row.settings_sealed ? (JSON.parse(this.masterKey.open(row.settings_sealed, settingsAad(row.tenant_id, row.id))) as Record<string, string>) : null;
+      out.set(`${row.tenant_id}/${row.id}`, {
+        tenantId: row.tenant_id, id: row.id, type: row.type, eventTypes: row.event_types, enabled: row.enabled, url: row.url,
+        settings: row.settings ?? {}, secret, secrets,
+      });
     }
     return out;
   }

@@ -18,7 +18,6 @@ import { decodeSeqCursor, encodeSeqCursor } from '../store/seq-cursor.js';
 import { subscribesSql } from './subscription.js';
 import {
   DELIVERY_PAGE_DEFAULT,
-  type ChannelType,
   type DeliveryQuery,
   type DeliveryStatus,
   type DeliveryView,
@@ -29,9 +28,9 @@ import { Errors } from '../errors.js';
 import type { DeliveryObserver } from '../services/metrics.js';
 import type { TenantService } from '../services/tenants.js';
 import type { Queryable } from '../store/db.js';
+import type { ChannelSenders } from './channel-types/registry.js';
+import type { AttemptResult } from './channel-types/type.js';
 import type { Channel, ChannelService } from './channels.js';
-import type { NatsPublisher } from './nats.js';
-import type { AttemptResult, WebhookSender } from './webhook.js';
 
 /**
  * Svix's schedule: the first attempt at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; a
@@ -95,8 +94,8 @@ export interface DeliveryServiceOptions {
   config: NotifyConfig;
   channels: ChannelService;
   tenants: Pick<TenantService, 'get'>;
-  webhooks: WebhookSender;
-  nats: NatsPublisher | null;
+  /** Each channel type's sender: every attempt goes through its type's; records, retries and replay are this worker's. */
+  senders: Pick<ChannelSenders, 'of'>;
   observer?: DeliveryObserver;
   log: FastifyBaseLogger;
 }
@@ -338,16 +337,18 @@ export class DeliveryService {
   /** One attempt of a claimed delivery, then its settlement (delivered, due again, or failed). */
   private async attempt(d: DeliveryRow, channel: Channel | undefined): Promise<void> {
     if (!channel) return; // removed meanwhile: its deliveries went with it
-    let result: AttemptResult;
-    const body = webhookBody(d.event_type, new Date(d.event_created_at), d.payload);
-    if (channel.type === 'webhook') {
-      const tenant = await this.opts.tenants.get(d.tenant_id);
-      result = await this.opts.webhooks.send({ url: channel.url!, msgId: webhookIdOf(d.event_id), body, secrets: channel.secrets }, tenant?.config.sandbox === true, this.abort.signal);
-    } else if (this.opts.nats) {
-      result = await this.opts.nats.publish(d.tenant_id, d.event_type, d.event_id, body);
-    } else {
-      result = { ok: false, statusCode: null, durationMs: 0, error: 'nats: this gateway has no NATS_URL', retryAfterMs: null };
-    }
+    const sender = this.opts.senders.of(channel.type);
+    const tenant = await this.opts.tenants.get(d.tenant_id);
+    const result: AttemptResult = sender
+      ? await sender.send(
+          { tenantId: channel.tenantId, id: channel.id, type: channel.type, sandbox: tenant?.config.sandbox === true, url: channel.url,
+            settings: channel.settings, secret: channel.secret, signingSecrets: channel.secrets },
+          { tenantId: d.tenant_id, eventId: d.event_id, eventType: d.event_type, msgId: webhookIdOf(d.event_id),
+            body: webhookBody(d.event_type, new Date(d.event_created_at), d.payload), createdAt: new Date(d.event_created_at) },
+          this.abort.signal,
+        )
+      : // A store shared with a newer version may hold a type this one does not know: the attempt fails and is retried.
+        { ok: false, statusCode: null, durationMs: 0, error: `this gateway process does not know the channel type '${channel.type}'`, retryAfterMs: null };
     if (this.abort.signal.aborted && !result.ok) {
       // Shutting down: the attempt is not the receiver's failure; the delivery is released for the next process.
       await this.db.query(
@@ -360,7 +361,7 @@ export class DeliveryService {
     await this.settle(d, channel.type, result);
   }
 
-  private async settle(d: DeliveryRow, type: ChannelType, result: AttemptResult): Promise<void> {
+  private async settle(d: DeliveryRow, type: string, result: AttemptResult): Promise<void> {
     let status: DeliveryStatus;
     let delayMs = 0;
     let outcome: 'delivered' | 'retrying' | 'failed' | 'gone';
@@ -443,12 +444,16 @@ export class DeliveryService {
     // Refused before anything is written: a disabled channel gets no test delivery.
     if (!channel.enabled) throw Errors.business('CHANNEL_DISABLED', 'The channel is disabled; enable it (PATCH {"enabled": true}) first.');
     const id = uuidv7();
-    await this.db.query(
-      `INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, now())`,
-      [tenantId, id, channelId, uuidv7(), CHANNEL_TEST_EVENT, JSON.stringify({ channelId, message: 'A test event from Cardline' })],
+    // Written already claimed by this attempt: a worker's round in between would otherwise send it too, or hold it.
+    const r = await this.db.query<DeliveryRow>(
+      `INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at, status, attempts, claimed_by, claimed_until)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, now(), 'delivering', 1, $7, now() + $8::integer * interval '1 millisecond')
+       RETURNING ${DELIVERY_COLUMNS}`,
+      [tenantId, id, channelId, uuidv7(), CHANNEL_TEST_EVENT, JSON.stringify({ channelId, message: 'A test event from Cardline' }), this.worker, this.leaseMs],
     );
-    return this.retryNow(tenantId, id);
+    const channels = await this.opts.channels.forDelivery([{ tenantId, channelId }]);
+    await this.attempt(r.rows[0]!, channels.get(`${tenantId}/${channelId}`));
+    return this.get(tenantId, id);
   }
 
   /**

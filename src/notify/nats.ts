@@ -4,7 +4,7 @@
 // The NATS client is loaded with the first publish: a process that never publishes (the CLI) never loads it.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import type { AttemptResult } from './webhook.js';
+import type { AttemptResult } from './channel-types/type.js';
 
 export interface NatsPublisherOptions {
   servers: string;

@@ -4,7 +4,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Agent } from 'undici';
+import type { AttemptResult } from './channel-types/type.js';
 import { addressRefusal, checkUrlForm, checkedLookup, hostOf, TargetRefused, type Resolver, type TargetPolicy } from './addresses.js';
+
+export type { AttemptResult };
 
 const SECRET_PREFIX = 'whsec_';
 
@@ -24,16 +27,6 @@ export interface WebhookMessage {
   body: string;
   /** The current secret first, then the previous one while its overlap lasts. */
   secrets: readonly string[];
-}
-
-/** How one attempt went: the status (null when no answer came), the time, the error, Retry-After. */
-export interface AttemptResult {
-  ok: boolean;
-  statusCode: number | null;
-  durationMs: number;
-  error: string | null;
-  /** Retry-After of the answer, in ms, when it sent one. */
-  retryAfterMs: number | null;
 }
 
 /** Retry-After as seconds or an HTTP date, in ms from now; null when absent or unreadable. */

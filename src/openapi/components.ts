@@ -1,5 +1,5 @@
 // The schemas the OpenAPI document names (components.schemas), in one place: every TypeBox schema that a
-// module of schemas/ exports, by its export name. The document builder (src/openapi/hoist.ts) replaces each
+// module of schemas/ exports, by its export name, and the channel schemas composed from the list of channel types. The document builder (src/openapi/hoist.ts) replaces each
 // occurrence, however deep, by a $ref, so that generated clients get named types. Route parameters and
 // queries become parameters, not schemas; strings stay inline (a named string is no type a client can use).
 import { Kind, type TSchema } from '@sinclair/typebox';
@@ -17,8 +17,9 @@ import * as management from '../../schemas/management.js';
 import * as pin from '../../schemas/pin.js';
 import * as reports from '../../schemas/reports.js';
 import * as transactions from '../../schemas/transactions.js';
+import { CHANNEL_SCHEMAS } from '../notify/channel-types/schemas.js';
 
-const MODULES: Record<string, unknown>[] = [common, auth, creditLine, cards, cardLifecycleRoutes, entities, transactions, reports, pin, audit, keys, management, channels, coreRouting];
+const MODULES: Record<string, unknown>[] = [common, auth, creditLine, cards, cardLifecycleRoutes, entities, transactions, reports, pin, audit, keys, management, channels, CHANNEL_SCHEMAS, coreRouting];
 
 /** Kinds that make a type of their own: objects, unions, enumerations. */
 const NAMED_KINDS = new Set(['Object', 'Intersect', 'Union', 'Unsafe']);

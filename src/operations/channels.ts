@@ -1,13 +1,8 @@
 // A tenant's notification channels (spec §1: the tenant decides "which notification channels are active"),
-// their deliveries and attempts: webhooks signed per Standard Webhooks, and NATS JetStream. Admin only,
-// problem dialect, every call audited (decision 0080).
+// their deliveries and attempts, of the types src/notify/channel-types lists (webhooks signed per Standard
+// Webhooks, NATS JetStream, RabbitMQ). Admin only, problem dialect, every call audited (decision 0080).
 import {
-  ChannelCreateBody,
   ChannelIdParams,
-  ChannelPageResponse,
-  ChannelPatchBody,
-  ChannelResponse,
-  ChannelSecretResponse,
   DELIVERY_PAGE_MAX,
   DeliveryIdParams,
   DeliveryPageResponse,
@@ -24,6 +19,9 @@ import { Errors } from '../errors.js';
 import { MessageResponse } from '../../schemas/management.js';
 import { decodeSeqCursor } from '../store/seq-cursor.js';
 import { keyCursorOf, pageBounds, pageQueryErrors } from '../store/key-cursor.js';
+import { CHANNEL_TYPES } from '../notify/channel-types/index.js';
+import { CHANNEL_REFUSALS, typeFieldErrors } from '../notify/channel-types/registry.js';
+import { ChannelCreateBody, ChannelPageResponse, ChannelPatchBody, ChannelResponse, ChannelSecretResponse } from '../notify/channel-types/schemas.js';
 import { defineOperation } from './define.js';
 
 const TAG = 'Notification channels';
@@ -33,14 +31,17 @@ const MAX_REPLAY_DAYS = 31;
 
 const notFound = Errors.channelNotFound('0190b3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b');
 
-/** The `*` wildcard stands alone; a webhook has a URL, a nats channel none. */
-function channelChecks(body: { type?: string; eventTypes?: string[]; url?: string }, objectName: string, creating: boolean): FieldError[] {
+/** The `*` wildcard stands alone; a create body holds its type's fields (a PATCH's are checked against the stored type). */
+function channelChecks(body: { type?: string; eventTypes?: string[] } & Record<string, unknown>, objectName: string, creating: boolean): FieldError[] {
   const errors: FieldError[] = [];
   if (body.eventTypes && body.eventTypes.includes('*') && body.eventTypes.length > 1) errors.push(fieldError('eventTypes', 'Invalid', objectName));
-  if (creating && body.type === 'webhook' && body.url === undefined) errors.push(fieldError('url', 'NotNull', objectName));
-  if (creating && body.type === 'nats' && body.url !== undefined) errors.push(fieldError('url', 'UnknownProperty', objectName));
+  if (creating && body.type !== undefined) errors.push(...typeFieldErrors(body, body.type, objectName, 'create'));
   return errors;
 }
+
+/** "a webhook, NATS JetStream or RabbitMQ". */
+const typeTitles = CHANNEL_TYPES.map((d) => d.title).reduce((out, title, i, all) => (i === 0 ? title : `${out}${i === all.length - 1 ? ' or ' : ', '}${title}`), '');
+const [firstType, ...otherTypes] = CHANNEL_TYPES;
 
 export const channelOperations = [
   defineOperation({
@@ -66,11 +67,9 @@ export const channelOperations = [
     method: 'POST',
     url: '/v1/admin/channels',
     status: 201,
-    summary: 'Add a notification channel: a webhook or NATS JetStream',
-    description:
-      'A webhook needs `url`: https with public addresses for a production tenant (a sandbox tenant may also use http to loopback; ' +
-      'the operator may allow named hosts). Its `whsec_` signing secret is in this answer only: keep it. `eventTypes` lists event ' +
-      'types of record, or `["*"]` for all. A nats channel publishes to `cardline.<tenantId>.<eventType>` on the gateway\'s NATS server.',
+    summary: `Add a notification channel: ${typeTitles}`,
+    // The first type's sentence leads (the example is one), then what every channel has, then the other types'.
+    description: [firstType.createDoc, '`eventTypes` lists event types of record, or `["*"]` for all.', ...otherTypes.map((d) => d.createDoc)].join(' '),
     tag: TAG,
     dialect: 'problem',
     access: 'admin',
@@ -79,7 +78,7 @@ export const channelOperations = [
     response: ChannelSecretResponse,
     // The answer holds the secret, shown once: a retry with the key gets it again, stored sealed (decision 0175).
     idempotent: 'sealed',
-    refusals: ['WEBHOOK_URL_REFUSED', 'NATS_NOT_CONFIGURED'],
+    refusals: CHANNEL_REFUSALS.create,
     check: ({ body }) => channelChecks(body, 'channelRequest', true),
     execute: ({ tenant, body, services }) => services.channels.create(tenant.id, tenant.config.sandbox === true, body),
     view: (channel) => ({ result: channel, pagination: null }),
@@ -117,8 +116,10 @@ export const channelOperations = [
     params: ChannelIdParams,
     body: ChannelPatchBody,
     response: ChannelResponse,
-    refusals: ['WEBHOOK_URL_REFUSED'],
+    refusals: CHANNEL_REFUSALS.update,
     errors: [notFound],
+    // The body may hold a broker URL with its credentials: fingerprinted under the gateway's key (decision 0175).
+    idempotent: 'sealed',
     check: ({ body }) => channelChecks(body, 'channelPatch', false),
     execute: ({ tenant, params, body, services }) => services.channels.update(tenant.id, tenant.config.sandbox === true, params.channelId, body),
     view: (channel) => ({ result: channel, pagination: null }),

@@ -17,8 +17,8 @@ const tenantNotFound = Errors.tenantNotFound('acme');
 /**
  * The Admin entry `sourceId` of `from` (`/v1/admin/<rest>`) as the operator's `id` (`/v1/tenants/:tenantId/<rest>`
  * unless `place.url` says otherwise): the same schemas, checks, execute, view, refusals, idempotency and event,
- * the tenant the path names (found whatever its status), audited under the Admin entry's action in that
- * tenant's trail with `tenantId` added to its target.
+ * the tenant the path names (found whatever its status), a change audited under the Admin entry's action in
+ * that tenant's trail with `tenantId` added to its target.
  */
 export function forTenant<Id extends string, Source extends Operation, SourceId extends Source['id']>(
   sourceId: SourceId,
@@ -43,7 +43,8 @@ export function forTenant<Id extends string, Source extends Operation, SourceId 
     ...(place.examples !== undefined ? { examples: place.examples } : {}),
     params: Type.Object({ tenantId: TenantIdParams.properties.tenantId, ...(params?.properties ?? {}) }, { additionalProperties: false }),
     errors: [tenantNotFound, ...(place.errors ?? op.errors ?? [])],
-    audit: op.audit === false ? false : { ...op.audit, action: op.audit.action ?? op.id, target: { tenantId: 'params', ...op.audit.target } },
+    // An operator's reads (a channel list, deliveries, users, the shadow summary) are not recorded (decision 0292).
+    audit: op.audit === false || op.method === 'GET' ? false : { ...op.audit, action: op.audit.action ?? op.id, target: { tenantId: 'params', ...op.audit.target } },
   };
   if ('description' in place) {
     if (place.description === undefined) delete derived.description;

@@ -12,6 +12,7 @@ import { CardDetailsView, CardIdParams, CardView, EntityIdParams } from '../../s
 import { EntityView } from '../../schemas/entities.js';
 import { TenantIdParams } from '../../schemas/management.js';
 import { TransactionView } from '../../schemas/transactions.js';
+import { cursorAt } from '../audit/log.js';
 import { verifyChain } from '../audit/verify.js';
 import { Figures, requestFigures } from '../console/figures.js';
 import { Errors } from '../errors.js';
@@ -51,6 +52,7 @@ const VerifyResponse = Type.Object({
       reason: Type.String(),
       detail: Type.String(),
       records: Type.Integer(),
+      cursor: Type.Union([Type.String(), Type.Null()], { description: "the trail's page (`cursor` of `GET …/audit`) that starts at the broken record; null when no record is named" }),
     }),
   ]),
   pagination: Type.Null(),
@@ -60,6 +62,9 @@ const CoreState = Type.Object({
   connector: Type.String(),
   connectorId: Type.String(),
   breaker: Type.Union([Type.Literal('closed'), Type.Literal('half-open'), Type.Literal('open'), Type.Null()]),
+  breakerSharedWith: Type.Array(Type.String(), {
+    description: "the other tenants whose started core goes through the same breaker (one core, same settings): their failed calls open it for this one too",
+  }),
   recent: Type.Object({
     windowSeconds: Type.Integer(),
     calls: Type.Integer(),
@@ -105,8 +110,9 @@ export const managementConsoleOperations = [
     url: '/v1/tenants/:tenantId/audit',
     summary: "A tenant's audit trail, or the platform's own (`_platform`), newest first",
     description:
-      'The filters and pages of `GET /v1/audit` (`from`/`to`, `actor`, `action`, `outcome`, `route`, `requestId`, `targetId`; `limit` ' +
-      "1..500, default 50, and `cursor`). A disabled tenant's trail is read too.",
+      'The filters and pages of `GET /v1/audit` (`from`/`to`, `actor`, `action`, `outcome`, `route`, `requestId`, `targetId`, `kind`; `limit` ' +
+      "1..500, default 50, and `cursor`). A disabled tenant's trail is read too. An operator's reads are recorded only where they " +
+      'show a customer\'s or a card\'s data (the lookups); every change is.',
     tag: AUDIT_TAG,
     dialect: 'problem',
     access: 'operator',
@@ -118,7 +124,8 @@ export const managementConsoleOperations = [
     check: ({ query }) => checkAuditQuery(query),
     execute: async ({ params, query, services }) => services.auditLog.page(await trailOf(services, params.tenantId), { ...query, limit: auditLimitOf(query) }),
     view: ({ records, next }, { query }) => ({ result: records, pagination: { next, limit: auditLimitOf(query) } }),
-    audit: { action: 'audit.read', target: { tenantId: 'params' } },
+    // An operator's reads are recorded only where they show a customer's or a card's data (decision 0292).
+    audit: false,
   }),
 
   defineOperation({
@@ -136,8 +143,8 @@ export const managementConsoleOperations = [
     response: VerifyResponse,
     errors: [tenantNotFound],
     execute: async ({ params, services }) => verifyChain(services.db, await trailOf(services, params.tenantId)),
-    view: envelope,
-    audit: { action: 'audit.verify', target: { tenantId: 'params' } },
+    view: (result) => envelope(result.ok ? result : { ...result, cursor: result.seq === null ? null : cursorAt(result.seq) }),
+    audit: false,
   }),
 
   defineOperation({
@@ -164,6 +171,7 @@ export const managementConsoleOperations = [
       return { entity: toEntityView(entity, undefined), cards: cards.map(toCardView), transactions: page.transactions.map(toTransactionView) };
     },
     view: envelope,
+    // A customer's data, read: recorded in the tenant's trail (decision 0292).
     audit: { action: 'console.customer-lookup', target: { tenantId: 'params', entityId: 'params' } },
   }),
 
@@ -202,18 +210,24 @@ export const managementConsoleOperations = [
     access: 'operator',
     objectName: 'request',
     response: Type.Object({ result: Type.Array(CoreState), pagination: Type.Null() }),
-    execute: async ({ services }) =>
-      [...services.connectors.started()]
-        .map(({ tenantId, name, connectorId, connector }) => ({
+    execute: async ({ services }) => {
+      const started = [...services.connectors.started()].map((c) => ({ ...c, scope: c.connector.breakerScope?.() }));
+      const sharing = (tenantId: string, scope: string | undefined) =>
+        scope === undefined ? [] : [...new Set(started.filter((o) => o.scope === scope && o.tenantId !== tenantId).map((o) => o.tenantId))].sort();
+      return started
+        .map(({ tenantId, name, connectorId, connector, scope }) => ({
           tenantId,
           connector: name,
           connectorId,
           breaker: connector.breakerState?.() ?? null,
+          breakerSharedWith: sharing(tenantId, scope),
           recent: services.core.health.window(tenantId, name),
         }))
-        .sort((a, b) => (a.tenantId === b.tenantId ? (a.connector < b.connector ? -1 : 1) : a.tenantId < b.tenantId ? -1 : 1)),
+        .sort((a, b) => (a.tenantId === b.tenantId ? (a.connector < b.connector ? -1 : 1) : a.tenantId < b.tenantId ? -1 : 1));
+    },
     view: envelope,
-    audit: { action: 'console.cores' },
+    // Polled by the tenants list: not recorded (decision 0292).
+    audit: false,
   }),
 
   defineOperation({

@@ -27,7 +27,8 @@ export const managementOperatorKeyOperations = [
     check: ({ query }) => pageQueryErrors(query, 'operatorKeyListRequest', keyCursorOf(isOperatorKeyName)),
     execute: ({ query, services }) => services.operatorKeys.page(pageBounds(query)),
     view: ({ items, nextCursor }) => ({ result: items, pagination: { nextCursor } }),
-    audit: {},
+    // Not recorded: names and dates only (decision 0292).
+    audit: false,
   }),
 
   defineOperation({

@@ -70,7 +70,8 @@ export const managementTenantOperations = [
     check: ({ query }) => pageQueryErrors(query, 'tenantListRequest', keyCursorOf(isTenantId)),
     execute: ({ query, services }) => services.tenants.pageStored({ ...pageBounds(query), search: query.q ?? null }),
     view: ({ items, nextCursor }) => ({ result: items.map(tenantView), pagination: { nextCursor } }),
-    audit: {},
+    // An operator's reads are not recorded, but for a customer's or a card's data (the lookups, decision 0292).
+    audit: false,
   }),
 
   defineOperation({
@@ -123,7 +124,7 @@ export const managementTenantOperations = [
     errors: [notFound],
     execute: ({ params, services }) => viewOf(services, params.tenantId),
     view: envelope,
-    audit: { target: { tenantId: 'params' } },
+    audit: false,
   }),
 
   defineOperation({
@@ -176,7 +177,7 @@ export const managementTenantOperations = [
     errors: [notFound],
     execute: ({ tenant, services }) => encryptionKeys(services, tenant.id),
     view: (keys) => ({ keys }),
-    audit: { target: { tenantId: 'params' } },
+    audit: false,
   }),
 
   // Each of the tenant's cores as its Admin sees them on GET /v1/admin/connectors (decisions 0113, 0115).
@@ -197,7 +198,7 @@ export const managementTenantOperations = [
     errors: [notFound],
     execute: ({ tenant, services }) => connectorsView(services, tenant),
     view: envelope,
-    audit: { target: { tenantId: 'params' } },
+    audit: false,
   }),
 
   statusChange('disable', 'disabled'),

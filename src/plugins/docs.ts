@@ -1,11 +1,12 @@
 // The API's own description: @fastify/swagger collects every route (it must be registered before them),
-// then GET /openapi.json serves the OpenAPI 3.1 document and GET /docs a browsable UI. No tenant, no token.
+// then GET /openapi.json serves the OpenAPI 3.1 document and GET /docs a browsable UI, one section (tag) of the
+// document at a time (GET /docs/sections/<n>.json, decision 0293). No tenant, no token.
 import { createRequire } from 'node:module';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { swaggerOptions } from '../openapi/document.js';
+import { MANAGEMENT_TAGS, TAGS, swaggerOptions } from '../openapi/document.js';
 import type { Listener, Operation } from '../operations/define.js';
 
 const DOCS_PREFIX = '/docs';
@@ -14,6 +15,14 @@ const PUBLIC_ROUTE = { auth: false, tenant: false, operator: false } as const;
 
 /** The hashes of the UI's inline scripts and styles, as the package publishes them (none today). */
 const UI_HASHES = createRequire(import.meta.url)('@fastify/swagger-ui/static/csp.json') as { script: string[]; style: string[] };
+
+/**
+ * The one style element Swagger UI writes itself: its logo's (`createElement("style",null,".logo_small_svg__cls-2…")`
+ * in static/swagger-ui-standalone-preset.js), which the package's csp.json does not list. Admitted by its hash, not
+ * by 'unsafe-inline': test/console/browser.test.ts loads /docs in Chromium and fails on any policy error, and
+ * test/openapi/docs-page.test.ts recomputes this hash from the installed package.
+ */
+export const SWAGGER_UI_LOGO_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
 
 /**
  * The page's policy: its scripts, styles, fonts and images from its own origin only; "try it out" may call
@@ -34,8 +43,23 @@ export const DOCS_CSP = [
   "object-src 'none'",
   ["script-src 'self'", ...UI_HASHES.script].join(' '),
   "script-src-attr 'none'",
-  ["style-src 'self'", ...UI_HASHES.style].join(' '),
+  ["style-src 'self'", SWAGGER_UI_LOGO_STYLE, ...UI_HASHES.style].join(' '),
 ].join('; ');
+
+/**
+ * Swagger UI on a narrow screen (390 px): its response tables keep a "Links" column that is empty here (no
+ * operation declares links) and, with the servers select, push the page sideways; long values and code wrap.
+ */
+const NARROW_CSS = `@media (max-width: 600px) {
+  .swagger-ui .responses-table .response-col_links { display: none; }
+  .swagger-ui .opblock-body pre, .swagger-ui .microlight, .swagger-ui .markdown code { white-space: pre-wrap; word-break: break-word; }
+  .swagger-ui .parameters-col_description input, .swagger-ui .parameters-col_description select, .swagger-ui textarea { max-width: 100%; min-width: 0; }
+  .swagger-ui .wrapper { padding: 0 10px; }
+  .swagger-ui .scheme-container .schemes, .swagger-ui .schemes-server-container { flex-wrap: wrap; min-width: 0; }
+  .swagger-ui .servers > label { display: block; margin: 0; }
+  .swagger-ui .servers select { min-width: 0; max-width: 100%; }
+}
+`;
 
 /** Registered before any route: collects routes for the listener's document and marks the UI's routes public. */
 export const openapiCollector = fp<{ operations: readonly Operation[]; listener?: Listener }>(
@@ -50,14 +74,88 @@ export const openapiCollector = fp<{ operations: readonly Operation[]; listener?
   { name: 'openapi' },
 );
 
-/** GET /openapi.json and the UI at /docs. */
-export const docsRoutes: FastifyPluginAsync = async (app) => {
+interface Document {
+  tags?: { name: string }[];
+  paths?: Record<string, Record<string, { tags?: string[] }>>;
+  components?: Record<string, Record<string, unknown>>;
+  [key: string]: unknown;
+}
+
+/** The components a part of the document refers to, directly or through other components. */
+function referenced(doc: Document, part: unknown): Record<string, Record<string, unknown>> {
+  const found = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node !== null && typeof node === 'object') {
+      for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+        if (k === '$ref' && typeof v === 'string' && v.startsWith('#/components/') && !found.has(v)) {
+          found.add(v);
+          const [, , kind, name] = v.split('/');
+          walk(doc.components?.[kind!]?.[name!]);
+        } else walk(v);
+      }
+    }
+  };
+  walk(part);
+  const out: Record<string, Record<string, unknown>> = {};
+  // Security schemes are named by operations, not referred to.
+  if (doc.components?.securitySchemes) out.securitySchemes = doc.components.securitySchemes;
+  for (const ref of [...found].sort()) {
+    const [, , kind, name] = ref.split('/') as [string, string, string, string];
+    (out[kind] ??= {})[name] = doc.components?.[kind]?.[name];
+  }
+  return out;
+}
+
+/**
+ * The document cut into sections, one per tag (an operation of several tags is in each), each with the
+ * components it uses: what the UI renders at a time. Swagger UI's OpenAPI 3.1 resolver walks the whole
+ * document it is given before it draws anything; the public document's 58 operations took it seconds.
+ */
+export function documentSection(doc: Document, tag: string): Document {
+  const paths: NonNullable<Document['paths']> = {};
+  for (const [path, methods] of Object.entries(doc.paths ?? {})) {
+    const kept = Object.fromEntries(Object.entries(methods).filter(([, op]) => op?.tags?.includes(tag)));
+    if (Object.keys(kept).length) paths[path] = kept;
+  }
+  const { paths: _all, components: _components, ...rest } = doc;
+  const head = { ...rest, tags: doc.tags?.filter((t) => t.name === tag), paths };
+  return { ...head, components: referenced(doc, head) };
+}
+
+/** A section's file name: its tag in lower case, words joined by dashes (`notification-channels.json`). */
+export const sectionFile = (tag: string): string => `${tag.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.json`;
+
+/** GET /openapi.json, its sections (one per tag of the listener's document), and the UI at /docs. */
+export const docsRoutes: FastifyPluginAsync<{ listener?: Listener }> = async (app, opts) => {
   app.get('/openapi.json', { config: PUBLIC_ROUTE }, async () => app.swagger());
+  const tags = Object.keys(opts.listener === 'management' ? MANAGEMENT_TAGS : TAGS);
+  const byFile = new Map(tags.map((tag) => [sectionFile(tag), tag]));
+  // Cut once, on first ask: every route is registered by then.
+  const cut = new Map<string, Document>();
+  app.get<{ Params: { file: string } }>(`${DOCS_PREFIX}/sections/:file`, { config: PUBLIC_ROUTE }, async (request, reply) => {
+    const tag = byFile.get(request.params.file);
+    if (tag === undefined) return reply.code(404).type('application/problem+json').send({ title: 'Not Found', status: 404, detail: 'The document has no such section.' });
+    let section = cut.get(tag);
+    if (!section) cut.set(tag, (section = documentSection(app.swagger() as unknown as Document, tag)));
+    return section;
+  });
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     // The UI's own assets, served from the package (nothing from a CDN), under a CSP that admits only them
     // and the page's calls to its own origin, whatever host and port it is served at (decision 0197).
     staticCSP: DOCS_CSP,
-    uiConfig: { url: '/openapi.json', docExpansion: 'list', deepLinking: true },
+    // Same origin as the rest, so the policy admits it: the page fits a phone's width.
+    theme: { title: 'Cardline API reference', css: [{ filename: 'narrow.css', content: NARROW_CSS }] },
+    uiConfig: {
+      url: '/openapi.json',
+      // One section at a time, chosen in the top bar; the whole document last (slower to draw).
+      urls: [
+        ...tags.map((tag) => ({ url: `${DOCS_PREFIX}/sections/${sectionFile(tag)}`, name: tag })),
+        { url: '/openapi.json', name: 'The whole document' },
+      ],
+      docExpansion: 'list',
+      deepLinking: true,
+    },
   });
 };

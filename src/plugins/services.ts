@@ -33,8 +33,7 @@ import { migrate } from '../store/migrate.js';
 import { ChannelService } from '../notify/channels.js';
 import { DeliveryService } from '../notify/deliveries.js';
 import { ShadowService } from '../services/shadow.js';
-import { NatsPublisher } from '../notify/nats.js';
-import { WebhookSender } from '../notify/webhook.js';
+import { ChannelSenders } from '../notify/channel-types/registry.js';
 
 export interface Services {
   config: Config;
@@ -131,11 +130,9 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
   const users = new UserService(db, changes, metrics);
   const tenants = new TenantService(db, config.tenantCacheTtlMs, secrets);
   const channels = new ChannelService(db, masterKey, config.notify);
-  const webhooks = new WebhookSender({ timeoutMs: config.notify.webhookTimeoutMs, allowHosts: config.notify.allowHosts });
-  const nats = config.notify.natsUrl
-    ? new NatsPublisher({ servers: config.notify.natsUrl, stream: config.notify.natsStream, subjectPrefix: config.notify.natsSubjectPrefix, timeoutMs: 5_000 })
-    : null;
-  const deliveries = new DeliveryService(db, { config: config.notify, channels, tenants, webhooks, nats, observer: metrics, log: app.log });
+  await channels.registerTypes();
+  const senders = new ChannelSenders({ config: config.notify });
+  const deliveries = new DeliveryService(db, { config: config.notify, channels, tenants, senders, observer: metrics, log: app.log });
   const hsm = opts.oneShot ? null : await openHsm(config, db, masterKey);
   if (hsm) app.log.info({ hsm: hsm.kind }, 'PIN HSM ready');
   const checkpoints = new CheckpointPublisher(db, keys, config.auditCheckpointMs, (tenant, err) =>
@@ -208,8 +205,7 @@ const servicesPlugin: FastifyPluginAsync<ServicesOptions> = async (app, opts) =>
     services.idempotency.stop();
     await deliveries.stop();
     await services.shadow.close();
-    await webhooks.close();
-    await nats?.close();
+    await senders.close();
     await changes.close();
     services.replay.stop();
     await services.audit.close();

@@ -4,7 +4,7 @@
 // against its own address), and the "try it out" call is made where the page would send it, with the token
 // `cardline login` printed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOCS_CSP } from '../../src/plugins/docs.js';
+import { DOCS_CSP, SWAGGER_UI_LOGO_STYLE } from '../../src/plugins/docs.js';
 import { LIMIT_URL, PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
 import { cliInProcess } from '../helpers/cli.js';
 
@@ -48,7 +48,8 @@ describe('GET /docs on any origin', () => {
     expect(policy.get('default-src')).toEqual(["'none'"]);
     expect(policy.get('connect-src')).toEqual(["'self'"]);
     expect(policy.get('script-src')).toEqual(["'self'"]);
-    expect(policy.get('style-src')).toEqual(["'self'"]);
+    // Its own stylesheets, and Swagger UI's logo style by its hash (test/openapi/docs-page.test.ts).
+    expect(policy.get('style-src')).toEqual(["'self'", SWAGGER_UI_LOGO_STYLE]);
     expect(policy.get('frame-ancestors')).toEqual(["'none'"]);
     // No request is rewritten to https (which broke the page on plain http away from localhost), no other origin.
     expect(policy.has('upgrade-insecure-requests')).toBe(false);

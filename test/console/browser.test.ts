@@ -46,7 +46,11 @@ beforeAll(async () => {
   const coreBase = await failingCore.listen({ host: '127.0.0.1', port: 0 });
   t = await createTestApp({
     env: { CARDLINE_WEBHOOK_ALLOW_HOSTS: '127.0.0.1' },
-    tenants: [{ id: 'failing-bank', config: { connector: { id: 'rest', options: { baseUrl: `${coreBase}/banks/failing-bank` } } } }],
+    tenants: [
+      { id: 'failing-bank', config: { connector: { id: 'rest', options: { baseUrl: `${coreBase}/banks/failing-bank` } } } },
+      // Another bank on the same core: the two share its breaker.
+      { id: 'failing-twin', config: { connector: { id: 'rest', options: { baseUrl: `${coreBase}/banks/failing-twin` } } } },
+    ],
   });
   m = await t.management();
   base = await m.listen({ host: '127.0.0.1', port: 0 });
@@ -54,7 +58,8 @@ beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   profile = await mkdtemp(join(tmpdir(), 'cardline-chromium-'));
   const { chromium } = await import('playwright-core');
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, viewport: { width: 1280, height: 900 } });
+  // A fixed zone, so that the zone every time shows is known.
+  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
   page = context.pages()[0] ?? (await context.newPage());
   page.on('console', (msg) => {
     if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
@@ -128,6 +133,9 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
 
   it('signs in with an operator key (a wrong one says what to do); the key is not kept in the browser', async () => {
     await page.goto(`${base}/console/`);
+    await page.getByLabel('Operator key').waitFor();
+    // Signed out, the page is the sign-in form, whatever page the address names.
+    expect(await page.title()).toBe('Sign in · Cardline console');
     await page.getByLabel('Operator key').fill('clop_wrong-wrong-wrong-wrong-wrong-wrong-000');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('This operator key is unknown or revoked');
@@ -141,6 +149,20 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     expect(stored).not.toContain('cardline_console');
     const cookie = (await context.cookies(base)).find((c) => c.name === 'cardline_console')!;
     expect({ httpOnly: cookie.httpOnly, sameSite: cookie.sameSite }).toEqual({ httpOnly: true, sameSite: 'Strict' });
+  });
+
+  it('shows a not-found view for a malformed address, and the pages again at the next address', async () => {
+    await page.goto(`${base}/console/#/tenants/%E0%A4%A`);
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    expect(await page.locator('main').textContent()).toContain('There is no page “#/tenants/%E0%A4%A”');
+    await page.getByRole('link', { name: 'Go to the tenants' }).click();
+    await page.getByRole('heading', { name: 'Tenants' }).waitFor();
+    await page.goto(`${base}/console/#/cores/%ZZ`);
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    await page.getByRole('link', { name: 'Cores' }).click();
+    await page.getByRole('heading', { name: 'Cores' }).waitFor();
+    await page.goto(`${base}/console/#/tenants`);
+    await page.getByRole('heading', { name: 'Tenants' }).waitFor();
   });
 
   it('onboards a tenant with its first Admin, whose password was encrypted in the browser', async () => {
@@ -195,6 +217,16 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await page.getByRole('heading', { name: 'Tenant north-bank' }).waitFor();
     await page.getByText('The last Admin: it cannot be disabled or removed until another Admin exists.').waitFor();
     await page.locator('#cores-h').waitFor();
+    // A new user is Read-Only unless the operator chooses more.
+    expect(await page.getByLabel('Role').inputValue()).toBe('Read-Only');
+    // Dates name their zone.
+    expect(await page.locator('#config-h + p').textContent()).toMatch(/created \d{1,2} \w{3} \d{4}, \d{2}:\d{2} UTC/);
+    // A merge patch saved: the box then shows the configuration as stored, the patch merged into it.
+    await page.getByLabel('Configuration (JSON, sent as a merge patch)').fill('{ "creditLimit": { "maximum": "500000.00" } }');
+    await page.getByRole('button', { name: 'Save configuration' }).click();
+    await expect.poll(() => page.locator('#config-h ~ .notice.ok').textContent()).toMatch(/^Saved\./);
+    const shown = JSON.parse(await page.getByLabel('Configuration (JSON, sent as a merge patch)').inputValue());
+    expect(shown).toMatchObject({ connector: { id: 'mock' }, creditLimit: { maximum: '500000.00' }, timeZone: expect.any(String) });
     await photograph('tenant');
   });
 
@@ -212,8 +244,11 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     expect(await row('failing-bank').getAttribute('class')).toBe('row-failing');
     expect(await row('demo').getAttribute('class')).toBe('');
     await photograph('tenants-failing-core');
+    // Its twin on the same core, started (its cores read): the breaker is said to be shared by the two.
+    expect((await m.inject({ method: 'GET', url: '/v1/tenants/failing-twin/connectors', headers: { authorization: `Bearer ${key}` } })).statusCode).toBe(200);
     await page.goto(`${base}/console/#/cores`);
     await page.locator('tr.row-failing').first().waitFor();
+    await expect.poll(() => page.locator('tr', { hasText: 'failing-bank' }).first().textContent()).toContain('shared with failing-twin');
     await photograph('cores');
   });
 
@@ -238,6 +273,7 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     const delivery = page.locator('tr[data-status]').first();
     await expect.poll(() => delivery.textContent()).toContain('500 in');
     expect(await delivery.getAttribute('data-status')).not.toBe('delivered');
+    expect(await delivery.textContent()).toMatch(/\d{1,2} \w{3} \d{4}, \d{2}:\d{2} UTC: 500 in/);
     await photograph('channels');
 
     rx.answer('/hooks', { status: 204 });
@@ -245,8 +281,29 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await expect.poll(() => page.locator('.notice.ok').first().textContent()).toBe('Delivery of channel.test retried: delivered.');
     await expect.poll(() => page.locator('tr[data-status]').first().getAttribute('data-status')).toBe('delivered');
     expect(rx.at('/hooks')).toHaveLength(2);
+    // The channel's success rate is read again, and a delivered row has no next attempt.
+    await expect.poll(() => page.getByRole('region', { name: 'Channels' }).locator('tr', { hasText: 'Risk desk' }).textContent()).toContain('100% of 1');
+    expect(await delivery.locator('td').nth(3).textContent()).toBe('— (delivered)');
     const audited = await t.db.query<{ actor: string }>("SELECT actor FROM audit_log WHERE tenant_id = 'demo' AND action = 'delivery.retry'");
     expect(audited.rows).toEqual([{ actor: 'ops-carol' }]);
+
+    // Sending a delivered one again asks first; cancelled, nothing is sent.
+    await delivery.getByRole('button', { name: 'Send again' }).click();
+    expect(await delivery.getByRole('group').textContent()).toMatch(/^Delivered \d{1,2} \w{3} \d{4}, \d{2}:\d{2} UTC\. Send channel\.test again\? The receiver gets it a second time/);
+    await photograph('channels-send-again');
+    await delivery.getByRole('button', { name: 'Cancel' }).click();
+    expect(rx.at('/hooks')).toHaveLength(2);
+    await delivery.getByRole('button', { name: 'Send again' }).click();
+    await delivery.getByRole('group').getByRole('button', { name: 'Send again' }).click();
+    await expect.poll(() => page.locator('.notice.ok').first().textContent()).toBe('Delivery of channel.test sent again: delivered.');
+    expect(rx.at('/hooks')).toHaveLength(3);
+
+    // Rotating the secret asks first; the new one is shown only once confirmed.
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    expect(await page.locator('.secret').count()).toBe(0);
+    await page.getByRole('button', { name: 'Rotate', exact: true }).click();
+    await page.locator('.secret code').waitFor();
+    expect(await page.locator('.secret code').textContent()).toMatch(/^whsec_/);
   });
 
   it('shows a verified audit chain, and where a chain broken on purpose breaks', async () => {
@@ -259,12 +316,24 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await page.getByText('Request id').waitFor();
     await photograph('audit');
 
-    // Someone edits a record in the store: the page names the first record that no longer verifies.
+    // The trail opens on changes only.
+    expect(await page.getByLabel('Kind').inputValue()).toBe('write');
+
+    // More changes than a page holds, then someone edits an early record in the store: the page names the
+    // first record that no longer verifies, and leads to the page that holds it.
+    for (let i = 0; i < 55; i++) {
+      const res = await m.inject({ method: 'PATCH', url: '/v1/tenants/north-bank', headers: { authorization: `Bearer ${key}` }, payload: { name: `North Bank ${i}` } });
+      expect(res.statusCode).toBe(200);
+    }
     await t.db.query("UPDATE audit_log SET actor = 'someone-else' WHERE tenant_id = 'north-bank' AND seq = 2");
     await page.goto(`${base}/console/#/audit`);
     await page.goto(`${base}/console/#/audit/north-bank`);
     await expect.poll(() => page.locator('[data-chain]').getAttribute('data-chain')).toBe('broken');
     expect(await page.locator('[data-chain="broken"]').textContent()).toMatch(/First break in chain \S+ at position 2 \(record 2\): edited \(the record's contents do not match its hash\)\. The record before it verifies/);
+    await page.locator('tbody tr').first().waitFor();
+    expect(await page.locator('tr[data-seq="2"]').count()).toBe(0);
+    await page.getByRole('button', { name: 'Show record 2' }).click();
+    await page.locator('tr[data-seq="2"]').waitFor();
     expect(await page.locator('tr[data-seq="2"]').getAttribute('class')).toBe('row-failing');
     await photograph('audit-broken');
   });
@@ -379,6 +448,31 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     const status = await page.evaluate<number>("fetch('/v1/tenants/north-bank/disable', { method: 'POST', credentials: 'same-origin' }).then((r) => r.status)");
     expect(status).toBe(403);
     expect((await t.app.cardline.tenants.stored('north-bank'))!.status).toBe('active');
+  });
+
+  it('draws /docs (one section) with no policy error logged, and "try it out" fits 390 px', async () => {
+    const errors: string[] = [];
+    const docs = await context.newPage();
+    docs.on('console', (msg) => {
+      if (msg.type() === 'error') errors.push(msg.text());
+    });
+    // One section: the operations of the document's first tag, not the whole document.
+    const document = (await (await fetch(`${base}/openapi.json`)).json()) as { tags: { name: string }[]; paths: Record<string, Record<string, { tags?: string[] }>> };
+    const firstSection = Object.values(document.paths).flatMap((p) => Object.values(p)).filter((o) => o.tags?.[0] === document.tags[0]!.name).length;
+    expect(firstSection).toBeGreaterThan(1);
+    await docs.goto(`${base}/docs/`);
+    await docs.locator('.opblock').first().waitFor();
+    await expect.poll(() => docs.locator('.opblock').count()).toBe(firstSection);
+    expect(errors).toEqual([]);
+    await docs.setViewportSize({ width: 390, height: 844 });
+    const op = docs.locator('.opblock').first();
+    await op.locator('.opblock-summary').first().click();
+    await op.getByRole('button', { name: 'Try it out' }).click();
+    await op.locator('.responses-table').first().waitFor();
+    expect(await docs.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await docs.screenshot({ path: join(SHOTS, 'docs-try-it-out-390.png'), fullPage: false });
+    expect(errors).toEqual([]);
+    await docs.close();
   });
 
   it('ends an idle session: the next action goes back to sign-in with the reason', async () => {

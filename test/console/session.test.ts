@@ -176,11 +176,11 @@ describe('the console files', () => {
 describe("the console's reads", () => {
   it("audit: a tenant's trail filtered by action, and its chain verified; the platform's trail too; an unknown tenant 404", async () => {
     const auth = { authorization: `Bearer ${key}` };
-    await m.inject({ method: 'GET', url: '/v1/tenants/demo', headers: auth });
-    const page = await m.inject({ method: 'GET', url: '/v1/tenants/demo/audit?action=tenant.read&limit=5', headers: auth });
+    await m.inject({ method: 'PATCH', url: '/v1/tenants/demo', headers: auth, payload: { name: 'Demo Bank' } });
+    const page = await m.inject({ method: 'GET', url: '/v1/tenants/demo/audit?action=tenant.update&limit=5', headers: auth });
     expect(page.statusCode).toBe(200);
     expect(page.json().result.length).toBeGreaterThan(0);
-    expect(page.json().result.every((r: { action: string; actor: string }) => r.action === 'tenant.read' && r.actor === 'ops-console')).toBe(true);
+    expect(page.json().result.every((r: { action: string; actor: string }) => r.action === 'tenant.update' && r.actor === 'ops-console')).toBe(true);
     const verified = await m.inject({ method: 'GET', url: '/v1/tenants/demo/audit/verify', headers: auth });
     expect(verified.json().result).toEqual({ ok: true, records: expect.any(Number), chains: expect.any(Array), root: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(verified.json().result.chains[0]).toEqual({ chain: expect.any(String), size: expect.any(Number), head: expect.stringMatching(/^[0-9a-f]{64}$/) });

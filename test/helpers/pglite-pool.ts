@@ -30,9 +30,14 @@ const shapeOf = async (db: Db): Promise<string> => (await db.query<{ shape: stri
 const idle: Db[] = [];
 let templateShape: Promise<string> | undefined;
 
-/** Every table but the migrations' record emptied: the store is as the template left it. */
+/** Tables whose rows the migrations write (the migrations' record, the channel types they seed): kept. */
+const WRITTEN_BY_MIGRATIONS = ['cardline_migrations', 'channel_types'];
+
+/** Every other table emptied: the store is as the template left it. */
 async function empty(db: Db): Promise<void> {
-  const r = await db.query<{ t: string }>("SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'cardline_migrations'");
+  const r = await db.query<{ t: string }>("SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public' AND tablename <> ALL($1::text[])", [
+    WRITTEN_BY_MIGRATIONS,
+  ]);
   if (r.rows.length) await db.exec(`TRUNCATE ${r.rows.map((row) => row.t).join(', ')} RESTART IDENTITY CASCADE`);
 }
 

@@ -12,6 +12,7 @@ import { MasterKey } from '../../src/crypto/master-key.js';
 import { domainEvent } from '../../src/events/outbox.js';
 import { ChannelService } from '../../src/notify/channels.js';
 import { CHANNEL_IN_FLIGHT, DeliveryService } from '../../src/notify/deliveries.js';
+import { webhookChannelSender } from '../../src/notify/channel-types/webhook.js';
 import type { AttemptResult, WebhookMessage, WebhookSender } from '../../src/notify/webhook.js';
 import { createTestDb, type TestDb } from '../helpers/app.js';
 
@@ -119,8 +120,7 @@ const service = (s: ScriptedSender = sender) => {
     config: CONFIG,
     channels,
     tenants: { get: async () => ({ config: { sandbox: true } }) as never },
-    webhooks: s as unknown as WebhookSender,
-    nats: null,
+    senders: { of: (type) => (type === 'webhook' ? webhookChannelSender(s as unknown as WebhookSender) : undefined) },
     log: log.log,
   });
   services.push(d);
@@ -240,6 +240,25 @@ describe('claims', () => {
     expect(row.rows).toEqual([{ status: 'delivered', attempts: 2 }]);
     const kept = await store.db.query<{ worker: string }>('SELECT worker FROM delivery_attempts da JOIN deliveries d ON d.tenant_id = da.tenant_id AND d.id = da.delivery_id WHERE d.channel_id = $1', [ch]);
     expect(kept.rows).toEqual([{ worker: other.worker }]);
+  });
+});
+
+describe('a test delivery', () => {
+  it("is its own attempt's from the start: a worker's round between its insert and its attempt does not take it", async () => {
+    const other = service();
+    // The store of the service under test runs another worker's round right after the test delivery is written.
+    const db = Object.create(store.db) as typeof store.db;
+    db.query = (async (sql: string, params?: unknown[], opts?: unknown) => {
+      const r = await store.db.query(sql, params as never, opts as never);
+      if (/^\s*INSERT INTO deliveries/.test(sql)) await other.deliverDue();
+      return r;
+    }) as typeof store.db.query;
+    const d = new DeliveryService(db, { config: CONFIG, channels, tenants: { get: async () => ({ config: { sandbox: true } }) as never }, senders: { of: () => webhookChannelSender(sender as unknown as WebhookSender) }, log: log.log });
+    services.push(d);
+    const channelId = await channel('bank-a', '/test');
+    const delivered = await d.test('bank-a', channelId);
+    expect(delivered).toEqual(expect.objectContaining({ eventType: 'channel.test', status: 'delivered', attemptCount: 1 }));
+    expect(sender.to('http://127.0.0.1:9/test')).toBe(1);
   });
 });
 

@@ -73,6 +73,26 @@ describe('the gateway with a port in use', () => {
     expect(output).not.toMatch(STACK_FRAME);
   }, 180_000);
 
+  it('the demo on a port in use: says so before it seeds anything or prints a password or key shown only once', async () => {
+    const fresh = await createTestDataDir('cardline-ports-demo-');
+    try {
+      for (const ports of [{ PORT: String(held.port), CARDLINE_ADMIN_PORT: String(await freePort()) }, { PORT: String(await freePort()), CARDLINE_ADMIN_PORT: String(held.port) }]) {
+        const p = start(['--demo'], baseEnv({ CARDLINE_DATA_DIR: fresh, LOG_LEVEL: 'warn', ...ports }));
+        try {
+          const exit = await within(p.exited, 150_000, 'exit');
+          expect(exit.code).toBe(1);
+          expect(p.output()).toContain(`on 127.0.0.1:${held.port}: the port is in use by another process.`);
+          expect(p.output()).not.toContain('shown only now');
+          expect(p.output()).not.toContain('Demo tenants');
+        } finally {
+          await kill(p);
+        }
+      }
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  }, 360_000);
+
   it('PORT set to the management listener\'s port (the README\'s old advice, PORT=8081): says which listener holds it', async () => {
     const port = String(await freePort());
     const { code, output } = await exitOf({ PORT: port, CARDLINE_ADMIN_PORT: port });

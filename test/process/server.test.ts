@@ -61,6 +61,17 @@ describe('the demo process', () => {
     expect(proc.output()).not.toContain('0.0.0.0');
   });
 
+  it('says which address is the public API and which the management listener, and where the console and /docs are', async () => {
+    await expect.poll(() => proc.output()).toContain('Cardline demo ready.');
+    const banner = proc.output().slice(proc.output().indexOf('Cardline demo ready.'));
+    expect(banner).toMatch(new RegExp(`Public API \\(the banks' calls, tenant header and token\\) +http://127\\.0\\.0\\.1:${port}\\n`));
+    expect(banner).toMatch(new RegExp(`API reference +http://127\\.0\\.0\\.1:${port}/docs\\n`));
+    expect(banner).toMatch(new RegExp(`Management listener \\(operators, operator key\\) +http://127\\.0\\.0\\.1:${adminPort}\\n`));
+    expect(banner).toMatch(new RegExp(`Console +http://127\\.0\\.0\\.1:${adminPort}/console/\\n`));
+    expect(banner).toMatch(new RegExp(`Management API reference +http://127\\.0\\.0\\.1:${adminPort}/docs\\n`));
+    for (const url of [`${base}/docs/`, `http://127.0.0.1:${adminPort}/console/`, `http://127.0.0.1:${adminPort}/docs/`]) expect((await fetch(url)).status, url).toBe(200);
+  });
+
   it('announces the demo tenants without printing the password', () => {
     expect(proc.output()).toContain("Demo tenants 'demo' and 'demo-b' created");
     expect(proc.output()).toContain('Their password is CARDLINE_DEMO_PASSWORD.');

@@ -1,13 +1,17 @@
-// Audit: a trail (a tenant's or the platform's) with filters, each record's detail, and whether the chain
-// verifies, with the first break located.
+// Audit: a trail (a tenant's or the platform's) with filters (changes only, by default), each record's detail,
+// and whether the chain verifies, with the first break located and a link to the page that holds it.
 import { useState } from 'preact/hooks';
 import { admin } from '../api.js';
-import { Badge, Field, TableRegion, View, html, useLoad, when } from '../ui.js';
+import { Badge, Field, TableRegion, View, html, localZone, useLoad, when } from '../ui.js';
 import { TenantPicker } from './picker.js';
 import type { AuditPage, AuditQuery, TenantAuditVerifyResponse } from '../../../sdk/src/generated/types.js';
 
+type Broken = Extract<TenantAuditVerifyResponse['result'], { ok: false }>;
+
 const OUTCOMES = ['succeeded', 'pending', 'unauthenticated', 'forbidden', 'refused', 'invalid', 'failed', 'replayed'];
-const EMPTY = { action: '', outcome: '', actor: '', targetId: '', from: '', to: '' };
+// The trail opens on what changed: reads (lookups of a customer or a card) are one choice away.
+const EMPTY = { kind: 'write', action: '', outcome: '', actor: '', targetId: '', from: '', to: '' };
+const ALL = { ...EMPTY, kind: '' };
 
 export function AuditPage(props: { tenantId: string | null }) {
   const t = props.tenantId;
@@ -34,6 +38,12 @@ function Trail(props: { tenantId: string }) {
   const records = useLoad(() => admin.tenantAudit.read(t, query()).page(cursor), [t, filters, cursor]);
   const brokenAt = verified.data && !verified.data.result.ok ? verified.data.result.seq : null;
   const set = (k: keyof typeof EMPTY) => (e: Event) => setDraft({ ...draft, [k]: (e.target as HTMLInputElement).value });
+  // The broken record, wherever it is: every record (no filter), from the page whose first record it is.
+  const showBroken = (v: Broken) => {
+    setDraft(ALL);
+    setFilters(ALL);
+    setCursors(v.cursor ? [null, v.cursor] : [null]);
+  };
 
   return html`
     <${View} loaded=${verified} what="the chain's verification">
@@ -43,18 +53,22 @@ function Trail(props: { tenantId: string }) {
           : html`<div class="notice error" role="alert" data-chain="broken">
               <p><strong>The chain does not verify.</strong> First break in chain ${v.result.chain} at position ${v.result.position}${v.result.seq === null ? '' : ` (record ${v.result.seq})`}: ${v.result.reason} (${v.result.detail}). ${v.result.records === 1 ? 'The record before it verifies' : `The ${v.result.records} records before it verify`}; the record is marked below.</p>
               <p>Keep the store as it is and compare with a backup: the records of that chain from position ${v.result.position} on cannot be trusted.</p>
+              ${v.result.seq !== null ? html`<p><button type="button" onClick=${() => showBroken(v.result as Broken)}>Show record ${v.result.seq}</button></p>` : null}
             </div>`}
     <//>
     <form class="panel filters" onSubmit=${(e: Event) => { e.preventDefault(); setCursors([null]); setFilters(draft); }} aria-label="Filter the trail">
       <div class="grid">
+        <${Field} label="Kind" id="f-kind">
+          <select id="f-kind" value=${draft.kind} onChange=${set('kind')}><option value="write">changes only</option><option value="read">reads only</option><option value="">changes and reads</option></select>
+        <//>
         <${Field} label="Action" id="f-action"><input id="f-action" value=${draft.action} onInput=${set('action')} placeholder="tenant.disable" /><//>
         <${Field} label="Outcome" id="f-outcome">
           <select id="f-outcome" value=${draft.outcome} onChange=${set('outcome')}><option value="">any</option>${OUTCOMES.map((o) => html`<option value=${o}>${o}</option>`)}</select>
         <//>
         <${Field} label="Actor" id="f-actor"><input id="f-actor" value=${draft.actor} onInput=${set('actor')} /><//>
         <${Field} label="Target" id="f-target"><input id="f-target" value=${draft.targetId} onInput=${set('targetId')} placeholder="any target value" /><//>
-        <${Field} label="From" id="f-from"><input id="f-from" type="datetime-local" value=${draft.from} onInput=${set('from')} /><//>
-        <${Field} label="To" id="f-to"><input id="f-to" type="datetime-local" value=${draft.to} onInput=${set('to')} /><//>
+        <${Field} label="From" id="f-from" hint=${`Your time (${localZone()})`}><input id="f-from" type="datetime-local" value=${draft.from} onInput=${set('from')} aria-describedby="f-from-hint" /><//>
+        <${Field} label="To" id="f-to" hint=${`Your time (${localZone()})`}><input id="f-to" type="datetime-local" value=${draft.to} onInput=${set('to')} aria-describedby="f-to-hint" /><//>
       </div>
       <div class="actions">
         <button type="submit" class="primary">Apply filters</button>

@@ -1,9 +1,10 @@
 // Channels and deliveries: a tenant's channels with their state and recent success rate; a channel's
-// deliveries with every attempt, filtered by status; retry one now, replay from a time, rotate the secret
-// (the new one shown once).
-import { useState } from 'preact/hooks';
+// deliveries with every attempt, filtered by status; retry one now (a delivered one only after asking), replay
+// from a time, rotate the secret after a confirmation (the new one shown once). A change on the deliveries
+// reloads the channels' success rates.
+import { useCallback, useState } from 'preact/hooks';
 import { admin, messageOf } from '../api.js';
-import { Badge, Field, Notice, TableRegion, View, html, useLoad, when } from '../ui.js';
+import { Badge, ConfirmButton, Field, Notice, TableRegion, View, html, localZone, useLoad, when } from '../ui.js';
 import type { ChannelView, DeliveryView } from '../types.js';
 import type { DeliveryPageResponse, DeliveryQuery } from '../../../sdk/src/generated/types.js';
 import { TenantPicker } from './picker.js';
@@ -12,15 +13,18 @@ const RECENT = 50;
 
 export function ChannelsPage(props: { tenantId: string | null; channelId: string | null }) {
   const { tenantId, channelId } = props;
+  // Bumped when a delivery changes (a retry, a replay): the list's success rates are read again.
+  const [changes, setChanges] = useState(0);
+  const changed = useCallback(() => setChanges((n) => n + 1), []);
   return html`<section aria-labelledby="channels-h">
     <h1 id="channels-h">Channels and deliveries</h1>
     <${TenantPicker} value=${tenantId} base="#/channels" />
-    ${tenantId ? html`<${ChannelList} tenantId=${tenantId} selected=${channelId} />` : html`<p class="state empty">Choose a tenant to see its channels.</p>`}
-    ${tenantId && channelId ? html`<${Deliveries} key=${channelId} tenantId=${tenantId} channelId=${channelId} />` : null}
+    ${tenantId ? html`<${ChannelList} tenantId=${tenantId} selected=${channelId} changes=${changes} />` : html`<p class="state empty">Choose a tenant to see its channels.</p>`}
+    ${tenantId && channelId ? html`<${Deliveries} key=${channelId} tenantId=${tenantId} channelId=${channelId} onChanged=${changed} />` : null}
   </section>`;
 }
 
-function ChannelList(props: { tenantId: string; selected: string | null }) {
+function ChannelList(props: { tenantId: string; selected: string | null; changes: number }) {
   const t = props.tenantId;
   const channels = useLoad(async () => {
     const page = await admin.tenantChannel.list(t, { limit: '200' }).page();
@@ -34,14 +38,14 @@ function ChannelList(props: { tenantId: string; selected: string | null }) {
       }),
     );
     return rates;
-  }, [t]);
+  }, [t, props.changes]);
   return html`<${View} loaded=${channels} what="channels" empty=${(d: unknown[]) => d.length === 0} emptyText="This tenant has no channel; its Admin adds one with POST /v1/admin/channels.">
     ${(rows: { channel: ChannelView; settled: number; ok: number }[]) => html`<${TableRegion} label="Channels">
       <table>
         <thead><tr><th scope="col">Channel</th><th scope="col">State</th><th scope="col">Recent success</th><th scope="col">Events</th><th scope="col">Created</th></tr></thead>
         <tbody>
           ${rows.map(({ channel: c, settled, ok }) => html`<tr key=${c.channelId} class=${settled && ok < settled ? 'row-failing' : ''} aria-current=${props.selected === c.channelId ? 'true' : undefined}>
-            <td><a href=${`#/channels/${encodeURIComponent(t)}/${c.channelId}`}>${c.description || c.url || c.subject || c.channelId}</a><br /><small>${c.type} · ${c.url ?? c.subject ?? ''}</small></td>
+            <td><a href=${`#/channels/${encodeURIComponent(t)}/${c.channelId}`}>${c.description || c.url || c.subject || c.channelId}</a><br /><small>${c.type} · ${c.url ?? c.subject ?? ''}${c.exchange ? ` → ${c.exchange}` : ''}</small></td>
             <td>${c.enabled ? html`<${Badge} tone="good">enabled<//>` : html`<${Badge} tone="neutral">disabled${c.disabledReason ? `: ${c.disabledReason}` : ''}<//>`}</td>
             <td>${settled ? html`<${Badge} tone=${ok === settled ? 'good' : ok === 0 ? 'bad' : 'warn'}>${Math.round((ok / settled) * 100)}% of ${settled}<//>` : '—'}</td>
             <td><small>${c.eventTypes.join(', ')}</small></td>
@@ -53,7 +57,7 @@ function ChannelList(props: { tenantId: string; selected: string | null }) {
   <//>`;
 }
 
-function Deliveries(props: { tenantId: string; channelId: string }) {
+function Deliveries(props: { tenantId: string; channelId: string; onChanged: () => void }) {
   const { tenantId: t, channelId: c } = props;
   const [status, setStatus] = useState('');
   const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
@@ -67,8 +71,9 @@ function Deliveries(props: { tenantId: string; channelId: string }) {
   const retry = async (d: DeliveryView) => {
     try {
       const res = await admin.tenantDelivery.retry(t, d.deliveryId);
-      setNotice({ kind: res.result.status === 'delivered' ? 'ok' : 'error', text: `Delivery of ${d.eventType} retried: ${res.result.status}.` });
+      setNotice({ kind: res.result.status === 'delivered' ? 'ok' : 'error', text: `Delivery of ${d.eventType} ${d.status === 'delivered' ? 'sent again' : 'retried'}: ${res.result.status}.` });
       deliveries.reload();
+      props.onChanged();
     } catch (err) {
       setNotice({ kind: 'error', text: messageOf(err) });
     }
@@ -93,6 +98,7 @@ function Deliveries(props: { tenantId: string; channelId: string }) {
       const res = await admin.tenantChannel.replay(t, c, { from: start.toISOString(), to: new Date().toISOString() });
       setNotice({ kind: 'ok', text: res.result.message });
       deliveries.reload();
+      props.onChanged();
     } catch (err) {
       setNotice({ kind: 'error', text: messageOf(err) });
     }
@@ -109,10 +115,11 @@ function Deliveries(props: { tenantId: string; channelId: string }) {
         </select>
       <//>
       <form class="inline" onSubmit=${replay}>
-        <${Field} label="Replay events from" id="d-from"><input id="d-from" type="datetime-local" value=${from} onInput=${(e: Event) => setFrom((e.target as HTMLInputElement).value)} /><//>
+        <${Field} label="Replay events from" id="d-from" hint=${`Your time (${localZone()})`}><input id="d-from" type="datetime-local" value=${from} aria-describedby="d-from-hint" onInput=${(e: Event) => setFrom((e.target as HTMLInputElement).value)} /><//>
         <button type="submit">Replay</button>
       </form>
-      <button type="button" onClick=${rotate}>Rotate secret</button>
+      <${ConfirmButton} label="Rotate secret" confirm="Rotate" danger=${true} onConfirm=${rotate}
+        question="Rotate this channel's signing secret? The new one is shown once; the receiver must take it before the previous one stops signing (24 h by default)." />
       <button type="button" onClick=${deliveries.reload}>Refresh</button>
     </div>
     <${View} loaded=${deliveries} what="deliveries" empty=${(p: DeliveryPageResponse) => p.result.length === 0} emptyText="No delivery on this channel yet.">
@@ -122,14 +129,24 @@ function Deliveries(props: { tenantId: string; channelId: string }) {
           <tbody>
             ${p.result.map((d) => html`<tr key=${d.deliveryId} data-status=${d.status}>
               <td>${d.eventType}<br /><small>${when(d.createdAt)}</small></td>
-              <td><${Badge} tone=${d.status === 'delivered' ? 'good' : d.status === 'failed' ? 'bad' : 'warn'}>${d.status}<//></td>
+              <td><${Badge} tone=${d.status === 'delivered' ? 'good' : d.status === 'failed' ? 'bad' : 'warn'}>${d.status}<//>${d.status === 'delivered' ? html`<br /><small>${when(d.deliveredAt)}</small>` : null}</td>
               <td><ol class="attempts">${d.attempts.map((a) => html`<li>${when(a.at)}: ${a.statusCode ?? 'no answer'} in ${a.durationMs} ms${a.error ? ` (${a.error})` : ''}</li>`)}</ol></td>
-              <td>${d.status === 'delivered' ? when(d.deliveredAt) : when(d.nextAttemptAt)}</td>
-              <td><button type="button" onClick=${() => retry(d)} aria-label=${`Retry now: ${d.eventType}`}>Retry now</button></td>
+              <td>${nextAttempt(d)}</td>
+              <td>${d.status === 'delivered'
+                ? html`<${ConfirmButton} label="Send again" confirm="Send again" onConfirm=${() => retry(d)}
+                    question=${`Delivered ${when(d.deliveredAt)}. Send ${d.eventType} again? The receiver gets it a second time (same webhook-id).`} />`
+                : html`<button type="button" onClick=${() => retry(d)} aria-label=${`Retry now: ${d.eventType}`}>Retry now</button>`}</td>
             </tr>`)}
           </tbody>
         </table>
       <//>`}
     <//>
   </section>`;
+}
+
+/** A delivered or failed delivery has no next attempt; a pending one says when, or that it is due. */
+function nextAttempt(d: DeliveryView): string {
+  if (d.status === 'delivered') return '— (delivered)';
+  if (d.status === 'failed') return '— (gave up)';
+  return d.nextAttemptAt ? when(d.nextAttemptAt) : 'due now';
 }

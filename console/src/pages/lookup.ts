@@ -2,7 +2,7 @@
 // details masked, and the recent transactions.
 import { useState } from 'preact/hooks';
 import { admin, messageOf } from '../api.js';
-import { Badge, Field, Notice, TableRegion, html } from '../ui.js';
+import { Badge, Field, Notice, TableRegion, html, when } from '../ui.js';
 import { TenantPicker } from './picker.js';
 import type { TenantCardLookupResponse, TenantCustomerLookupResponse } from '../../../sdk/src/generated/types.js';
 import { isPending } from '../../../sdk/src/transport.js';
@@ -82,7 +82,7 @@ function Result(props: { found: Found }) {
             <table>
               <thead><tr><th scope="col">When</th><th scope="col">Card</th><th scope="col">Merchant</th><th scope="col">Amount</th><th scope="col">Status</th></tr></thead>
               <tbody>${f.transactions.map((x) => html`<tr key=${x.transactionId}>
-                <td>${new Date(x.at).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' })}</td>
+                <td>${when(x.at)}</td>
                 <td>${x.cardId}</td>
                 <td>${x.merchant.name} <small>${x.merchant.country} · ${x.channel}</small></td>
                 <td class="mono">${x.amount}</td>

@@ -1,6 +1,7 @@
-// One tenant: its configuration as a form and as JSON (sent as a merge patch), its cores (what they offer,
-// breaker, error rate, latency, shadow), and its users (add, unlock, disable, reset password, remove) with
-// the last-Admin rule shown before it bites.
+// One tenant: its configuration as a form and as JSON (sent as a merge patch; the box then shows the stored,
+// merged configuration), its cores (what they offer, breaker and whom it is shared with, error rate, latency,
+// shadow), and its users (add, Read-Only unless chosen, unlock, disable, reset password, remove) with the
+// last-Admin rule shown before it bites.
 import { useState } from 'preact/hooks';
 import { admin, messageOf } from '../api.js';
 import { Badge, ConfirmButton, Field, Notice, TableRegion, View, html, useLoad, when } from '../ui.js';
@@ -29,7 +30,10 @@ function Configuration(props: { tenant: TenantView; onSaved: () => void }) {
   const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   const send = async (patch: Record<string, unknown>) => {
     try {
-      await admin.tenant.update(t.id, patch);
+      // The answer is the tenant as stored: the patch merged into its configuration, secrets as "***".
+      const saved = await admin.tenant.update(t.id, patch);
+      setName(saved.result.name);
+      setJson(JSON.stringify(saved.result.config, null, 2));
       setNotice({ kind: 'ok', text: 'Saved. Secrets stay sealed and show as "***"; leave them as they are to keep them.' });
       props.onSaved();
     } catch (err) {
@@ -78,10 +82,13 @@ function withoutSecrets(value: unknown): unknown {
 function Cores(props: { tenantId: string }) {
   const cores = useLoad(() => admin.tenant.connectors(props.tenantId), [props.tenantId]);
   const shadow = useLoad(() => admin.tenantShadow.summary(props.tenantId), [props.tenantId]);
+  // Which of these cores' breakers other tenants share (the gateway's view of every started core).
+  const gateway = useLoad(() => admin.gateway.cores(), [props.tenantId]);
+  const sharedWith = (name: string) => gateway.data?.result.find((c) => c.tenantId === props.tenantId && c.connector === name)?.breakerSharedWith ?? [];
   return html`<section class="panel" aria-labelledby="cores-h">
     <h2 id="cores-h">Cores</h2>
     <${View} loaded=${cores} what="cores" empty=${(d: ConnectorsResponse) => d.result.length === 0} emptyText="This tenant names no core.">
-      ${(d: ConnectorsResponse) => html`<${CoreTable} rows=${d.result} />`}
+      ${(d: ConnectorsResponse) => html`<${CoreTable} rows=${d.result} sharedWith=${sharedWith} />`}
     <//>
     <h3>Shadow comparisons</h3>
     <${View} loaded=${shadow} what="shadow comparisons" empty=${(d: ShadowSummaryResponse) => d.result.length === 0} emptyText="No shadow core: nothing is compared.">
@@ -99,14 +106,16 @@ function Cores(props: { tenantId: string }) {
   </section>`;
 }
 
-function CoreTable(props: { rows: ConnectorView[] }) {
+function CoreTable(props: { rows: ConnectorView[]; sharedWith: (name: string) => string[] }) {
   return html`<${TableRegion} label="Cores">
     <table>
       <thead><tr><th scope="col">Core</th><th scope="col">Breaker</th><th scope="col">Calls (5 min)</th><th scope="col">Error rate</th><th scope="col">Latency avg/max</th><th scope="col">Offers</th><th scope="col">Shadow</th></tr></thead>
       <tbody>
         ${props.rows.map((c) => html`<tr key=${c.name} class=${failing(c) ? 'row-failing' : ''}>
           <td>${c.name} <small>(${c.id})</small>${c.problem ? html`<div><${Badge} tone="bad">not started: ${c.problem}<//></div>` : null}</td>
-          <td><${Badge} tone=${c.breaker === 'open' ? 'bad' : c.breaker === 'half-open' ? 'warn' : 'good'}>${c.breaker ?? 'none'}<//></td>
+          <td><${Badge} tone=${c.breaker === 'open' ? 'bad' : c.breaker === 'half-open' ? 'warn' : 'good'}>${c.breaker ?? 'none'}<//>${props.sharedWith(c.name).length
+            ? html`<br /><small>shared with ${props.sharedWith(c.name).join(', ')} on the same core: their failed calls open it too</small>`
+            : null}</td>
           <td>${c.recent.calls}</td>
           <td>${Math.round(c.recent.errorRate * 1000) / 10}%</td>
           <td>${c.recent.latencyMs.avg} / ${c.recent.latencyMs.max} ms</td>
@@ -122,7 +131,8 @@ function Users(props: { tenantId: string }) {
   const id = props.tenantId;
   const users = useLoad(() => admin.tenantUser.list(id, { limit: '200' }).page(), [id]);
   const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
-  const [form, setForm] = useState({ username: '', role: 'Admin', password: '' });
+  // The least privilege unless the operator chooses more.
+  const [form, setForm] = useState({ username: '', role: 'Read-Only', password: '' });
   const [reset, setReset] = useState<{ username: string; password: string } | null>(null);
   const act = async (what: string, call: () => Promise<unknown>) => {
     try {
@@ -193,7 +203,7 @@ function Users(props: { tenantId: string }) {
       <${Field} label="Username" id="u-name"><input id="u-name" required value=${form.username} onInput=${(e: Event) => setForm({ ...form, username: (e.target as HTMLInputElement).value })} autocomplete="off" /><//>
       <${Field} label="Role" id="u-role">
         <select id="u-role" value=${form.role} onChange=${(e: Event) => setForm({ ...form, role: (e.target as HTMLSelectElement).value })}>
-          ${['Admin', 'Operations', 'API Integration', 'Read-Only'].map((r) => html`<option value=${r}>${r}</option>`)}
+          ${['Read-Only', 'API Integration', 'Operations', 'Admin'].map((r) => html`<option value=${r}>${r}</option>`)}
         </select>
       <//>
       <${Field} label="Password" id="u-pw"><input id="u-pw" type="password" required autocomplete="new-password" value=${form.password} onInput=${(e: Event) => setForm({ ...form, password: (e.target as HTMLInputElement).value })} /><//>

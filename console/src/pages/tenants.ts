@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { admin, messageOf } from '../api.js';
 import { Badge, ConfirmButton, Field, Notice, TableRegion, View, html, useLoad, when } from '../ui.js';
-import { connectorsOf, failing, type ConnectorChoice, type TenantView } from '../types.js';
+import { connectorsOf, failing, failureOf, type ConnectorChoice, type TenantView } from '../types.js';
 import type { TenantPageResponse } from '../../../sdk/src/generated/types.js';
 
 const PAGE = 20;
@@ -74,7 +74,7 @@ export function TenantsPage() {
                     <td><${Badge} tone=${t.status === 'active' ? 'good' : 'neutral'}>${t.status}<//></td>
                     <td>
                       ${connectorsOf(t.config).join(', ') || '—'}
-                      ${bad.map((c) => html`<div><${Badge} tone="bad">core failing: ${c.connector} ${c.breaker === 'open' ? '(breaker open)' : `(${Math.round(c.recent.errorRate * 100)}% errors)`}<//></div>`)}
+                      ${bad.map((c) => html`<div><${Badge} tone="bad">core failing: ${c.connector} (${failureOf(c)})<//></div>`)}
                     </td>
                     <td>${when(t.createdAt)}</td>
                     <td>${when(t.updatedAt)}</td>

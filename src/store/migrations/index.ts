@@ -390,4 +390,23 @@ CREATE TABLE console_sessions (
 CREATE INDEX console_sessions_seen ON console_sessions (tenant_id, seen_at);
 `,
   },
+  {
+    // Channel types as data (decision 0240): the allowed types are rows that the gateway writes from its list of
+    // channel types at every start, and channels.type refers to them, in place of a CHECK that named two types.
+    // The platform's rows, as console sessions are (every primary key starts with tenant_id). A type's own
+    // settings: as JSON, and its secret ones sealed under the master key.
+    name: '0021-channel-types',
+    sql: `
+CREATE TABLE channel_types (
+  tenant_id text NOT NULL DEFAULT '_platform' CHECK (tenant_id = '_platform'),
+  type      text NOT NULL UNIQUE,
+  PRIMARY KEY (tenant_id, type)
+);
+INSERT INTO channel_types (type) VALUES ('webhook'), ('nats');
+ALTER TABLE channels DROP CONSTRAINT IF EXISTS channels_type_check;
+ALTER TABLE channels ADD CONSTRAINT channels_type_known FOREIGN KEY (type) REFERENCES channel_types (type);
+ALTER TABLE channels ADD COLUMN settings jsonb NOT NULL DEFAULT '{}'::jsonb;
+ALTER TABLE channels ADD COLUMN settings_sealed text;
+`,
+  },
 ];
