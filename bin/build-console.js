@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The operations console's files (decision 0160): console/src/ bundled by esbuild from the npm packages
-// (Preact, htm, uPlot, jose) into dist/console/ — index.html, app.js, app.css — at build and install time.
+// (Preact, htm, uPlot, jose) and the SDK's sources (its CardlineAdmin) into dist/console/ — index.html, app.js, app.css — at build and install time.
 // Nothing is fetched from anywhere at run time; the management listener serves these files under /console.
 //
 //   node bin/build-console.js            build (a few hundred ms)
@@ -21,6 +21,8 @@ export async function buildConsole(outdir = OUT) {
   await build({
     entryPoints: { app: join(ROOT, 'console', 'src', 'main.ts') },
     bundle: true,
+    // The SDK's sources (the console's management client) take randomUUID from node:crypto: the browser's here.
+    alias: { 'node:crypto': join(ROOT, 'console', 'src', 'shims', 'node-crypto.ts') },
     format: 'esm',
     platform: 'browser',
     target: ['es2022'],

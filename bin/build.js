@@ -68,6 +68,27 @@ function typescriptCompiler() {
   }
 }
 
+/**
+ * Writes the derived files that are not committed (the SDK's generated code, which the CLI's types import)
+ * before compiling, so a table changed since the last build compiles against its own types. Skipped where
+ * tsx or the generator is absent (an installed package builds nothing).
+ */
+function generateUncommitted(root) {
+  const script = join(root, 'scripts', 'generate.ts');
+  let tsx;
+  try {
+    tsx = createRequire(join(root, 'package.json')).resolve('tsx');
+  } catch {
+    return Promise.resolve(0);
+  }
+  if (!existsSync(script)) return Promise.resolve(0);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', tsx, script, '--uncommitted'], { cwd: root, stdio: ['ignore', 2, 2] });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
 /** Runs tsc -b on the build configuration, its output on stderr (stdout belongs to the command). */
 function compile(tsc, root) {
   return new Promise((resolve, reject) => {
@@ -113,6 +134,8 @@ export async function build({ ifStale = false, say = (line) => process.stderr.wr
     if (ifStale && !reason) return false;
     say(`cardline: compiling the TypeScript into dist/ (${reason ?? 'requested'}); a first build takes a while, later ones are incremental.`);
     const started = new Date();
+    const generated = await generateUncommitted(root);
+    if (generated !== 0) throw new BuildError(`writing the derived files failed (scripts/generate.ts --uncommitted exited ${generated}; its errors are above). Fix them, or run npm run generate.`);
     const code = await compile(tsc, root);
     const built = existsSync(stamp);
     if (built) utimesSync(stamp, code === 0 ? started : new Date(0), code === 0 ? started : new Date(0));

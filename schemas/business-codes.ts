@@ -38,6 +38,7 @@ export const BUSINESS_CODES = {
   CHANNEL_DISABLED: { title: 'Channel Disabled', status: 409, envelopeStatus: 409, description: 'The channel is disabled (by its Admin, or by the gateway after a 410 Gone); enable it before sending to it.' },
   OPERATION_NOT_SUPPORTED: { title: 'Not Implemented', status: 501, envelopeStatus: 501, description: "The core-banking connector this operation is routed to does not offer it; nothing was sent to the core. The tenant's operator routes it to a connector that does (decision 0110)." },
   DELIVERY_IN_PROGRESS: { title: 'Delivery In Progress', status: 409, envelopeStatus: 409, description: 'An attempt of this delivery is under way; look again in a few seconds.' },
+  KEY_ACTIVE: { title: 'Key Active', status: 409, envelopeStatus: 409, description: "The key is the tenant's active key of its use; rotate that use first, then retire the key the rotation replaced." },
 } as const satisfies Record<string, BusinessCode>;
 
 export type BusinessCodeId = keyof typeof BUSINESS_CODES;

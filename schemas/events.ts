@@ -65,6 +65,7 @@ export const EVENT_PAYLOADS = {
   'user.disabled': Type.Object({ username: Id, by: Type.Union([Id, Type.Null()]) }, closed),
   'user.locked': Type.Object({ username: Id, failures: Type.Integer({ minimum: 1 }), lockedMinutes: Type.Integer({ minimum: 1 }) }, closed),
   'keys.rotated': Type.Object({ use: literals(['enc', 'sig'] as const), kid: Id, replaced: Type.Array(Id) }, closed),
+  'keys.retired': Type.Object({ use: literals(['enc', 'sig'] as const), kid: Id }, closed),
   'tenant.config-changed': Type.Object({ tenantId: Id, changed: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, uniqueItems: true }) }, closed),
 } satisfies Record<string, TSchema>;
 
@@ -94,6 +95,7 @@ export const EVENT_AGGREGATE: { [T in EventType]: keyof EventPayload<T> & string
   'user.disabled': 'username',
   'user.locked': 'username',
   'keys.rotated': 'kid',
+  'keys.retired': 'kid',
   'tenant.config-changed': 'tenantId',
 };
 

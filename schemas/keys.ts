@@ -56,6 +56,12 @@ export const GatewayKeyView = Type.Object({
   publicJwk: PublicJwk,
 });
 export const GatewayKeyList = cardEnvelopeOf(Type.Array(GatewayKeyView));
+/** One gateway key, as retiring it answers. */
+export const GatewayKeyResponse = cardEnvelopeOf(GatewayKeyView);
+
+/** A gateway key named in the path: a kid as the gateway assigns them (a UUID) or as older stores hold them. */
+export const KidParams = Type.Object({ kid: Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\w.:-]+$' }) }, { additionalProperties: false });
+export type KidParams = Static<typeof KidParams>;
 
 /** POST /v1/admin/keys/rotate. Without graceSeconds: 24 h for enc, token lifetime + 300 s for sig. */
 export const RotateKeysBody = Type.Object(

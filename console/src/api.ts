@@ -1,26 +1,9 @@
-// Calls to the management API with the session cookie (the browser sends it; the page never sees it) and,
-// on every change, the session's CSRF token, held in memory only. Errors carry what the API said.
-
-interface FieldError {
-  field: string;
-  message: string;
-  objectName?: string;
-}
-
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: string,
-    readonly fieldErrors: FieldError[] = [],
-  ) {
-    super(detail);
-  }
-}
-
-export interface Page<T> {
-  result: T[];
-  pagination: { nextCursor?: string | null; next?: string | null } | null;
-}
+// The console's one client of the management API: the SDK's CardlineAdmin (generated from the management table,
+// bundled from the SDK's sources), in its console variant: same origin, the session cookie the browser sends
+// (the page never sees it) and, on every change, the session's CSRF token, held in memory only. The session
+// itself (sign in, the CSRF token, sign out) is the console's own three routes, not operations of the table.
+import { CardlineAdmin } from '../../sdk/src/admin.js';
+import { CardlineConnectionError, CardlineProblemError } from '../../sdk/src/errors.js';
 
 let csrf = '';
 let onSignedOut: (message: string) => void = () => undefined;
@@ -37,33 +20,60 @@ export const session = {
   },
 };
 
+const detailOf = async (res: Response): Promise<string | undefined> => {
+  const body = (await res.clone().json().catch(() => null)) as { detail?: unknown } | null;
+  return typeof body?.detail === 'string' ? body.detail : undefined;
+};
+
+/** Every answer passes here first: a 401 means the session ended (idle, signed out elsewhere, key revoked). */
+const watched: typeof fetch = async (input, init) => {
+  const res = await fetch(input, init);
+  if (res.status === 401) onSignedOut((await detailOf(res)) ?? 'The console session ended; sign in again.');
+  return res;
+};
+
+/** The management API, as this console's signed-in operator. */
+export const admin = new CardlineAdmin({ baseUrl: location.origin, session: { csrfToken: () => csrf }, fetch: watched });
+
+/** What the session routes answer the page: who it is, the CSRF token, and how long an idle session lasts. */
+export interface SessionInfo {
+  operator: string;
+  csrfToken: string;
+  idleTimeoutSeconds: number;
+}
+
+class SessionError extends Error {
+  constructor(readonly status: number, detail: string) {
+    super(detail);
+  }
+}
+
+/**
+ * The console's own session routes: sign in with a key (POST), read the CSRF token again (GET), sign out
+ * (DELETE). A 401 to the first two is a wrong key or no session yet, said where it happens, not a session that
+ * ended.
+ */
+export async function sessionRequest(method: 'GET' | 'POST' | 'DELETE', body?: { key: string }): Promise<SessionInfo | null> {
+  const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
+  if (body) headers['content-type'] = 'application/json';
+  if (method === 'DELETE') headers['x-csrf-token'] = csrf;
+  const send = method === 'DELETE' ? watched : fetch;
+  const res = await send('/console/session', { method, headers, credentials: 'same-origin', ...(body ? { body: JSON.stringify(body) } : {}) });
+  if (!res.ok) throw new SessionError(res.status, (await detailOf(res)) ?? `The gateway answered ${res.status}.`);
+  return method === 'DELETE' ? null : ((await res.json()) as { result: SessionInfo }).result;
+}
+
 /** The message a person reads: what went wrong (the API's detail) and, for a form, which field. */
 export function messageOf(err: unknown): string {
-  if (err instanceof ApiError) {
+  if (err instanceof CardlineProblemError) {
+    const detail = err.detail ?? `The gateway answered ${err.status}.`;
     const fields = err.fieldErrors.map((f) => `${f.field}: ${f.message}`).join('; ');
-    return fields && !err.detail.includes(fields) ? `${err.detail} (${fields})` : err.detail;
+    return fields && !detail.includes(fields) ? `${detail} (${fields})` : detail;
   }
+  if (err instanceof CardlineConnectionError) {
+    return err.status === 0 ? 'The gateway did not answer: check that it is running and reachable, then try again.' : `The gateway answered ${err.status}.`;
+  }
+  if (err instanceof SessionError) return err.message;
   if (err instanceof TypeError) return 'The gateway did not answer: check that it is running and reachable, then try again.';
   return String((err as Error)?.message ?? err);
 }
-
-export async function api<T = unknown>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, body?: unknown, opts: { quiet401?: boolean } = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET') {
-    headers['x-csrf-token'] = csrf;
-    headers['idempotency-key'] = crypto.randomUUID();
-  }
-  const res = await fetch(url, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  const type = res.headers.get('content-type') ?? '';
-  const data = type.includes('json') ? await res.json() : null;
-  if (!res.ok) {
-    const detail = typeof data?.detail === 'string' ? data.detail : `The gateway answered ${res.status}.`;
-    const err = new ApiError(res.status, detail, Array.isArray(data?.fieldErrors) ? data.fieldErrors : []);
-    if (res.status === 401 && !opts.quiet401) onSignedOut(detail);
-    throw err;
-  }
-  return data as T;
-}
-
-export const enc = encodeURIComponent;

@@ -4,7 +4,7 @@ import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, messageOf, session } from './api.js';
+import { messageOf, session, sessionRequest, type SessionInfo } from './api.js';
 import { Field, Notice, html } from './ui.js';
 import { AuditPage } from './pages/audit.js';
 import { ChannelsPage } from './pages/channels.js';
@@ -13,12 +13,6 @@ import { FiguresPage } from './pages/figures.js';
 import { LookupPage } from './pages/lookup.js';
 import { TenantPage } from './pages/tenant.js';
 import { TenantsPage } from './pages/tenants.js';
-
-interface SessionInfo {
-  operator: string;
-  csrfToken: string;
-  idleTimeoutSeconds: number;
-}
 
 const NAV = [
   ['#/tenants', 'Tenants'],
@@ -82,9 +76,9 @@ function SignIn(props: { message: string | null; onSignedIn: (s: SessionInfo) =>
     setBusy(true);
     setError(null);
     try {
-      const res = await api<{ result: SessionInfo }>('POST', '/console/session', { key }, { quiet401: true });
+      const info = (await sessionRequest('POST', { key }))!;
       setKey('');
-      props.onSignedIn(res.result);
+      props.onSignedIn(info);
     } catch (err) {
       setError(messageOf(err));
     } finally {
@@ -113,10 +107,10 @@ function App() {
       session.clear();
       setState({ kind: 'out', message });
     });
-    api<{ result: SessionInfo }>('GET', '/console/session', undefined, { quiet401: true }).then(
-      (res) => {
-        session.set(res.result.csrfToken);
-        setState({ kind: 'in', info: res.result });
+    sessionRequest('GET').then(
+      (info) => {
+        session.set(info!.csrfToken);
+        setState({ kind: 'in', info: info! });
       },
       () => setState({ kind: 'out', message: null }),
     );
@@ -133,7 +127,7 @@ function App() {
 
   const signOut = async () => {
     try {
-      await api('DELETE', '/console/session');
+      await sessionRequest('DELETE');
     } finally {
       session.clear();
       setState({ kind: 'out', message: 'Signed out.' });

@@ -7,9 +7,26 @@ import { bindManagementOperations, MANAGEMENT_OPERATIONS, type ManagementOperati
 import { CardlineHttp, type HttpOptions } from './http.js';
 import type { OperationMeta } from './transport.js';
 
+/**
+ * The operations console's credential: a page served by the management listener itself signs in once and holds
+ * a session cookie (the browser sends it on every same-origin request; the page never reads it) and the
+ * session's CSRF token, which every change must carry.
+ */
+export interface ConsoleSession {
+  /** The session's CSRF token, read as each change is sent (it is `X-CSRF-Token`'s value). */
+  csrfToken: () => string;
+}
+
+/**
+ * Who the calls are. One of: `operatorKey` (any process that can reach the listener), `session` (a page of the
+ * listener's own origin), or neither when an injected `fetch` authenticates each request itself (the CLI hands
+ * its requests to the management app in its own process, as its own principal).
+ */
 export interface CardlineAdminOptions extends HttpOptions {
   /** An operator key (`clop_…`: `npx cardline operator-key create --name <name>`), sent as `Authorization: Bearer`. */
-  operatorKey: string;
+  operatorKey?: string;
+  /** The console's cookie session and CSRF token, instead of an operator key (`baseUrl`: the page's origin). */
+  session?: ConsoleSession;
   /**
    * Encrypt the password of a tenant's user to the tenant's key (`GET /v1/tenants/{tenantId}/keys`); default
    * true. false sends it in plain text, which only a tenant with `encryption.allowPlaintextPassword` accepts.
@@ -27,16 +44,24 @@ export interface CardlineAdmin extends ManagementOperations {}
  *     const admin = new CardlineAdmin({ baseUrl: 'http://127.0.0.1:8081', operatorKey: process.env.CARDLINE_OPERATOR_KEY! });
  *     await admin.tenant.create({ id: 'acme', name: 'Acme Bank', config });
  *     await admin.tenantUser.create('acme', { username: 'root', role: 'Admin', password });
+ *
+ * The operations console is the same client in the browser (`session`), and the CLI the same client with an
+ * injected `fetch` (over the network, or into the management app in its own process).
  */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class CardlineAdmin extends CardlineHttp {
-  readonly #operatorKey: string;
+  readonly #operatorKey: string | undefined;
+  readonly #session: ConsoleSession | undefined;
   readonly #encryptPasswords: boolean;
 
   constructor(options: CardlineAdminOptions) {
     super(options);
-    if (!options.operatorKey) throw new TypeError('CardlineAdmin needs an operatorKey');
-    this.#operatorKey = options.operatorKey;
+    if (options.operatorKey !== undefined && options.session) throw new TypeError('CardlineAdmin takes an operatorKey or a session, not both');
+    if (!options.operatorKey && !options.session && !options.fetch) {
+      throw new TypeError('CardlineAdmin needs an operatorKey (or a console session, or a fetch that authenticates its requests)');
+    }
+    this.#operatorKey = options.operatorKey || undefined;
+    this.#session = options.session;
     this.#encryptPasswords = options.encryptPasswords ?? true;
     Object.assign(this, bindManagementOperations(this));
   }
@@ -45,8 +70,11 @@ export class CardlineAdmin extends CardlineHttp {
     return {};
   }
 
-  protected async authHeaders(): Promise<Record<string, string>> {
-    return { authorization: `Bearer ${this.#operatorKey}` };
+  protected async authHeaders(op: OperationMeta): Promise<Record<string, string>> {
+    if (this.#operatorKey) return { authorization: `Bearer ${this.#operatorKey}` };
+    // The cookie goes with every same-origin request (fetch's default credentials); a change also needs the token.
+    if (this.#session && op.method !== 'GET') return { 'x-csrf-token': this.#session.csrfToken() };
+    return {};
   }
 
   /**

@@ -22,8 +22,13 @@ export interface HttpOptions {
   /** The listener's origin: `http://localhost:8080` (public), `http://127.0.0.1:8081` (management). */
   baseUrl: string;
   retry?: RetryOptions;
-  /** Injectable for tests: the fetch to send with (Node's global fetch by default), how to wait, the clock, jitter. */
+  /**
+   * The fetch every attempt is sent with (the global fetch by default): a test's recorder, a proxy's, or a
+   * transport of one's own: the CLI's hands each request to the management app in its own process. It gets the
+   * full URL and init (method, headers, body, signal) and answers a Response; a throw counts as no answer.
+   */
   fetch?: typeof fetch;
+  /** Injectable for tests: how to wait, the clock, jitter. */
   sleep?: (ms: number) => Promise<void>;
   /** The clock Retry-After dates (and, in `Cardline`, the token's expiry) are compared with. */
   now?: () => number;
@@ -64,7 +69,8 @@ export abstract class CardlineHttp implements Transport {
 
   constructor(options: HttpOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.fetchFn = options.fetch ?? globalThis.fetch;
+    // Called as a function, not as this object's method: a browser's fetch refuses any other `this`.
+    this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.sleep = options.sleep ?? defaultSleep;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;

@@ -1,6 +1,6 @@
 // @cardline/sdk: a typed client of the Cardline gateway (docs/sdk.md).
 export { Cardline, type CardlineOptions, type Credentials, type RetryOptions } from './client.js';
-export { CardlineAdmin, type CardlineAdminOptions } from './admin.js';
+export { CardlineAdmin, type CardlineAdminOptions, type ConsoleSession } from './admin.js';
 export type { HttpOptions } from './http.js';
 export { CardlineConnectionError, CardlineEnvelopeError, CardlineError, CardlineProblemError, type FieldError, type ProblemBody } from './errors.js';
 export { CardlinePendingError, Paged, isPending, type CallOptions, type OperationMeta, type PageOptions, type Pending } from './transport.js';

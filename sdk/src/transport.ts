@@ -91,6 +91,16 @@ export class CardlinePendingError extends Error {
 export class Paged<T, R extends PageShape<T>> implements AsyncIterable<T> {
   constructor(private readonly fetchPage: (cursor: string | undefined) => Promise<R | Pending>) {}
 
+  /**
+   * One page: the first, or the one a previous page's cursor names (`pagination.nextCursor`, or `next` in an
+   * audit trail), for a reader that pages on demand (a table with Next and Previous).
+   */
+  async page(cursor?: string | null): Promise<R> {
+    const page = await this.fetchPage(cursor ?? undefined);
+    if (isPending(page)) throw new CardlinePendingError(page);
+    return page;
+  }
+
   async *pages(): AsyncGenerator<R, void, undefined> {
     let cursor: string | undefined;
     do {

@@ -1,5 +1,4 @@
-// How a call ended, as its audit record says it: one rule for the API's audit step and the CLI's audited
-// admin actions (src/services/admin-actions.ts).
+// How a call ended, as its audit record says it: the audit step's rule for every listener and the CLI.
 
 /** A business refusal is 'refused' in both dialects (409 problem, 400/404 envelope). */
 export function outcomeOf(status: number, errorCode: string | null): string {

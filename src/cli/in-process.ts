@@ -1,31 +1,68 @@
 // The CLI's store mode (no --admin-url): the management listener's own app, built in this process over the
-// store and never listening, answers the CLI's typed client through `app.inject` (decision 0198). So a change
-// made on the store runs the same operation entry through the same pipeline as over HTTP — validation, the
-// decrypt step, idempotency, the audit record and the security event in one statement — with the principal
-// `cli:<os-user>` (role Operator). That principal is a per-process random secret handed to the app builder
-// and presented only by injected requests; the operator-auth step refuses it on a listening app.
+// store and never listening, answers the CLI's CardlineAdmin through an injected fetch that hands each request
+// to `app.inject` (decisions 0198, 0250). So a change made on the store runs the same operation entry through
+// the same pipeline as over HTTP — validation, the decrypt step, idempotency, the audit record and the
+// security event in one statement — with the principal `cli:<os-user>` (role Operator). That principal is a
+// per-process random secret handed to the app builder and presented only by injected requests; the
+// operator-auth step refuses it on a listening app.
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Operator } from '../services/identity/operator-keys.js';
 import { IN_PROCESS_HEADER } from '../plugins/operator-auth.js';
-import { cliActor } from '../services/admin-actions.js';
-import { ManagementApi, type Answer, type ManagementOperationId, type Problem, type Transport } from './remote.js';
+import { storeRefusal, type ManagementOperationId, type RefusalMessages, type Target } from './remote.js';
 import { withStore, type StoreOptions } from './store.js';
 
-/** The CLI's principal: `cli:<os-user>` (the OS account as the audit actor, decision 0195). */
-export const cliOperator = (env: NodeJS.ProcessEnv = process.env): Operator => ({ name: cliActor(env).name });
-
-/** A refusal as the store commands word it: by business code or error code, else the problem's detail. */
-export type RefusalMessages = Record<string, string>;
+/** The longest actor name an audit record keeps. */
+const MAX_ACTOR = 128;
 
 /**
- * Runs `fn` with a ManagementApi answered in process by the management listener's app over the store, with
- * the routes of `operations` only (no document, no console: nothing else is called). The master key is needed (the services, the decrypt step, idempotency are the gateway's). Every record is
- * committed before the store closes.
+ * The CLI's principal: `cli:<os-user>` (the OS account as the audit actor, decision 0195), from the password
+ * database (os.userInfo), or, where the process has no entry there (a container's arbitrary uid), from
+ * USER/LOGNAME, or the uid itself.
+ */
+export function cliOperator(env: NodeJS.ProcessEnv = process.env): Operator {
+  let user: string | undefined;
+  try {
+    user = os.userInfo().username || undefined;
+  } catch {
+    // no passwd entry for this uid
+  }
+  user ??= env.USER || env.LOGNAME || (typeof process.getuid === 'function' ? `uid-${process.getuid()}` : 'unknown');
+  return { name: `cli:${user}`.slice(0, MAX_ACTOR) };
+}
+
+/**
+ * The SDK's fetch, answered by `app` in this process: each request is injected (never sent on a socket) with
+ * the per-process secret that makes it the CLI's principal.
+ */
+export function injectFetch(app: FastifyInstance, secret: string): typeof fetch {
+  return async (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const headers = Object.fromEntries(new Headers(init?.headers).entries());
+    const res = await app.inject({
+      method: (init?.method ?? 'GET') as 'GET',
+      url: `${url.pathname}${url.search}`,
+      headers: { ...headers, [IN_PROCESS_HEADER]: secret },
+      ...(typeof init?.body === 'string' ? { payload: init.body } : {}),
+    });
+    const answer = new Headers();
+    for (const [name, value] of Object.entries(res.headers)) {
+      for (const v of Array.isArray(value) ? value : [value]) if (v !== undefined) answer.append(name, String(v));
+    }
+    return new Response(res.statusCode === 204 ? null : res.rawPayload, { status: res.statusCode, statusText: res.statusMessage, headers: answer });
+  };
+}
+
+/**
+ * Runs `fn` with a target answered in process by the management listener's app over the store, with the routes
+ * of `operations` only (no document, no console: nothing else is called). The master key is needed (the
+ * services, the decrypt step, idempotency are the gateway's). Every record is committed before the store closes.
  */
 export async function withManagement<T>(
   opts: Pick<StoreOptions, 'create'> & { messages?: RefusalMessages; operations: readonly ManagementOperationId[] },
-  fn: (api: ManagementApi) => Promise<T>,
+  fn: (target: Target) => Promise<T>,
 ): Promise<T> {
   return withStore({ masterKey: true, ...(opts.create ? { create: true } : {}) }, async (store) => {
     const [{ createServices }, { buildManagementApp }, { resolveMasterKey }] = await Promise.all([
@@ -43,25 +80,8 @@ export async function withManagement<T>(
       const operations = managementOperations.filter((o) => opts.operations.includes(o.id as ManagementOperationId));
       const app = await buildManagementApp({ services, config: store.config, logger, inProcess: { secret, operator: cliOperator() }, operations });
       try {
-        const messages = opts.messages ?? {};
-        const transport: Transport = {
-          where: 'the store',
-          async send(method, path, body): Promise<Answer> {
-            const res = await app.inject({
-              method,
-              url: path,
-              headers: { [IN_PROCESS_HEADER]: secret, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-              ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
-            });
-            return { status: res.statusCode, statusText: res.statusMessage, text: res.body };
-          },
-          refusal(answer: Answer, p: Problem): string {
-            const key = p.businessCode ?? p.code;
-            const fields = p.fieldErrors?.length ? ` (${p.fieldErrors.map((f) => `${f.field}: ${f.message}`).join('; ')})` : '';
-            return (key !== undefined ? messages[key] : undefined) ?? messages[String(answer.status)] ?? `${p.detail ?? p.title ?? answer.statusText}${fields}`;
-          },
-        };
-        return await fn(new ManagementApi(transport));
+        // The host is never resolved: the injected fetch hands the path to the app.
+        return await fn({ where: 'the store', client: { baseUrl: 'http://in-process.invalid', fetch: injectFetch(app, secret) }, refusal: storeRefusal(opts.messages) });
       } finally {
         await app.close();
       }

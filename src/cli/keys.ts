@@ -1,9 +1,13 @@
 // `cardline keys …`: a tenant's gateway keys (export, list, rotate, retire) and its client key for
-// encrypted response fields (register-client).
+// encrypted response fields (register-client). Rotating, retiring and registering are the management
+// operations (over HTTP with --admin-url, else in process over the store); export and list read the store.
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { MAX_GRACE_SECONDS, parseDuration, type KeyUse } from '../crypto/keys.js';
+import type { ClientKeyBody } from '../../sdk/src/generated/types.js';
+import { MAX_GRACE_SECONDS, defaultGraceSeconds, parseDuration, type KeyUse, type PublicJwk } from '../crypto/keys.js';
 import { STORE_HELP, fail, orderedJwk, printJson, readStdin, tenantId } from './common.js';
+import { withApi } from './api.js';
+import { REMOTE_HELP } from './remote.js';
 
 function grace(value: string): number {
   const seconds = parseDuration(value);
@@ -28,17 +32,6 @@ async function readJwk(arg: string): Promise<unknown> {
     return JSON.parse(text) as unknown;
   } catch {
     return fail('The client key is not valid JSON: give an EC P-256 public JWK, e.g. --jwk @client-key.json.');
-  }
-}
-
-/** Lifecycle and client-key refusals are the operator's to fix: one line, no stack. */
-async function expected<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof Error && (err.name === 'KeyLifecycleError' || err.name === 'ClientKeyError')) fail(err.message);
-    if (err instanceof Error && err.name === 'CardlineError') fail(err.message);
-    throw err;
   }
 }
 
@@ -84,16 +77,13 @@ export function keysCommand(): Command {
     .requiredOption('--tenant <id>', 'tenant id', tenantId)
     .addOption(new Option('--use <use>', 'enc (request encryption) or sig (token signing)').choices(['enc', 'sig']).makeOptionMandatory())
     .option('--grace <duration>', 'how long the replaced key stays accepted: 90s, 15m, 24h, 7d; 0 retires it at once (default: 24h for enc, token lifetime + 5m for sig)', grace)
-    .addHelpText('after', STORE_HELP)
-    .action(async (opts: { tenant: string; use: KeyUse; grace?: number }) => {
-      const { defaultGraceSeconds } = await import('../crypto/keys.js');
-      const { adminRotateKeys } = await import('../services/admin-actions.js');
-      const { requireTenant, withStore } = await import('./store.js');
-      const result = await withStore({ masterKey: true }, async (store) => {
-        const tenant = await requireTenant(store, opts.tenant);
-        const seconds = opts.grace ?? defaultGraceSeconds(opts.use, tenant.config.tokenLifetimeSeconds);
-        const r = await expected(() => adminRotateKeys(store, store.actor, opts.tenant, opts.use, seconds));
-        return { active: orderedJwk(r.active), replaced: r.replaced, graceSeconds: seconds };
+    .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
+    .action(async (opts: { tenant: string; use: KeyUse; grace?: number }, command: Command) => {
+      const result = await withApi(command, { operations: ['tenant.read', 'tenant-keys.rotate'] }, async (api) => {
+        // The grace is printed, so the default is worked out here as the gateway would (from the token lifetime).
+        const seconds = opts.grace ?? defaultGraceSeconds(opts.use, (await api.tenant.read(opts.tenant)).result.config.tokenLifetimeSeconds as number);
+        const { active, replaced } = (await api.tenantKeys.rotate(opts.tenant, { use: opts.use, graceSeconds: seconds })).result;
+        return { active: orderedJwk(active as PublicJwk), replaced, graceSeconds: seconds };
       });
       printJson(result);
     });
@@ -103,15 +93,10 @@ export function keysCommand(): Command {
     .description("Retire a retiring key at once (e.g. a suspected compromise): it is no longer accepted or published. The active key cannot be retired; rotate first.")
     .requiredOption('--tenant <id>', 'tenant id', tenantId)
     .requiredOption('--kid <kid>', 'the key id (see keys list)')
-    .addHelpText('after', STORE_HELP)
-    .action(async (opts: { tenant: string; kid: string }) => {
-      const { adminRetireKey } = await import('../services/admin-actions.js');
-      const { requireTenant, withStore } = await import('./store.js');
-      const info = await withStore({ masterKey: true }, async (store) => {
-        await requireTenant(store, opts.tenant);
-        return expected(() => adminRetireKey(store, store.actor, opts.tenant, opts.kid));
-      });
-      printJson({ ...info, publicJwk: orderedJwk(info.publicJwk) });
+    .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
+    .action(async (opts: { tenant: string; kid: string }, command: Command) => {
+      const info = await withApi(command, { operations: ['tenant-keys.retire'] }, async (api) => (await api.tenantKeys.retire(opts.tenant, opts.kid)).result);
+      printJson({ ...info, publicJwk: orderedJwk(info.publicJwk as PublicJwk) });
     });
 
   keys
@@ -121,17 +106,14 @@ export function keysCommand(): Command {
     )
     .requiredOption('--tenant <id>', 'tenant id', tenantId)
     .requiredOption('--jwk <jwk>', 'the public JWK: @file.json, - for stdin, or the JSON itself')
-    .addHelpText('after', STORE_HELP)
-    .action(async (opts: { tenant: string; jwk: string }) => {
-      const jwk = await readJwk(opts.jwk);
-      const { ClientKeyStore } = await import('../services/identity/client-keys.js');
-      const { adminRegisterClientKey } = await import('../services/admin-actions.js');
-      const { requireTenant, withStore } = await import('./store.js');
-      const registered = await withStore({ masterKey: false }, async (store) => {
-        await requireTenant(store, opts.tenant);
-        return expected(() => adminRegisterClientKey(store, new ClientKeyStore(store.db, 0, store.changes), store.actor, opts.tenant, jwk));
-      });
-      printJson(registered);
+    .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
+    .action(async (opts: { tenant: string; jwk: string }, command: Command) => {
+      const jwk = (await readJwk(opts.jwk)) as ClientKeyBody['jwk'];
+      // A private key never leaves this machine, not even to be refused; the API's schema checks the rest.
+      if (jwk && typeof jwk === 'object' && 'd' in jwk) {
+        fail('The client key is not an EC P-256 public JWK for encryption: /d: a private key was given; register the public key only (drop "d") and keep the private key with the client.');
+      }
+      printJson(await withApi(command, { operations: ['tenant-client-key.register'] }, async (api) => (await api.tenantClientKey.register(opts.tenant, { jwk })).result));
     });
 
   return keys;

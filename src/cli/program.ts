@@ -82,9 +82,9 @@ export async function createProgram(argv: string[], opts: { all?: boolean } = {}
 Store commands (tenant, user, operator-key, keys, audit, encrypt --store) use the store configured by
 DATABASE_URL or CARDLINE_DATA_DIR, as the gateway does; see \`cardline <command> --help\`.
 
-With --admin-url (or CARDLINE_ADMIN_URL), tenant, user and operator-key commands call a running gateway's
-management API instead, with the operator key in CARDLINE_OPERATOR_KEY: the way to onboard while the
-gateway runs on its embedded store.`,
+With --admin-url (or CARDLINE_ADMIN_URL), tenant, user and operator-key commands, and keys rotate, retire and
+register-client, call a running gateway's management API instead, with the operator key in
+CARDLINE_OPERATOR_KEY: the way to onboard while the gateway runs on its embedded store.`,
     );
 
   for (const c of COMMANDS) {

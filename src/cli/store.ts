@@ -1,9 +1,7 @@
 // The store commands' preamble: configuration, master key, store and migrations, the few services the
-// commands that work on the store itself need (constructed directly, without the Fastify app), and closing
-// the store afterwards. Tenants, users and operator keys are changed through the management operations run
-// in process (src/cli/in-process.ts); the key actions no management route offers go through
-// src/services/admin-actions.ts, audited with the actor `cli:<os-user>` by an audit writer of its own
-// (closed before the store).
+// commands that read the store itself need (constructed directly, without the Fastify app), and closing the
+// store afterwards. Every change (tenants, users, operator keys, a tenant's keys) is made through the
+// management operations run in process (src/cli/in-process.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore, resolveMasterKey } from '../bootstrap.js';
@@ -11,26 +9,17 @@ import { loadConfig, type Config } from '../config.js';
 import type { TenantKeys } from '../crypto/keys.js';
 import { KeyRing, checkMasterKey } from '../services/identity/key-ring.js';
 import { MasterKey } from '../crypto/master-key.js';
-import { AuditWriter } from '../audit/writer.js';
-import { cliActor, type AdminActionDeps, type AdminActor } from '../services/admin-actions.js';
-import { ChangeFeed } from '../services/infrastructure/changes.js';
 import { TenantService } from '../services/tenancy/tenants.js';
 import { StoreInUseError, type Db } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { fail } from './common.js';
 
-export interface CliStore extends AdminActionDeps {
+export interface CliStore {
   config: Config;
   db: Db;
   tenants: TenantService;
   /** Only when the command asked for the master key. */
   keys: KeyRing;
-  /** Tells running gateways on PostgreSQL of a change (the embedded store has none running). */
-  changes: ChangeFeed;
-  /** Appends the audit records (and their security events) of this command's changes. */
-  audit: AuditWriter;
-  /** Who the records name: `cli:<os-user>`, one request id for the whole command. */
-  actor: AdminActor;
 }
 
 export interface StoreOptions {
@@ -63,21 +52,14 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
     if (err instanceof StoreInUseError) fail(err.message);
     throw err;
   }
-  let audit: AuditWriter | undefined;
   try {
     await migrate(db);
     if (masterKey) await checkMasterKey(db, masterKey);
-    // Running gateways on PostgreSQL hear of each change (a rotation, a retirement) as they would of the API's.
-    const changes = new ChangeFeed(db);
-    const keyRing = opts.masterKey && masterKey ? new KeyRing(db, masterKey, 0, changes) : undefined;
-    audit = new AuditWriter(db);
+    const keyRing = opts.masterKey && masterKey ? new KeyRing(db, masterKey, 0) : undefined;
     const store: CliStore = {
       config,
       db,
-      changes,
       tenants: new TenantService(db, 0),
-      audit,
-      actor: cliActor(),
       get keys(): KeyRing {
         if (!keyRing) throw new Error('internal: this command did not load the master key');
         return keyRing;
@@ -85,8 +67,6 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
     };
     return await fn(store);
   } finally {
-    // Every record queued is committed before the store closes.
-    await audit?.close();
     await db.close();
   }
 }

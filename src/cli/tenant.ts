@@ -7,6 +7,8 @@ import { Command } from 'commander';
 import jsonMergePatch from 'json-merge-patch';
 import { DEFAULT_HOME_COUNTRY, DEFAULT_TENANT_CONFIG, DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
 import type { PublicJwk } from '../crypto/keys.js';
+import { PAGE_MAX } from '../../schemas/page.js';
+import type { TenantCreateBody, TenantPatchBody } from '../../sdk/src/generated/types.js';
 import { STORE_HELP, fail, integer, money, orderedJwk, printJson, table, tenantId } from './common.js';
 import { withApi } from './api.js';
 import { REMOTE_HELP } from './remote.js';
@@ -144,7 +146,7 @@ ${STORE_HELP}`,
       const config = createConfig(opts);
       const name = opts.name ?? id;
       const keys = await withApi(command, { create: true, messages: { TENANT_EXISTS: `Tenant '${id}' already exists.` }, operations: ['tenant.create'] }, async (api) =>
-        (await api.operation('tenant.create', { body: { id, name, config } })).result.encryptionKeys.keys as PublicJwk[],
+        (await api.tenant.create({ id, name, config: config as TenantCreateBody['config'] })).result.encryptionKeys.keys as PublicJwk[],
       );
       printJson({ keys: keys.map(orderedJwk) });
       process.stderr.write(`Tenant '${id}' created.\n`);
@@ -175,7 +177,7 @@ ${STORE_HELP}`,
       const patch = updatePatch(opts);
       const body = { ...(opts.name !== undefined ? { name: opts.name } : {}), ...(Object.keys(patch).length ? { config: patch } : {}) };
       if (!Object.keys(body).length) fail('Nothing to change: give --name, --config or a configuration flag (see --help).');
-      printJson(await withApi(command, { operations: ['tenant.update'] }, async (api) => (await api.operation('tenant.update', { params: { tenantId: id }, body })).result));
+      printJson(await withApi(command, { operations: ['tenant.update'] }, async (api) => (await api.tenant.update(id, body as TenantPatchBody)).result));
     });
 
   tenant
@@ -184,7 +186,7 @@ ${STORE_HELP}`,
     .argument('<id>', 'tenant id', tenantId)
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (id: string, _opts: unknown, command: Command) => {
-      printJson(await withApi(command, { operations: ['tenant.read'] }, async (api) => (await api.operation('tenant.read', { params: { tenantId: id } })).result));
+      printJson(await withApi(command, { operations: ['tenant.read'] }, async (api) => (await api.tenant.read(id)).result));
     });
 
   tenant
@@ -194,8 +196,8 @@ ${STORE_HELP}`,
     .option('--json', 'print JSON (id, name, status, version, config with secrets as "***") instead of a table')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { json?: boolean; search?: string }, command: Command) => {
-      const query = opts.search === undefined ? {} : { query: { q: opts.search } };
-      const tenants = await withApi(command, { operations: ['tenant.list'] }, (api) => api.allOf('tenant.list', query));
+      const query = { limit: String(PAGE_MAX), ...(opts.search === undefined ? {} : { q: opts.search }) };
+      const tenants = await withApi(command, { operations: ['tenant.list'] }, (api) => api.tenant.list(query).toArray());
       if (opts.json) return printJson(tenants);
       table([['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, String((t.config.connector as { id?: unknown } | undefined)?.id ?? '?'), t.name])]);
     });
@@ -210,7 +212,7 @@ ${STORE_HELP}`,
       .argument('<id>', 'tenant id', tenantId)
       .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
       .action(async (id: string, _opts: unknown, command: Command) => {
-        await withApi(command, { operations: [`tenant.${verb}`] }, (api) => api.operation(`tenant.${verb}`, { params: { tenantId: id } }));
+        await withApi(command, { operations: [`tenant.${verb}`] }, (api) => api.tenant[verb](id));
         process.stdout.write(`Tenant '${id}' ${status === 'active' ? 'enabled' : 'disabled'}.\n`);
       });
   }

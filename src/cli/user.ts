@@ -3,12 +3,11 @@
 // at login. On the store, the same management operations run in
 // process (src/cli/in-process.ts), audited as `cli:<os-user>`.
 import { Command, Option } from 'commander';
-import type { JWK } from 'jose';
 import { ROLES, type Role } from '../../schemas/common.js';
-import { encryptCompact } from '../crypto/jwe.js';
+import { PAGE_MAX } from '../../schemas/page.js';
 import { STORE_HELP, fail, printJson, readStdin, table, tenantId } from './common.js';
 import { withApi } from './api.js';
-import { REMOTE_HELP, type ManagementApi, type ManagementOperationId } from './remote.js';
+import { REMOTE_HELP, type CardlineAdmin, type ManagementOperationId } from './remote.js';
 
 interface AddOptions {
   tenant: string;
@@ -24,29 +23,22 @@ const checkUsername = (username: string) => {
   }
 };
 
-/** The password as the management API takes it: a compact JWE to the tenant's first encryption key. */
-async function passwordJwe(api: ManagementApi, tenant: string, password: string): Promise<string> {
-  const { keys } = await api.operation('tenant.keys', { params: { tenantId: tenant } });
-  if (!keys[0]) fail(`Tenant '${tenant}' has no encryption key.`);
-  return encryptCompact(password, keys[0] as JWK);
-}
-
 /**
  * Adds the user, or resets it when it exists (role, password, enabled, unlocked): a new user is a
  * `tenant-user.create` (its tenant's channels hear `user.created`); an existing one is reset by
- * `tenant-user.update`, `tenant-user.set-password` and `tenant-user.unlock`.
+ * `tenant-user.update`, `tenant-user.set-password` and `tenant-user.unlock`. CardlineAdmin sends each password
+ * as a JWE to the tenant's encryption key (`tenant.keys`).
  */
-async function addUser(api: ManagementApi, opts: AddOptions, password: string): Promise<void> {
+async function addUser(api: CardlineAdmin, opts: AddOptions, password: string): Promise<void> {
   const tenantId = opts.tenant;
-  const users = await api.allOf('tenant-user.list', { params: { tenantId } });
+  const users = await api.tenantUser.list(tenantId, { limit: String(PAGE_MAX) }).toArray();
   if (!users.some((u) => u.username === opts.username)) {
-    await api.operation('tenant-user.create', { params: { tenantId }, body: { username: opts.username, role: opts.role, password: await passwordJwe(api, tenantId, password) } });
+    await api.tenantUser.create(tenantId, { username: opts.username, role: opts.role, password });
     return;
   }
-  const params = { tenantId, username: opts.username };
-  await api.operation('tenant-user.update', { params, body: { role: opts.role, disabled: false } });
-  await api.operation('tenant-user.set-password', { params, body: { password: await passwordJwe(api, tenantId, password) } });
-  await api.operation('tenant-user.unlock', { params });
+  await api.tenantUser.update(tenantId, opts.username, { role: opts.role, disabled: false });
+  await api.tenantUser.setPassword(tenantId, opts.username, { password });
+  await api.tenantUser.unlock(tenantId, opts.username);
 }
 
 export function userCommand(): Command {
@@ -89,7 +81,7 @@ ${STORE_HELP}`,
     .option('--json', 'print JSON')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { tenant: string; json?: boolean }, command: Command) => {
-      const users = await withApi(command, { operations: ['tenant-user.list'] }, (api) => api.allOf('tenant-user.list', { params: { tenantId: opts.tenant } }));
+      const users = await withApi(command, { operations: ['tenant-user.list'] }, (api) => api.tenantUser.list(opts.tenant, { limit: String(PAGE_MAX) }).toArray());
       if (opts.json) return printJson(users);
       table([
         ['USERNAME', 'ROLE', 'DISABLED', 'LOCKED', 'LAST LOGIN'],
@@ -99,34 +91,34 @@ ${STORE_HELP}`,
 
   // One command per change of a user's state, each one management operation; the table says which.
   type UserParams = { tenantId: string; username: string };
-  const changes: { verb: string; what: string; done: string; operation: ManagementOperationId; call: (api: ManagementApi, params: UserParams) => Promise<unknown> }[] = [
+  const changes: { verb: string; what: string; done: string; operation: ManagementOperationId; call: (api: CardlineAdmin, user: UserParams) => Promise<unknown> }[] = [
     {
       verb: 'remove',
       what: "Remove a user: its tokens stop working at once. The tenant's last enabled Admin cannot be removed.",
       done: 'removed',
       operation: 'tenant-user.remove',
-      call: (api, params) => api.operation('tenant-user.remove', { params }),
+      call: (api, u) => api.tenantUser.remove(u.tenantId, u.username),
     },
     {
       verb: 'unlock',
       what: 'Lift a lockout (ten failed logins) before it expires.',
       done: 'unlocked',
       operation: 'tenant-user.unlock',
-      call: (api, params) => api.operation('tenant-user.unlock', { params }),
+      call: (api, u) => api.tenantUser.unlock(u.tenantId, u.username),
     },
     {
       verb: 'disable',
       what: "Disable a user: its tokens stop working at once; the tenant's channels hear user.disabled. The tenant's last enabled Admin cannot be disabled.",
       done: 'disabled',
       operation: 'tenant-user.update',
-      call: (api, params) => api.operation('tenant-user.update', { params, body: { disabled: true } }),
+      call: (api, u) => api.tenantUser.update(u.tenantId, u.username, { disabled: true }),
     },
     {
       verb: 'enable',
       what: 'Enable a disabled user again.',
       done: 'enabled',
       operation: 'tenant-user.update',
-      call: (api, params) => api.operation('tenant-user.update', { params, body: { disabled: false } }),
+      call: (api, u) => api.tenantUser.update(u.tenantId, u.username, { disabled: false }),
     },
   ];
   for (const { verb, what, done, operation, call } of changes) {
@@ -154,12 +146,7 @@ ${STORE_HELP}`,
       if (!password) fail('No password: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.');
       const problem = (await import('../services/identity/users.js')).passwordProblem(password);
       if (problem) fail(problem);
-      await withApi(command, { operations: ['tenant.keys', 'tenant-user.set-password'] }, async (api) =>
-        api.operation('tenant-user.set-password', {
-          params: { tenantId: opts.tenant, username: opts.username },
-          body: { password: await passwordJwe(api, opts.tenant, password) },
-        }),
-      );
+      await withApi(command, { operations: ['tenant.keys', 'tenant-user.set-password'] }, (api) => api.tenantUser.setPassword(opts.tenant, opts.username, { password }));
       process.stdout.write(`Password of '${opts.username}' set on tenant '${opts.tenant}'; its tokens are revoked.\n`);
     });
 

@@ -1,9 +1,10 @@
-// Key management for the tenant's Admin (DESIGN §4), problem dialect: the gateway's keys (list, rotate) and
-// the tenant's client key for encrypted response fields (register, read).
+// Key management for the tenant's Admin (DESIGN §4), problem dialect: the gateway's keys (list, rotate, retire)
+// and the tenant's client key for encrypted response fields (register, read).
 import type { FieldError } from '../../schemas/common.js';
-import { ClientKeyBody, ClientKeyResponse, GatewayKeyList, RotateKeysBody, RotateKeysResponse } from '../../schemas/keys.js';
+import { ClientKeyBody, ClientKeyResponse, GatewayKeyList, GatewayKeyResponse, KidParams, RotateKeysBody, RotateKeysResponse } from '../../schemas/keys.js';
 import { isOnCurve } from '../crypto/client-keys.js';
 import { defaultGraceSeconds } from '../crypto/keys.js';
+import { KeyLifecycleError } from '../services/identity/key-ring.js';
 import { Errors } from '../errors.js';
 import { defineOperation } from './define.js';
 
@@ -62,6 +63,36 @@ export const adminKeyOperations = [
       payload: ({ active, replaced }, { body }) => ({ use: body.use, kid: String(active.kid), replaced: replaced.map((k) => k.kid) }),
     },
     examples: { body: { use: 'enc' } },
+  }),
+
+  defineOperation({
+    id: 'keys.retire',
+    method: 'POST',
+    url: '/v1/admin/keys/:kid/retire',
+    summary: 'Retire a replaced gateway key at once',
+    description:
+      'For a suspected compromise: a key that a rotation replaced stops being accepted and published now rather than when its grace ' +
+      'ends. The active key of its use cannot be retired: rotate that use first.',
+    tag: 'Keys',
+    dialect: 'problem',
+    access: 'admin',
+    objectName: 'keyRetirementRequest',
+    params: KidParams,
+    response: GatewayKeyResponse,
+    refusals: ['KEY_ACTIVE'],
+    errors: [Errors.keyNotFound('0b5e9c1a-4f3d-4c1e-9a7b-2f6d8e1c3a5b')],
+    execute: async ({ tenant, params, services }) => {
+      try {
+        return await services.keys.retire(tenant.id, params.kid);
+      } catch (err) {
+        if (err instanceof KeyLifecycleError && err.reason === 'unknown-key') throw Errors.keyNotFound(params.kid);
+        if (err instanceof KeyLifecycleError && err.reason === 'active-key') throw Errors.business('KEY_ACTIVE', err.message);
+        throw err;
+      }
+    },
+    view: (key) => ({ result: key, pagination: null }),
+    audit: { target: { kid: 'params' } },
+    event: { type: 'keys.retired', payload: (key) => ({ use: key.use, kid: key.kid }) },
   }),
 
   defineOperation({

@@ -101,8 +101,9 @@ export const adminUserOperations = [
     view: (user) => ({ result: user, pagination: null }),
     audit: { target: { username: 'params', role: 'body' } },
     event: {
-      of: (user, { body, principal }) =>
-        body.disabled === true ? { type: 'user.disabled', payload: { username: user.username, by: principal?.sub ?? null } } : undefined,
+      // Who disabled it: the Admin's username, or the operator's name on the management listener.
+      of: (user, { body, principal, operator }) =>
+        body.disabled === true ? { type: 'user.disabled', payload: { username: user.username, by: principal?.sub ?? operator?.name ?? null } } : undefined,
     },
     examples: { body: { role: 'Read-Only' } },
   }),

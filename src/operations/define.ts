@@ -188,31 +188,16 @@ export function defineOperation<
   R extends TSchema = TSchema,
   V = unknown,
   S extends SensitiveValues = SensitiveValues,
->(spec: OperationSpec<P, Q, B, R, V, S> & { id: Id; method: M }): TypedOperation<Id, P, Q, B, R, M> {
+>(spec: OperationSpec<P, Q, B, R, V, S> & { id: Id; method: M }): TypedOperation<Id, M> {
   // The table holds entries of many types; each was checked against its own schemas above.
-  return spec as unknown as TypedOperation<Id, P, Q, B, R, M>;
+  return spec as unknown as TypedOperation<Id, M>;
 }
 
-/** A type-only key: what an entry's request and answer look like, for clients derived from the table. */
-export declare const OPERATION_TYPES: unique symbol;
-
 /**
- * An entry as declared: an `Operation` whose id and method are their literals and which remembers its request's
- * and answer's static types (never present at run time), so that a client can call it by id with typed input and
- * result (the CLI's management client, src/cli/remote.ts) and a table keyed by id can be checked by the compiler.
+ * An entry as declared: an `Operation` whose id and method are their literals, so that a table keyed by id
+ * (`satisfies Record<OperationId, …>`) can be checked by the compiler.
  */
-export type TypedOperation<
-  Id extends string,
-  P extends TSchema | undefined,
-  Q extends TSchema | undefined,
-  B extends TSchema | undefined,
-  R extends TSchema,
-  M extends HttpMethod = HttpMethod,
-> = Operation & {
-  readonly id: Id;
-  readonly method: M;
-  readonly [OPERATION_TYPES]?: { params: StaticOf<P>; query: StaticOf<Q>; body: StaticOf<B>; answer: Static<R> };
-};
+export type TypedOperation<Id extends string, M extends HttpMethod = HttpMethod> = Operation & { readonly id: Id; readonly method: M };
 
 /**
  * Whether the body may be left out: a POST whose body declares every field optional (no `required`, no

@@ -12,6 +12,7 @@ import { coreRoutingOperations } from './core-routing.js';
 import type { HttpMethod, Operation } from './define.js';
 import { entityOperations } from './entities.js';
 import { managementConsoleOperations } from './management-console.js';
+import { managementKeyOperations } from './management-keys.js';
 import { managementOperatorKeyOperations } from './management-operator-keys.js';
 import { managementTenantOperations } from './management-tenants.js';
 import { managementUserOperations } from './management-users.js';
@@ -40,6 +41,7 @@ const publicEntries = [
 /** The management listener's table: the platform operator's API (an operator key). */
 const managementEntries = [
   ...managementTenantOperations,
+  ...managementKeyOperations,
   ...managementUserOperations,
   ...managementOperatorKeyOperations,
   ...managementConsoleOperations,

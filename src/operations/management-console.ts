@@ -6,7 +6,7 @@
 // A tenant's channel and delivery operations are its Admin's own entries (channels.ts, core-routing.ts) served
 // under `/v1/tenants/{tenantId}`: the same check, execute and view, the tenant found from the path. Nothing of
 // a delivery retry, a replay or a secret rotation is written twice.
-import { Type, type TObject } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { AuditChainHead, AuditPage, AuditQuery } from '../../schemas/audit.js';
 import { CardDetailsView, CardIdParams, CardView, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
 import { EntityView } from '../../schemas/entities.js';
@@ -23,7 +23,8 @@ import { toEntityView, toTransactionView } from '../views/entities.js';
 import { auditLimitOf, checkAuditQuery } from './audit.js';
 import { channelOperations } from './channels.js';
 import { coreRoutingOperations } from './core-routing.js';
-import { defineOperation, type Operation } from './define.js';
+import { defineOperation } from './define.js';
+import { forTenant } from './for-tenant.js';
 
 const CHANNELS_TAG = "A tenant's channels";
 const AUDIT_TAG = 'Audit trails';
@@ -31,36 +32,6 @@ const LOOKUP_TAG = 'Lookup';
 const GATEWAY_TAG = 'Gateway';
 const envelope = <T>(result: T) => ({ result, pagination: null });
 const tenantNotFound = Errors.tenantNotFound('acme');
-
-/**
- * A tenant Admin's entry (`/v1/admin/<rest>`) as an operator's (`/v1/tenants/:tenantId/<rest>`): the same
- * functions, the tenant the path names, audited under the Admin entry's action in that tenant's trail.
- */
-function forTenant<Id extends string, Source extends Operation, SourceId extends Source['id']>(
-  sourceId: SourceId,
-  id: Id,
-  from: readonly Source[],
-  place: { url?: string; tag?: string } = {},
-): Operation & { readonly id: Id; readonly method: Extract<Source, { id: SourceId }>['method'] } {
-  const op = from.find((o) => o.id === sourceId);
-  if (!op) throw new Error(`No operation '${sourceId}' to serve on the management listener`);
-  const rest = op.url.replace(/^\/v1\/admin/, '');
-  const params = op.params as TObject | undefined;
-  return {
-    ...op,
-    id,
-    listener: 'management',
-    access: 'operator',
-    tenantParam: 'tenantId',
-    url: place.url ?? `/v1/tenants/:tenantId${rest}`,
-    summary: `${op.summary} (an operator, for the tenant the path names)`,
-    tag: place.tag ?? CHANNELS_TAG,
-    params: Type.Object({ tenantId: TenantIdParams.properties.tenantId, ...(params?.properties ?? {}) }, { additionalProperties: false }),
-    errors: [tenantNotFound, ...(op.errors ?? [])],
-    // An operator's reads (a channel list, deliveries, the shadow summary) are not recorded (decision 0292).
-    audit: op.audit === false || op.method === 'GET' ? false : { ...op.audit, action: op.audit.action ?? op.id, target: { tenantId: 'params', ...op.audit.target } },
-  } as Operation & { readonly id: Id; readonly method: Extract<Source, { id: SourceId }>['method'] };
-}
 
 /** A trail: a tenant's, or the platform's own (`_platform`: operators' actions that concern no tenant). */
 const TrailParams = Type.Object({ tenantId: Type.Union([TenantIdParams.properties.tenantId, Type.Literal(PLATFORM_TENANT)]) }, { additionalProperties: false });
@@ -125,11 +96,11 @@ async function trailOf(services: { tenants: { get(id: string): Promise<{ id: str
 }
 
 export const managementConsoleOperations = [
-  forTenant('channel.list', 'tenant-channel.list', channelOperations),
-  forTenant('channel.deliveries', 'tenant-channel.deliveries', channelOperations),
-  forTenant('delivery.retry', 'tenant-delivery.retry', channelOperations),
-  forTenant('channel.rotate-secret', 'tenant-channel.rotate-secret', channelOperations),
-  forTenant('channel.replay', 'tenant-channel.replay', channelOperations),
+  forTenant('channel.list', 'tenant-channel.list', channelOperations, { tag: CHANNELS_TAG }),
+  forTenant('channel.deliveries', 'tenant-channel.deliveries', channelOperations, { tag: CHANNELS_TAG }),
+  forTenant('delivery.retry', 'tenant-delivery.retry', channelOperations, { tag: CHANNELS_TAG }),
+  forTenant('channel.rotate-secret', 'tenant-channel.rotate-secret', channelOperations, { tag: CHANNELS_TAG }),
+  forTenant('channel.replay', 'tenant-channel.replay', channelOperations, { tag: CHANNELS_TAG }),
   forTenant('shadow.summary', 'tenant-shadow.summary', coreRoutingOperations, { url: '/v1/tenants/:tenantId/shadow', tag: 'Cores' }),
 
   defineOperation({

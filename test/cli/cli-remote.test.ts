@@ -6,6 +6,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTestApp, createTestDataDir, type TestApp } from '../helpers/app.js';
@@ -155,6 +156,39 @@ describe('cardline --admin-url', () => {
     expect((await cli(['user', 'remove', '--tenant', 'northbank', '--username', 'svc'])).stdout).toBe("User 'svc' removed on tenant 'northbank'.\n");
     const last = await cli(['user', 'remove', '--tenant', 'northbank', '--username', 'first-admin']);
     expect(last.stderr).toBe("error: The management API refused: 409 Last Admin [LAST_ADMIN]: 'first-admin' is the tenant's last Admin; make another user Admin first.\n");
+  });
+
+  it("keys rotate, retire and register-client run the management API's key operations, audited as the operator", async () => {
+    const rotated = await json(['keys', 'rotate', '--tenant', 'northbank', '--use', 'enc']);
+    // The default grace, worked out from the tenant as the gateway does: 24 h for an encryption key.
+    expect(rotated).toEqual({
+      active: { kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String), kid: expect.any(String), use: 'enc', alg: 'ECDH-ES+A256KW' },
+      replaced: [{ kid: expect.any(String), status: 'retiring', retireAt: expect.any(String) }],
+      graceSeconds: 86_400,
+    });
+    const old = (rotated.replaced as { kid: string }[])[0]!.kid;
+    expect(await json(['keys', 'retire', '--tenant', 'northbank', '--kid', old])).toMatchObject({ kid: old, use: 'enc', status: 'retired' });
+    const active = (rotated.active as { kid: string }).kid;
+    expect((await cli(['keys', 'retire', '--tenant', 'northbank', '--kid', active])).stderr).toBe(
+      `error: The management API refused: 409 Key Active [KEY_ACTIVE]: Key '${active}' is the tenant's active enc key; rotate the enc keys first, then retire the key the rotation replaced.\n`,
+    );
+
+    const { publicKey, privateKey } = await generateKeyPair('ECDH-ES+A256KW', { crv: 'P-256', extractable: true });
+    const registered = await json(['keys', 'register-client', '--tenant', 'northbank', '--jwk', JSON.stringify({ ...(await exportJWK(publicKey)), kid: 'nb-client' })]);
+    expect(registered).toMatchObject({ jwk: { kid: 'nb-client', use: 'enc' }, registeredAt: expect.any(String) });
+    const privateRefused = await cli(['keys', 'register-client', '--tenant', 'northbank', '--jwk', JSON.stringify(await exportJWK(privateKey))]);
+    expect(privateRefused.stderr).toMatch(/^error: The client key is not an EC P-256 public JWK for encryption: \/d: a private key was given/);
+
+    const records = await t.db.query<{ action: string; route: string; outcome: string }>(
+      "SELECT action, route, outcome FROM audit_log WHERE tenant_id = 'northbank' AND actor = 'cli-remote' AND action IN ('keys.rotate', 'keys.retire', 'client-key.register') ORDER BY seq",
+    );
+    // The private key never left: one registration, the public one.
+    expect(records.rows).toEqual([
+      { action: 'keys.rotate', route: '/v1/tenants/:tenantId/keys/rotate', outcome: 'succeeded' },
+      { action: 'keys.retire', route: '/v1/tenants/:tenantId/keys/:kid/retire', outcome: 'succeeded' },
+      { action: 'keys.retire', route: '/v1/tenants/:tenantId/keys/:kid/retire', outcome: 'refused' },
+      { action: 'client-key.register', route: '/v1/tenants/:tenantId/client-key', outcome: 'succeeded' },
+    ]);
   });
 
   it('names what is missing: the operator key, a reachable API, a URL', async () => {

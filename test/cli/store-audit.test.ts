@@ -96,7 +96,7 @@ describe('cardline on the store, audited', () => {
         method: 'POST',
         url: '/v1/admin/channels',
         headers: { 'X-TENANT-ID': TENANT, authorization: `Bearer ${token}` },
-        payload: { type: 'webhook', url: `${rx.base}/security`, eventTypes: ['user.created', 'user.disabled', 'tenant.config-changed', 'keys.rotated'] },
+        payload: { type: 'webhook', url: `${rx.base}/security`, eventTypes: ['user.created', 'user.disabled', 'tenant.config-changed', 'keys.rotated', 'keys.retired'] },
       });
       expect(res.statusCode, res.body).toBe(201);
       return res.json<{ result: { secret: string } }>().result.secret;
@@ -108,7 +108,9 @@ describe('cardline on the store, audited', () => {
     await ok(['user', 'enable', '--tenant', TENANT, '--username', 'svc']);
     await ok(['user', 'reset-password', '--tenant', TENANT, '--username', 'svc'], { CARDLINE_USER_PASSWORD: `${PASSWORD}-2` });
     await ok(['tenant', 'update', TENANT, '--max-limit', '90000.00', '--time-zone', 'Europe/Paris']);
-    await ok(['keys', 'rotate', '--tenant', TENANT, '--use', 'sig']);
+    const rotated = JSON.parse((await ok(['keys', 'rotate', '--tenant', TENANT, '--use', 'sig'])).stdout) as { replaced: { kid: string }[] };
+    const retired = rotated.replaced[0]!.kid;
+    await ok(['keys', 'retire', '--tenant', TENANT, '--kid', retired]);
     // A refusal is recorded too, and reported as the CLI reports it.
     const last = await cli(['user', 'remove', '--tenant', TENANT, '--username', 'first-admin']);
     expect(last.code).toBe(1);
@@ -116,7 +118,7 @@ describe('cardline on the store, audited', () => {
 
     await withGateway(async (app, token) => {
       // Delivered by the gateway's worker from the outbox rows the CLI committed with its records.
-      const hooks = await rx.waitFor('/security', 4);
+      const hooks = await rx.waitFor('/security', 5);
       const events = hooks.map((h) => verifyWebhook(secret, h));
       expect(events.map((e) => [e.type, e.data])).toEqual(
         expect.arrayContaining([
@@ -124,9 +126,10 @@ describe('cardline on the store, audited', () => {
           ['user.disabled', { username: 'svc', by: ACTOR }],
           ['tenant.config-changed', { tenantId: TENANT, changed: ['creditLimit', 'timeZone'] }],
           ['keys.rotated', expect.objectContaining({ use: 'sig' })],
+          ['keys.retired', { use: 'sig', kid: retired }],
         ]),
       );
-      expect(events).toHaveLength(4);
+      expect(events).toHaveLength(5);
 
       const res = await app.inject({
         method: 'GET',
@@ -146,7 +149,8 @@ describe('cardline on the store, audited', () => {
         ['user.update', 'PATCH', '/v1/tenants/:tenantId/users/:username', { tenantId: TENANT, username: 'svc' }, 'succeeded', 200],
         ['user.password-reset', 'PUT', '/v1/tenants/:tenantId/users/:username/password', { tenantId: TENANT, username: 'svc' }, 'succeeded', 200],
         ['tenant.update', 'PATCH', '/v1/tenants/:tenantId', { tenantId: TENANT }, 'succeeded', 200],
-        ['keys.rotate', 'POST', '/v1/admin/keys/rotate', { use: 'sig' }, 'succeeded', 200],
+        ['keys.rotate', 'POST', '/v1/tenants/:tenantId/keys/rotate', { tenantId: TENANT, use: 'sig' }, 'succeeded', 200],
+        ['keys.retire', 'POST', '/v1/tenants/:tenantId/keys/:kid/retire', { tenantId: TENANT, kid: retired }, 'succeeded', 200],
         ['user.remove', 'DELETE', '/v1/tenants/:tenantId/users/:username', { tenantId: TENANT, username: 'first-admin' }, 'refused', 409],
       ]);
       for (const r of records) expect(r).toMatchObject({ actor: ACTOR, role: 'Operator', origin: null });

@@ -456,9 +456,13 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     docs.on('console', (msg) => {
       if (msg.type() === 'error') errors.push(msg.text());
     });
+    // One section: the operations of the document's first tag, not the whole document.
+    const document = (await (await fetch(`${base}/openapi.json`)).json()) as { tags: { name: string }[]; paths: Record<string, Record<string, { tags?: string[] }>> };
+    const firstSection = Object.values(document.paths).flatMap((p) => Object.values(p)).filter((o) => o.tags?.[0] === document.tags[0]!.name).length;
+    expect(firstSection).toBeGreaterThan(1);
     await docs.goto(`${base}/docs/`);
     await docs.locator('.opblock').first().waitFor();
-    await expect.poll(() => docs.locator('.opblock').count()).toBe(8);
+    await expect.poll(() => docs.locator('.opblock').count()).toBe(firstSection);
     expect(errors).toEqual([]);
     await docs.setViewportSize({ width: 390, height: 844 });
     const op = docs.locator('.opblock').first();

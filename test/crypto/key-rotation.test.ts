@@ -236,7 +236,7 @@ describe('CLI', () => {
     const retired = (await cliInProcess(['keys', 'retire', '--tenant', 'acme', '--kid', original], env)) as { status: string };
     expect(retired).toMatchObject({ kid: original, status: 'retired' });
     await expect(cliInProcess(['keys', 'retire', '--tenant', 'acme', '--kid', out.active.kid], env)).rejects.toThrow(
-      `error: Key '${out.active.kid}' is the tenant's active enc key; rotate first (keys rotate --use enc), then retire the old key.`,
+      `error: Key '${out.active.kid}' is the tenant's active enc key; rotate the enc keys first, then retire the key the rotation replaced.`,
     );
 
     const { publicKey, privateKey } = await generateKeyPair('ECDH-ES+A256KW', { crv: 'P-256', extractable: true });

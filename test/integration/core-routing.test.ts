@@ -118,7 +118,8 @@ describe('per-operation routing', () => {
     const r = await t.db.query<{ actor: string; role: string; action: string; target: unknown; status: number }>(
       "SELECT actor, role, action, target, status FROM audit_log WHERE tenant_id = 'demo-b' AND action = 'tenant.connectors'",
     );
-    expect(r.rows).toEqual([{ actor: 'ops-routing', role: 'Operator', action: 'tenant.connectors', target: { tenantId: 'demo-b' }, status: 200 }]);
+    // An operator's page view is not recorded (decision 0292).
+    expect(r.rows).toEqual([]);
   });
 
   it('answers the operator exactly: each connector of a new tenant, 404 for an unknown tenant, 401 without a key', async () => {

@@ -215,6 +215,7 @@ function recipesOf({ ids, jwkA, jwkB }: Fixtures) {
     },
     'card.issue': { url: '/v1/entities/ENT-1003/cards' },
     'keys.rotate': { url: '/v1/admin/keys/rotate', body: () => ({ use: 'enc' }), other: () => ({ use: 'enc', graceSeconds: 3600 }) },
+    'keys.retire': { url: `/v1/admin/keys/${ids.retiring}/retire` },
     'client-key.register': { url: '/v1/admin/client-key', body: () => ({ jwk: jwkA }), other: () => ({ jwk: jwkB }) },
     'user.create': {
       url: '/v1/admin/users',
@@ -257,6 +258,10 @@ function recipesOf({ ids, jwkA, jwkB }: Fixtures) {
     'tenant-user.unlock': { url: '/v1/tenants/demo-b/users/m-unlock/unlock' },
     'tenant-user.set-password': { url: '/v1/tenants/demo-b/users/m-password/password', body: passwordB('idem-Passw0rd-6'), other: passwordB('idem-Passw0rd-7') },
     'tenant-user.remove': { url: '/v1/tenants/demo-b/users/m-remove' },
+    // A tenant's keys, as its Admin's own entries served to an operator (src/operations/management-keys.ts).
+    'tenant-keys.rotate': { url: '/v1/tenants/demo-b/keys/rotate', body: () => ({ use: 'enc' }), other: () => ({ use: 'enc', graceSeconds: 3600 }) },
+    'tenant-keys.retire': { url: `/v1/tenants/demo-b/keys/${ids.retiringB}/retire` },
+    'tenant-client-key.register': { url: '/v1/tenants/demo-b/client-key', body: () => ({ jwk: jwkA }), other: () => ({ jwk: jwkB }) },
     'operator-key.create': { url: '/v1/operator-keys', body: () => ({ name: 'idem-new-operator' }), other: () => ({ name: 'idem-other-operator' }) },
     'operator-key.revoke': { url: '/v1/operator-keys/idem-revoked' },
     // The console's writes on the management listener (src/operations/management-console.ts).
@@ -312,6 +317,9 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     const channel = async (path: string) => (await services.channels.create('demo', true, { type: 'webhook', url: `http://127.0.0.1:1/${path}`, eventTypes: ['*'] })).channelId;
     for (const c of ['patch', 'remove', 'rotate', 'test', 'replay']) ids[c] = await channel(c);
     ids.delivery = (await services.deliveries.test('demo', ids.test!)).deliveryId;
+    // Keys a rotation replaced, for the retirements (encryption keys: the tokens in use stay valid).
+    ids.retiring = (await services.keys.rotate('demo', 'enc', 3600)).replaced[0]!.kid;
+    ids.retiringB = (await services.keys.rotate('demo-b', 'enc', 3600)).replaced[0]!.kid;
     await t.operatorKey('idem-revoked');
     const jwk = async () => ({ ...(await exportJWK((await generateKeyPair('ECDH-ES+A256KW', { crv: 'P-256', extractable: true })).publicKey)) });
     recipes = recipesOf({ ids, jwkA: await jwk(), jwkB: await jwk() });

@@ -116,6 +116,56 @@ describe('CardlineAdmin', () => {
     expect(walked).toEqual(ids);
   });
 
+  it('pages on demand: page() answers the first page, or the one a previous cursor names', async () => {
+    const ops = admin();
+    const first = await ops.tenant.list({ limit: '1' }).page();
+    const second = await ops.tenant.list({ limit: '1' }).page(first.pagination!.nextCursor);
+    expect([first.result.length, second.result.length]).toEqual([1, 1]);
+    expect(second.result[0]!.id > first.result[0]!.id).toBe(true);
+    expect(seen.map((s) => new URLSearchParams(s.query).get('cursor'))).toEqual([null, first.pagination!.nextCursor]);
+  });
+
+  it("the console's variant: no key, the session cookie, and the session's CSRF token on each change, read as it is sent", async () => {
+    const signIn = await fetch(`${managementUrl}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: operatorKey }) });
+    expect(signIn.status).toBe(201);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const csrf = ((await signIn.json()) as { result: { csrfToken: string } }).result.csrfToken;
+    // What the browser adds by itself to a same-origin request: its cookie (Node's fetch keeps no jar).
+    const browser: typeof fetch = (input, init) => recordingFetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), cookie } });
+    let token = 'not-the-token';
+    const ops = new CardlineAdmin({ baseUrl: managementUrl, session: { csrfToken: () => token }, fetch: browser, sleep: async () => undefined });
+
+    expect((await ops.tenant.read(TENANT)).result.id).toBe(TENANT);
+    const refused = (await ops.tenant.update(TENANT, { name: 'SDK Bank (console)' }).catch((err: unknown) => err)) as CardlineProblemError;
+    expect(refused).toBeInstanceOf(CardlineProblemError);
+    expect(refused.status).toBe(403);
+    token = csrf;
+    expect((await ops.tenant.update(TENANT, { name: 'SDK Bank (console)' })).result.name).toBe('SDK Bank (console)');
+
+    expect(seen.map((s) => [s.method, s.headers.authorization, s.headers['x-csrf-token'], s.status])).toEqual([
+      ['GET', undefined, undefined, 200],
+      ['PATCH', undefined, 'not-the-token', 403],
+      ['PATCH', undefined, csrf, 200],
+    ]);
+    expect(seen[2]!.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
+    const audited = await t.db.query<{ actor: string }>("SELECT actor FROM audit_log WHERE tenant_id = $1 AND action = 'tenant.update' AND status = 200", [TENANT]);
+    expect(audited.rows).toEqual([{ actor: 'ops-sdk' }]);
+  });
+
+  it('takes a fetch that authenticates each request itself instead of a key, and otherwise needs a key or a session', async () => {
+    expect(() => new CardlineAdmin({ baseUrl: managementUrl })).toThrow('CardlineAdmin needs an operatorKey (or a console session, or a fetch that authenticates its requests)');
+    expect(() => new CardlineAdmin({ baseUrl: managementUrl, operatorKey, session: { csrfToken: () => '' } })).toThrow('CardlineAdmin takes an operatorKey or a session, not both');
+    const given: Record<string, string>[] = [];
+    const authenticating: typeof fetch = (input, init) => {
+      given.push({ ...(init?.headers as Record<string, string>) });
+      return recordingFetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${operatorKey}` } });
+    };
+    const ops = new CardlineAdmin({ baseUrl: managementUrl, fetch: authenticating });
+    expect((await ops.tenant.read(TENANT)).result.id).toBe(TENANT);
+    expect(given[0]).not.toHaveProperty('authorization');
+    expect(seen[0]!.status).toBe(200);
+  });
+
   it('throws a refusal as a typed problem error with the exact fields', async () => {
     const ops = admin();
     const refused = await ops.tenant.create({ id: TENANT, config: MOCK_CORE }).catch((err: unknown) => err);

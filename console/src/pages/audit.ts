@@ -1,16 +1,12 @@
 // Audit: a trail (a tenant's or the platform's) with filters (changes only, by default), each record's detail,
 // and whether the chain verifies, with the first break located and a link to the page that holds it.
 import { useState } from 'preact/hooks';
-import { api, enc, type Page } from '../api.js';
+import { admin } from '../api.js';
 import { Badge, Field, TableRegion, View, html, localZone, useLoad, when } from '../ui.js';
 import { TenantPicker } from './picker.js';
-import type { AuditRecordView, TenantAuditVerifyResponse } from '../../../sdk/src/generated/types.js';
+import type { AuditPage, AuditQuery, TenantAuditVerifyResponse } from '../../../sdk/src/generated/types.js';
 
-// The shapes the management API answers, as the SDK generates them from the operation table (types only:
-// nothing of the SDK is bundled), so the page cannot drift from the route.
-type AuditRecord = AuditRecordView;
-type Verified = TenantAuditVerifyResponse['result'];
-type Broken = Extract<Verified, { ok: false }>;
+type Broken = Extract<TenantAuditVerifyResponse['result'], { ok: false }>;
 
 const OUTCOMES = ['succeeded', 'pending', 'unauthenticated', 'forbidden', 'refused', 'invalid', 'failed', 'replayed'];
 // The trail opens on what changed: reads (lookups of a customer or a card) are one choice away.
@@ -33,14 +29,13 @@ function Trail(props: { tenantId: string }) {
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const [open, setOpen] = useState<number | null>(null);
   const cursor = cursors[cursors.length - 1] ?? null;
-  const verified = useLoad(() => api<{ result: Verified }>('GET', `/v1/tenants/${enc(t)}/audit/verify`), [t]);
-  const query = () => {
-    const q = new URLSearchParams({ limit: '50' });
-    for (const [k, v] of Object.entries(filters)) if (v) q.set(k, k === 'from' || k === 'to' ? new Date(v).toISOString() : v);
-    if (cursor) q.set('cursor', cursor);
-    return q.toString();
+  const verified = useLoad(() => admin.tenantAudit.verify(t), [t]);
+  const query = (): Omit<AuditQuery, 'cursor'> => {
+    const q: Record<string, string> = { limit: '50' };
+    for (const [k, v] of Object.entries(filters)) if (v) q[k] = k === 'from' || k === 'to' ? new Date(v).toISOString() : v;
+    return q as Omit<AuditQuery, 'cursor'>;
   };
-  const records = useLoad(() => api<Page<AuditRecord>>('GET', `/v1/tenants/${enc(t)}/audit?${query()}`), [t, filters, cursor]);
+  const records = useLoad(() => admin.tenantAudit.read(t, query()).page(cursor), [t, filters, cursor]);
   const brokenAt = verified.data && !verified.data.result.ok ? verified.data.result.seq : null;
   const set = (k: keyof typeof EMPTY) => (e: Event) => setDraft({ ...draft, [k]: (e.target as HTMLInputElement).value });
   // The broken record, wherever it is: every record (no filter), from the page whose first record it is.
@@ -52,7 +47,7 @@ function Trail(props: { tenantId: string }) {
 
   return html`
     <${View} loaded=${verified} what="the chain's verification">
-      ${(v: { result: Verified }) =>
+      ${(v: TenantAuditVerifyResponse) =>
         v.result.ok
           ? html`<p class="notice ok" role="status" data-chain="verified">Chain verified: ${v.result.records} records in ${v.result.chains.length} ${v.result.chains.length === 1 ? 'chain' : 'chains'} (one per writer), each linked to the one before; root ${v.result.root.slice(0, 12)}…</p>`
           : html`<div class="notice error" role="alert" data-chain="broken">
@@ -80,8 +75,8 @@ function Trail(props: { tenantId: string }) {
         <button type="button" onClick=${() => { setDraft(EMPTY); setFilters(EMPTY); setCursors([null]); }}>Clear</button>
       </div>
     </form>
-    <${View} loaded=${records} what="audit records" empty=${(p: Page<AuditRecord>) => p.result.length === 0} emptyText="No record matches these filters.">
-      ${(p: Page<AuditRecord>) => html`<${TableRegion} label="Audit records">
+    <${View} loaded=${records} what="audit records" empty=${(p: AuditPage) => p.result.length === 0} emptyText="No record matches these filters.">
+      ${(p: AuditPage) => html`<${TableRegion} label="Audit records">
         <table>
           <thead><tr><th scope="col">Seq</th><th scope="col">When</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Outcome</th><th scope="col">Detail</th></tr></thead>
           <tbody>

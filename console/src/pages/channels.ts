@@ -3,43 +3,11 @@
 // from a time, rotate the secret after a confirmation (the new one shown once). A change on the deliveries
 // reloads the channels' success rates.
 import { useCallback, useState } from 'preact/hooks';
-import type { ChannelView } from '../../../sdk/src/generated/types.js';
-import { api, enc, messageOf, type Page } from '../api.js';
+import { admin, messageOf } from '../api.js';
 import { Badge, ConfirmButton, Field, Notice, TableRegion, View, html, localZone, useLoad, when } from '../ui.js';
+import type { ChannelView, DeliveryView } from '../types.js';
+import type { DeliveryPageResponse, DeliveryQuery } from '../../../sdk/src/generated/types.js';
 import { TenantPicker } from './picker.js';
-
-interface Channel {
-  channelId: string;
-  /** One of the channel types the gateway lists (src/notify/channel-types), as the SDK's types say. */
-  type: ChannelView['type'];
-  eventTypes: string[];
-  enabled: boolean;
-  description?: string;
-  url?: string;
-  subject?: string;
-  exchange?: string;
-  disabledReason?: string;
-  createdAt: string;
-}
-
-interface Attempt {
-  n: number;
-  at: string;
-  statusCode: number | null;
-  durationMs: number;
-  error: string | null;
-}
-
-interface Delivery {
-  deliveryId: string;
-  eventType: string;
-  status: 'pending' | 'delivering' | 'delivered' | 'failed';
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-  attempts: Attempt[];
-}
 
 const RECENT = 50;
 
@@ -59,11 +27,11 @@ export function ChannelsPage(props: { tenantId: string | null; channelId: string
 function ChannelList(props: { tenantId: string; selected: string | null; changes: number }) {
   const t = props.tenantId;
   const channels = useLoad(async () => {
-    const page = await api<Page<Channel>>('GET', `/v1/tenants/${enc(t)}/channels?limit=200`);
+    const page = await admin.tenantChannel.list(t, { limit: '200' }).page();
     // Each channel's recent success rate: of its last deliveries that are settled, the share delivered.
     const rates = await Promise.all(
       page.result.map(async (c) => {
-        const d = await api<Page<Delivery>>('GET', `/v1/tenants/${enc(t)}/channels/${c.channelId}/deliveries?limit=${RECENT}`);
+        const d = await admin.tenantChannel.deliveries(t, c.channelId, { limit: String(RECENT) }).page();
         const settled = d.result.filter((x) => x.status === 'delivered' || x.status === 'failed' || x.attemptCount > 0);
         const ok = settled.filter((x) => x.status === 'delivered').length;
         return { channel: c, settled: settled.length, ok };
@@ -72,12 +40,12 @@ function ChannelList(props: { tenantId: string; selected: string | null; changes
     return rates;
   }, [t, props.changes]);
   return html`<${View} loaded=${channels} what="channels" empty=${(d: unknown[]) => d.length === 0} emptyText="This tenant has no channel; its Admin adds one with POST /v1/admin/channels.">
-    ${(rows: { channel: Channel; settled: number; ok: number }[]) => html`<${TableRegion} label="Channels">
+    ${(rows: { channel: ChannelView; settled: number; ok: number }[]) => html`<${TableRegion} label="Channels">
       <table>
         <thead><tr><th scope="col">Channel</th><th scope="col">State</th><th scope="col">Recent success</th><th scope="col">Events</th><th scope="col">Created</th></tr></thead>
         <tbody>
           ${rows.map(({ channel: c, settled, ok }) => html`<tr key=${c.channelId} class=${settled && ok < settled ? 'row-failing' : ''} aria-current=${props.selected === c.channelId ? 'true' : undefined}>
-            <td><a href=${`#/channels/${enc(t)}/${c.channelId}`}>${c.description || c.url || c.subject || c.channelId}</a><br /><small>${c.type} · ${c.url ?? c.subject ?? ''}${c.exchange ? ` → ${c.exchange}` : ''}</small></td>
+            <td><a href=${`#/channels/${encodeURIComponent(t)}/${c.channelId}`}>${c.description || c.url || c.subject || c.channelId}</a><br /><small>${c.type} · ${c.url ?? c.subject ?? ''}${c.exchange ? ` → ${c.exchange}` : ''}</small></td>
             <td>${c.enabled ? html`<${Badge} tone="good">enabled<//>` : html`<${Badge} tone="neutral">disabled${c.disabledReason ? `: ${c.disabledReason}` : ''}<//>`}</td>
             <td>${settled ? html`<${Badge} tone=${ok === settled ? 'good' : ok === 0 ? 'bad' : 'warn'}>${Math.round((ok / settled) * 100)}% of ${settled}<//>` : '—'}</td>
             <td><small>${c.eventTypes.join(', ')}</small></td>
@@ -95,11 +63,14 @@ function Deliveries(props: { tenantId: string; channelId: string; onChanged: () 
   const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
   const [from, setFrom] = useState('');
-  const deliveries = useLoad(() => api<Page<Delivery>>('GET', `/v1/tenants/${enc(t)}/channels/${c}/deliveries?limit=50${status ? `&status=${status}` : ''}`), [t, c, status]);
+  const deliveries = useLoad(
+    () => admin.tenantChannel.deliveries(t, c, { limit: '50', ...(status ? { status: status as NonNullable<DeliveryQuery['status']> } : {}) }).page(),
+    [t, c, status],
+  );
 
-  const retry = async (d: Delivery) => {
+  const retry = async (d: DeliveryView) => {
     try {
-      const res = await api<{ result: Delivery }>('POST', `/v1/tenants/${enc(t)}/deliveries/${d.deliveryId}/retry`);
+      const res = await admin.tenantDelivery.retry(t, d.deliveryId);
       setNotice({ kind: res.result.status === 'delivered' ? 'ok' : 'error', text: `Delivery of ${d.eventType} ${d.status === 'delivered' ? 'sent again' : 'retried'}: ${res.result.status}.` });
       deliveries.reload();
       props.onChanged();
@@ -109,7 +80,7 @@ function Deliveries(props: { tenantId: string; channelId: string; onChanged: () 
   };
   const rotate = async () => {
     try {
-      const res = await api<{ result: { secret?: string; previousSecretUntil?: string } }>('POST', `/v1/tenants/${enc(t)}/channels/${c}/rotate-secret`, {});
+      const res = await admin.tenantChannel.rotateSecret(t, c, {});
       setSecret(res.result.secret ?? null);
       setNotice({ kind: 'ok', text: `Secret rotated; the previous one keeps signing until ${when(res.result.previousSecretUntil)}.` });
     } catch (err) {
@@ -124,7 +95,7 @@ function Deliveries(props: { tenantId: string; channelId: string; onChanged: () 
       return;
     }
     try {
-      const res = await api<{ result: { message: string } }>('POST', `/v1/tenants/${enc(t)}/channels/${c}/replay`, { from: start.toISOString(), to: new Date().toISOString() });
+      const res = await admin.tenantChannel.replay(t, c, { from: start.toISOString(), to: new Date().toISOString() });
       setNotice({ kind: 'ok', text: res.result.message });
       deliveries.reload();
       props.onChanged();
@@ -151,8 +122,8 @@ function Deliveries(props: { tenantId: string; channelId: string; onChanged: () 
         question="Rotate this channel's signing secret? The new one is shown once; the receiver must take it before the previous one stops signing (24 h by default)." />
       <button type="button" onClick=${deliveries.reload}>Refresh</button>
     </div>
-    <${View} loaded=${deliveries} what="deliveries" empty=${(p: Page<Delivery>) => p.result.length === 0} emptyText="No delivery on this channel yet.">
-      ${(p: Page<Delivery>) => html`<${TableRegion} label="Deliveries">
+    <${View} loaded=${deliveries} what="deliveries" empty=${(p: DeliveryPageResponse) => p.result.length === 0} emptyText="No delivery on this channel yet.">
+      ${(p: DeliveryPageResponse) => html`<${TableRegion} label="Deliveries">
         <table>
           <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Next attempt</th><th scope="col">Action</th></tr></thead>
           <tbody>
@@ -174,7 +145,7 @@ function Deliveries(props: { tenantId: string; channelId: string; onChanged: () 
 }
 
 /** A delivered or failed delivery has no next attempt; a pending one says when, or that it is due. */
-function nextAttempt(d: Delivery): string {
+function nextAttempt(d: DeliveryView): string {
   if (d.status === 'delivered') return '— (delivered)';
   if (d.status === 'failed') return '— (gave up)';
   return d.nextAttemptAt ? when(d.nextAttemptAt) : 'due now';

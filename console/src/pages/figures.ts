@@ -3,20 +3,12 @@
 // point: the requests between them, the share answered 5xx, and the percentiles from the latency buckets.
 import uPlot from 'uplot';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, messageOf } from '../api.js';
+import { admin, messageOf } from '../api.js';
+import type { Figures } from '../types.js';
 import { Field, html } from '../ui.js';
 
-interface Reading {
-  requests: number;
-  errors: number;
-  buckets: number[];
-}
-interface Figures {
-  at: string;
-  bounds: number[];
-  overall: Reading;
-  tenants: Record<string, Reading>;
-}
+/** One reading's counters: the whole gateway's or a tenant's. */
+type Reading = Figures['overall'];
 
 const EVERY_MS = 2000;
 const POINTS = 90;
@@ -116,7 +108,7 @@ export function FiguresPage() {
     let live = true;
     const tick = async () => {
       try {
-        const { result: now } = await api<{ result: Figures }>('GET', '/v1/console/figures');
+        const { result: now } = await admin.gateway.figures();
         if (!live) return;
         setError(null);
         setTenants(Object.keys(now.tenants).sort());

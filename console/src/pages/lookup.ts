@@ -1,13 +1,13 @@
 // Lookup: a customer or a card of a tenant by id, from the tenant's core: masked card numbers only, contact
 // details masked, and the recent transactions.
 import { useState } from 'preact/hooks';
-import { api, enc, messageOf } from '../api.js';
+import { admin, messageOf } from '../api.js';
 import { Badge, Field, Notice, TableRegion, html, when } from '../ui.js';
 import { TenantPicker } from './picker.js';
 import type { TenantCardLookupResponse, TenantCustomerLookupResponse } from '../../../sdk/src/generated/types.js';
+import { isPending } from '../../../sdk/src/transport.js';
 
-// The shapes the management API answers, as the SDK generates them from the operation table (types only:
-// nothing of the SDK is bundled), as on the audit page.
+// The shapes the management API answers, as the SDK generates them from the operation table.
 type Found = TenantCustomerLookupResponse['result'] | TenantCardLookupResponse['result'];
 
 export function LookupPage(props: { tenantId: string | null }) {
@@ -24,7 +24,9 @@ export function LookupPage(props: { tenantId: string | null }) {
     setError(null);
     setFound(null);
     try {
-      const res = await api<{ result: Found }>('GET', `/v1/tenants/${enc(t)}/${kind === 'customer' ? 'customers' : 'cards'}/${enc(id.trim())}`);
+      const res = kind === 'customer' ? await admin.tenantCustomer.lookup(t, id.trim()) : await admin.tenantCard.lookup(t, id.trim());
+      // A 202 (the core has not answered yet) has no result to show.
+      if (isPending(res)) throw new Error('The core has not answered yet; look again in a moment.');
       setFound(res.result);
     } catch (err) {
       setError(messageOf(err));

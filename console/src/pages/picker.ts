@@ -1,15 +1,14 @@
 // Which tenant a page shows: a select over the tenants (the first page of 200), kept in the address.
-import { api, enc, type Page } from '../api.js';
+import { admin } from '../api.js';
 import { Field, html, useLoad } from '../ui.js';
-import type { Tenant } from '../types.js';
 
 export function TenantPicker(props: { value: string | null; base: string; platform?: boolean }) {
-  const tenants = useLoad(() => api<Page<Tenant>>('GET', '/v1/tenants?limit=200'), []);
+  const tenants = useLoad(() => admin.tenant.list({ limit: '200' }).page(), []);
   return html`<div class="toolbar">
     <${Field} label="Tenant" id="pick-tenant">
       <select id="pick-tenant" value=${props.value ?? ''} onChange=${(e: Event) => {
         const v = (e.target as HTMLSelectElement).value;
-        location.hash = v ? `${props.base}/${enc(v)}` : props.base;
+        location.hash = v ? `${props.base}/${encodeURIComponent(v)}` : props.base;
       }}>
         <option value="">${tenants.loading ? 'Loading tenants…' : 'Choose a tenant'}</option>
         ${props.platform ? html`<option value="_platform">The platform (operators' own actions)</option>` : null}

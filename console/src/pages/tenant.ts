@@ -3,19 +3,19 @@
 // shadow), and its users (add, Read-Only unless chosen, unlock, disable, reset password, remove) with the
 // last-Admin rule shown before it bites.
 import { useState } from 'preact/hooks';
-import { api, enc, messageOf, type Page } from '../api.js';
-import { encryptForTenant } from '../crypto.js';
+import { admin, messageOf } from '../api.js';
 import { Badge, ConfirmButton, Field, Notice, TableRegion, View, html, useLoad, when } from '../ui.js';
-import { failing, type ConnectorView, type CoreState, type Tenant, type User } from '../types.js';
+import { failing, type ConnectorView, type ShadowSummary, type TenantView, type UserView } from '../types.js';
+import type { ConnectorsResponse, ShadowSummaryResponse, TenantResponse, UserPageResponse } from '../../../sdk/src/generated/types.js';
 
 export function TenantPage(props: { tenantId: string }) {
   const id = props.tenantId;
-  const tenant = useLoad(() => api<{ result: Tenant }>('GET', `/v1/tenants/${enc(id)}`), [id]);
+  const tenant = useLoad(() => admin.tenant.read(id), [id]);
   return html`<section aria-labelledby="tenant-h">
     <p><a href="#/tenants">← All tenants</a></p>
     <h1 id="tenant-h">Tenant ${id}</h1>
     <${View} loaded=${tenant} what=${`tenant ${id}`}>
-      ${(t: { result: Tenant }) => html`
+      ${(t: TenantResponse) => html`
         <${Configuration} tenant=${t.result} onSaved=${tenant.reload} />
         <${Cores} tenantId=${id} />
         <${Users} tenantId=${id} />`}
@@ -23,7 +23,7 @@ export function TenantPage(props: { tenantId: string }) {
   </section>`;
 }
 
-function Configuration(props: { tenant: Tenant; onSaved: () => void }) {
+function Configuration(props: { tenant: TenantView; onSaved: () => void }) {
   const t = props.tenant;
   const [name, setName] = useState(t.name);
   const [json, setJson] = useState(JSON.stringify(t.config, null, 2));
@@ -31,7 +31,7 @@ function Configuration(props: { tenant: Tenant; onSaved: () => void }) {
   const send = async (patch: Record<string, unknown>) => {
     try {
       // The answer is the tenant as stored: the patch merged into its configuration, secrets as "***".
-      const saved = await api<{ result: Tenant }>('PATCH', `/v1/tenants/${enc(t.id)}`, patch);
+      const saved = await admin.tenant.update(t.id, patch);
       setName(saved.result.name);
       setJson(JSON.stringify(saved.result.config, null, 2));
       setNotice({ kind: 'ok', text: 'Saved. Secrets stay sealed and show as "***"; leave them as they are to keep them.' });
@@ -79,33 +79,23 @@ function withoutSecrets(value: unknown): unknown {
   return value;
 }
 
-interface ShadowSummary {
-  operation: string;
-  calls: number;
-  match: number;
-  diverged: number;
-  error: number;
-  dropped: number;
-  matchRate: number | null;
-}
-
 function Cores(props: { tenantId: string }) {
-  const cores = useLoad(() => api<{ result: ConnectorView[] }>('GET', `/v1/tenants/${enc(props.tenantId)}/connectors`), [props.tenantId]);
-  const shadow = useLoad(() => api<{ result: ShadowSummary[] }>('GET', `/v1/tenants/${enc(props.tenantId)}/shadow`), [props.tenantId]);
+  const cores = useLoad(() => admin.tenant.connectors(props.tenantId), [props.tenantId]);
+  const shadow = useLoad(() => admin.tenantShadow.summary(props.tenantId), [props.tenantId]);
   // Which of these cores' breakers other tenants share (the gateway's view of every started core).
-  const gateway = useLoad(() => api<{ result: CoreState[] }>('GET', '/v1/console/cores'), [props.tenantId]);
+  const gateway = useLoad(() => admin.gateway.cores(), [props.tenantId]);
   const sharedWith = (name: string) => gateway.data?.result.find((c) => c.tenantId === props.tenantId && c.connector === name)?.breakerSharedWith ?? [];
   return html`<section class="panel" aria-labelledby="cores-h">
     <h2 id="cores-h">Cores</h2>
-    <${View} loaded=${cores} what="cores" empty=${(d: { result: ConnectorView[] }) => d.result.length === 0} emptyText="This tenant names no core.">
-      ${(d: { result: ConnectorView[] }) => html`<${CoreTable} rows=${d.result} sharedWith=${sharedWith} />`}
+    <${View} loaded=${cores} what="cores" empty=${(d: ConnectorsResponse) => d.result.length === 0} emptyText="This tenant names no core.">
+      ${(d: ConnectorsResponse) => html`<${CoreTable} rows=${d.result} sharedWith=${sharedWith} />`}
     <//>
     <h3>Shadow comparisons</h3>
-    <${View} loaded=${shadow} what="shadow comparisons" empty=${(d: { result: ShadowSummary[] }) => d.result.length === 0} emptyText="No shadow core: nothing is compared.">
-      ${(d: { result: ShadowSummary[] }) => html`<${TableRegion} label="Shadow comparisons">
+    <${View} loaded=${shadow} what="shadow comparisons" empty=${(d: ShadowSummaryResponse) => d.result.length === 0} emptyText="No shadow core: nothing is compared.">
+      ${(d: ShadowSummaryResponse) => html`<${TableRegion} label="Shadow comparisons">
         <table>
           <thead><tr><th scope="col">Operation</th><th scope="col">Match rate</th><th scope="col">Match</th><th scope="col">Diverged</th><th scope="col">Error</th><th scope="col">Dropped</th></tr></thead>
-          <tbody>${d.result.map((r) => html`<tr key=${r.operation}>
+          <tbody>${d.result.map((r: ShadowSummary) => html`<tr key=${r.operation}>
             <td>${r.operation}</td>
             <td>${r.matchRate === null ? '— (nothing compared yet)' : html`<${Badge} tone=${r.matchRate === 1 ? 'good' : r.matchRate >= 0.99 ? 'warn' : 'bad'}>${Math.round(r.matchRate * 1000) / 10}%<//>`}</td>
             <td>${r.match}</td><td>${r.diverged}</td><td>${r.error}</td><td>${r.dropped}</td>
@@ -139,7 +129,7 @@ function CoreTable(props: { rows: ConnectorView[]; sharedWith: (name: string) =>
 
 function Users(props: { tenantId: string }) {
   const id = props.tenantId;
-  const users = useLoad(() => api<Page<User>>('GET', `/v1/tenants/${enc(id)}/users?limit=200`), [id]);
+  const users = useLoad(() => admin.tenantUser.list(id, { limit: '200' }).page(), [id]);
   const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   // The least privilege unless the operator chooses more.
   const [form, setForm] = useState({ username: '', role: 'Read-Only', password: '' });
@@ -156,17 +146,18 @@ function Users(props: { tenantId: string }) {
   const add = (e: Event) => {
     e.preventDefault();
     void act(`User '${form.username}' added as ${form.role}.`, async () => {
-      await api('POST', `/v1/tenants/${enc(id)}/users`, { username: form.username, role: form.role, password: await encryptForTenant(id, form.password) });
+      // The password leaves this browser only as a JWE to the tenant's key (CardlineAdmin encrypts it).
+      await admin.tenantUser.create(id, { username: form.username, role: form.role as UserView['role'], password: form.password });
       setForm({ username: '', role: form.role, password: '' });
     });
   };
   return html`<section class="panel" aria-labelledby="users-h">
     <h2 id="users-h">Users</h2>
     <${Notice} kind=${notice?.kind ?? 'ok'} text=${notice?.text ?? null} />
-    <${View} loaded=${users} what="users" empty=${(p: Page<User>) => p.result.length === 0} emptyText="No user yet: add the tenant's first Admin below.">
-      ${(p: Page<User>) => {
+    <${View} loaded=${users} what="users" empty=${(p: UserPageResponse) => p.result.length === 0} emptyText="No user yet: add the tenant's first Admin below.">
+      ${(p: UserPageResponse) => {
         const admins = p.result.filter((u) => u.role === 'Admin' && !u.disabled);
-        const last = (u: User) => u.role === 'Admin' && !u.disabled && admins.length === 1;
+        const last = (u: UserView) => u.role === 'Admin' && !u.disabled && admins.length === 1;
         return html`<${TableRegion} label="Users">
           <table>
             <thead><tr><th scope="col">User</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Last login</th><th scope="col">Actions</th></tr></thead>
@@ -177,15 +168,15 @@ function Users(props: { tenantId: string }) {
                 <td>${u.disabled ? html`<${Badge} tone="neutral">disabled<//>` : u.locked ? html`<${Badge} tone="warn">locked<//>` : html`<${Badge} tone="good">active<//>`}</td>
                 <td>${when(u.lastLoginAt)}</td>
                 <td class="actions">
-                  ${u.locked ? html`<button type="button" onClick=${() => act(`'${u.username}' unlocked.`, () => api('POST', `/v1/tenants/${enc(id)}/users/${enc(u.username)}/unlock`))}>Unlock</button>` : null}
+                  ${u.locked ? html`<button type="button" onClick=${() => act(`'${u.username}' unlocked.`, () => admin.tenantUser.unlock(id, u.username))}>Unlock</button>` : null}
                   ${u.disabled
-                    ? html`<button type="button" onClick=${() => act(`'${u.username}' enabled.`, () => api('PATCH', `/v1/tenants/${enc(id)}/users/${enc(u.username)}`, { disabled: false }))}>Enable</button>`
-                    : html`<button type="button" disabled=${last(u)} onClick=${() => act(`'${u.username}' disabled.`, () => api('PATCH', `/v1/tenants/${enc(id)}/users/${enc(u.username)}`, { disabled: true }))}>Disable</button>`}
+                    ? html`<button type="button" onClick=${() => act(`'${u.username}' enabled.`, () => admin.tenantUser.update(id, u.username, { disabled: false }))}>Enable</button>`
+                    : html`<button type="button" disabled=${last(u)} onClick=${() => act(`'${u.username}' disabled.`, () => admin.tenantUser.update(id, u.username, { disabled: true }))}>Disable</button>`}
                   <button type="button" onClick=${() => setReset({ username: u.username, password: '' })}>Reset password</button>
                   ${last(u)
                     ? html`<button type="button" disabled>Remove</button>`
                     : html`<${ConfirmButton} label="Remove" question=${`Remove ${u.username}?`} confirm="Remove" danger=${true}
-                        onConfirm=${() => act(`'${u.username}' removed.`, () => api('DELETE', `/v1/tenants/${enc(id)}/users/${enc(u.username)}`))} />`}
+                        onConfirm=${() => act(`'${u.username}' removed.`, () => admin.tenantUser.remove(id, u.username))} />`}
                 </td>
               </tr>`)}
             </tbody>
@@ -197,7 +188,7 @@ function Users(props: { tenantId: string }) {
       ? html`<form class="inline" onSubmit=${(e: Event) => {
           e.preventDefault();
           void act(`Password of '${reset.username}' set; its tokens are revoked.`, async () => {
-            await api('PUT', `/v1/tenants/${enc(id)}/users/${enc(reset.username)}/password`, { password: await encryptForTenant(id, reset.password) });
+            await admin.tenantUser.setPassword(id, reset.username, { password: reset.password });
             setReset(null);
           });
         }}>

@@ -2,10 +2,10 @@
 // with its first Admin (connector options checked against the connector's own schema first), and disable /
 // enable with a confirmation.
 import { useEffect, useState } from 'preact/hooks';
-import { api, enc, messageOf, type Page } from '../api.js';
-import { encryptForTenant } from '../crypto.js';
+import { admin, messageOf } from '../api.js';
 import { Badge, ConfirmButton, Field, Notice, TableRegion, View, html, useLoad, when } from '../ui.js';
-import { connectorsOf, failing, failureOf, type CoreState, type Tenant } from '../types.js';
+import { connectorsOf, failing, failureOf, type ConnectorChoice, type TenantView } from '../types.js';
+import type { TenantPageResponse } from '../../../sdk/src/generated/types.js';
 
 const PAGE = 20;
 /** How long typing pauses before the gateway is asked (one request per pause, not per key). */
@@ -29,11 +29,8 @@ export function TenantsPage() {
     }, SEARCH_DEBOUNCE_MS);
     return () => clearTimeout(timer);
   }, [search]);
-  const tenants = useLoad(
-    () => api<Page<Tenant>>('GET', `/v1/tenants?limit=${PAGE}${query ? `&q=${enc(query)}` : ''}${cursor ? `&cursor=${enc(cursor)}` : ''}`),
-    [query, cursor],
-  );
-  const cores = useLoad(() => api<{ result: CoreState[] }>('GET', '/v1/console/cores'), [tenants.data]);
+  const tenants = useLoad(() => admin.tenant.list({ limit: String(PAGE), ...(query ? { q: query } : {}) }).page(cursor), [query, cursor]);
+  const cores = useLoad(() => admin.gateway.cores(), [tenants.data]);
   // A core that starts failing while the list is open is marked within 15 s.
   useEffect(() => {
     const timer = setInterval(cores.reload, 15_000);
@@ -41,9 +38,9 @@ export function TenantsPage() {
   }, [cores.reload]);
   const failingOf = (id: string) => (cores.data?.result ?? []).filter((c) => c.tenantId === id && failing(c));
 
-  const setStatus = async (t: Tenant, verb: 'disable' | 'enable') => {
+  const setStatus = async (t: TenantView, verb: 'disable' | 'enable') => {
     try {
-      await api('POST', `/v1/tenants/${enc(t.id)}/${verb}`);
+      await admin.tenant[verb](t.id);
       setNotice({ kind: 'ok', text: `Tenant ${t.id} ${verb === 'disable' ? 'disabled: its calls are refused until it is enabled' : 'enabled'}.` });
       tenants.reload();
     } catch (err) {
@@ -61,8 +58,8 @@ export function TenantsPage() {
           onInput=${(e: Event) => setSearch((e.target as HTMLInputElement).value)} placeholder="id or name" />
       <//>
     </div>
-    <${View} loaded=${tenants} what="tenants" empty=${(p: Page<Tenant>) => !query && cursors.length === 1 && p.result.length === 0} emptyText="No tenant yet: onboard the first bank above.">
-      ${(page: Page<Tenant>) => {
+    <${View} loaded=${tenants} what="tenants" empty=${(p: TenantPageResponse) => !query && cursors.length === 1 && p.result.length === 0} emptyText="No tenant yet: onboard the first bank above.">
+      ${(page: TenantPageResponse) => {
         const rows = page.result;
         return html`
           <${TableRegion} label="Tenants">
@@ -73,7 +70,7 @@ export function TenantsPage() {
                 ${rows.map((t) => {
                   const bad = failingOf(t.id);
                   return html`<tr key=${t.id} class=${bad.length ? 'row-failing' : ''} data-tenant=${t.id}>
-                    <td><a href=${`#/tenants/${enc(t.id)}`}>${t.id}</a><br /><small>${t.name}</small></td>
+                    <td><a href=${`#/tenants/${encodeURIComponent(t.id)}`}>${t.id}</a><br /><small>${t.name}</small></td>
                     <td><${Badge} tone=${t.status === 'active' ? 'good' : 'neutral'}>${t.status}<//></td>
                     <td>
                       ${connectorsOf(t.config).join(', ') || '—'}
@@ -101,20 +98,16 @@ export function TenantsPage() {
   </section>`;
 }
 
-interface ConnectorChoice {
-  id: string;
-  optionsSchema: { properties?: Record<string, { description?: string }>; required?: string[] } | null;
-}
-
 /** Onboard a bank: the tenant, its core, and its first Admin (the password encrypted here to the new tenant's key). */
 function Onboard(props: { onDone: (text: string) => void }) {
   const [open, setOpen] = useState(false);
   const [form, setForm] = useState({ id: '', name: '', connector: 'mock', options: '{ "fixtures": "demo" }', admin: 'admin', password: '' });
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const connectors = useLoad(() => (open ? api<{ result: ConnectorChoice[] }>('GET', '/v1/console/connectors') : Promise.resolve(null)), [open]);
+  const connectors = useLoad(() => (open ? admin.gateway.connectors() : Promise.resolve(null)), [open]);
   const set = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value });
-  const schema = connectors.data?.result.find((c) => c.id === form.connector)?.optionsSchema;
+  // A connector's options schema is JSON Schema: its properties and required names are all the hint shows.
+  const schema = connectors.data?.result.find((c) => c.id === form.connector)?.optionsSchema as { properties?: Record<string, unknown>; required?: string[] } | null | undefined;
 
   if (!open) return html`<p><button type="button" class="primary" onClick=${() => setOpen(true)}>Onboard a tenant</button></p>`;
 
@@ -131,16 +124,14 @@ function Onboard(props: { onDone: (text: string) => void }) {
     setBusy(true);
     try {
       // The connector's own schema decides, before anything is created.
-      const check = await api<{ result: { ok: boolean; problem: string | null } }>('POST', '/v1/console/connectors/check', { id: form.connector, options });
+      const check = await admin.gateway.connectorCheck({ id: form.connector, options });
       if (!check.result.ok) {
         setError(`The connector options are refused: ${check.result.problem}. Correct them and send again.`);
         return;
       }
-      await api('POST', '/v1/tenants', { id: form.id, ...(form.name ? { name: form.name } : {}), config: { connector: { id: form.connector, options } } });
-      if (form.admin && form.password) {
-        const password = await encryptForTenant(form.id, form.password);
-        await api('POST', `/v1/tenants/${enc(form.id)}/users`, { username: form.admin, role: 'Admin', password });
-      }
+      await admin.tenant.create({ id: form.id, ...(form.name ? { name: form.name } : {}), config: { connector: { id: form.connector, options } } });
+      // The password leaves this browser only as a JWE to the new tenant's key (CardlineAdmin encrypts it).
+      if (form.admin && form.password) await admin.tenantUser.create(form.id, { username: form.admin, role: 'Admin', password: form.password });
       setOpen(false);
       setForm({ ...form, id: '', name: '', password: '' });
       props.onDone(`Tenant ${form.id} onboarded${form.admin && form.password ? ` with its first Admin '${form.admin}'` : ''}.`);
@@ -161,7 +152,7 @@ function Onboard(props: { onDone: (text: string) => void }) {
       <${Field} label="Name" id="t-name"><input id="t-name" value=${form.name} onInput=${set('name')} /><//>
       <${Field} label="Core connector" id="t-connector">
         <select id="t-connector" value=${form.connector} onChange=${set('connector')}>
-          ${(connectors.data?.result ?? [{ id: 'mock', optionsSchema: null }]).map((c) => html`<option value=${c.id}>${c.id}</option>`)}
+          ${(connectors.data?.result ?? [{ id: 'mock', optionsSchema: null }]).map((c: ConnectorChoice) => html`<option value=${c.id}>${c.id}</option>`)}
         </select>
       <//>
       <${Field} label="Connector options (JSON)" id="t-options"

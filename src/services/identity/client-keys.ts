@@ -23,7 +23,7 @@ class ClientKeyError extends Error {
 
 /**
  * Why a value is not a registrable client key, one problem per member (`/d: ...`), or [] when it is.
- * The same checks as the Admin route's schema, for the CLI.
+ * The same checks as the route's schema, for a caller that did not come through it.
  */
 function clientJwkProblems(value: unknown): string[] {
   if (value && typeof value === 'object' && 'd' in value) {

@@ -16,7 +16,11 @@ type KeyStatus = 'active' | 'retiring' | 'retired';
 
 /** A lifecycle request the key set cannot honour (unknown kid, retiring the last active key). */
 export class KeyLifecycleError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** What the API answers for it: no such key (404), the active key (409), or a request it refuses (400). */
+    readonly reason: 'unknown-key' | 'active-key' | 'invalid' = 'invalid',
+  ) {
     super(message);
     this.name = 'KeyLifecycleError';
   }
@@ -309,11 +313,9 @@ export class KeyRing implements KeySource {
         kid,
       ]);
       const key = r.rows[0];
-      if (!key) throw new KeyLifecycleError(`Tenant '${tenantId}' has no key '${kid}'.`);
+      if (!key) throw new KeyLifecycleError(`Tenant '${tenantId}' has no key '${kid}'.`, 'unknown-key');
       if (key.status === 'active') {
-        throw new KeyLifecycleError(
-          `Key '${kid}' is the tenant's active ${key.use} key; rotate first (keys rotate --use ${key.use}), then retire the old key.`,
-        );
+        throw new KeyLifecycleError(`Key '${kid}' is the tenant's active ${key.use} key; rotate the ${key.use} keys first, then retire the key the rotation replaced.`, 'active-key');
       }
       await tx.query(
         "UPDATE keys SET status = 'retired', retire_at = LEAST(COALESCE(retire_at, $3::timestamptz), $3::timestamptz) WHERE tenant_id = $1 AND kid = $2",
