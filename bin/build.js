@@ -1,18 +1,8 @@
 #!/usr/bin/env node
-// The compiled JavaScript that `cardline`, `npm run demo` and `npm start` run (dist/), and the check that
-// it is not older than the TypeScript it comes from (decision 0100).
-//
-//   node bin/build.js            build now (tsc -b, incremental)
-//   node bin/build.js --if-stale build only when a source is newer than the build (what the commands do)
-//   node bin/build.js --prepare  npm's `prepare` (npm ci / npm install): --if-stale, and skipped with a
-//                                note where there is nothing to build (no src/, no TypeScript compiler)
-//
-// The build's stamp is tsc's own record, dist/tsconfig.build.tsbuildinfo, which every build writes (`npm run
-// build` too). dist/ is stale when any file or folder the build includes (src/, connectors/, schemas/…: the
-// `include` of tsconfig.build.json) or a tsconfig was modified at or after it; a folder's time changes when
-// a file in it is added, removed or renamed. Checking walks ~200 entries: a few ms. A build made here dates the record back to when it started (an edit made
-// during the build is newer, so rebuilt next time); one that fails dates it to 1970 (still stale: the
-// command refuses until it builds). Two processes that find dist/ stale at once build it once: the second
+// Builds dist/ (what `cardline`, `npm run demo` and `npm start` run) and checks it is not older than its
+// sources (decision 0100): `--if-stale` builds only then, `--prepare` is npm's prepare. The stamp is tsc's
+// dist/tsconfig.build.tsbuildinfo, dated back to the build's start so an edit made meanwhile counts as newer;
+// a lock makes two processes that find dist/ stale build it once.
 // waits on a lock, then finds it fresh.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync } from 'node:fs';

@@ -10,7 +10,7 @@ export const AmountOrZero = Type.String({ pattern: AMOUNT_PATTERN, description: 
 
 /**
  * No C0 or C1 control character (U+0000-U+001F, U+007F-U+009F): identifiers, names and address lines end up
- * in CSV reports, logs and a bank's spreadsheets, where a line break starts a new row (issue 20). An explicit
+ * in CSV reports, logs and a bank's spreadsheets, where a line break starts a new row. An explicit
  * class, not \p{Cc}: tools that compile patterns without the Unicode flag read `\p{Cc}` as the letters it holds.
  */
 export const CONTROL_CHARACTERS = '\\x00-\\x1F\\x7F-\\x9F';
@@ -73,7 +73,7 @@ const DOCUMENTED = Symbol.for('cardline.documented');
 /**
  * Query values arrive as strings and ajv does not coerce (STYLE §6), so the route checks a string and the
  * operation's `check` the range; the OpenAPI document describes the value as a client sends it, with the
- * bounds the gateway enforces (issue 20: `limit` was documented to 999 999 and refused above 200).
+ * bounds the gateway enforces.
  */
 export const documentedAs = <T extends import('@sinclair/typebox').TSchema>(schema: T, documented: Record<string, unknown>): T => ({
   ...schema,

@@ -1,4 +1,4 @@
-// The state one request carries through the pipeline, declared here and nowhere else (issue 22, decision 0220):
+// The state one request carries through the pipeline, declared here and nowhere else (decision 0220):
 // who it is for (tenant), who sent it (principal, operator), the Idempotency-Key it holds, what its operation
 // did, the events to record, and the error it was answered with. Created once per request, on first use; each
 // step writes its own fields, and the recorder (src/plugins/audit.ts) reads them when the step that answers

@@ -1,4 +1,4 @@
-// Signed checkpoints of a tenant's audit trail (issue 21, decision 0202): every chain's size and head, the
+// Signed checkpoints of a tenant's audit trail (decision 0202): every chain's size and head, the
 // trail's size and root, the time, signed (compact JWS, ES256) with the tenant's active token-signing key.
 // The gateway publishes one per tenant every few seconds while the trail grows (each process for the tenants it
 // wrote; the newest stays), GET /v1/audit/checkpoints/latest serves it, and `cardline audit verify

@@ -5,7 +5,7 @@ import { Command, Help } from 'commander';
 
 /**
  * The commands, each in its own module, loaded only when the command line names it: `cardline --help`
- * loads commander and this file, not the schemas, jose or the store (issue 22). The listing of
+ * loads commander and this file, not the schemas, jose or the store. The listing of
  * `cardline --help` shows each command's term and summary from here; test/cli/lazy.test.ts checks that
  * they are the ones the modules declare.
  */

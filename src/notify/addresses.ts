@@ -30,7 +30,7 @@ const v4Of = (hi: number, lo: number): ipaddr.IPv4 => new ipaddr.IPv4([hi >> 8, 
  * IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96, RFC 6145), the NAT64 well-known prefix
  * (64:ff9b::/96, RFC 6052), 6to4 (2002::/16: bits 16-47) and Teredo (2001::/32: the server at bits 32-63, the
  * client at bits 96-127 inverted). Each such address reaches the IPv4 address it embeds (through the host's
- * stack, a NAT64 gateway or a relay), so it is judged by that address (issue 20: [::a9fe:a9fe] counted as public).
+ * stack, a NAT64 gateway or a relay), so it is judged by that address.
  */
 function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | null {
   const p = address.parts;

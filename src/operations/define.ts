@@ -201,8 +201,7 @@ export type TypedOperation<Id extends string, M extends HttpMethod = HttpMethod>
 
 /**
  * Whether the body may be left out: a POST whose body declares every field optional (no `required`, no
- * `minProperties`), so that no body means what `{}` means (issue 20: a secret rotation without a body answered
- * 400). A PUT or PATCH still needs its body: an empty replacement is more likely a mistake than a wish.
+ * `minProperties`), so that no body means what `{}` means. A PUT or PATCH still needs its body: an empty replacement is more likely a mistake than a wish.
  */
 export function bodyMayBeOmitted(op: Operation): boolean {
   const body = op.body as { type?: unknown; required?: unknown[]; minProperties?: number } | undefined;

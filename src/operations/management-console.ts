@@ -1,5 +1,5 @@
 // What an operator reads and fixes for a tenant without its credentials, and what the console's pages show of
-// the whole gateway (issue 19, decision 0165): a tenant's channels, deliveries and audit trail with its chain's
+// the whole gateway (decision 0165): a tenant's channels, deliveries and audit trail with its chain's
 // verification, its shadow summary, a customer or card lookup, every core's state, request figures and the
 // built-in connectors. Management listener, operator access, problem dialect.
 //

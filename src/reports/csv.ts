@@ -15,8 +15,8 @@ export function toCsv(columns: readonly string[], rows: readonly Record<string, 
     return typeof value === 'string' ? neutralise(value) : String(value);
   }));
   // csv-stringify quotes a field holding the delimiter, a quote or the whole record delimiter (CRLF), but not
-  // a lone CR or LF, which a spreadsheet takes as a new row (issue 20: "Acme Ltd\n=2+5" started a row with a
-  // formula): RFC 4180 quotes any line break.
+  // a lone CR or LF, which a spreadsheet takes as a new row (one that may start with a formula): RFC 4180
+  // quotes any line break.
   return stringify(records, { header: true, columns: [...columns], record_delimiter: 'windows', quoted_match: /[\r\n]/ });
 }
 

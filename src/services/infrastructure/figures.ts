@@ -1,4 +1,4 @@
-// The live figures' readings (issue 19): the gateway's request counters and latency histogram, summed over
+// The live figures' readings: the gateway's request counters and latency histogram, summed over
 // route, method and status, overall and per tenant. They count from the processes' start; the console reads
 // them every few seconds and turns two readings into requests per second, error rate and p50/p99 (figures.ts
 // in the page). No second set of counters: read from the very exposition GET /metrics answers, which under
