@@ -100,10 +100,8 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
 };
 
 /**
- * Security headers for a JSON API, on both listeners: the browser-document policies (COOP,
- * origin-agent-cluster, DNS prefetch, download options, cross-domain policies) are left out; CSP forbids
- * everything; nothing may sit in a shared cache (public key sets override this). Every answer names its
- * request in X-Request-Id.
+ * Security headers for a JSON API on both listeners: no browser-document policies, a CSP that forbids
+ * everything, no shared caching (key sets override it), and X-Request-Id on every answer.
  */
 export const securityHeaders = fp(
   async (fastify) => {
@@ -159,16 +157,13 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     // No pino child per request unless something logs through request.log (src/logging.ts).
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
-    // No per-plugin start timeout (Fastify's default, 10 s, ends a start on a loaded machine with "Plugin did not
-    // start in time … forgot to call done"): the process bounds the whole start itself and names the step it is
-    // at (CARDLINE_START_TIMEOUT_MS, src/server.ts, decision 0101).
+    // No per-plugin start timeout: the process bounds the whole start and names its step (decision 0101).
     pluginTimeout: 0,
     // request.ip (the audit's origin) is the client behind the trusted proxies named by TRUST_PROXY; an
     // X-Forwarded-For from anyone else is ignored (decision 0047).
     trustProxy: config.trustProxy,
-    // Slow clients (decision 0015): the whole request must arrive within requestTimeout, its headers within
-    // 10 s; a socket may sit silent while a handler waits on the core (up to the connector deadline);
-    // idle keep-alive connections close after keepAliveTimeout (above a load balancer's usual 60 s).
+    // Slow clients (decision 0015): whole request within requestTimeout, headers within 10 s; keep-alive
+    // outlives a load balancer's usual 60 s.
     requestTimeout: config.requestTimeoutMs,
     connectionTimeout: config.requestTimeoutMs + config.connectorTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -176,10 +171,8 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
       headersTimeout: Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs),
       connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
     },
-    // A caller's X-Request-Id is kept for tracing only when it is a plain short token: it lands in every
-    // log line and audit record and is forwarded to the core, so anything that could carry a card number or
-    // a token (twelve digits or more, grouped or not; a JOSE string; odd characters) is replaced by a fresh
-    // UUID. What passes here is never altered afterwards (neither the audit nor the logs scrub it).
+    // A caller's X-Request-Id reaches logs, audit and the core, so only a plain short token is kept (nothing
+    // that could hold a card number or a token); anything else is replaced by a fresh UUID.
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -112,9 +112,8 @@ export class UserService {
   }
 
   /**
-   * Adds a user, or resets an existing one (new role and password, enabled, unlocked; its id is kept, its
-   * tokens revoked): the CLI's and the demo's `user add`. Resetting a user to what it already is (same role,
-   * same password, enabled) only unlocks it: its tokens stay valid (the demo restarted with its password).
+   * Adds or resets a user (the CLI's and demo's `user add`), revoking its tokens; resetting to the same role and
+   * password only unlocks, so a restarted demo's tokens stay valid.
    */
   async add(tenantId: string, username: string, role: Role, password: string, db: Queryable = this.db): Promise<User> {
     if (!ROLES.includes(role)) throw new Error(`Unknown role '${role}'; one of ${ROLES.join(', ')}`);
@@ -175,11 +174,7 @@ export class UserService {
     return r.rows[0] ? toView(r.rows[0]) : null;
   }
 
-  /**
-   * Changes a user's role or disables it (both revoke its tokens). The tenant's last enabled Admin cannot be
-   * demoted or disabled (409 LAST_ADMIN); the Admins are locked while this is decided, so two Admins cannot
-   * demote each other at once.
-   */
+  /** Changes a role or disables (revoking tokens); the Admins are locked so two cannot demote each other to none. */
   async update(tenantId: string, username: string, change: { role?: Role | undefined; disabled?: boolean | undefined }): Promise<UserView> {
     await this.db.transaction(async (tx) => {
       const user = await this.lockForChange(tx, tenantId, username);
@@ -231,10 +226,7 @@ export class UserService {
     await this.changed(tenantId, username);
   }
 
-  /**
-   * A user changes its own password. The current one is checked like a login (a wrong one counts towards
-   * the lockout); every token of the user, this one included, is revoked: log in again with the new one.
-   */
+  /** A user changes its own password: checked like a login, and every token of the user revoked. */
   async changeOwnPassword(tenantId: string, username: string, current: string, next: string): Promise<void> {
     const problem = passwordProblem(next);
     if (problem) throw Errors.badRequest(problem);
@@ -298,13 +290,8 @@ export class UserService {
   }
 
   /**
-   * Checks a password. Unknown user, wrong password, disabled and locked account all resolve null:
-   * the caller answers them alike.
-   *
-   * An attempt is registered as "in flight" atomically BEFORE argon2 runs, and refused unchecked when
-   * the user's confirmed failures plus the attempts already in flight reach ten: a burst of concurrent
-   * guesses cannot all slip past the lock while the hashes are computed. Only checked, wrong passwords
-   * count as failures (the tenth locks the user for 30 minutes); a success clears them.
+   * Checks a password; unknown, wrong, disabled and locked all resolve null alike. The attempt is registered
+   * in flight before argon2 runs, so a burst of concurrent guesses cannot slip past the lock of ten failures.
    */
   async authenticate(
     tenantId: string,
@@ -339,11 +326,7 @@ export class UserService {
     return ok ? { id: row.id, tenantId, username: row.username, role: row.role, generation: Number(row.token_generation) } : null;
   }
 
-  /**
-   * Registers an attempt in flight; false (and nothing registered) when the user is locked or the
-   * failures plus attempts in flight already reach the limit. An expired lock starts afresh; attempts
-   * left in flight by a process that died are forgotten after 30 seconds.
-   */
+  /** Registers an attempt in flight, or false when locked or at the limit; a dead process's attempts expire in 30 s. */
   private async beginAttempt(tenantId: string, username: string): Promise<boolean> {
     const r = await this.db.query<{ admitted: boolean }>(
       `INSERT INTO login_attempts AS a (tenant_id, username, failures, in_flight, in_flight_at)
