@@ -7,10 +7,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { CardlineError, Errors } from '../errors.js';
 import { declareErrors, errorCase, takesBody } from '../step-errors.js';
 
-/**
- * What reading a body answers, on every write: this parser's refusals, and Fastify's own for a body too large
- * or of a media type no parser takes (rendered by the errors step).
- */
+/** What reading a body answers on every write: this parser's refusals and Fastify's too-large or media type. */
 export const bodyErrors = declareErrors('body', (op) =>
   takesBody(op) ? [errorCase('malformed-body', 'The body is not (strict) JSON', Errors.badRequest('The request body is not valid JSON.'))] : [],
 );
@@ -77,11 +74,7 @@ const FORBIDDEN_KEY = 'The request body contains a forbidden key (__proto__, or 
 
 const LONE_SURROGATE = 'contains an unpaired UTF-16 surrogate (an escape from \\uD800 to \\uDFFF without its pair); send valid Unicode text.';
 
-/**
- * Finds string literals that decode to a lone surrogate, which PostgreSQL refuses to store. Raw text is valid
- * UTF-8 already (a surrogate cannot be encoded in it), so only a `\u` escape can make one; literals without
- * one are skipped, and the search for the next escape moves forward only (one pass over the text).
- */
+/** Finds `\u` escapes that decode to a lone surrogate (PostgreSQL refuses them), in one forward pass. */
 function surrogateCheck(text: string): (open: number, close: number) => boolean {
   let next = text.indexOf('\\u');
   return (open, close) => {
@@ -121,10 +114,7 @@ function stringEnd(text: string, open: number): number {
   }
 }
 
-/**
- * Checks a text that JSON.parse accepted against the limits above; throws the first problem as a 400.
- * One pass, no recursion: a stack of open containers.
- */
+/** Checks a text JSON.parse accepted against the limits above, in one pass without recursion. */
 function checkJsonText(text: string): void {
   const frames: Frame[] = [];
   const top = () => frames[frames.length - 1];
