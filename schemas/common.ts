@@ -9,9 +9,8 @@ export const Money = Type.String({ pattern: MONEY_PATTERN, description: 'a posit
 export const AmountOrZero = Type.String({ pattern: AMOUNT_PATTERN, description: 'a decimal string with at most two decimals' });
 
 /**
- * No C0 or C1 control character (U+0000-U+001F, U+007F-U+009F): identifiers, names and address lines end up
- * in CSV reports, logs and a bank's spreadsheets, where a line break starts a new row. An explicit
- * class, not \p{Cc}: tools that compile patterns without the Unicode flag read `\p{Cc}` as the letters it holds.
+ * No C0 or C1 control character: names end up in CSV reports, logs and spreadsheets, where a line break starts
+ * a row. An explicit class, since tools without the Unicode flag misread `\p{Cc}`.
  */
 export const CONTROL_CHARACTERS = '\\x00-\\x1F\\x7F-\\x9F';
 export const PLAIN_TEXT_PATTERN = `^[^${CONTROL_CHARACTERS}]*$`;
@@ -24,10 +23,7 @@ export const Identifier = PlainText(1, 64);
 /** Symbol key, so that ajv (strict) and the schema's JSON never see it (decision 0019). */
 const SENSITIVE = Symbol.for('cardline.sensitive');
 
-/**
- * Marks a string field sensitive (decision 0019): the gateway accepts it as a compact JWE encrypted to the
- * tenant's key and decrypts it before validation, and logs mask it. Read once, at route registration.
- */
+/** Marks a string field sensitive (decision 0019): it may arrive as a JWE to the tenant's key, and logs mask it. */
 export const sensitive = <T extends import('@sinclair/typebox').TSchema>(schema: T): T => ({ ...schema, [SENSITIVE]: true });
 export const isSensitive = (schema: unknown): boolean =>
   typeof schema === 'object' && schema !== null && (schema as Record<symbol, unknown>)[SENSITIVE] === true;
@@ -70,11 +66,7 @@ export type Problem = Static<typeof Problem>;
 /** Symbol key (like SENSITIVE): how the OpenAPI document describes a query value that ajv checks as a string. */
 const DOCUMENTED = Symbol.for('cardline.documented');
 
-/**
- * Query values arrive as strings and ajv does not coerce (STYLE §6), so the route checks a string and the
- * operation's `check` the range; the OpenAPI document describes the value as a client sends it, with the
- * bounds the gateway enforces.
- */
+/** Query values arrive as strings (ajv does not coerce): documented as sent, with the bounds the operation checks. */
 export const documentedAs = <T extends import('@sinclair/typebox').TSchema>(schema: T, documented: Record<string, unknown>): T => ({
   ...schema,
   [DOCUMENTED]: documented,
@@ -90,9 +82,6 @@ export const PageLimit = (max: number, byDefault: number) => {
 
 /** A calendar day as the document shows it: format `date` (a day that exists), year 0001 or later. */
 export const DAY_PATTERN = '^(?!0000)\\d{4}-\\d{2}-\\d{2}$';
-/**
- * A day, YYYY-MM-DD: the route checks the digits (`Pattern`), the operation that the day exists
- * (`isDay`, src/domain/days.ts: 2026-02-30 and year 0000 are refused with `Invalid`); the document says both.
- */
+/** A day, YYYY-MM-DD: the route checks the digits, the operation that the day exists (`isDay`). */
 export const Day = (description: string) =>
   documentedAs(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description }), { type: 'string', format: 'date', pattern: DAY_PATTERN, description });
