@@ -5,12 +5,9 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Follows each connection of the servers and how many of its requests are being answered; the function returned
- * closes, at shutdown, every connection that carries no request (idle, or a request whose headers never
- * completed), and leaves those with answers under way. Node's closeIdleConnections() leaves a connection with a
- * half-sent request open until its headers timeout, which outlasted the grace period (a worker killed mid-load
- * left one to its successor). Counted, not flagged: a pipelined request is under way while the one before it
- * is answered, and that answer's end must not make the connection look unused.
+ * Tracks each connection's requests under way, so shutdown closes every connection carrying none (Node's
+ * closeIdleConnections() leaves a half-sent request open past the grace period). Counted, not flagged, for
+ * pipelined requests.
  */
 export function unusedConnections(servers: readonly Server[]): () => void {
   const answering = new WeakMap<Socket, number>();

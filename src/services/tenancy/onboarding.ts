@@ -55,21 +55,12 @@ export async function seedDemo(deps: OnboardingDeps, password: string, connector
 
 /** What the demo did with its operator key at this start (decision 0170). */
 export interface DemoOperatorKeySeed {
-  /**
-   * created: a new `demo` key (the chosen one, or a random one returned in `key` to be printed once);
-   * kept: the `demo` key is already the chosen one, or exists and none was chosen;
-   * revoked: the chosen key, or without a choice the `demo` key, was revoked: it stays so, nothing is created;
-   * taken: the chosen key is another operator key's, left as it is.
-   */
+  /** created (a random key is returned once), kept, revoked (stays so, nothing created) or taken by another key. */
   outcome: 'created' | 'kept' | 'revoked' | 'taken';
   key: string | null;
 }
 
-/**
- * The demo's operator key, named `demo` (decision 0170): the key chosen in CARDLINE_DEMO_OPERATOR_KEY replaces
- * it; without one a random key is created the first time. A revocation is never undone by a restart: a chosen
- * key that was revoked stays revoked, and without a chosen key no new `demo` key replaces a revoked one.
- */
+/** The demo's operator key `demo` (decision 0170): the chosen key or a random first one; a revocation survives restarts. */
 export async function seedDemoOperatorKey(keys: OperatorKeys, chosen: string | undefined): Promise<DemoOperatorKeySeed> {
   const existing = await keys.get(DEMO_OPERATOR);
   if (chosen !== undefined) {
