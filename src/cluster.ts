@@ -1,9 +1,6 @@
-// CARDLINE_WORKERS=N (decision 0206): N gateway processes on one port, with node:cluster. The primary runs no
-// gateway: it forks the first worker alone (the store's migrations and the demo's seeding happen once), then the
-// others; it hands out connections (round-robin), replaces a worker that dies, drains them all on SIGTERM/SIGINT,
-// and answers a worker's GET /metrics with every worker's metrics aggregated (prom-client's AggregatorRegistry),
-// so that one scrape sees the whole gateway. Each worker is a whole gateway: its own pool, readiness, delivery
-// worker (deliveries are claimed with FOR UPDATE SKIP LOCKED, so N workers share them without sending twice).
+// CARDLINE_WORKERS=N (decision 0206): N gateway processes on one port. The primary forks the first worker alone
+// (migrations and seeding once), then the others; it replaces dead workers, drains on SIGTERM/SIGINT and
+// aggregates every worker's /metrics. Each worker is a whole gateway; deliveries are shared by SKIP LOCKED claims.
 import cluster, { type Worker } from 'node:cluster';
 import client from 'prom-client';
 import { METRICS_REQUEST, METRICS_RESPONSE, WORKER_INDEX_VARIABLE, isClusterWorker, type Message } from './services/infrastructure/cluster-metrics.js';
@@ -26,10 +23,7 @@ interface PrimaryOptions {
   say?: (line: string) => void;
 }
 
-/**
- * The primary: forks the workers, keeps them running, drains them on SIGTERM/SIGINT. Resolves with the exit
- * code once every worker has exited after a signal, or when the first worker fails to start.
- */
+/** The primary: forks, keeps and drains the workers; resolves with the exit code. */
 export function runPrimary(opts: PrimaryOptions): Promise<number> {
   const say = opts.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   const aggregator = new client.AggregatorRegistry();

@@ -140,10 +140,7 @@ function toCardlineError(err: unknown, request: FastifyRequest): CardlineError {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /**
-     * Renders a catalogue error onto the reply in the route's dialect (status, headers, content type) and
-     * returns the body: the one renderer, also for a step that must turn an answer into an error.
-     */
+    /** Renders a catalogue error in the route's dialect and returns the body: the one renderer. */
     renderError(err: CardlineError, request: FastifyRequest, reply: FastifyReply): string;
   }
 }
@@ -171,10 +168,8 @@ const FRAMEWORK_ERROR = Symbol('cardline.frameworkError');
 type Refused = IncomingMessage & { [FRAMEWORK_ERROR]?: { code: string; url: string } };
 
 /**
- * Fastify's `frameworkErrors`: a URL the router cannot read (FST_ERR_BAD_URL, FST_ERR_MAX_PARAM_LENGTH). Its
- * request and reply here bypass every hook (no request id header, no security headers); so the request is
- * routed again, to a path no route has, with the error noted on it: the not-found handler answers it like any
- * other, after the hooks every answer goes through.
+ * Fastify's `frameworkErrors` (an unreadable URL) bypass every hook, so the request is routed again to the
+ * not-found handler, which answers after the hooks every answer goes through.
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw as Refused;
