@@ -62,11 +62,7 @@ function checkName(tenantId: string, name: unknown): string {
   return name;
 }
 
-/**
- * A configuration as it is stored: defaults filled, the structure and the connector (module loaded, options
- * checked against its schema) validated, secrets sealed. Sealed values carried over from the stored
- * configuration are opened first, so that what is validated is what the connector will get.
- */
+/** A configuration as stored: defaults filled, validated with its connector's options (secrets opened), secrets sealed. */
 async function storableConfig(deps: TenantAdminDeps, tenantId: string, raw: unknown): Promise<Record<string, unknown>> {
   const clear = structuredClone(raw ?? {}) as Record<string, unknown>;
   if (deps.secrets) for (const c of connectorChoices(clear)) if (c.options !== undefined) c.options = deps.secrets.open(tenantId, c.options);
@@ -106,11 +102,7 @@ export async function createTenant(deps: TenantAdminDeps, input: { id: string; n
   return (await deps.tenants.get(input.id))!;
 }
 
-/**
- * Creates a tenant that must not exist yet, as an operator asks for one: an existing id is refused with the
- * business code TENANT_EXISTS, also when two operators create the same id at once and the second meets the
- * primary key (SQLSTATE 23505 is mapped here, never in a route).
- */
+/** Creates a tenant; an existing id is TENANT_EXISTS, also when two creations race to the primary key. */
 export async function createNewTenant(deps: TenantAdminDeps, input: { id: string; name?: string; config?: unknown }): Promise<Tenant> {
   const exists = () => Errors.business('TENANT_EXISTS', `A tenant '${input.id}' exists already.`);
   if (await deps.tenants.stored(input.id)) throw exists();
@@ -125,10 +117,7 @@ export async function createNewTenant(deps: TenantAdminDeps, input: { id: string
 /** PostgreSQL's SQLSTATE for a unique or primary-key violation (PGlite answers the same). */
 const UNIQUE_VIOLATION = '23505';
 
-/**
- * Applies a JSON merge patch (RFC 7396) of `{ name, config }` and validates the result as at creation.
- * A "***" where a secret is stored keeps the secret. Null when the tenant does not exist.
- */
+/** Applies a JSON merge patch of `{ name, config }`, validated as at creation ("***" keeps a secret); null if unknown. */
 export async function updateTenant(deps: TenantAdminDeps, tenantId: string, patch: Record<string, unknown>): Promise<Tenant | null> {
   const change = { kind: 'tenant', tenantId } as const;
   const found = await deps.db.transaction(async (tx) => {
@@ -167,10 +156,7 @@ export async function encryptionKeys(deps: Pick<TenantAdminDeps, 'keys'>, tenant
   return (await deps.keys.forTenant(tenantId)).enc.map((k) => k.publicJwk);
 }
 
-/**
- * Seals the secrets of tenants stored by a version that kept them in clear (decision 0035). A tenant whose
- * connector cannot be loaded is left as it is: it is reported degraded, and fixing it seals it.
- */
+/** Seals secrets a former version stored in clear (decision 0035); a tenant whose connector cannot load is left. */
 export async function sealLegacySecrets(
   deps: TenantAdminDeps,
   log: { warn(obj: object, msg: string): void },
