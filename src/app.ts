@@ -99,10 +99,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(docs.docsRoutes, { listener: 'public' });
 };
 
-/**
- * Security headers for a JSON API on both listeners: no browser-document policies, a CSP that forbids
- * everything, no shared caching (key sets override it), and X-Request-Id on every answer.
- */
+/** JSON API security headers: a CSP forbidding everything, no shared caching, X-Request-Id on every answer. */
 export const securityHeaders = fp(
   async (fastify) => {
     // Computed once, by helmet itself, instead of rebuilding its configuration on every request.

@@ -35,10 +35,7 @@ export function resolveMasterKey(
   return key;
 }
 
-/**
- * The gateway's store. The gateway runs the embedded store on a thread of its own (config.storeThread); a CLI
- * command, over in a moment, keeps it in process.
- */
+/** The gateway's store: the embedded one on a thread of its own, except for a short CLI command. */
 export function openStore(config: Config, opts: { thread?: boolean } = {}): Promise<Db> {
   return openDb({ databaseUrl: config.databaseUrl, dataDir: join(config.dataDir, 'pglite'), thread: opts.thread ?? false });
 }

@@ -2,10 +2,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
-/**
- * Gateway keys kept imported (decisions 0209, 0214): about 7 KB of native memory each; past it the least
- * recently used is re-imported when needed (about 0.1 ms), rarely, since verified tokens are cached.
- */
+/** Gateway keys kept imported (0209, 0214): ~7 KB of native memory each; the LRU re-imports on demand. */
 export const DEFAULT_KEY_CACHE_MAX = 1_000;
 
 /** Connector instances kept started by default (decision 0210). */

@@ -56,10 +56,7 @@ const BEARER_CHALLENGES = {
 } as const;
 export type BearerChallenge = keyof typeof BEARER_CHALLENGES;
 
-/**
- * The catalogue. Each entry names an operator-facing code (CL_*), its status and the message that
- * tells the caller how to fix it.
- */
+/** The catalogue: each code (CL_*) with its status and a message telling the caller how to fix it. */
 export const Errors = {
   tenantHeaderMissing: () =>
     new CardlineError('CL_TENANT_HEADER', {
@@ -236,10 +233,7 @@ export const Errors = {
     }),
 } as const;
 
-/**
- * A 5xx says nothing of its cause (no internals leave the gateway), so it names the request instead: the id a
- * client quotes to support, who find the request's log lines and audit record by it.
- */
+/** A 5xx says nothing of its cause: it names the request id, by which support finds its logs and record. */
 export function quotingRequestId(err: CardlineError, status: number, requestId: string): CardlineError {
   return new CardlineError(err.code, { ...err.init, detail: `${err.init.detail ?? reasonPhrase(status)} Quote request id ${requestId} to support.` });
 }

@@ -23,10 +23,7 @@ export class ListenError extends Error {
   }
 }
 
-/**
- * Listens as `spec` says. EADDRINUSE, EACCES and EADDRNOTAVAIL become a ListenError naming the listener and its
- * variable; `others` are this process's listeners already open, so that a port taken by one of them is said.
- */
+/** Listens as `spec` says; a taken or refused address becomes a ListenError naming the listener and variable. */
 export async function listenOn(app: FastifyInstance, spec: ListenerSpec, others: readonly ListenerSpec[] = []): Promise<string> {
   try {
     return await app.listen({ host: spec.host, port: spec.port });

@@ -124,10 +124,7 @@ export async function openCheckpoint(db: Queryable, tenantId: string, text: stri
   return payload;
 }
 
-/**
- * Publishes checkpoints: every `intervalMs`, one for each tenant whose trail this process wrote to since the
- * last round. Tenants without a signing key (the platform's own trail) are left out.
- */
+/** Publishes a checkpoint every `intervalMs` for each tenant this process wrote to; not for the platform's trail. */
 export class CheckpointPublisher {
   private readonly dirty = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
@@ -155,10 +152,7 @@ export class CheckpointPublisher {
     this.timer.unref();
   }
 
-  /**
-   * Publishes for the tenants written since the last round, at most MAX_PER_ROUND of them (the others wait for
-   * the next round, so that ten thousand busy tenants cost a bounded number of signatures per interval).
-   */
+  /** Publishes for at most MAX_PER_ROUND tenants a round, so busy tenants cost bounded signatures per interval. */
   async publishDirty(): Promise<void> {
     const tenants = [...this.dirty].slice(0, MAX_PER_ROUND);
     for (const t of tenants) this.dirty.delete(t);

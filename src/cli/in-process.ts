@@ -25,10 +25,7 @@ export function cliOperator(env: NodeJS.ProcessEnv = process.env): Operator {
   return { name: `cli:${user}`.slice(0, MAX_ACTOR) };
 }
 
-/**
- * The SDK's fetch, answered by `app` in this process: each request is injected (never sent on a socket) with
- * the per-process secret that makes it the CLI's principal.
- */
+/** The SDK's fetch answered in process by `app.inject`, with the secret that makes it the CLI's principal. */
 export function injectFetch(app: FastifyInstance, secret: string): typeof fetch {
   return async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));

@@ -45,10 +45,7 @@ export const storeRefusal =
 const httpRefusal = (r: Refusal): string =>
   `The management API refused: ${r.status} ${r.title}${r.businessCode ? ` [${r.businessCode}]` : ''}: ${r.detail ?? ''}${fieldsOf(r)}`;
 
-/**
- * A CardlineAdmin for one command: it calls only the operations the command declared (the app in process
- * registers only those, decision 0104, so a call to another one is a mistake caught in both modes).
- */
+/** A CardlineAdmin calling only the command's declared operations (decision 0104): a mistake fails in both modes. */
 export async function commandAdmin(target: Target, operations: readonly ManagementOperationId[]): Promise<CardlineAdmin> {
   const { CardlineAdmin } = await import('../../sdk/src/admin.js');
   const declared = new Set<string>(operations);

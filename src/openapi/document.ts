@@ -113,10 +113,7 @@ const ErrorEnvelope = Type.Object(
   { description: 'Spec 2.6: the credit-line envelope of a failure' },
 );
 
-/**
- * The steps whose declared errors an operation's document lists, in the order its examples are shown (each
- * declaration, beside its step's code, says on which operations the step runs and what it answers there).
- */
+/** The steps whose declared errors an operation's document lists, in the order its examples show them. */
 export const DOCUMENTED_STEPS: readonly StepErrors[] = [
   tenantErrors,
   validationErrors,
@@ -395,10 +392,7 @@ function addExamples(op: Operation, operation: OperationShape): void {
   }
 }
 
-/**
- * The schemas as @fastify/swagger writes them into the document (convertJsonSchemaToOpenapi3): `const: x` as
- * `enum: [x]`, `patternProperties` (a TypeBox Record) as `additionalProperties`.
- */
+/** Schemas as @fastify/swagger writes them: `const` as `enum`, `patternProperties` as `additionalProperties`. */
 function asConverted(schemas: Record<string, unknown>): Record<string, unknown> {
   const convert = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(convert);

@@ -23,10 +23,7 @@ const ACCESS = {
   self: ROLES,
 } as const satisfies Record<string, readonly Role[]>;
 
-/**
- * A row of the role table; `public`: no token (login, the tenant's public keys); `operator`: an operator key
- * on the management listener, never a tenant's token (no role of a tenant admits it).
- */
+/** A role table row; `public` needs no token; `operator` is an operator key on the management listener only. */
 export type Access = keyof typeof ACCESS | 'public' | 'operator';
 
 /** The tenant roles an access admits; null for `public` and `operator` (no tenant token is asked for). */

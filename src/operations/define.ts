@@ -29,10 +29,7 @@ export interface EncryptedField {
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/**
- * The listener an operation is served on: `public` (the tenants' API: a tenant header and a bearer token) or
- * `management` (the platform operator's API: an operator key, no tenant header; decision 0190).
- */
+/** The listener: `public` (tenant header and token) or `management` (operator key, decision 0190). */
 export type Listener = 'public' | 'management';
 
 /** The static type of an optional schema: `undefined` when the operation declares none. */
@@ -43,10 +40,7 @@ export interface OperationInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;
-  /**
-   * Public listener: the tenant the request's header names. Management listener: the tenant its path names
-   * (`tenantParam`), found whatever its status; null for an operation that names none.
-   */
+  /** The tenant the header names (public) or the path names, whatever its status (management); null if none. */
   tenant: Tenant;
   /** The caller; null on public operations (login) and on the management listener. */
   principal: Principal | null;
@@ -62,17 +56,11 @@ export interface ExecuteContext<P, Q, B> extends OperationInput<P, Q, B> {
   core: CoreCall;
   services: Services;
   log: FastifyBaseLogger;
-  /**
-   * Records a security event with the request's audit record even when the request fails (a login that
-   * locks its user answers 401): checked against the event's closed schema like any event of record.
-   */
+  /** Records a security event with the audit record even when the request fails (a login locking its user). */
   securityEvent: (event: EventOf) => void;
 }
 
-/**
- * The event of record a completed call adds to the outbox, in its audit record's transaction. Built from
- * the operation's result and input, checked against the type's closed schema (schemas/events.ts).
- */
+/** The event a completed call adds to the outbox with its record, checked against its closed schema. */
 export type EventDecl<V, I> =
   | { [T in EventType]: { type: T; payload: (result: V, input: I) => EventPayload<T> } }[EventType]
   /** An event whose type depends on the result (an authorization approved or declined), or none (undefined). */
@@ -163,10 +151,7 @@ export interface OperationSpec<
   /** false: not audited (reads of the audit trail itself, public key sets). */
   audit: AuditDecl<V> | false;
   event?: EventDecl<V, OperationInput<StaticOf<P>, StaticOf<Q>, StaticOf<B>>>;
-  /**
-   * A second representation: with `Accept: text/csv` the answer is `rows` of the result under a header of
-   * `columns` (RFC 4180, formula cells neutralised), `text/csv; charset=utf-8`.
-   */
+  /** With `Accept: text/csv`, the result's `rows` under `columns` (RFC 4180, formula cells neutralised). */
   csv?: { columns: readonly string[]; rows: (result: V) => readonly Record<string, unknown>[] };
   /** Documentation examples, from the demo data. */
   examples?: { body?: StaticOf<B>; response?: Static<R> };
@@ -175,10 +160,7 @@ export interface OperationSpec<
 /** An operation as the registrar and the pipeline hold it: the types were checked where it was declared. */
 export type Operation = OperationSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, TSchema, unknown, SensitiveValues>;
 
-/**
- * Declares one operation. The generic parameters are inferred from the schemas and `execute`, so every
- * function of the entry sees typed input and result.
- */
+/** Declares one operation; generics inferred from the schemas and `execute` type every function of the entry. */
 export function defineOperation<
   Id extends string,
   M extends HttpMethod,
@@ -193,10 +175,7 @@ export function defineOperation<
   return spec as unknown as TypedOperation<Id, M>;
 }
 
-/**
- * An entry as declared: an `Operation` whose id and method are their literals, so that a table keyed by id
- * (`satisfies Record<OperationId, …>`) can be checked by the compiler.
- */
+/** An entry with literal id and method, so tables keyed by id can be checked by the compiler. */
 export type TypedOperation<Id extends string, M extends HttpMethod = HttpMethod> = Operation & { readonly id: Id; readonly method: M };
 
 /**

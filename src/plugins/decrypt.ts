@@ -12,10 +12,7 @@ import { parseStrictJson } from './strict-json.js';
 
 const JOSE_MEDIA_TYPE = 'application/jose';
 
-/**
- * What this step answers: on every write of the public API, and on the management listener's writes that name
- * a tenant in their path (a JWE is opened to that tenant's key, and only there).
- */
+/** What this step answers: public writes, and management writes naming a tenant (opened to its key only). */
 export const decryptErrors = declareErrors('decrypt', (op) =>
   takesBody(op) && (!isManagement(op) || op.tenantParam !== undefined)
     ? [errorCase('encrypted-payload', 'An encrypted body or field could not be processed', Errors.encryptedPayload())]
@@ -77,10 +74,7 @@ function requiresEncryptedBody(tenant: Tenant, method: string, routeUrl: string)
 }
 
 interface DecryptOptions {
-  /**
-   * Whether the tenant's `encryption.requireEncryptedBody` applies (default true): a policy of the tenant's
-   * own API, not of the operator's management listener, where password fields are still opened.
-   */
+  /** Whether `encryption.requireEncryptedBody` applies (default true): the tenant's API only, not the operator's. */
   tenantPolicy?: boolean;
 }
 

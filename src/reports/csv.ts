@@ -20,10 +20,7 @@ export function toCsv(columns: readonly string[], rows: readonly Record<string, 
   return stringify(records, { header: true, columns: [...columns], record_delimiter: 'windows', quoted_match: /[\r\n]/ });
 }
 
-/**
- * Whether the request prefers text/csv to JSON (Accept, with q-values and wildcards; JSON on a tie and
- * without Accept).
- */
+/** Whether the request prefers text/csv to JSON (q-values and wildcards; JSON on a tie or without Accept). */
 export function prefersCsv(accept: string | undefined): boolean {
   if (!accept) return false;
   const ranges = accept.split(',').map((part) => {

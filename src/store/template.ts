@@ -35,10 +35,7 @@ export function storeTemplate(dir = TEMPLATE_DIR): string | null {
   }
 }
 
-/**
- * Copies the template's files into a new store's (empty) data directory: as copy-on-write clones where the
- * file system makes them (btrfs, XFS), else byte copies (about 0.3-0.6 s for its 40 MB on ext4).
- */
+/** Copies the template into a new data directory, as copy-on-write clones where the file system allows. */
 export function copyTemplate(template: string, dataDir: string): void {
   cpSync(template, dataDir, { recursive: true, mode: constants.COPYFILE_FICLONE });
 }

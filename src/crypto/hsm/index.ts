@@ -97,10 +97,7 @@ export interface OpenedKey {
   wipe?(): void;
 }
 
-/**
- * The translation every implementation shares: checks the request, opens both keys, and runs the
- * ISO 9564-1 decipher → validate → re-encode → encipher sequence through their ciphers.
- */
+/** The translation every HSM shares: check, open both keys, decipher → validate → re-encode → encipher. */
 export async function translateWith(
   input: TranslatePinBlockInput,
   open: (keyId: string) => Promise<OpenedKey>,

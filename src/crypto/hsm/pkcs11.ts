@@ -62,10 +62,7 @@ export class Pkcs11HsmProvider implements HsmProvider {
     private readonly opts: Pkcs11Options,
   ) {}
 
-  /**
-   * Loads the library, finds the token by label and logs in. Fails fast, naming what to fix: the
-   * gateway does not start with a PIN configuration it cannot use.
-   */
+  /** Loads the library, finds the token and logs in, failing fast with what to fix: no start with an unusable PIN setup. */
   static async open(opts: Pkcs11Options): Promise<Pkcs11HsmProvider> {
     let lib: Pkcs11Module;
     try {

@@ -65,10 +65,7 @@ export class CoreCaller {
 
   private readonly observer: Pick<Observer, 'connectorCall'> | undefined;
 
-  /**
-   * Calls one operation under the request's deadline and maps the outcome: succeeded → value;
-   * rejected → business error; pending → 202; transport failures → 502/504.
-   */
+  /** One call under the request's deadline: value, business error, 202 pending, or 502/504 for transport failures. */
   async invoke<O extends ContractOperation>(tenant: Tenant, operation: O, input: OperationInput<O>, ctx: CallContext): Promise<OperationValue<O>> {
     // The route is read once, from the configuration this request started with: a request in flight
     // finishes on the connector it began with even if routing changes meanwhile (its lease keeps it open).

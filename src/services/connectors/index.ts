@@ -32,10 +32,7 @@ export type ConnectorServicesOptions = ConnectorRegistryOptions &
     observer?: Pick<Observer, 'connectorCall'>;
   };
 
-/**
- * The three parts wired together. `timeoutMs` is the deadline of one call and also how long a tenant's
- * connector may take to start before the tenant is reported degraded.
- */
+/** The three parts wired; `timeoutMs` bounds one call and a connector's start before its tenant is degraded. */
 export function createConnectorServices(
   definitions: ConnectorDefinition[],
   logger: FastifyBaseLogger,

@@ -162,10 +162,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
     return this.tenantLabel ? { ...base, tenant: tenant ?? '' } : base;
   }
 
-  /**
-   * The series a label set names, looked up once: prom-client validates and hashes the labels on every
-   * inc/observe otherwise. As many entries as series, which the label values bound.
-   */
+  /** Series looked up once per label set: prom-client would validate and hash the labels on every call. */
   private readonly series = new Map<object, Map<string, unknown>>();
 
   private child<C>(metric: { labels(labels: Record<string, string>): C }, key: string, labels: () => Record<string, string>): C {

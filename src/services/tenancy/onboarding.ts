@@ -28,10 +28,7 @@ export type ConnectorChoice = (tenantId: string) => { id: string; options?: Reco
 
 const MOCK_CONNECTOR: ConnectorChoice = () => ({ id: 'mock', options: { fixtures: 'demo' } });
 
-/**
- * Seeds the demo tenants and users when the store has no tenant yet. Returns false when it did nothing.
- * The demo runs on the mock core; tests choose another connector per tenant to run the same contract.
- */
+/** Seeds the demo tenants and users into an empty store (false when it did nothing), on the mock core. */
 export async function seedDemo(deps: OnboardingDeps, password: string, connector: ConnectorChoice = MOCK_CONNECTOR): Promise<boolean> {
   if ((await deps.tenants.count()) > 0) return false;
   for (const t of DEMO_TENANTS) {
@@ -78,10 +75,7 @@ export async function seedDemoOperatorKey(keys: OperatorKeys, chosen: string | u
 
 export const DEMO_OPERATOR = 'demo';
 
-/**
- * Sets every demo user's password (role reset, unlocked) on the demo tenants that exist: the demo's
- * CARDLINE_DEMO_PASSWORD wins over the password the store was first seeded with. Returns those tenants.
- */
+/** Sets every demo user's password to CARDLINE_DEMO_PASSWORD (role reset, unlocked); returns the demo tenants. */
 export async function resetDemoPasswords(deps: Pick<OnboardingDeps, 'tenants' | 'users'>, password: string): Promise<string[]> {
   const reset: string[] = [];
   for (const t of DEMO_TENANTS) {

@@ -42,10 +42,7 @@ interface TenantRow {
 
 const COLUMNS = 'tenant_id, name, status, config, version, created_at, updated_at';
 
-/**
- * The platform's own pseudo-tenant: operator keys and the audit chain of operator actions that concern no
- * tenant live under it. It cannot collide with a tenant: ids start with a letter or digit.
- */
+/** The platform's pseudo-tenant for operator keys and actions concerning no tenant; no tenant id starts with `_`. */
 export const PLATFORM_TENANT = '_platform';
 
 const TENANT_ID = new RegExp(TENANT_ID_PATTERN);
