@@ -95,10 +95,7 @@ export class BuildError extends Error {
   }
 }
 
-/**
- * Builds dist/ (always, or only when stale), under a lock so that concurrent starts build once.
- * Resolves true when it compiled. Throws BuildError when the compiler is missing or reports errors.
- */
+/** Builds dist/ (always, or when stale) under a lock; true when it compiled; BuildError on compiler failure. */
 export async function build({ ifStale = false, say = (line) => process.stderr.write(`${line}\n`), root = ROOT } = {}) {
   if (ifStale && !staleReason(root)) return false;
   const tsc = typescriptCompiler();

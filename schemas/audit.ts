@@ -11,10 +11,7 @@ export const AUDIT_PAGE_DEFAULT = 50;
 
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
 
-/**
- * Query parameters arrive as strings and ajv does not coerce (STYLE §6), so `limit` is a digit string;
- * its range (1..500) and the cursor's content are checked by the route.
- */
+/** `limit` is a digit string (no coercion, STYLE §6); its range (1..500) and the cursor are the route's to check. */
 export const AuditQuery = Type.Object(
   {
     from: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive lower bound of `at`, ISO 8601 with offset' })),

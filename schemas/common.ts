@@ -8,10 +8,7 @@ export const MONEY_PATTERN = '^(?!0+(\\.0{1,2})?$)\\d{1,15}(\\.\\d{1,2})?$';
 export const Money = Type.String({ pattern: MONEY_PATTERN, description: 'a positive decimal string with at most two decimals' });
 export const AmountOrZero = Type.String({ pattern: AMOUNT_PATTERN, description: 'a decimal string with at most two decimals' });
 
-/**
- * No C0 or C1 control character: names end up in CSV reports, logs and spreadsheets, where a line break starts
- * a row. An explicit class, since tools without the Unicode flag misread `\p{Cc}`.
- */
+/** No C0/C1 control character (a line break starts a CSV row); an explicit class, as tools misread `\p{Cc}`. */
 export const CONTROL_CHARACTERS = '\\x00-\\x1F\\x7F-\\x9F';
 export const PLAIN_TEXT_PATTERN = `^[^${CONTROL_CHARACTERS}]*$`;
 /** Text of `minLength`..`maxLength` characters without control characters: an identifier, a name, an address line. */

@@ -67,10 +67,7 @@ export const TenantConfig = Type.Object(
       {
         /** When false (the default) a password must arrive as a JWE. */
         allowPlaintextPassword: Type.Boolean(),
-        /**
-         * Routes whose body must arrive encrypted (decision 0019), written as docs/api.md's route table writes them
-         * with an optional method (`PUT /v1/cards/upgrade/physical`), a trailing `*` for a prefix, or `*` for all.
-         */
+        /** Routes whose body must be a JWE (0019), as docs/api.md writes them, with a method and a `*` suffix. */
         requireEncryptedBody: Type.Optional(
           Type.Array(Type.String({ pattern: REQUIRE_ENCRYPTED_BODY_PATTERN, maxLength: 256 }), { maxItems: 100 }),
         ),

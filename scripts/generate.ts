@@ -23,10 +23,7 @@ export interface DerivedFile {
 /** An OpenAPI document's committed text. */
 export const openapiText = (document: unknown): string => `${JSON.stringify(document, null, 2)}\n`;
 
-/**
- * Both listeners' documents, as each serves it at /openapi.json: from apps on `db` (a store of the caller's,
- * left open), or on a throwaway store started from the install's migrated template.
- */
+/** Both listeners' documents as served, from apps on `db` or on a store from the migrated template. */
 async function listenerDocuments(db?: Db): Promise<DerivedFile[]> {
   const [{ buildApp }, { loadConfig }, { MasterKey }, { buildManagementApp }, { openDb }] = await Promise.all([
     import('../src/app.js'),

@@ -282,10 +282,7 @@ interface Waiter {
   reject(err: Error): void;
 }
 
-/**
- * An open file core: operations apply in memory at once and are acknowledged once their journal line is
- * fsync'd; lines arriving during an fsync share the next one.
- */
+/** An open file core: applied in memory at once, acknowledged once its journal line is fsync'd (group commit). */
 export class FileStore {
   readonly bank: CoreBank;
   private pending: string[] = [];
@@ -603,10 +600,7 @@ async function highestSeq(dir: string): Promise<number> {
   return seq;
 }
 
-/**
- * Replaces the directory's state (under the lock, so not beside a running gateway); the snapshot's sequence
- * is above every journal entry, so old entries cannot replay over it.
- */
+/** Replaces the state under the lock, sequenced above every journal entry so old entries cannot replay over it. */
 export async function importFixtures(
   dir: string,
   snapshot: unknown,

@@ -138,10 +138,7 @@ export function buildMockCore(opts: MockCoreOptions = {}): FastifyInstance {
     reply.raw.once('close', release);
   };
 
-  /**
-   * Applies the request's fault, or (for operations) the configured latency and a random draw.
-   * Returns true when the fault has answered the request (or never will), so the handler must stop.
-   */
+  /** Applies the request's fault or latency; true when the fault answered (or never will), so the handler stops. */
   const injectFault = async (request: FastifyRequest, reply: FastifyReply, operation: boolean): Promise<boolean> => {
     const header = request.headers['x-mock-fault'];
     const requested = parseFaultHeader(typeof header === 'string' ? header : undefined);

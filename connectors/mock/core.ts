@@ -118,10 +118,7 @@ function nextNumber(ids: Iterable<string>, prefix: string, floor: number): numbe
 
 type Resolved = { card: MockCard } | { refusal: OperationResult<never> };
 
-/**
- * Operations the core applies; an idempotency key makes a retry return the first outcome unchanged.
- * Every answer is a copy: callers never hold the core's own objects.
- */
+/** Operations the core applies; a retried key returns the first outcome; every answer is a copy. */
 export class CoreBank implements BankOperations {
   constructor(readonly state: MockCoreState) {}
 

@@ -50,10 +50,7 @@ export function applyTo<O extends ContractOperation>(bank: CoreBank, operation: 
   return isWriteOperation(operation) ? method.call(bank, input, key) : method.call(bank, input);
 }
 
-/**
- * A write in dry-run (a shadow, decision 0112): applied to a copy of the state, answered as it would be,
- * and the copy dropped; the idempotency records go with it, so a later real write is not a replay.
- */
+/** A dry-run write (shadow, 0112): applied to a copy, answered, dropped with its idempotency records. */
 export function dryRunOn<O extends ContractOperation>(state: MockCoreState, operation: O, input: OperationInput<O>): OperationResult<OperationValue<O>> {
   return applyTo(new CoreBank(structuredClone(state)), operation, input, undefined);
 }

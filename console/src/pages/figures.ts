@@ -19,10 +19,7 @@ const hms = uPlot.fmtDate('{HH}:{mm}:{ss}');
 const sec = uPlot.fmtDate(':{ss}');
 const day = uPlot.fmtDate('{D} {MMM} {YYYY}');
 
-/**
- * The time axis' labels (seconds since the epoch, local time, as the other pages write dates): whole minutes
- * as 06:29, the seconds between as :10, and the date under the first tick and under any tick on a new day.
- */
+/** Time axis labels in local time: minutes as 06:29, seconds as :10, the date under a new day's first tick. */
 function timeLabels(splits: number[]): string[] {
   return splits.map((s, i) => {
     const at = new Date(s * 1000);
