@@ -58,11 +58,7 @@ function typescriptCompiler() {
   }
 }
 
-/**
- * Writes the derived files that are not committed (the SDK's generated code, which the CLI's types import)
- * before compiling, so a table changed since the last build compiles against its own types. Skipped where
- * tsx or the generator is absent (an installed package builds nothing).
- */
+/** Writes the uncommitted derived files (the SDK's generated code) before compiling; skipped without tsx. */
 function generateUncommitted(root) {
   const script = join(root, 'scripts', 'generate.ts');
   let tsx;

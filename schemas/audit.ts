@@ -71,8 +71,7 @@ export const AuditChainHead = Type.Object({
 });
 
 /**
- * A signed checkpoint of the tenant's trail (decision 0202). `jws` is a compact JWS (ES256, the tenant's
- * token-signing key `kid`) whose payload holds the same fields; save the whole answer and prove later, offline,
+ * A signed checkpoint (decision 0202): a compact ES256 JWS of the same fields; save it and prove later
  * that today's trail extends it: `npx cardline audit verify --tenant T --checkpoint FILE`.
  */
 export const AuditCheckpoint = Type.Object({

@@ -44,11 +44,7 @@ const echoPath = (url: string, instead: string): string => {
   return path.length <= MAX_ECHOED_PATH ? path : instead;
 };
 
-/**
- * The WWW-Authenticate challenge of the public API's 401 (RFC 6750 §3, decision 0171): a request without a
- * bearer token gets the realm alone; a token that is refused gets `invalid_token`, with the one reason a client
- * can act on, expiry, said; the body is the same for all three.
- */
+/** The public 401's WWW-Authenticate (RFC 6750, decision 0171): the realm, or `invalid_token` naming only expiry. */
 const BEARER_CHALLENGES = {
   missing: 'Bearer realm="cardline"',
   invalid: 'Bearer error="invalid_token"',

@@ -4,11 +4,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
-/**
- * Tracks each connection's requests under way, so shutdown closes every connection carrying none (Node's
- * closeIdleConnections() leaves a half-sent request open past the grace period). Counted, not flagged, for
- * pipelined requests.
- */
+/** Tracks each connection's requests so shutdown closes every connection carrying none (counted, for pipelining). */
 export function unusedConnections(servers: readonly Server[]): () => void {
   const answering = new WeakMap<Socket, number>();
   const open = new Set<Socket>();

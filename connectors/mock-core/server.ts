@@ -184,9 +184,8 @@ export function buildMockCore(opts: MockCoreOptions = {}): FastifyInstance {
   };
 
   /**
-   * An operation of the table: the input is the path's identifiers over the query and the body, and the
-   * CoreBank rule of the same name applies it, one at a time per bank. A write is saved when it changed
-   * state or carries a key (its outcome is then kept); a read is never saved and never pending.
+   * An operation of the table applied by its CoreBank rule, one at a time per bank; a write is saved when
+   * it changed state or carries a key; a read never.
    */
   const operation = (entry: CoreOperation) => async (request: FastifyRequest, res: FastifyReply) => {
     if (await injectFault(request, res, true)) return res;

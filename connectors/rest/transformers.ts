@@ -270,11 +270,7 @@ export function fromCorePin(answer: CoreAnswer, cardId: string): Classified<{ ca
 
 // ── Read answers ────────────────────────────────────────────────────────────────────────────────────
 
-/**
- * The status table of reads. A read has no "pending": a 200 that is not a well-formed answer to *this*
- * read, a 202 or any status outside the protocol is a failure of the core (→ ConnectorUnavailableError).
- * A read changes nothing, so every transient failure may be retried with or without a key.
- */
+/** Reads' status table: no "pending"; anything but a well-formed 200 is a core failure, retryable freely. */
 function classifyRead<T>(answer: CoreAnswer, read: (body: unknown) => T | undefined): Classified<T> {
   const { status, body } = answer;
   if (status === 200) {

@@ -77,9 +77,8 @@ export class CheckpointError extends Error {
 }
 
 /**
- * A saved checkpoint, checked: the file holds the API's answer (`{ result: {...} }`), the checkpoint object, or
- * the bare compact JWS. Its signature is verified against the tenant's key `kid` from the store (a retired key
- * still proves what it signed); the payload (what was signed, never the fields around it) is returned.
+ * A saved checkpoint (answer, object or bare JWS) verified against the tenant's key `kid`, retired or not;
+ * returns the signed payload only.
  */
 export async function openCheckpoint(db: Queryable, tenantId: string, text: string): Promise<CheckpointPayload> {
   let jws = text.trim();

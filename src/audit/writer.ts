@@ -251,9 +251,8 @@ export class AuditWriter {
   }
 
   /**
-   * Waits for the records about to arrive before a batch is cut: one turn of the event loop (in-process PGlite
-   * never yields, so each batch would hold one record), and under load up to lingerMs more, so a statement's
-   * fixed cost is shared by more records (decision 0228).
+   * Waits for the records about to arrive: one turn of the event loop (in-process PGlite never yields), and
+   * under load up to lingerMs more so a statement's fixed cost is shared (decision 0228).
    */
   private async gather(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));

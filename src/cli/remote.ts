@@ -76,9 +76,8 @@ async function asCliError(err: unknown, target: Target): Promise<never> {
 }
 
 /**
- * The running gateway this command should call, or null to work on the store: `--admin-url` (on the program,
- * before the command) or CARDLINE_ADMIN_URL. The operator key only ever comes from the environment
- * (CARDLINE_OPERATOR_KEY): an argument would be visible to every user of the machine in the process list.
+ * The gateway to call (`--admin-url` or CARDLINE_ADMIN_URL), or null for the store; the operator key
+ * comes only from CARDLINE_OPERATOR_KEY, since an argument shows in the process list.
  */
 export function remoteTarget(command: Command): Target | null {
   const opts = command.optsWithGlobals<{ adminUrl?: string }>();

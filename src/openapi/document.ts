@@ -303,11 +303,7 @@ function documentedQuery(query: unknown): unknown {
   return { ...q, properties };
 }
 
-/**
- * A POST whose entry declares no body reads none: the document offers an optional empty object, which the
- * gateway accepts as it accepts no body. A DELETE declares none (RFC 9110 §9.3.5: a DELETE's body has no
- * defined meaning).
- */
+/** A bodiless POST documents an optional empty object (accepted like no body); a DELETE declares none (RFC 9110). */
 const EMPTY_BODY = { type: 'object', maxProperties: 0, description: 'No field is read: send no body, or `{}`' };
 
 interface StaticRoute {

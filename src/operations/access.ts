@@ -13,11 +13,7 @@ const ACCESS = {
   'audit-read': ['Admin', 'Operations', 'Read-Only'],
   /** Tenant configuration, users, keys and notification channels. */
   admin: ['Admin'],
-  /**
-   * Sandbox simulation helpers (what only the real world moves: a card's delivery, an authorization, a
-   * repayment): the card writers, API Integration included, since a bank's CI runs its contract tests as its
-   * system user.
-   */
+  /** Sandbox simulations: the card writers, API Integration included (a bank's CI runs as its system user). */
   sandbox: ['Admin', 'Operations', 'API Integration'],
   /** A user's own account (its password): every role. */
   self: ROLES,

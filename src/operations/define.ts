@@ -18,9 +18,8 @@ export type { Sealed, SensitiveValues };
 
 export interface EncryptedField {
   /**
-   * Body property that may arrive as a compact JWE string: a top-level name or a dotted path
-   * (`communicationAddress.address1`; `[]` for every item of an array: `cards[].pan`). Fields whose schema
-   * is marked `sensitive()` (schemas/common.ts) are added at route registration (decision 0019).
+   * Body property that may arrive as a JWE: a name or dotted path (`cards[].pan` for items); fields marked
+   * `sensitive()` are added at registration (decision 0019).
    */
   field: string;
   /** When this returns true for the tenant, a plain-text value is refused. */
@@ -71,9 +70,8 @@ export type EventOf = { [T in EventType]: { type: T; payload: EventPayload<T> } 
 
 type Source = 'params' | 'query' | 'body';
 /**
- * Where each audit target id comes from: `'params'`, `'query'` or `'body'` for the field of the target's own
- * name there (`{ cardId: 'params' }`), or a dotted path (`{ kid: 'body.jwk.kid' }`). Read from the request as
- * it arrived, valid or not; only short strings are kept.
+ * Where audit target ids come from: `'params'`, `'query'`, `'body'` or a dotted path, read as the request
+ * arrived; only short strings are kept.
  */
 export type TargetSpec = Readonly<Record<string, Source | `${Source}.${string}`>>;
 
@@ -100,9 +98,8 @@ export interface OperationSpec<
   /** The listener that serves it; default `public`. A management operation has `access: 'operator'`. */
   listener?: Listener;
   /**
-   * Management listener: the path parameter naming the tenant the operation acts on. The pipeline finds that
-   * tenant before the operation runs (404 when there is none; a disabled one is found too), decrypts password
-   * fields to its key, and the audit record joins its trail.
+   * Management: the path parameter naming the tenant, found first (404 if none, disabled too); its key opens
+   * password fields and its trail takes the record.
    */
   tenantParam?: string;
   method: HttpMethod;
@@ -131,8 +128,7 @@ export interface OperationSpec<
   /** Sandbox tenants only: for any other tenant the route answers as a route that does not exist (decision 0012). */
   sandbox?: true;
   /**
-   * false: no Idempotency-Key handling (a read sent as POST; a write whose retry cannot reach it). 'sealed':
-   * the body or the answer holds a secret (a password, a PIN block, a signing secret shown once): the body is
+   * false: no Idempotency-Key handling; 'sealed': body or answer holds a secret, so the body is
    * fingerprinted under the gateway's key and the answer stored sealed (decision 0175).
    */
   idempotent?: false | 'sealed';

@@ -26,16 +26,11 @@ declare module 'fastify' {
 const BEARER = /^Bearer (\S{1,512})$/;
 
 interface OperatorAuthOptions {
-  /**
-   * Without a key in Authorization: the operator of another credential the request carries (the console's
-   * session cookie, src/console/auth.ts), or null. It may throw its own refusal (an expired session, a change
-   * without the session's CSRF token).
-   */
+  /** Without a key: the operator of another credential (the console's session), or null; may throw its own refusal. */
   session?: (request: FastifyRequest) => Promise<Operator | null>;
   /**
-   * The CLI's in-process principal (src/cli/in-process.ts, decision 0198): a request injected with this
-   * per-process random secret in the IN_PROCESS_HEADER acts as `operator`. Only the CLI's app builder passes
-   * it, and it is honoured only while the app is not listening: no network request can present it.
+   * The CLI's in-process principal (decision 0198): honoured only while the app is not listening,
+   * so no network request can present it.
    */
   inProcess?: { secret: string; operator: Operator };
 }

@@ -35,9 +35,8 @@ export interface TranslatePinBlockResult {
 }
 
 /**
- * A security module holding one tenant's PIN keys. Keys never leave it in clear; PIN blocks are translated
- * from one key to another inside `translatePinBlock`, the only place where the PIN is in clear at all.
- * A malformed block (or one for another card or key) throws `PinBlockError`; key problems throw `HsmError`.
+ * One tenant's PIN keys, never in clear outside; the PIN is clear only inside `translatePinBlock`.
+ * A malformed block throws `PinBlockError`, key problems `HsmError`.
  */
 export interface Hsm {
   translatePinBlock(input: TranslatePinBlockInput): Promise<TranslatePinBlockResult>;

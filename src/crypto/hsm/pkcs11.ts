@@ -39,9 +39,8 @@ const HANDLE_LOST = new Set(['CKR_OBJECT_HANDLE_INVALID', 'CKR_KEY_HANDLE_INVALI
 const ckr = (err: unknown): string => /CKR_[A-Z_]+/.exec(String((err as Error)?.message ?? err))?.[0] ?? 'unknown error';
 
 /**
- * Cryptoki is initialised once per process and library, and its login belongs to the process, not to a
- * session: a second provider on the same library would share (and could end) the first one's login, and
- * would "log in" with any PIN. So one provider per library and process; the gateway shares it.
+ * Cryptoki's login belongs to the process: a second provider on one library would share or end it,
+ * so one provider per library and process, shared by the gateway.
  */
 const inUse = new Set<string>();
 
