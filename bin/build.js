@@ -104,8 +104,7 @@ export async function build({ ifStale = false, say = (line) => process.stderr.wr
   const stamp = join(root, STAMP);
   mkdirSync(dist, { recursive: true });
   const { default: lockfile } = await import('proper-lockfile');
-  // A build takes seconds to minutes on a busy machine: wait for another process's build as long as it runs.
-  // The lock's own mtime is refreshed while its holder lives; one older than `stale` is a dead holder's.
+  // Wait for another process's build as long as it runs; a lock older than `stale` is a dead holder's.
   const release = await lockfile.lock(dist, {
     lockfilePath: join(dist, '.build.lock'),
     stale: 60_000,

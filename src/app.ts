@@ -50,11 +50,9 @@ interface AppOptions {
 
 const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   const operations = opts.operations ?? gatewayOperations;
-  // Bodies are JSON only: Fastify's built-in text/plain parser would hand a string to the validator
-  // (400) where an unaccepted media type must answer 415.
+  // JSON bodies only: Fastify's text/plain parser would turn a 415 into a validator's 400.
   fastify.removeContentTypeParser('text/plain');
-  // First of all hooks (with the security headers), so that every answer names its request, whatever refuses
-  // it afterwards: a client quotes the id to support (a 5xx's body carries it too, src/plugins/errors.ts).
+  // First of all hooks, so every answer names its request whatever refuses it afterwards.
   await fastify.register(requestContext);
   await fastify.register(securityHeaders);
   // Before any route: it indexes every route for 405 answers and for the dialect of a refused URL.
@@ -65,8 +63,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   // A route that declares audit but would answer without the recorder does not start.
   fastify.addHook('onRoute', refuseUnrecorded);
   await fastify.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
-  // Before the first route: it describes every route in the OpenAPI document. (Imported here: a process that
-  // only imports this module for its helpers, the CLI, does not load @fastify/swagger.)
+  // Before the first route, so it describes them all; imported here so the CLI does not load @fastify/swagger.
   const docs = await import('./plugins/docs.js');
   await fastify.register(docs.openapiCollector, { operations });
   await fastify.register(strictJson);
@@ -80,8 +77,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(idempotency);
   await fastify.register(operation);
 
-  // One line per request, on completion, with nothing from headers or bodies.
-  // …and counted: requests by route pattern (never the concrete URL: ids would explode the series) and status.
+  // One line per request on completion, nothing from headers or bodies; counted by route pattern, never the URL.
   const { metrics } = fastify.cardline;
   fastify.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url;
@@ -156,8 +152,7 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     bodyLimit: config.bodyLimit,
     // No per-plugin start timeout: the process bounds the whole start and names its step (decision 0101).
     pluginTimeout: 0,
-    // request.ip (the audit's origin) is the client behind the trusted proxies named by TRUST_PROXY; an
-    // X-Forwarded-For from anyone else is ignored (decision 0047).
+    // request.ip is the client behind the TRUST_PROXY proxies; anyone else's X-Forwarded-For is ignored (0047).
     trustProxy: config.trustProxy,
     // Slow clients (decision 0015): whole request within requestTimeout, headers within 10 s; keep-alive
     // outlives a load balancer's usual 60 s.

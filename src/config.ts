@@ -223,8 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return {
     hsm: hsmSettingsFromEnv(env),
     port: int(env, 'PORT', 8080, 0, 65535),
-    // Loopback unless told otherwise: the demo (known password, published PIN keys) must not be reachable
-    // from the network by accident. Containers and hosts behind a load balancer set HOST=0.0.0.0.
+    // Loopback by default: the demo (known password, published PIN keys) must not be reachable by accident.
     host: env.HOST || '127.0.0.1',
     adminHost: env.CARDLINE_ADMIN_HOST || '127.0.0.1',
     adminPort: int(env, 'CARDLINE_ADMIN_PORT', 8081, 0, 65535),

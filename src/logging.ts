@@ -36,8 +36,7 @@ function scrubDeep(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return scrub(value);
   if (depth > 6 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => scrubDeep(v, depth + 1));
-  // An Error's message, stack and cause are not enumerable: copy them (scrubbed), or every logged error
-  // would be `{}`. The prototype is kept so that pino's err serializer still names the error's type.
+  // An Error's message, stack and cause are not enumerable: copied (scrubbed), the prototype kept for pino.
   const isError = value instanceof Error;
   const out = (isError ? Object.create(Object.getPrototypeOf(value) as object) : {}) as Record<string, unknown>;
   if (isError) {

@@ -46,8 +46,7 @@ export function closeOnSignals(apps: FastifyInstance | FastifyInstance[], graceM
         });
     }, graceMs);
     force.unref();
-    // A keep-alive connection outlives its last response: close each one as soon as it is idle, or
-    // shutdown would wait for the client's keep-alive timeout (in-flight requests still finish).
+    // Keep-alive connections are closed as soon as idle, or shutdown would wait for the client's timeout.
     const closeIdle = setInterval(closeUnused, 100);
     closeIdle.unref();
     all

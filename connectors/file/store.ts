@@ -382,8 +382,7 @@ export class FileStore {
     this.check();
     if (signal.aborted) throw new ConnectorTimeoutError('deadline passed before the file core applied the operation');
     const result = apply();
-    // A refusal without an idempotency key changes nothing and is not journaled, but it still waits for
-    // the writes before it: it may rest on them, and must not be reported if they are lost.
+    // A refusal without a key is not journaled but waits for earlier writes: it may rest on them.
     let target = this.appendedSeq;
     if (key || result.status === 'succeeded') {
       target = ++this.appendedSeq;

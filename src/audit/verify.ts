@@ -157,8 +157,7 @@ async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions,
   const names = [...new Set([...heads.keys(), ...present.rows.map((r) => r.chain)])].sort();
   const checkpoint = new Map((opts.checkpoint ?? []).map((c) => [c.chain, c]));
 
-  // Long chains walked whole are read and hashed on worker threads, each with a connection in this
-  // transaction's snapshot; the walk below takes their answers in chain order.
+  // Long whole chains are hashed on worker threads in this snapshot; the walk takes their answers in order.
   const parallelFrom = opts.parallelFrom ?? DEFAULT_PARALLEL_FROM;
   const tasks = connectionString
     ? names.flatMap((chain) => {
@@ -258,8 +257,7 @@ async function walkChain(
   let next = fetch(expected);
   for (;;) {
     const page = await next;
-    // The next page is asked for before this one is hashed, so the store reads it meanwhile (positions run
-    // on without a gap in a whole chain; with a gap, this page breaks the walk and the next is not used).
+    // The next page is requested before this one is hashed, so the store reads it meanwhile.
     if (page.rows.length === pageSize) {
       next = fetch(expected + pageSize);
       next.catch(() => undefined);

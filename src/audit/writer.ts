@@ -356,8 +356,7 @@ export class AuditWriter {
           name: `cardline_audit_append_${events.length ? 'e' : ''}${settlements.length ? 's' : ''}`,
         });
       } catch (err) {
-        // The statement may have committed with its answer lost (a connection dropped at commit): then this
-        // writer's chains end where this batch left them, and writing it again would audit its requests twice.
+        // The statement may have committed with its answer lost: writing it again would audit its requests twice.
         if (!(await this.landed(next))) throw err;
         // Whether a channel subscribes to its events is not known: the delivery worker looks (a wake costs a poll).
         r = { rowCount: rows.length, rows: [{ pending: events.length }] };

@@ -480,8 +480,7 @@ export function swaggerOptions(operations: readonly Operation[], listener: Liste
         url,
       };
     },
-    // Error responses are documented here, after conversion: at run time a route's schema serialises its
-    // success body only, and errors are rendered by the one error handler.
+    // Error responses are documented here: at run time the one error handler renders them.
     transformObject: (documentObject) => {
       const doc = (documentObject as { openapiObject: OpenApiShape }).openapiObject;
       const examples: Record<string, unknown> = {};

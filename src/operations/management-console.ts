@@ -67,8 +67,7 @@ const CoreState = Type.Object({
     latencyMs: Type.Object({ avg: Type.Number(), max: Type.Number() }),
   }),
 });
-// The public API's views without `sensitive`: the lookups show masked values only, and the answer's schema
-// drops anything else on the way out.
+// The public views without `sensitive`: lookups show masked values only.
 const CustomerLookupResponse = Type.Object({
   result: Type.Object({ entity: Type.Omit(EntityView, ['sensitive']), cards: Type.Array(CardView), transactions: Type.Array(TransactionView) }),
   pagination: Type.Null(),

@@ -112,8 +112,7 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
     // The Idempotency-Key this request holds is settled by the same statement as its record.
     const held = ctx.idempotency?.token ? { ...ctx.idempotency, token: ctx.idempotency.token } : null;
     try {
-      // Inside the try: a subject that cannot be found (the management listener reads the tenant) fails the
-      // record like the writer would, and the key is given back.
+      // Inside the try: a subject not found fails the record like the writer would, and the key is given back.
       const subject = await subjectOf(request, spec);
       if (!subject) return;
       let settlement: Settlement | undefined;
@@ -141,16 +140,14 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         // A stored response answered again (Idempotency-Key) changed nothing: it is not a second success.
         outcome: ctx.idempotency?.replayed ? 'replayed' : outcomeOf(status, ctx.errorCode),
         status,
-        // Never scrubbed: genReqId (src/app.ts) already replaced a caller's id that could hold a card number or
-        // a token, and a generated UUID's digits may look like one across its dashes.
+        // Never scrubbed: genReqId admits no card number or token, and a UUID's digits can look like one.
         requestId: String(request.id),
         origin: subject.origin !== undefined ? subject.origin : (request.ip ?? null),
         event: (isDone(status) ? ctx.outcome?.event : undefined) ?? ctx.securityEvent ?? undefined,
         settlement,
       });
     } catch (err) {
-      // An unrecorded write must not be acknowledged as done: the caller answers a 500 in the route's dialect
-      // instead, and the key is given back so that a retry (with the same connector key) can run.
+      // An unrecorded write is not acknowledged: a 500 in the route's dialect, the key given back for a retry.
       request.log.error({ err }, 'audit record could not be committed');
       if (held) await services.idempotency.release(held.tenantId, held.scope, held.token).catch(() => undefined);
       throw Errors.internal();

@@ -53,8 +53,7 @@ const NARROW_CSS = `@media (max-width: 600px) {
 /** Registered before any route: collects routes for the listener's document and marks the UI's routes public. */
 export const openapiCollector = fp<{ operations: readonly Operation[]; listener?: Listener }>(
   async (app, opts) => {
-    // The UI plugin registers routes without a config of ours; they need neither tenant nor token, and the
-    // auth step refuses any route that does not say so. This runs before that check.
+    // The UI's routes need neither tenant nor token; this runs before the auth step's check that they say so.
     app.addHook('onRoute', (route) => {
       if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) route.config = { ...route.config, ...PUBLIC_ROUTE };
     });
@@ -127,8 +126,7 @@ export const docsRoutes: FastifyPluginAsync<{ listener?: Listener }> = async (ap
   });
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
-    // The UI's own assets, served from the package (nothing from a CDN), under a CSP that admits only them
-    // and the page's calls to its own origin, whatever host and port it is served at (decision 0197).
+    // The UI's assets from the package, under a CSP admitting only them and calls to its own origin (0197).
     staticCSP: DOCS_CSP,
     // Same origin as the rest, so the policy admits it: the page fits a phone's width.
     theme: { title: 'Cardline API reference', css: [{ filename: 'narrow.css', content: NARROW_CSS }] },

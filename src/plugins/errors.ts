@@ -194,8 +194,7 @@ const readablePath = (path: string): string =>
 
 const errorsPlugin: FastifyPluginAsync<{ problemBaseUrl: string }> = async (app, opts) => {
   app.decorate('renderError', (err: CardlineError, request: FastifyRequest, reply: FastifyReply) => renderError(err, request, reply, opts.problemBaseUrl));
-  // The error path: the answer rendered, then recorded (the audit entry, a security event, the key's
-  // settlement) by the recorder in one statement; an answer that could not be recorded becomes a 500.
+  // The error path: rendered, then recorded in one statement; an answer that could not be recorded becomes a 500.
   app.setErrorHandler(async (err, request, reply) => {
     const error = toCardlineError(err, request);
     if (error.init.status >= 500 && !(err instanceof CardlineError)) {
@@ -239,8 +238,7 @@ const errorsPlugin: FastifyPluginAsync<{ problemBaseUrl: string }> = async (app,
     return reply.send(renderError(error, request, reply, opts.problemBaseUrl, dialect));
   });
 
-  // While the gateway drains (SIGTERM), requests still arriving on open connections are refused in their
-  // route's dialect; Fastify's own answer (return503OnClosing) would be outside both.
+  // While draining, requests on open connections are refused in their route's dialect, not Fastify's.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;

@@ -50,8 +50,7 @@ const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, 
     const inProcess = request.headers[IN_PROCESS_HEADER];
     let operator: Operator | null;
     if (inProcess !== undefined) {
-      // Only an injected request of the CLI's own app: a listening app (or one built without the secret)
-      // refuses it as it refuses a wrong key.
+      // Only an injected request of the CLI's own app; a listening app refuses it like a wrong key.
       const given = opts.inProcess && !app.server.listening && typeof inProcess === 'string' ? inProcess : null;
       operator = given !== null && timingSafeEqual(digest(given), digest(opts.inProcess!.secret)) ? opts.inProcess!.operator : null;
       ctx.inProcess = operator !== null;

@@ -234,8 +234,7 @@ export function parseStrictJson(input: string): unknown {
   }
   // One pass over the text for every other rule, prototype-poisoning keys included.
   checkJsonText(text);
-  // PostgreSQL cannot store U+0000 in text: refused here rather than failing (500) where it is stored.
-  // The escape counts only when its backslash is not itself escaped (an even run of backslashes before).
+  // U+0000 cannot be stored in PostgreSQL text: refused here (an escape counts after an even backslash run).
   if (text.includes('\\u0000') && NUL_ESCAPE.test(text)) throw refuse('The request body contains a NUL character (\\u0000), which is not accepted.');
   return value;
 }
@@ -268,8 +267,7 @@ const strictJsonPlugin: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', async (request) => {
     if (/%00/i.test(request.url)) throw refuse('The URL contains a NUL character (%00), which is not accepted.');
   });
-  // Encrypted bodies (DESIGN §4): `application/jose` has its own parser (the decrypt plugin), which hands
-  // the decrypted plaintext to parseStrictJson, so the same limits apply to what was encrypted.
+  // `application/jose` bodies are decrypted, then parsed here, so the same limits apply (DESIGN §4).
 };
 
 export default fp(strictJsonPlugin, { name: 'strict-json', dependencies: ['errors'] });

@@ -14,9 +14,7 @@ export function toCsv(columns: readonly string[], rows: readonly Record<string, 
     if (value === null || value === undefined) return '';
     return typeof value === 'string' ? neutralise(value) : String(value);
   }));
-  // csv-stringify quotes a field holding the delimiter, a quote or the whole record delimiter (CRLF), but not
-  // a lone CR or LF, which a spreadsheet takes as a new row (one that may start with a formula): RFC 4180
-  // quotes any line break.
+  // csv-stringify leaves a lone CR or LF unquoted, which a spreadsheet takes as a new row: RFC 4180 quotes any.
   return stringify(records, { header: true, columns: [...columns], record_delimiter: 'windows', quoted_match: /[\r\n]/ });
 }
 

@@ -193,8 +193,7 @@ export class RabbitmqSender implements ChannelSender {
     let broker: Broker | null = null;
     try {
       const policy: TargetPolicy = { sandbox: channel.sandbox, allowHosts: this.opts.allowHosts, targets: TARGETS };
-      // The form again (the policy may have changed since the channel was saved), and a literal address here:
-      // a connection to an IP address makes no DNS lookup for checkedLookup to refuse.
+      // The form again (the policy may have changed), and literal addresses here, since they bypass checkedLookup.
       const host = hostOf(checkBrokerUrl(url, policy));
       if (isIP(host)) {
         const refusal = addressRefusal(host, host, policy);

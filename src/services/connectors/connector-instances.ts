@@ -157,8 +157,7 @@ export class ConnectorInstances {
       this.instances.set(keyOf(tenant.id, name), existing);
       return existing;
     }
-    // A request that started on an older configuration uses the instance of the newer one rather than
-    // bringing its own back: requests already holding the old instance finish on it (leases).
+    // A request begun on an older configuration uses the newer instance; holders of the old one finish on it.
     if (existing && version < existing.version) return existing;
     if (existing) this.retire(existing);
     const connector = (async () => {
@@ -238,8 +237,7 @@ export class ConnectorInstances {
     const all = tenants
       .filter((t) => t.status === 'active')
       .flatMap((tenant) => Object.entries(routesOf(tenant.config).connectors).map(([name, choice]) => ({ tenant, name, choice })));
-    // More connectors than may stay started: each is only loaded and its options validated now (a broken
-    // configuration is still found before listening), and starts on its tenant's first call.
+    // Past maxInstances each is only loaded and validated now, and starts on its tenant's first call.
     const eager = all.length <= this.maxInstances;
     await Promise.all(
       all.map(async ({ tenant, name, choice }) => {

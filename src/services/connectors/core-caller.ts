@@ -67,8 +67,7 @@ export class CoreCaller {
 
   /** One call under the request's deadline: value, business error, 202 pending, or 502/504 for transport failures. */
   async invoke<O extends ContractOperation>(tenant: Tenant, operation: O, input: OperationInput<O>, ctx: CallContext): Promise<OperationValue<O>> {
-    // The route is read once, from the configuration this request started with: a request in flight
-    // finishes on the connector it began with even if routing changes meanwhile (its lease keeps it open).
+    // The route is read once from the request's configuration; its lease keeps that connector open meanwhile.
     const name = routesOf(tenant.config).byOperation[operation];
     ctx.routed?.(name);
     let lease: ConnectorLease;

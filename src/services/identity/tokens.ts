@@ -127,8 +127,7 @@ export class TokenService {
         requiredClaims: ['sub', 'iat', 'exp', 'jti'],
       }));
     } catch (err) {
-      // jose checks the signature before the claims, so an expired token is a genuine one whose time ran out:
-      // worth telling apart in the log (a client not refreshing its token) from a forgery.
+      // jose checks the signature first, so an expired token is genuine: logged apart from a forgery.
       throw new TokenError(err instanceof errors.JWTExpired ? 'expired' : 'signature or claims invalid');
     }
     const { sub, tenant, role, jti, exp, gen } = payload as Record<string, unknown>;

@@ -248,8 +248,7 @@ export class UserService {
     );
     const row = r.rows[0];
     const state = row ? { generation: Number(row.token_generation), disabled: row.disabled } : null;
-    // A change told while the row was read (a user disabled, its tokens revoked) may be newer than it:
-    // cached, the older state would stay, since nothing expires it.
+    // A change told while the row was read may be newer than it: caching the older state would keep it.
     if (seen === this.forgotten) this.states.set(key, { state });
     return state;
   }
@@ -268,8 +267,7 @@ export class UserService {
   }
 
   private async lockForChange(tx: Queryable, tenantId: string, username: string): Promise<{ role: Role; disabled: boolean }> {
-    // Every enabled Admin of the tenant is locked first (in a fixed order), then the user itself: concurrent
-    // changes that could remove the last Admin take turns.
+    // Every enabled Admin is locked in a fixed order first, so changes that could remove the last Admin take turns.
     await tx.query("SELECT username FROM users WHERE tenant_id = $1 AND role = 'Admin' AND NOT disabled ORDER BY username FOR UPDATE", [tenantId]);
     const r = await tx.query<{ role: Role; disabled: boolean }>('SELECT role, disabled FROM users WHERE tenant_id = $1 AND username = $2 FOR UPDATE', [
       tenantId,
@@ -364,8 +362,7 @@ export class UserService {
       await this.db.query('UPDATE users SET last_login_at = now() WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
       return;
     }
-    // At most ten attempts are admitted before a lock, and a lock that expires resets the count, so the
-    // failure that sets the lock is the one that brings the count to exactly ten: that update reports it.
+    // The failure that sets the lock is the one bringing the count to exactly ten: that update reports it.
     const r = await this.db.query<{ locked_now: boolean }>(
       `UPDATE login_attempts SET
          failures = failures + 1,

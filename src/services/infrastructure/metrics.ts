@@ -124,8 +124,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800, 7200, 36000],
       registers,
     });
-    // What the store knows is read when Prometheus scrapes, never on a request. Under CARDLINE_WORKERS every
-    // worker reads the same store: the aggregate takes the highest reading, not the sum.
+    // Read at scrape time, never per request; under workers the aggregate takes the highest reading, not the sum.
     const depthGauge = (name: string, help: string, read: (() => Promise<number>) | undefined) => {
       if (!read) return;
       new client.Gauge({

@@ -209,8 +209,7 @@ ALTER TABLE users ADD COLUMN updated_at timestamptz NOT NULL DEFAULT now();
 `,
   },
   {
-    // Reports read the events of record by tenant and time (activity), and by tenant, type and time (credit
-    // limits, transactions).
+    // Reports read events by tenant and time, and by tenant, type and time.
     name: '0009-outbox-reports',
     sql: `
 CREATE INDEX outbox_created ON outbox (tenant_id, created_at);
