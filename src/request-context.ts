@@ -9,7 +9,6 @@ import type { Principal } from './services/identity/tokens.js';
 
 /** A request's hold on its Idempotency-Key (src/plugins/idempotency.ts). */
 export interface IdempotencyHold {
-  /** The key the client sent. */
   key: string;
   /** The tenant the key's row belongs to (the operators' keys: the platform's). */
   tenantId: string;

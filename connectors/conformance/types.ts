@@ -39,7 +39,6 @@ export interface ScenarioResult {
   ok: boolean;
   /** Why it failed or was not run: the unmet expectation, the error thrown, the operation not offered. */
   reason?: string;
-  /** The operation not offered. */
   notOffered?: ContractOperation;
   /** The operations the scenario called (or reached for). */
   uses: ContractOperation[];

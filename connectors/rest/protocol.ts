@@ -117,7 +117,6 @@ const readAnswers = (value: TSchema): Record<number, CoreAnswerSpec> => ({
 type Spec<R extends CoreRule, A extends TSchema> = Omit<CoreOperation<R>, 'operationId' | 'kind' | 'serves' | 'keyed' | 'answers' | 'params' | 'answer' | 'input'> & {
   input?(fields: Record<string, unknown>): RuleInput<R>;
   params?: Record<string, TSchema>;
-  /** The 200 body. */
   value: A;
   answer(value: RuleValue<R>, input: RuleInput<R>): Static<A>;
 };

@@ -34,7 +34,6 @@ export type VerifyResult =
   | {
       ok: false;
       chain: string;
-      /** The position in the chain where it breaks. */
       position: number;
       /** The seq of the record there, when there is one. */
       seq: number | null;

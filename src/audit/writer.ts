@@ -196,7 +196,6 @@ export class AuditWriter {
   private arrived: (() => void) | null = null;
   /** Batches under way at once: one per connection on a server, one on the embedded store. */
   private readonly maxInFlight: number;
-  /** Records in the last batch cut. */
   private lastBatch = 0;
 
   constructor(
@@ -213,7 +212,6 @@ export class AuditWriter {
     this.maxInFlight = db.kind === 'postgres' ? 4 : 1;
   }
 
-  /** Resolves once the record is committed. */
   record(entry: WriterEntry): Promise<void> {
     if (this.closed) return Promise.reject(new Error('audit writer closed'));
     return new Promise((resolve, reject) => {

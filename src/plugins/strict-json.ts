@@ -44,9 +44,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 interface Frame {
   object: boolean;
-  /** Keys seen so far (objects only). */
   keys: Set<string> | null;
-  /** Items (arrays) or keys (objects) seen so far. */
   count: number;
   /** In an object: the next string is a key. */
   expectKey: boolean;

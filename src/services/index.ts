@@ -48,18 +48,13 @@ export interface Services {
   audit: AuditWriter;
   /** Signed checkpoints of the tenants' trails, published as they grow (decision 0202). */
   checkpoints: CheckpointPublisher;
-  /** Reads of the audit trail (GET /v1/audit). */
   auditLog: AuditLog;
-  /** Reports built from the events of record. */
   reports: Reports;
   /** The tenants' HSM (software or PKCS#11), one `Hsm` per tenant; null in a process that sets no PIN. */
   hsm: HsmProvider | null;
-  /** PIN changes through the tenant's HSM. */
   pins: PinService;
   connectorRegistry: ConnectorRegistry;
-  /** Each tenant's connector instance: forTenant, start, readiness, close. */
   connectors: ConnectorInstances;
-  /** Calls a tenant's core with a deadline and counts the outcomes. */
   core: CoreCaller;
   replay: ReplayCache;
   /** The shared-counter connection when REDIS_URL is set (rate limits, replay cache), else null. */
@@ -68,13 +63,9 @@ export interface Services {
   changes: ChangeFeed;
   /** Seals and opens the secrets of tenants' connector options (decision 0035). */
   secrets: ConfigSecrets;
-  /** The platform operators' API keys (the management listener). */
   operatorKeys: OperatorKeys;
-  /** Prometheus metrics, served by the management listener's GET /metrics. */
   metrics: Metrics;
-  /** The tenants' notification channels (decision 0080). */
   channels: ChannelService;
-  /** Deliveries to the channels: the worker, and what the Admin routes ask of it. */
   deliveries: DeliveryService;
   /** Shadow cores: comparisons, divergences and their summary (decision 0112). */
   shadow: ShadowService;

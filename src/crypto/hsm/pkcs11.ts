@@ -21,9 +21,7 @@ type Handle = Buffer;
 export interface Pkcs11Options {
   /** Path of the vendor's PKCS#11 library (SoftHSM2: /usr/lib/softhsm/libsofthsm2.so). */
   library: string;
-  /** Label of the token holding the keys. */
   tokenLabel: string;
-  /** The token's user PIN. */
   pin: string;
   /** Fill digits of formats 3 and 4 (tests pass a fixed source). */
   random?: RandomSource;

@@ -49,7 +49,6 @@ export interface DeliveryChannel {
 export interface ChannelSender {
   /** One attempt; it never throws (a failure is a result). `signal` aborts it when the process stops. */
   send(channel: DeliveryChannel, event: OutgoingEvent, signal: AbortSignal): Promise<AttemptResult>;
-  /** Closes what it holds open (at shutdown). */
   close(): Promise<void>;
 }
 
@@ -103,7 +102,6 @@ export interface ChannelTypeDeclaration<T extends string = string> {
   refusals: { create: readonly BusinessCodeId[]; update: readonly BusinessCodeId[] };
   /** Checks its fields of a create body or a PATCH (`current` the stored channel); a catalogue error otherwise. */
   prepare(fields: Readonly<Record<string, unknown>>, ctx: CheckContext, current?: StoredChannel): Promise<StoredFields>;
-  /** Its own fields of the view. */
   view(channel: StoredChannel, config: NotifyConfig): Record<string, unknown>;
   /** Its sender, made once per process (nothing is loaded or opened before the first send). */
   sender(ctx: SenderContext): ChannelSender;

@@ -47,7 +47,6 @@ interface Instance {
   connector: Promise<Connector>;
   /** The connector once it has started (for the metrics' breaker states). */
   started?: Connector;
-  /** Calls holding a lease on it. */
   inFlight: number;
   /** Replaced by a newer configuration: closed as soon as `inFlight` is zero. */
   retired: boolean;
@@ -65,7 +64,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 const keyOf = (tenantId: string, name: string) => `${tenantId}\u0000${name}`;
 
 export class ConnectorInstances {
-  /** By tenant and connector name. */
   private readonly instances = new Map<string, Instance>();
   /** The newest configuration version seen per tenant: a newer one retires connectors it no longer names. */
   private readonly versions = new Map<string, number>();

@@ -38,7 +38,6 @@ export interface CoreCallerOptions {
   timeoutMs: number;
   /** Monotonic clock in milliseconds (tests replace it). */
   now?: () => number;
-  /** Told of every call (the metrics). */
   observer?: Pick<Observer, 'connectorCall'> | undefined;
   /** Each named connector's recent calls (the connectors view). */
   health?: ConnectorHealth | undefined;

@@ -28,7 +28,6 @@ export type ConnectorServicesOptions = ConnectorRegistryOptions &
   Omit<ConnectorInstancesOptions, 'startTimeoutMs'> & {
     /** Monotonic clock in milliseconds (tests replace it), for probes and latencies alike. */
     now?: () => number;
-    /** Told of every call (the metrics). */
     observer?: Pick<Observer, 'connectorCall'>;
   };
 

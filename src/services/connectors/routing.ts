@@ -18,7 +18,6 @@ export interface Routes {
   /** Every named connector; a single `connector` is named by its id. */
   connectors: Record<string, ConnectorChoice>;
   defaultName: string;
-  /** The connector name of each operation. */
   byOperation: Record<ContractOperation, string>;
   /** Shadowed operations, with the shadow's name and settings. */
   shadow: { name: string; operations: Set<ContractOperation>; writes: 'none' | 'dry-run'; sampleRate: number } | null;

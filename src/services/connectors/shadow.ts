@@ -42,7 +42,6 @@ export interface ShadowSummary {
 }
 
 export interface ShadowOptions {
-  /** Shadow calls in flight per tenant. */
   concurrency?: number;
   /** Shadow calls waiting per tenant; more are dropped. */
   queue?: number;
@@ -272,7 +271,6 @@ export class ShadowService {
     this.log.warn({ tenant: tenantId, operation, connector, reason, ...(last?.suppressed ? { alsoFailedSinceLastWarning: last.suppressed } : {}) }, 'shadow call failed');
   }
 
-  /** The tenant's divergences, newest first. */
   async divergences(tenantId: string, q: { limit?: string | number | undefined; cursor?: string | undefined }): Promise<{ divergences: Divergence[]; nextCursor: string | null }> {
     const limit = q.limit === undefined ? PAGE_DEFAULT : Number(q.limit);
     const params: unknown[] = [tenantId, limit + 1];

@@ -45,7 +45,6 @@ export interface KeyInfo {
 }
 
 export interface RotationResult {
-  /** The new active key. */
   active: PublicJwk;
   /** The keys it replaced, now retiring (or retired at once when the grace was 0). */
   replaced: { kid: string; status: 'retiring' | 'retired'; retireAt: string }[];
