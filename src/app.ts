@@ -6,7 +6,8 @@ import type { Server } from 'node:http';
 import type { FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from 'fastify';
 import Fastify, { LogController } from 'fastify';
 import fp from 'fastify-plugin';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import helmet, { type HelmetOptions } from 'helmet';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
@@ -17,7 +18,7 @@ import './route-config.js';
 import { requestContext } from './request-context.js';
 import services from './plugins/services.js';
 import errors, { frameworkErrors } from './plugins/errors.js';
-import { MAX_PARAM_LENGTH } from './errors.js';
+import { Errors, MAX_PARAM_LENGTH, renderProblem } from './errors.js';
 import routeIndex from './plugins/route-index.js';
 import tenant from './plugins/tenant.js';
 import auth from './plugins/auth.js';
@@ -98,25 +99,46 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
 /** JSON API security headers: a CSP forbidding everything, no shared caching, X-Request-Id on every answer. */
 export const securityHeaders = fp(
   async (fastify) => {
-    // Computed once, by helmet itself, instead of rebuilding its configuration on every request.
-    const headers = helmetHeaders({
-      contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-      crossOriginOpenerPolicy: false,
-      originAgentCluster: false,
-      xDnsPrefetchControl: false,
-      xDownloadOptions: false,
-      xPermittedCrossDomainPolicies: false,
-      frameguard: { action: 'deny' },
-      referrerPolicy: { policy: 'no-referrer' },
-    });
     fastify.addHook('onRequest', (request, reply, done) => {
-      reply.headers(headers);
+      reply.headers(SECURITY_HEADERS);
       reply.header('x-request-id', request.id);
       done();
     });
   },
   { name: 'security-headers' },
 );
+
+/**
+ * What Node's HTTP parser refuses before any request exists (malformed framing, a request or headers too slow,
+ * headers too large): written on the socket as a problem record with the security headers, since no route,
+ * hook or dialect can be known. A reset connection gets nothing.
+ */
+function clientErrorHandler(problemBaseUrl: string) {
+  return function (this: FastifyInstance, err: Error & { code?: string }, socket: Duplex): void {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const error =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? Errors.requestTimeout()
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? Errors.headersTooLarge(maxHeaderSize)
+          : Errors.malformedRequest();
+    const { status, body } = renderProblem(error, problemBaseUrl);
+    const text = JSON.stringify(body);
+    this.log.debug({ code: err.code, status }, 'client error');
+    if (socket.writable) {
+      const headers: Record<string, string> = {
+        ...SECURITY_HEADERS,
+        'x-request-id': crypto.randomUUID(),
+        'content-type': 'application/problem+json; charset=utf-8',
+        'content-length': String(Buffer.byteLength(text)),
+        connection: 'close',
+      };
+      const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${text}`);
+    }
+    socket.destroy(err);
+  };
+}
 
 /** The headers helmet sets for these options, read once from its middleware. */
 function helmetHeaders(options: HelmetOptions): Record<string, string> {
@@ -132,6 +154,18 @@ function helmetHeaders(options: HelmetOptions): Record<string, string> {
   headers['cache-control'] = 'no-store';
   return headers;
 }
+
+/** Computed once, by helmet itself, instead of rebuilding its configuration on every request. */
+const SECURITY_HEADERS = helmetHeaders({
+  contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+  crossOriginOpenerPolicy: false,
+  originAgentCluster: false,
+  xDnsPrefetchControl: false,
+  xDownloadOptions: false,
+  xPermittedCrossDomainPolicies: false,
+  frameguard: { action: 'deny' },
+  referrerPolicy: { policy: 'no-referrer' },
+});
 
 const cardlineApp = fp(app, { name: 'cardline' });
 export default cardlineApp;
@@ -173,6 +207,7 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     // Answered in the route's dialect by src/plugins/errors.ts, like every other answer.
     return503OnClosing: false,
     frameworkErrors,
+    clientErrorHandler: clientErrorHandler(config.problemBaseUrl),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Each operation's schemas compiled once per process, whichever app registers them (src/schema-compilers.ts).
     schemaController: { compilersFactory },

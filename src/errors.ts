@@ -123,6 +123,15 @@ export const Errors = {
       detail: fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; '),
     }),
   badRequest: (detail: string) => new CardlineError('CL_BAD_REQUEST', { status: 400, detail }),
+  /** Refused by the HTTP parser itself, before any route: the framing is not HTTP/1.1 as it must be. */
+  malformedRequest: () => new CardlineError('CL_BAD_REQUEST', { status: 400, detail: 'The request is not well-formed HTTP/1.1 (request line, headers or framing).' }),
+  requestTimeout: () =>
+    new CardlineError('CL_REQUEST_TIMEOUT', {
+      status: 408,
+      detail: 'The request did not arrive in time (its headers, or the whole request: CARDLINE_REQUEST_TIMEOUT_MS); send it again.',
+    }),
+  headersTooLarge: (limitBytes: number) =>
+    new CardlineError('CL_HEADERS_TOO_LARGE', { status: 431, detail: `The request's headers are larger than ${limitBytes} bytes; send fewer or shorter headers.` }),
   /** One generic answer for every JWE failure, so the answer is no oracle. */
   encryptedPayload: () =>
     new CardlineError('CL_ENCRYPTED_PAYLOAD', { status: 400, detail: 'The encrypted payload could not be processed.' }),
