@@ -126,10 +126,32 @@ export async function createNewTenant(deps: TenantAdminDeps, input: { id: string
 const UNIQUE_VIOLATION = '23505';
 
 /**
+ * Keys json-merge-patch will not apply: meeting one, it returns what it merged so far and drops the rest of the
+ * patch, so a patch holding one would be answered as applied while only in part. No setting has these names.
+ */
+const RESERVED_KEYS = new Set(['constructor', 'prototype', '__proto__']);
+
+/** The JSON pointer of the first reserved key at any depth of a value (own keys, in order), if any. */
+function reservedKeyPointer(value: unknown, at = ''): { pointer: string; key: string } | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const pointer = `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    if (RESERVED_KEYS.has(key)) return { pointer, key };
+    const found = reservedKeyPointer(inner, pointer);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
  * Applies a JSON merge patch (RFC 7396) of `{ name, config }` and validates the result as at creation.
  * A "***" where a secret is stored keeps the secret. Null when the tenant does not exist.
  */
 export async function updateTenant(deps: TenantAdminDeps, tenantId: string, patch: Record<string, unknown>): Promise<Tenant | null> {
+  const reserved = reservedKeyPointer(patch.config);
+  if (reserved) {
+    throw new TenantConfigError(tenantId, [`${reserved.pointer}: '${reserved.key}' is a reserved key (as are constructor, prototype and __proto__); no setting has that name`]);
+  }
   const change = { kind: 'tenant', tenantId } as const;
   const found = await deps.db.transaction(async (tx) => {
     const stored = await deps.tenants.stored(tenantId, tx, true);
