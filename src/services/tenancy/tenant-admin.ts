@@ -12,6 +12,7 @@ import type { UserService } from '../identity/users.js';
 import type { ConnectorRegistry } from '../connectors/index.js';
 import type { ConnectorDefinition, ContractOperation } from '../../../connectors/contract.js';
 import type { ConnectorChoice } from '../../../schemas/tenant.js';
+import { DISPLAY_NAME_PATTERN } from '../../../schemas/common.js';
 import { offeringProblems, routesOf } from '../connectors/routing.js';
 import { TenantConfigError, connectorChoices, isTenantId, parseTenantConfig, type StoredTenant, type Tenant, type TenantService } from './tenants.js';
 
@@ -54,10 +55,14 @@ export const tenantView = (t: StoredTenant): TenantView => ({
 });
 
 const NAME_MAX = 128;
+const DISPLAY_NAME = new RegExp(DISPLAY_NAME_PATTERN, 'u');
 
 function checkName(tenantId: string, name: unknown): string {
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > NAME_MAX) {
     throw new TenantConfigError(tenantId, [`/name: must be 1 to ${NAME_MAX} characters`]);
+  }
+  if (!DISPLAY_NAME.test(name)) {
+    throw new TenantConfigError(tenantId, ['/name: must hold no control, bidirectional control or zero-width character']);
   }
   return name;
 }
