@@ -17,6 +17,24 @@ export const PlainText = (minLength: number, maxLength: number) =>
 
 export const Identifier = PlainText(1, 64);
 
+/**
+ * Characters that change how the text around them is shown without showing themselves: every Bidi_Control
+ * (marks, embeddings, overrides, isolates) and the zero-width format characters. A name holding one can show
+ * reversed, or look exactly like another name, in the console and in reports. Written out as above.
+ */
+export const INVISIBLE_CHARACTERS = '\\u061C\\u180E\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u2064\\u2066-\\u2069\\uFEFF';
+export const DISPLAY_NAME_PATTERN = `^[^${CONTROL_CHARACTERS}${INVISIBLE_CHARACTERS}]*$`;
+/** A name people read and tell apart (a tenant's, an entity's): plain text without invisible characters either. */
+export const DisplayName = (minLength: number, maxLength: number) =>
+  Type.String({
+    minLength,
+    maxLength,
+    pattern: DISPLAY_NAME_PATTERN,
+    description:
+      'text without control characters (U+0000-U+001F, U+007F-U+009F), bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, ' +
+      'U+2066-U+2069) or zero-width characters (U+180E, U+200B-U+200D, U+2060-U+2064, U+FEFF)',
+  });
+
 /** Symbol key, so that ajv (strict) and the schema's JSON never see it (decision 0019). */
 const SENSITIVE = Symbol.for('cardline.sensitive');
 

@@ -12,6 +12,7 @@ import type { UserService } from '../identity/users.js';
 import type { ConnectorRegistry } from '../connectors/index.js';
 import type { ConnectorDefinition, ContractOperation } from '../../../connectors/contract.js';
 import type { ConnectorChoice } from '../../../schemas/tenant.js';
+import { DISPLAY_NAME_PATTERN } from '../../../schemas/common.js';
 import { offeringProblems, routesOf } from '../connectors/routing.js';
 import { TenantConfigError, connectorChoices, isTenantId, parseTenantConfig, type StoredTenant, type Tenant, type TenantService } from './tenants.js';
 
@@ -54,10 +55,14 @@ export const tenantView = (t: StoredTenant): TenantView => ({
 });
 
 const NAME_MAX = 128;
+const DISPLAY_NAME = new RegExp(DISPLAY_NAME_PATTERN, 'u');
 
 function checkName(tenantId: string, name: unknown): string {
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > NAME_MAX) {
     throw new TenantConfigError(tenantId, [`/name: must be 1 to ${NAME_MAX} characters`]);
+  }
+  if (!DISPLAY_NAME.test(name)) {
+    throw new TenantConfigError(tenantId, ['/name: must hold no control, bidirectional control or zero-width character']);
   }
   return name;
 }
@@ -117,8 +122,30 @@ export async function createNewTenant(deps: TenantAdminDeps, input: { id: string
 /** PostgreSQL's SQLSTATE for a unique or primary-key violation (PGlite answers the same). */
 const UNIQUE_VIOLATION = '23505';
 
+/**
+ * Keys json-merge-patch will not apply: meeting one, it returns what it merged so far and drops the rest of the
+ * patch, so a patch holding one would be answered as applied while only in part. No setting has these names.
+ */
+const RESERVED_KEYS = new Set(['constructor', 'prototype', '__proto__']);
+
+/** The JSON pointer of the first reserved key at any depth of a value (own keys, in order), if any. */
+function reservedKeyPointer(value: unknown, at = ''): { pointer: string; key: string } | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const pointer = `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    if (RESERVED_KEYS.has(key)) return { pointer, key };
+    const found = reservedKeyPointer(inner, pointer);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /** Applies a JSON merge patch of `{ name, config }`, validated as at creation ("***" keeps a secret); null if unknown. */
 export async function updateTenant(deps: TenantAdminDeps, tenantId: string, patch: Record<string, unknown>): Promise<Tenant | null> {
+  const reserved = reservedKeyPointer(patch.config);
+  if (reserved) {
+    throw new TenantConfigError(tenantId, [`${reserved.pointer}: '${reserved.key}' is a reserved key (as are constructor, prototype and __proto__); no setting has that name`]);
+  }
   const change = { kind: 'tenant', tenantId } as const;
   const found = await deps.db.transaction(async (tx) => {
     const stored = await deps.tenants.stored(tenantId, tx, true);
