@@ -107,6 +107,11 @@ export class Cardline extends CardlineHttp {
   }
 
   private async authenticateWith(credentials: Credentials): Promise<void> {
+    // An unset environment variable would otherwise be sent as no password, and refused as a validation error.
+    for (const name of ['username', 'password'] as const) {
+      const value: unknown = (credentials as Partial<Credentials> | undefined)?.[name];
+      if (typeof value !== 'string' || value === '') throw new TypeError(`Cardline login: the ${name} must be a non-empty string, got ${value === '' ? 'an empty string' : typeof value}`);
+    }
     // Keys rotate: every login encrypts to the key published now.
     await this.key(true);
     const answer = (await this.call(OPERATIONS.authenticate, [], credentials, undefined, { encryptFields: true })) as { id_token: string };

@@ -38,6 +38,10 @@ export interface CallOptions {
   /** Extra request headers (`X-Request-Id`, say). */
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** This call's timeout per attempt, instead of the client's `attemptTimeoutMs`. */
+  attemptTimeoutMs?: number;
+  /** This call's overall deadline, instead of the client's `deadlineMs`. */
+  deadlineMs?: number;
 }
 
 export type PageOptions = Omit<CallOptions, 'idempotencyKey' | 'encryptBody' | 'encryptFields'>;

@@ -106,6 +106,17 @@ describe('@cardline/sdk', () => {
     await cl.card.unlock('CARD-3001');
   });
 
+  it('refuses a password that is not a string before sending anything (an unset environment variable)', async () => {
+    const cl = client();
+    const unset = process.env.CARDLINE_SDK_TEST_UNSET_PASSWORD;
+    await expect(cl.login('integration', unset as string)).rejects.toThrow(new TypeError('Cardline login: the password must be a non-empty string, got undefined'));
+    await expect(cl.login('integration', '')).rejects.toThrow(new TypeError('Cardline login: the password must be a non-empty string, got an empty string'));
+    await expect(cl.login(42 as unknown as string, PASSWORD)).rejects.toThrow(new TypeError('Cardline login: the username must be a non-empty string, got number'));
+    const asked = client({ credentials: () => ({ username: 'integration', password: unset as string }) });
+    await expect(asked.card.read('CARD-3001')).rejects.toThrow(/the password must be a non-empty string, got undefined/);
+    expect(seen.filter((s) => s.url.endsWith('/api/authenticate'))).toEqual([]);
+  });
+
   it('types a refusal of the envelope dialect: status, errorCode and message', async () => {
     const cl = client();
     await cl.login('integration', PASSWORD);
