@@ -25,7 +25,11 @@ export interface CardlineOptions extends HttpOptions {
   credentials?: () => Credentials | Promise<Credentials>;
   /** Send every body as a JWE (`application/jose`): for tenants with `encryption.requireEncryptedBody`. */
   encryptBodies?: boolean;
-  /** Encrypt the fields an operation accepts as JWEs (address lines, PIN blocks) in plain JSON bodies. */
+  /**
+   * Encrypt the fields an operation accepts as JWEs (passwords, address lines, contact details, PIN blocks) in
+   * plain JSON bodies, each to the tenant's active key; default true, as `CardlineAdmin` does. false sends them
+   * as they are: a password only a tenant with `encryption.allowPlaintextPassword` accepts.
+   */
   encryptFields?: boolean;
   /** The private half of the client key registered with PUT /v1/admin/client-key: opens sealed fields (`decrypt: true`). */
   clientKey?: JWK;
@@ -161,7 +165,7 @@ export class Cardline extends CardlineHttp {
   }
 
   protected encryptionDefaults(): { body: boolean; fields: boolean } {
-    return { body: this.opts.encryptBodies ?? false, fields: this.opts.encryptFields ?? false };
+    return { body: this.opts.encryptBodies ?? false, fields: this.opts.encryptFields ?? true };
   }
 
   protected override openingKey(): JWK | undefined {

@@ -31,7 +31,7 @@ export interface CallOptions {
   idempotencyKey?: string;
   /** Send the body as a JWE (`Content-Type: application/jose`); default: the client's `encryptBodies`. */
   encryptBody?: boolean;
-  /** Encrypt the operation's encryptable fields (address lines, PIN blocks); default: the client's `encryptFields`. */
+  /** Encrypt the operation's encryptable fields (passwords, address lines, PIN blocks); default: the client's (true unless set). */
   encryptFields?: boolean;
   /** Open sealed response fields (compact JWEs to the registered client key) with the client's `clientKey`. */
   decrypt?: boolean;
