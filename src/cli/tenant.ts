@@ -196,7 +196,7 @@ ${STORE_HELP}`,
     .option('--json', 'print JSON (id, name, status, version, config with secrets as "***") instead of a table')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { json?: boolean; search?: string }, command: Command) => {
-      const query = { limit: String(PAGE_MAX), ...(opts.search === undefined ? {} : { q: opts.search }) };
+      const query = { limit: PAGE_MAX, ...(opts.search === undefined ? {} : { q: opts.search }) };
       const tenants = await withApi(command, { operations: ['tenant.list'] }, (api) => api.tenant.list(query).toArray());
       if (opts.json) return printJson(tenants);
       table([['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, String((t.config.connector as { id?: unknown } | undefined)?.id ?? '?'), t.name])]);

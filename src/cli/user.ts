@@ -24,7 +24,7 @@ const checkUsername = (username: string) => {
 /** Adds the user (`tenant-user.create`) or resets it (update, set-password, unlock); passwords leave as JWEs. */
 async function addUser(api: CardlineAdmin, opts: AddOptions, password: string): Promise<void> {
   const tenantId = opts.tenant;
-  const users = await api.tenantUser.list(tenantId, { limit: String(PAGE_MAX) }).toArray();
+  const users = await api.tenantUser.list(tenantId, { limit: PAGE_MAX }).toArray();
   if (!users.some((u) => u.username === opts.username)) {
     await api.tenantUser.create(tenantId, { username: opts.username, role: opts.role, password });
     return;
@@ -74,7 +74,7 @@ ${STORE_HELP}`,
     .option('--json', 'print JSON')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { tenant: string; json?: boolean }, command: Command) => {
-      const users = await withApi(command, { operations: ['tenant-user.list'] }, (api) => api.tenantUser.list(opts.tenant, { limit: String(PAGE_MAX) }).toArray());
+      const users = await withApi(command, { operations: ['tenant-user.list'] }, (api) => api.tenantUser.list(opts.tenant, { limit: PAGE_MAX }).toArray());
       if (opts.json) return printJson(users);
       table([
         ['USERNAME', 'ROLE', 'DISABLED', 'LOCKED', 'LAST LOGIN'],

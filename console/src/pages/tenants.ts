@@ -29,7 +29,7 @@ export function TenantsPage() {
     }, SEARCH_DEBOUNCE_MS);
     return () => clearTimeout(timer);
   }, [search]);
-  const tenants = useLoad(() => admin.tenant.list({ limit: String(PAGE), ...(query ? { q: query } : {}) }).page(cursor), [query, cursor]);
+  const tenants = useLoad(() => admin.tenant.list({ limit: PAGE, ...(query ? { q: query } : {}) }).page(cursor), [query, cursor]);
   const cores = useLoad(() => admin.gateway.cores(), [tenants.data]);
   // A core that starts failing while the list is open is marked within 15 s.
   useEffect(() => {
