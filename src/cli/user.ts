@@ -5,7 +5,7 @@
 import { Command, Option } from 'commander';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { PAGE_MAX } from '../../schemas/page.js';
-import { STORE_HELP, fail, printJson, readStdin, table, tenantId } from './common.js';
+import { STORE_HELP, checkUsername, fail, printJson, readStdin, table, tenantId } from './common.js';
 import { withApi } from './api.js';
 import { REMOTE_HELP, type CardlineAdmin, type ManagementOperationId } from './remote.js';
 
@@ -16,12 +16,6 @@ interface AddOptions {
   passwordStdin?: boolean;
 }
 
-
-const checkUsername = (username: string) => {
-  if (username.length < 1 || username.length > 128 || username.trim() !== username || /\p{Cc}/u.test(username)) {
-    fail('--username must be 1-128 characters, without control characters or surrounding spaces.');
-  }
-};
 
 /**
  * Adds the user, or resets it when it exists (role, password, enabled, unlocked): a new user is a

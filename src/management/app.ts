@@ -87,7 +87,7 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
     ...(opts.inProcess ? { inProcess: opts.inProcess } : {}),
   });
   // Passwords for a tenant's users are opened to that tenant's key (its body policy is its own API's).
-  await app.register(decrypt, { tenantPolicy: false });
+  await app.register(decrypt, { tenantPolicy: false, onboarding: true });
   await app.register(validate);
   // Every write takes Idempotency-Key, as on the public API: an operator's keys are the platform's, scoped to
   // the operator.
