@@ -40,6 +40,16 @@ export const TenantCreateBody = Type.Object(
     id: Type.String({ pattern: TENANT_ID_PATTERN, description: 'the identifier the bank sends in its tenant header' }),
     name: Type.Optional(DisplayName(1, 128)),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the tenant configuration (see docs/operating.md, "Configuration")' })),
+    admin: Type.Optional(
+      Type.Object(
+        { username: Username, password: Password },
+        {
+          additionalProperties: false,
+          description:
+            "the tenant's first Admin, created with it or not at all; the password (at least 8 characters) a compact JWE to the onboarding key (`GET /v1/onboarding/keys`)",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -83,9 +93,6 @@ export const TenantListQuery = Type.Object(
   { additionalProperties: false },
 );
 export type TenantListQuery = Static<typeof TenantListQuery>;
-export const TenantCreatedResponse = cardEnvelopeOf(
-  Type.Object({ tenant: TenantView, encryptionKeys: Type.Object({ keys: Type.Array(PublicJwk) }) }),
-);
 
 export const UserCreateBody = Type.Object({ username: NewUsername, role: Role, password: Password }, { additionalProperties: false });
 export type UserCreateBody = Static<typeof UserCreateBody>;
@@ -110,6 +117,13 @@ export const UserView = Type.Object({
   lastLoginAt: Type.Union([Type.String(), Type.Null()]),
 });
 export const UserResponse = cardEnvelopeOf(UserView);
+export const TenantCreatedResponse = cardEnvelopeOf(
+  Type.Object({
+    tenant: TenantView,
+    encryptionKeys: Type.Object({ keys: Type.Array(PublicJwk) }),
+    admin: Type.Optional(UserView),
+  }),
+);
 /** GET /v1/admin/users and GET /v1/tenants/{tenantId}/users: by username, paged by key. */
 export const UserPageResponse = pageOf(UserView);
 export const MessageResponse = cardEnvelopeOf(Type.Object({ message: Type.String() }));

@@ -170,6 +170,12 @@ export const Errors = {
       status: 404,
       detail: 'No client key is registered for this tenant; register one with PUT /v1/admin/client-key.',
     }),
+  /** A new tenant's first Admin password in clear: the tenant has no key yet, the onboarding key stands in. */
+  plaintextOnboardingPassword: () =>
+    new CardlineError('CL_PLAINTEXT_PASSWORD', {
+      status: 400,
+      detail: "The first Admin's password must be a compact JWE encrypted to the onboarding key (GET /v1/onboarding/keys).",
+    }),
   plaintextPassword: () =>
     new CardlineError('CL_PLAINTEXT_PASSWORD', {
       status: 400,

@@ -3,7 +3,7 @@
 import { Command, Option } from 'commander';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { PAGE_MAX } from '../../schemas/page.js';
-import { STORE_HELP, fail, printJson, readStdin, table, tenantId } from './common.js';
+import { STORE_HELP, checkUsername, fail, printJson, readStdin, table, tenantId } from './common.js';
 import { withApi } from './api.js';
 import { REMOTE_HELP, type CardlineAdmin, type ManagementOperationId } from './remote.js';
 
@@ -13,13 +13,6 @@ interface AddOptions {
   role: Role;
   passwordStdin?: boolean;
 }
-
-
-const checkUsername = (username: string) => {
-  if (username.length < 1 || username.length > 128 || username.trim() !== username || /\p{Cc}/u.test(username)) {
-    fail('--username must be 1-128 characters, without control characters or surrounding spaces.');
-  }
-};
 
 /** Adds the user (`tenant-user.create`) or resets it (update, set-password, unlock); passwords leave as JWEs. */
 async function addUser(api: CardlineAdmin, opts: AddOptions, password: string): Promise<void> {

@@ -82,7 +82,7 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
     ...(opts.inProcess ? { inProcess: opts.inProcess } : {}),
   });
   // Passwords for a tenant's users are opened to that tenant's key (its body policy is its own API's).
-  await app.register(decrypt, { tenantPolicy: false });
+  await app.register(decrypt, { tenantPolicy: false, onboarding: true });
   await app.register(validate);
   // Every write takes Idempotency-Key, scoped to the operator.
   await app.register(idempotency, {

@@ -12,6 +12,8 @@ import { ClientKeyStore } from './identity/client-keys.js';
 import { connectorSecrets } from '../crypto/connector-secrets.js';
 import { KeyRing, checkMasterKey } from './identity/key-ring.js';
 import { MasterKey } from '../crypto/master-key.js';
+import { onboardingKey } from '../crypto/onboarding-key.js';
+import type { TenantKey } from '../crypto/keys.js';
 import { HsmError, type HsmProvider } from '../crypto/hsm/index.js';
 import { SoftwareHsmProvider } from '../crypto/hsm/software.js';
 import { ConnectorInstances, ConnectorRegistry, CoreCaller } from './connectors/index.js';
@@ -40,6 +42,8 @@ export interface Services {
   config: Config;
   db: Db;
   keys: KeyRing;
+  /** What a new tenant's first Admin password is encrypted to before the tenant has keys of its own. */
+  onboardingKey: TenantKey;
   /** Tenants' registered client keys, for encrypted response fields. */
   clientKeys: ClientKeyStore;
   tenants: TenantService;
@@ -127,6 +131,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     // Identity and tenancy: keys, secrets, users, tenants and their caches.
     const keys = new KeyRing(db, masterKey, config.tenantCacheTtlMs, changes, config.keyCacheMax);
     const clientKeys = new ClientKeyStore(db, config.tenantCacheTtlMs, changes);
+    const onboarding = onboardingKey(masterKey);
     const secrets = new ConfigSecrets(masterKey);
     const users = new UserService(db, changes, metrics);
     const tenants = new TenantService(db, config.tenantCacheTtlMs, secrets);
@@ -178,6 +183,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       config,
       db,
       keys,
+      onboardingKey: onboarding,
       clientKeys,
       tenants,
       users,

@@ -38,6 +38,12 @@ export interface UserView {
   lastLoginAt: string | null;
 }
 
+/** A new tenant's first Admin, its password checked and hashed (UserService.firstAdmin). */
+export interface FirstAdmin {
+  username: string;
+  passwordHash: string;
+}
+
 /** What verifying a token needs to know of its user, cached per process until the user changes. */
 export interface UserState {
   generation: number;
@@ -139,6 +145,28 @@ export class UserService {
     await db.query('DELETE FROM login_attempts WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
     await this.changed(tenantId, username, db === this.db ? undefined : db);
     return { id: row.id, tenantId, username, role, generation: Number(row.token_generation) };
+  }
+
+  /**
+   * A first Admin ready to be stored with its tenant: the password checked (400 naming the rule) and hashed
+   * before the tenant's transaction opens, so that a refusal writes nothing and the hash does not hold it open.
+   */
+  async firstAdmin(username: string, password: string): Promise<FirstAdmin> {
+    const problem = passwordProblem(password);
+    if (problem) throw Errors.badRequest(problem);
+    return { username, passwordHash: await hash(password, HASH_OPTIONS) };
+  }
+
+  /** Stores a new tenant's first Admin in the tenant's own transaction (`tx`); told to every process at commit. */
+  async insertFirstAdmin(tenantId: string, admin: FirstAdmin, tx: Queryable): Promise<void> {
+    await tx.query('INSERT INTO users (tenant_id, username, id, role, password_hash) VALUES ($1, $2, $3, $4, $5)', [
+      tenantId,
+      admin.username,
+      randomUUID(),
+      'Admin',
+      admin.passwordHash,
+    ]);
+    await this.changes?.publish({ kind: 'user', tenantId, username: admin.username }, tx);
   }
 
   /** Creates a user; refused (409 USER_EXISTS) when the name is taken. */

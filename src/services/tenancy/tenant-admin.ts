@@ -89,26 +89,44 @@ async function storableConfig(deps: TenantAdminDeps, tenantId: string, raw: unkn
   return config as unknown as Record<string, unknown>;
 }
 
-/** Creates a tenant with its first encryption and signing key pairs, in one transaction. */
-export async function createTenant(deps: TenantAdminDeps, input: { id: string; name?: string; config?: unknown }): Promise<Tenant> {
+/** A tenant to create: its id, name, configuration and, when given, its first Admin. */
+export interface NewTenant {
+  id: string;
+  name?: string;
+  config?: unknown;
+  admin?: { username: string; password: string };
+}
+
+/**
+ * Creates a tenant with its first encryption and signing key pairs and, when given, its first Admin, in one
+ * transaction: every check (the id, the name, the configuration, the password rule) comes before it, and a
+ * failure inside it leaves no part of the tenant behind.
+ */
+export async function createTenant(deps: TenantAdminDeps, input: NewTenant): Promise<Tenant> {
   if (!isTenantId(input.id)) throw new TenantConfigError(input.id, [`id must match ^[a-z0-9][a-z0-9-]{0,62}$ (lower-case letters, digits, dashes)`]);
   const name = checkName(input.id, input.name ?? input.id);
+  const admin = input.admin ? await deps.users.firstAdmin(input.admin.username, input.admin.password) : undefined;
   const config = await storableConfig(deps, input.id, input.config);
   const change = { kind: 'tenant', tenantId: input.id } as const;
   await deps.db.transaction(async (tx) => {
     await deps.tenants.insert({ id: input.id, name, config }, tx);
     await deps.keys.create(input.id, 'enc', tx);
     await deps.keys.create(input.id, 'sig', tx);
+    if (admin) await deps.users.insertFirstAdmin(input.id, admin, tx);
     await deps.changes?.publish(change, tx);
   });
   deps.keys.invalidate(input.id);
   deps.tenants.invalidate(input.id);
   deps.changes?.told(change);
+  if (admin) {
+    deps.users.forget(input.id, admin.username);
+    deps.changes?.told({ kind: 'user', tenantId: input.id, username: admin.username });
+  }
   return (await deps.tenants.get(input.id))!;
 }
 
 /** Creates a tenant; an existing id is TENANT_EXISTS, also when two creations race to the primary key. */
-export async function createNewTenant(deps: TenantAdminDeps, input: { id: string; name?: string; config?: unknown }): Promise<Tenant> {
+export async function createNewTenant(deps: TenantAdminDeps, input: NewTenant): Promise<Tenant> {
   const exists = () => Errors.business('TENANT_EXISTS', `A tenant '${input.id}' exists already.`);
   if (await deps.tenants.stored(input.id)) throw exists();
   try {
