@@ -1,7 +1,7 @@
 // Logger options: pino JSON with secrets masked by key at any depth and, as a safety net, by shape. One walk
 // of the logged object does both (decision 0207): pino's redaction by path, with its wildcards, cost about
 // 7 µs of CPU a line, more than pino's own writing of it.
-import type { Bindings, ChildLoggerOptions, Logger, LoggerOptions } from 'pino';
+import type { Bindings, ChildLoggerOptions, DestinationStream, Logger, LoggerOptions } from 'pino';
 import { maskCardNumbers } from '../connectors/shared/pan.js';
 
 const JWT_OR_JWE = /eyJ[\w-]*\.[\w.-]+/g;
@@ -163,3 +163,15 @@ class LazyChildLogger {
 export function lazyChildLogger(logger: unknown, bindings: Bindings, options: ChildLoggerOptions): Logger {
   return new LazyChildLogger(logger as Logger, bindings, options) as unknown as Logger;
 }
+
+/**
+ * The demo on a terminal: one readable line per entry (pino-pretty, in this process) instead of JSON. What it is
+ * given has already been through the formatters above, so it prints nothing the JSON would not.
+ */
+export async function prettyLogStream(destination: NodeJS.WritableStream = process.stdout): Promise<DestinationStream> {
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({ colorize: destination === process.stdout, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true, destination });
+}
+
+/** Pretty lines only for the demo on a terminal; JSON otherwise (a pipe, a file, a container's log, production). */
+export const wantsPrettyLogs = (demo: boolean, isTTY: boolean | undefined): boolean => demo && isTTY === true;
