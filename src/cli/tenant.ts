@@ -127,8 +127,7 @@ async function firstAdmin(opts: AdminOptions): Promise<{ username: string; passw
   checkUsername(opts.admin, '--admin');
   const password = opts.passwordStdin ? await readStdin("the Admin's password") : process.env.CARDLINE_USER_PASSWORD;
   if (!password) fail("No password for --admin: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.");
-  // Loaded here only: the rule's module brings the password hasher, which no other tenant command needs.
-  const problem = (await import('../services/identity/users.js')).passwordProblem(password);
+  const problem = (await import('../services/identity/users.js')).passwordProblem(password); // with the hasher: loaded here only
   if (problem) fail(problem);
   return { username: opts.admin, password };
 }
@@ -226,7 +225,7 @@ ${STORE_HELP}`,
     .option('--json', 'print JSON (id, name, status, version, config with secrets as "***") instead of a table')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { json?: boolean; search?: string }, command: Command) => {
-      const query = { limit: String(PAGE_MAX), ...(opts.search === undefined ? {} : { q: opts.search }) };
+      const query = { limit: PAGE_MAX, ...(opts.search === undefined ? {} : { q: opts.search }) };
       const tenants = await withApi(command, { operations: ['tenant.list'] }, (api) => api.tenant.list(query).toArray());
       if (opts.json) return printJson(tenants);
       table([['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, String((t.config.connector as { id?: unknown } | undefined)?.id ?? '?'), t.name])]);

@@ -166,6 +166,7 @@ export const managementTenantOperations = [
     summary: "Change a tenant's name or configuration by JSON merge patch (RFC 7396)",
     description:
       'Validated as at creation. `"***"` where a secret is stored keeps it, a value replaces it, `null` removes a setting. ' +
+      'A key named `constructor`, `prototype` or `__proto__` at any depth is refused (400, naming it) and nothing changes. ' +
       "The tenant's channels hear of the change (`tenant.config-changed`), as of one its own Admin makes.",
     tag: TENANTS_TAG,
     dialect: 'problem',

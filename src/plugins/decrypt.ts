@@ -15,11 +15,7 @@ import { parseStrictJson } from './strict-json.js';
 
 const JOSE_MEDIA_TYPE = 'application/jose';
 
-/**
- * What this step answers: on every write of the public API, on the management listener's writes that name
- * a tenant in their path (a JWE is opened to that tenant's key), and on its writes of a tenant that does not
- * exist yet which declare encrypted fields (opened to the onboarding key).
- */
+/** What this step answers: public writes, management writes naming a tenant, and a new tenant's encrypted fields. */
 export const decryptErrors = declareErrors('decrypt', (op) =>
   takesBody(op) && (!isManagement(op) || op.tenantParam !== undefined || !!op.encryptedFields?.length)
     ? [errorCase('encrypted-payload', 'An encrypted body or field could not be processed', Errors.encryptedPayload())]
@@ -81,15 +77,9 @@ function requiresEncryptedBody(tenant: Tenant, method: string, routeUrl: string)
 }
 
 interface DecryptOptions {
-  /**
-   * Whether the tenant's `encryption.requireEncryptedBody` applies (default true): a policy of the tenant's
-   * own API, not of the operator's management listener, where password fields are still opened.
-   */
+  /** Whether `encryption.requireEncryptedBody` applies (default true): the tenant's API only, not the operator's. */
   tenantPolicy?: boolean;
-  /**
-   * Whether a request naming no tenant opens its encrypted fields with the onboarding key, a plain-text value
-   * refused (the management listener: a new tenant's first Admin).
-   */
+  /** Fields of a request naming no tenant (a new tenant's first Admin) open with the onboarding key, never in clear. */
   onboarding?: boolean;
 }
 
