@@ -15,10 +15,7 @@ export const Username = Type.String({
   maxLength: 128,
   pattern: `^[^\\s/${CONTROL_CHARACTERS}](?:[^/${CONTROL_CHARACTERS}]*[^\\s/${CONTROL_CHARACTERS}])?$`,
 });
-/**
- * A new user's name: a username, and no invisible character (INVISIBLE_CHARACTERS) either. Only creation checks
- * it, so that a user named before the rule can still be found, changed and removed.
- */
+/** A new user's name: no invisible character either; only creation checks it, so older users stay reachable. */
 export const NewUsername = Type.String({
   minLength: 1,
   maxLength: 128,
@@ -40,6 +37,16 @@ export const TenantCreateBody = Type.Object(
     id: Type.String({ pattern: TENANT_ID_PATTERN, description: 'the identifier the bank sends in its tenant header' }),
     name: Type.Optional(DisplayName(1, 128)),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the tenant configuration (see docs/operating.md, "Configuration")' })),
+    admin: Type.Optional(
+      Type.Object(
+        { username: Username, password: Password },
+        {
+          additionalProperties: false,
+          description:
+            "the tenant's first Admin, created with it or not at all; the password (at least 8 characters) a compact JWE to the onboarding key (`GET /v1/onboarding/keys`)",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -83,9 +90,6 @@ export const TenantListQuery = Type.Object(
   { additionalProperties: false },
 );
 export type TenantListQuery = Static<typeof TenantListQuery>;
-export const TenantCreatedResponse = cardEnvelopeOf(
-  Type.Object({ tenant: TenantView, encryptionKeys: Type.Object({ keys: Type.Array(PublicJwk) }) }),
-);
 
 export const UserCreateBody = Type.Object({ username: NewUsername, role: Role, password: Password }, { additionalProperties: false });
 export type UserCreateBody = Static<typeof UserCreateBody>;
@@ -110,6 +114,13 @@ export const UserView = Type.Object({
   lastLoginAt: Type.Union([Type.String(), Type.Null()]),
 });
 export const UserResponse = cardEnvelopeOf(UserView);
+export const TenantCreatedResponse = cardEnvelopeOf(
+  Type.Object({
+    tenant: TenantView,
+    encryptionKeys: Type.Object({ keys: Type.Array(PublicJwk) }),
+    admin: Type.Optional(UserView),
+  }),
+);
 /** GET /v1/admin/users and GET /v1/tenants/{tenantId}/users: by username, paged by key. */
 export const UserPageResponse = pageOf(UserView);
 export const MessageResponse = cardEnvelopeOf(Type.Object({ message: Type.String() }));

@@ -35,20 +35,14 @@ export interface DeliveryObserver {
 }
 
 export interface MetricsOptions {
-  /**
-   * Which tenants have a `tenant` label value of their own on per-request, per-call and login series; the
-   * others share `_other`. Each labelled tenant multiplies the series, so the default bounds them.
-   */
+  /** The tenants with a `tenant` label value of their own (each multiplies the series); the others share `_other`. */
   tenants: MetricsTenants;
 }
 
 /** The `tenant` label of every tenant beyond the bound (no tenant id starts with an underscore). */
 export const OTHER_TENANTS = '_other';
 
-/**
- * Node's default metrics kept out: gauges named `…_total`, which Prometheus reserves for counters, each the
- * sum of the gauge of the same name without the suffix.
- */
+/** Node's defaults named like counters (`…_total`) though gauges, each the sum of the unsuffixed gauge. */
 const DUPLICATE_DEFAULTS = ['cardline_nodejs_active_handles_total', 'cardline_nodejs_active_requests_total', 'cardline_nodejs_active_resources_total'];
 
 /** Scrape-time readers: what is not counted on the hot path. */
@@ -141,8 +135,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800, 7200, 36000],
       registers,
     });
-    // What the store knows is read when Prometheus scrapes, never on a request. Under CARDLINE_WORKERS every
-    // worker reads the same store: the aggregate takes the highest reading, not the sum.
+    // Read at scrape time, never per request; under workers the aggregate takes the highest reading, not the sum.
     const depthGauge = (name: string, help: string, read: (() => Promise<number>) | undefined) => {
       if (!read) return;
       new client.Gauge({
@@ -203,10 +196,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
     return this.tenantLabel ? { ...base, tenant } : base;
   }
 
-  /**
-   * The series a label set names, looked up once: prom-client validates and hashes the labels on every
-   * inc/observe otherwise. As many entries as series, which the label values bound.
-   */
+  /** Series looked up once per label set: prom-client would validate and hash the labels on every call. */
   private readonly series = new Map<object, Map<string, unknown>>();
 
   private child<C>(metric: { labels(labels: Record<string, string>): C }, key: string, labels: () => Record<string, string>): C {
