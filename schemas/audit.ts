@@ -26,13 +26,13 @@ export const AuditQuery = Type.Object(
       Type.Union([Type.Literal('write'), Type.Literal('read')], { description: '`write`: only records of changes (every method but GET); `read`: only reads (GET)' }),
     ),
     limit: Type.Optional(PageLimit(AUDIT_PAGE_MAX, AUDIT_PAGE_DEFAULT)),
-    cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: '`pagination.next` of the previous page' })),
+    cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: '`pagination.nextCursor` of the previous page' })),
   },
   { additionalProperties: false },
 );
 export type AuditQuery = Static<typeof AuditQuery>;
 
-const Nullable = <T extends import('@sinclair/typebox').TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Nullable = <T extends import('@sinclair/typebox').TSchema>(t: T, options: import('@sinclair/typebox').SchemaOptions = {}) => Type.Union([t, Type.Null()], options);
 
 /** A record of the tenant's own trail; `hash` and `prevHash` let a client re-verify the chain. */
 export const AuditRecordView = Type.Object({
@@ -56,10 +56,14 @@ export const AuditRecordView = Type.Object({
 });
 export type AuditRecordView = Static<typeof AuditRecordView>;
 
-/** Newest first; `next` is the cursor of the following (older) page, null on the last. */
+/** Newest first; `nextCursor` as on every list, `next` the same value for earlier clients (decision 0282). */
 export const AuditPage = Type.Object({
   result: Type.Array(AuditRecordView),
-  pagination: Type.Object({ next: Nullable(Type.String()), limit: Type.Integer() }),
+  pagination: Type.Object({
+    nextCursor: Nullable(Type.String()),
+    next: Nullable(Type.String(), { deprecated: true, description: 'the same as `nextCursor`; kept for earlier clients, to be removed' }),
+    limit: Type.Integer(),
+  }),
 });
 export type AuditPage = Static<typeof AuditPage>;
 

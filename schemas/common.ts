@@ -17,11 +17,7 @@ export const PlainText = (minLength: number, maxLength: number) =>
 
 export const Identifier = PlainText(1, 64);
 
-/**
- * Characters that change how the text around them is shown without showing themselves: every Bidi_Control
- * (marks, embeddings, overrides, isolates) and the zero-width format characters. A name holding one can show
- * reversed, or look exactly like another name, in the console and in reports. Written out as above.
- */
+/** Bidi_Control and zero-width format characters: a name holding one can show reversed or as another's. */
 export const INVISIBLE_CHARACTERS = '\\u061C\\u180E\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u2064\\u2066-\\u2069\\uFEFF';
 export const DISPLAY_NAME_PATTERN = `^[^${CONTROL_CHARACTERS}${INVISIBLE_CHARACTERS}]*$`;
 /** A name people read and tell apart (a tenant's, an entity's): plain text without invisible characters either. */

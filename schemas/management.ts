@@ -15,10 +15,7 @@ export const Username = Type.String({
   maxLength: 128,
   pattern: `^[^\\s/${CONTROL_CHARACTERS}](?:[^/${CONTROL_CHARACTERS}]*[^\\s/${CONTROL_CHARACTERS}])?$`,
 });
-/**
- * A new user's name: a username, and no invisible character (INVISIBLE_CHARACTERS) either. Only creation checks
- * it, so that a user named before the rule can still be found, changed and removed.
- */
+/** A new user's name: no invisible character either; only creation checks it, so older users stay reachable. */
 export const NewUsername = Type.String({
   minLength: 1,
   maxLength: 128,

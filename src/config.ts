@@ -1,6 +1,7 @@
 // Process configuration from the environment, validated at boot with messages that name the variable.
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { TENANT_ID_PATTERN } from '../schemas/tenant.js';
 
 /** Gateway keys kept imported (0209, 0214): ~7 KB of native memory each; the LRU re-imports on demand. */
 export const DEFAULT_KEY_CACHE_MAX = 1_000;
@@ -33,8 +34,8 @@ export interface Config {
   consoleIdleMinutes: number;
   /** The demo's operator key; without it the demo creates a random one and prints it once. */
   demoOperatorKey: string | undefined;
-  /** A `tenant` label on the per-request, per-call and login metrics (CARDLINE_METRICS_TENANT_LABEL, default on). */
-  metricsTenantLabel: boolean;
+  /** Tenants with a metrics label of their own (CARDLINE_METRICS_TENANTS, CARDLINE_METRICS_TENANT_LABEL). */
+  metricsTenants: MetricsTenants;
   /** The embedded store on a worker thread of its own, off the event loop (CARDLINE_STORE_THREAD, default on). */
   storeThread: boolean;
   /** Gateway processes on the one port (CARDLINE_WORKERS, default 1; more only on PostgreSQL, decision 0206). */
@@ -152,6 +153,27 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
   return n;
 }
 
+/** No `tenant` label; every tenant's; the first `count` tenants a process serves; the ones named. */
+export type MetricsTenants = { kind: 'none' } | { kind: 'all' } | { kind: 'first'; count: number } | { kind: 'named'; ids: string[] };
+
+/** Tenants labelled by default: enough to watch the largest banks, few enough that series stay bounded. */
+export const METRICS_TENANTS_DEFAULT = 20;
+
+function metricsTenants(env: NodeJS.ProcessEnv): MetricsTenants {
+  const label = env.CARDLINE_METRICS_TENANT_LABEL;
+  if (label !== undefined && label !== '' && !bool(env, 'CARDLINE_METRICS_TENANT_LABEL')) return { kind: 'none' };
+  const raw = (env.CARDLINE_METRICS_TENANTS ?? '').trim();
+  if (raw === '') return { kind: 'first', count: METRICS_TENANTS_DEFAULT };
+  if (raw === '*') return { kind: 'all' };
+  if (/^\d+$/.test(raw)) return { kind: 'first', count: int(env, 'CARDLINE_METRICS_TENANTS', METRICS_TENANTS_DEFAULT, 0, 100_000) };
+  const ids = raw.split(',').map((id) => id.trim());
+  const wrong = ids.find((id) => !new RegExp(TENANT_ID_PATTERN).test(id));
+  if (wrong !== undefined) {
+    throw new ConfigError('CARDLINE_METRICS_TENANTS', `must be a number of tenants, * for every tenant, or tenant ids separated by commas; '${wrong}' is not a tenant id`);
+  }
+  return { kind: 'named', ids };
+}
+
 function bool(env: NodeJS.ProcessEnv, name: string): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
@@ -231,7 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     demoOperatorKey: demoOperatorKey(env),
     storeThread: env.CARDLINE_STORE_THREAD === undefined || env.CARDLINE_STORE_THREAD === '' ? true : bool(env, 'CARDLINE_STORE_THREAD'),
     workers,
-    metricsTenantLabel: env.CARDLINE_METRICS_TENANT_LABEL === undefined || env.CARDLINE_METRICS_TENANT_LABEL === '' ? true : bool(env, 'CARDLINE_METRICS_TENANT_LABEL'),
+    metricsTenants: metricsTenants(env),
     logLevel,
     dataDir: resolve(env.CARDLINE_DATA_DIR || './data'),
     databaseUrl,

@@ -49,7 +49,7 @@ export const auditOperations = [
     summary: "The tenant's audit trail, newest first",
     description:
       'Filters: `from`/`to` (date-times with an offset), `actor`, `action`, `outcome`, `route`, `requestId`, `targetId` (any ' +
-      'target value), `kind` (`write`: changes only; `read`: reads only). Pages: `limit` (1..500, default 50) and `cursor` (`pagination.next` of the previous page).',
+      'target value), `kind` (`write`: changes only; `read`: reads only). Pages: `limit` (1..500, default 50) and `cursor` (`pagination.nextCursor` of the previous page).',
     tag: 'Audit',
     dialect: 'problem',
     access: 'audit-read',
@@ -58,7 +58,7 @@ export const auditOperations = [
     response: AuditPage,
     check: ({ query }) => checkQuery(query),
     execute: ({ tenant, query, services }) => services.auditLog.page(tenant.id, { ...query, limit: auditLimitOf(query) }),
-    view: ({ records, next }, { query }) => ({ result: records, pagination: { next, limit: auditLimitOf(query) } }),
+    view: ({ records, next }, { query }) => ({ result: records, pagination: { nextCursor: next, next, limit: auditLimitOf(query) } }),
     audit: false,
   }),
   defineOperation({

@@ -39,13 +39,6 @@ function checkCardRef(body: CardActivationBody, objectName: string): FieldError[
   return CARD_REF_FIELDS.map((field) => ({ field, message: 'NotNull', objectName }));
 }
 
-/** Operations wholly in the path take no body or `{}`: anything else is refused rather than ignored. */
-export function checkNoBody(body: unknown, objectName: string): FieldError[] {
-  if (body === undefined) return [];
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ field: 'body', message: 'TypeMismatch', objectName }];
-  return Object.keys(body).map((field) => ({ field, message: 'UnknownProperty', objectName }));
-}
-
 /** The event payload of a card that moved to a new state: ids and state, nothing sensitive. */
 const cardState = (c: CardSummary) => ({ cardId: c.cardId, entityId: c.entityId, state: c.state });
 
@@ -69,7 +62,6 @@ const cardChange = (verb: 'lock' | 'unlock', operation: 'lockCard' | 'unlockCard
     objectName,
     params: CardIdParams,
     response: CardOperationResponse,
-    check: ({ body }) => checkNoBody(body, objectName),
     callsCore: true,
     refusals: CARD_REFUSALS,
     execute: ({ params, core }) => core(operation, { cardId: params.cardId }),

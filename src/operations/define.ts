@@ -182,3 +182,13 @@ export function bodyMayBeOmitted(op: Operation): boolean {
   const body = op.body as { type?: unknown; required?: unknown[]; minProperties?: number } | undefined;
   return op.method === 'POST' && body?.type === 'object' && !body.required?.length && !body.minProperties;
 }
+
+/** A write declaring no body takes none, or `{}`; anything else is refused, not ignored (added by the registrar). */
+export function checkNoBody(body: unknown, objectName: string): FieldError[] {
+  if (body === undefined) return [];
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ field: 'body', message: 'TypeMismatch', objectName }];
+  return Object.keys(body).map((field) => ({ field, message: 'UnknownProperty', objectName }));
+}
+
+/** Whether the operation is a write that declares no body (the registrar refuses one, the document shows none). */
+export const takesNoBody = (op: Operation): boolean => op.method !== 'GET' && op.body === undefined;

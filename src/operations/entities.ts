@@ -17,7 +17,6 @@ import {
 import { checkCreditLimit } from '../domain/product-rules.js';
 import { toCardView } from '../views/cards.js';
 import { entitySecrets, toEntityView } from '../views/entities.js';
-import { checkNoBody } from './cards.js';
 import { defineOperation } from './define.js';
 
 const ADDRESS = { address1: '10 Demo Street', city: 'Lisbon', state: 'Demo', country: 'PT', pin: '1000-001' };
@@ -151,7 +150,6 @@ export const entityOperations = [
     params: EntityIdParams,
     response: CardIssuedResponse,
     status: 201,
-    check: ({ body }) => checkNoBody(body, 'cardIssueRequest'),
     callsCore: true,
     refusals: ['ENTITY_NOT_FOUND'],
     execute: ({ params, core }) => core('issueCard', { entityId: params.entityId }),

@@ -116,7 +116,7 @@ export const managementConsoleOperations = [
     errors: [tenantNotFound],
     check: ({ query }) => checkAuditQuery(query),
     execute: async ({ params, query, services }) => services.auditLog.page(await trailOf(services, params.tenantId), { ...query, limit: auditLimitOf(query) }),
-    view: ({ records, next }, { query }) => ({ result: records, pagination: { next, limit: auditLimitOf(query) } }),
+    view: ({ records, next }, { query }) => ({ result: records, pagination: { nextCursor: next, next, limit: auditLimitOf(query) } }),
     // An operator's reads are recorded only where they show a customer's or a card's data (decision 0292).
     audit: false,
   }),

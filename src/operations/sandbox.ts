@@ -8,7 +8,6 @@ import { DEFAULT_HOME_COUNTRY, DEFAULT_TIME_ZONE } from '../../schemas/tenant.js
 import { AuthorizationBody, RepaymentBody, RepaymentResponse, TransactionResponse } from '../../schemas/transactions.js';
 import { toTransactionView } from '../views/entities.js';
 import { toCardView } from '../views/cards.js';
-import { checkNoBody } from './cards.js';
 import { defineOperation } from './define.js';
 
 const OBJECT_NAME = 'fulfilmentAdvanceRequest';
@@ -33,7 +32,6 @@ export const sandboxOperations = [
     sandbox: true,
     params: CardIdParams,
     response: CardOperationResponse,
-    check: ({ body }) => checkNoBody(body, OBJECT_NAME),
     callsCore: true,
     refusals: ['CARD_NOT_FOUND', 'CARD_STATE_INVALID'],
     execute: ({ params, core }) => core('advanceFulfilment', { cardId: params.cardId }),

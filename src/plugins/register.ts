@@ -7,7 +7,7 @@ import { Errors } from '../errors.js';
 import type { AuditSpec } from '../route-config.js';
 import { declareErrors, errorCase, takesBody } from '../step-errors.js';
 import { rolesOf } from '../operations/access.js';
-import { bodyMayBeOmitted, type EncryptedField, type Listener, type Operation } from '../operations/define.js';
+import { bodyMayBeOmitted, checkNoBody, takesNoBody, type EncryptedField, type Listener, type Operation } from '../operations/define.js';
 import { inputOf } from './operation.js';
 
 /** For any tenant that is not a sandbox, a sandbox route answers exactly as a route that does not exist (decision 0012). */
@@ -76,7 +76,8 @@ function routeOf(op: Operation): RouteOptions {
   const roles = rolesOf(op.access);
   const operator = op.access === 'operator';
   const audit = auditSpecOf(op);
-  const check = op.check;
+  const declared = op.check;
+  const check: Operation['check'] = takesNoBody(op) ? (input) => [...checkNoBody(input.body, op.objectName), ...(declared?.(input) ?? [])] : declared;
   const encryptedFields = encryptedFieldsOf(op);
   return {
     method: op.method,

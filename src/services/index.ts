@@ -120,7 +120,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     closers.push(() => changes.close());
     // The gauges read services built below when Prometheus scrapes, never before this function returns.
     const metrics: Metrics = new Metrics(
-      { tenantLabel: config.metricsTenantLabel },
+      { tenants: config.metricsTenants },
       {
         outboxDepth: async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE status = 'pending'")).rows[0]?.n ?? 0,
         deliveryDepth: () => deliveries.depth(),

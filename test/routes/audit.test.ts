@@ -24,7 +24,7 @@ interface AuditRecord {
 }
 interface AuditPage {
   result: AuditRecord[];
-  pagination: { next: string | null; limit: number };
+  pagination: { nextCursor: string | null; next: string | null; limit: number };
 }
 
 const PAN = '4111111111111111';
@@ -53,7 +53,7 @@ async function all(filter = '', tenant = 'demo'): Promise<AuditRecord[]> {
     if (cursor) q.set('cursor', cursor);
     const page: AuditPage = await list(q.size ? `?${q}` : '', 'Admin', tenant);
     out.push(...page.result);
-    cursor = page.pagination.next;
+    cursor = page.pagination.nextCursor;
   } while (cursor);
   return out;
 }
@@ -208,7 +208,7 @@ describe('pagination', () => {
     expect(first.result).toHaveLength(7);
     const top = first.result[0]!.seq;
     const seen = first.result.map((r) => r.seq);
-    let cursor = first.pagination.next;
+    let cursor = first.pagination.nextCursor;
     let pages = 1;
     while (cursor) {
       // A write between pages lands above the walk and does not shift it.
@@ -216,21 +216,24 @@ describe('pagination', () => {
       const page = await list(`?limit=7&cursor=${cursor}`);
       expect(page.result.length).toBeLessThanOrEqual(7);
       seen.push(...page.result.map((r) => r.seq));
-      cursor = page.pagination.next;
+      // `next`, the name before `nextCursor`, carries the same cursor for the clients written against it.
+      expect(page.pagination.next).toBe(page.pagination.nextCursor);
+      cursor = page.pagination.nextCursor;
       pages += 1;
     }
     expect(seen).toEqual(Array.from({ length: top }, (_, i) => top - i));
     expect(pages).toBe(Math.ceil(top / 7));
     // The cursor is base64url of the last seq shown.
-    expect(first.pagination.next).toBe(Buffer.from(String(first.result[6]!.seq)).toString('base64url'));
+    expect(first.pagination.nextCursor).toBe(Buffer.from(String(first.result[6]!.seq)).toString('base64url'));
+    expect(first.pagination.next).toBe(first.pagination.nextCursor);
   });
 
-  it('defaults to 50, allows 500, and the last page says next: null', async () => {
+  it('defaults to 50, allows 500, and the last page says nextCursor: null, as every other list does', async () => {
     const page = await list();
     expect(page.pagination.limit).toBe(50);
     expect(page.result).toHaveLength(50);
     const everything = await list('?limit=500');
-    expect(everything.pagination).toEqual({ next: null, limit: 500 });
+    expect(everything.pagination).toEqual({ nextCursor: null, next: null, limit: 500 });
     expect(everything.result.map((r) => r.seq)).toEqual(Array.from({ length: everything.result.length }, (_, i) => everything.result[0]!.seq - i));
   });
 

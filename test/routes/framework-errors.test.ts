@@ -60,7 +60,7 @@ describe('a malformed URL → 400', () => {
     for (const query of ['actor=%ED%A0%80', 'actor=%E0%A4%A', 'actor=%uD800', 'requestId=%F0%9F%98%80']) {
       const res = await send('GET', `/v1/audit?${query}`);
       expect(res.statusCode, query).toBe(200);
-      expect(res.json(), query).toEqual({ result: [], pagination: { next: null, limit: 50 } });
+      expect(res.json(), query).toEqual({ result: [], pagination: { nextCursor: null, next: null, limit: 50 } });
     }
     const nul = await send('GET', '/v1/audit?actor=a%00b');
     expect(nul.statusCode).toBe(400);

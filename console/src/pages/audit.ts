@@ -103,7 +103,7 @@ function Trail(props: { tenantId: string }) {
       <//>
       <nav class="pager" aria-label="Audit pages">
         <button type="button" disabled=${cursors.length < 2} onClick=${() => setCursors(cursors.slice(0, -1))}>Newer</button>
-        <button type="button" disabled=${!p.pagination?.next} onClick=${() => setCursors([...cursors, p.pagination!.next!])}>Older</button>
+        <button type="button" disabled=${!p.pagination?.nextCursor} onClick=${() => setCursors([...cursors, p.pagination!.nextCursor!])}>Older</button>
       </nav>`}
     <//>`;
 }

@@ -2,6 +2,7 @@
 // calls and circuit breakers, audit batches, the outbox's depth, logins, and Node's own. Hot paths only
 // increment; what the store or the connectors know is read when Prometheus scrapes (decision 0070).
 import client from 'prom-client';
+import type { MetricsTenants } from '../../config.js';
 import { clusterMetrics } from './cluster-metrics.js';
 
 /** How a connector call ended (as the core caller counts it). */
@@ -34,12 +35,15 @@ export interface DeliveryObserver {
 }
 
 export interface MetricsOptions {
-  /**
-   * A `tenant` label on per-request, per-call and login series (default on). With thousands of tenants it
-   * multiplies the series: switch it off (CARDLINE_METRICS_TENANT_LABEL=0) and per-tenant series disappear.
-   */
-  tenantLabel: boolean;
+  /** The tenants with a `tenant` label value of their own (each multiplies the series); the others share `_other`. */
+  tenants: MetricsTenants;
 }
+
+/** The `tenant` label of every tenant beyond the bound (no tenant id starts with an underscore). */
+export const OTHER_TENANTS = '_other';
+
+/** Node's defaults named like counters (`…_total`) though gauges, each the sum of the unsuffixed gauge. */
+const DUPLICATE_DEFAULTS = ['cardline_nodejs_active_handles_total', 'cardline_nodejs_active_requests_total', 'cardline_nodejs_active_resources_total'];
 
 /** Scrape-time readers: what is not counted on the hot path. */
 export interface Gauges {
@@ -57,6 +61,9 @@ const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
 export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
   readonly registry = new client.Registry();
   private readonly tenantLabel: boolean;
+  private readonly tenants: MetricsTenants;
+  /** The tenants given a label value of their own so far, when the first N are. */
+  private readonly labelled = new Set<string>();
   private readonly requests: client.Counter<string>;
   private readonly requestSeconds: client.Histogram<string>;
   private readonly calls: client.Counter<string>;
@@ -71,10 +78,14 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
   private readonly shadowCalls: client.Counter<string>;
 
   constructor(opts: MetricsOptions, gauges: Gauges = {}) {
-    this.tenantLabel = opts.tenantLabel;
+    this.tenants = opts.tenants;
+    this.tenantLabel = opts.tenants.kind !== 'none';
+    const named = opts.tenants.kind === 'named' ? new Set(opts.tenants.ids) : null;
+    if (named) this.labelOf = (tenant) => (named.has(tenant) ? tenant : OTHER_TENANTS);
     const registers = [this.registry];
     const t = (labels: string[]) => (this.tenantLabel ? [...labels, 'tenant'] : labels);
     client.collectDefaultMetrics({ register: this.registry, prefix: 'cardline_' });
+    for (const name of DUPLICATE_DEFAULTS) this.registry.removeSingleMetric(name);
     this.requests = new client.Counter({ name: 'cardline_http_requests_total', help: 'Requests answered, by route pattern, method and status.', labelNames: t(['route', 'method', 'status']), registers });
     this.requestSeconds = new client.Histogram({
       name: 'cardline_http_request_duration_seconds',
@@ -142,6 +153,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
     if (gauges.breakers) {
       const breakers = gauges.breakers;
       const withTenant = this.tenantLabel;
+      const labelOf = (tenant: string) => this.tenantValue(tenant);
       new client.Gauge({
         name: 'cardline_circuit_breaker_state',
         help: "A core's circuit breaker: 0 closed, 1 half-open, 2 open.",
@@ -151,14 +163,37 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
         aggregator: 'max',
         collect() {
           this.reset();
-          for (const b of breakers()) this.set(withTenant ? { connector: b.connector, tenant: b.tenant } : { connector: b.connector }, BREAKER_STATE[b.state]);
+          // Several tenants (beyond the bound) or connectors may share a label set: it shows the worst of them.
+          const worst = new Map<string, { labels: Record<string, string>; state: number }>();
+          for (const b of breakers()) {
+            const labels: Record<string, string> = withTenant ? { connector: b.connector, tenant: labelOf(b.tenant) } : { connector: b.connector };
+            const key = `${labels.connector}\u0000${labels.tenant ?? ''}`;
+            const state = BREAKER_STATE[b.state];
+            if ((worst.get(key)?.state ?? -1) < state) worst.set(key, { labels, state });
+          }
+          for (const { labels, state } of worst.values()) this.set(labels, state);
         },
       });
     }
   }
 
-  private labels(base: Record<string, string>, tenant: string | null): Record<string, string> {
-    return this.tenantLabel ? { ...base, tenant: tenant ?? '' } : base;
+  /** The tenant's label value under the bound: its id while it is among the labelled ones, else `_other`. */
+  private labelOf = (tenant: string): string => {
+    if (this.tenants.kind === 'all' || this.labelled.has(tenant)) return tenant;
+    if (this.tenants.kind === 'first' && this.labelled.size < this.tenants.count) {
+      this.labelled.add(tenant);
+      return tenant;
+    }
+    return OTHER_TENANTS;
+  };
+
+  /** The `tenant` label's value: '' where there is no label or no tenant. */
+  private tenantValue(tenant: string | null): string {
+    return this.tenantLabel && tenant !== null ? this.labelOf(tenant) : '';
+  }
+
+  private labels(base: Record<string, string>, tenant: string): Record<string, string> {
+    return this.tenantLabel ? { ...base, tenant } : base;
   }
 
   /** Series looked up once per label set: prom-client would validate and hash the labels on every call. */
@@ -173,21 +208,22 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
   }
 
   request(route: string, method: string, status: number, tenant: string | null, seconds: number): void {
-    const key = `${route}\u0000${method}\u0000${status}\u0000${this.tenantLabel ? (tenant ?? '') : ''}`;
-    const labels = () => this.labels({ route, method, status: String(status) }, tenant);
+    const label = this.tenantValue(tenant);
+    const key = `${route}\u0000${method}\u0000${status}\u0000${label}`;
+    const labels = () => this.labels({ route, method, status: String(status) }, label);
     this.child(this.requests, key, labels).inc();
     this.child(this.requestSeconds, key, labels).observe(seconds);
   }
 
   connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number): void {
-    const t = this.tenantLabel ? tenant : '';
-    this.child(this.calls, `${connector}\u0000${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ connector, operation, outcome }, tenant)).inc();
-    this.child(this.callSeconds, `${connector}\u0000${operation}\u0000${t}`, () => this.labels({ connector, operation }, tenant)).observe(seconds);
+    const t = this.tenantValue(tenant);
+    this.child(this.calls, `${connector}\u0000${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ connector, operation, outcome }, t)).inc();
+    this.child(this.callSeconds, `${connector}\u0000${operation}\u0000${t}`, () => this.labels({ connector, operation }, t)).observe(seconds);
   }
 
   shadowCall(tenant: string, operation: string, outcome: ShadowOutcome): void {
-    const t = this.tenantLabel ? tenant : '';
-    this.child(this.shadowCalls, `${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ operation, outcome }, tenant)).inc();
+    const t = this.tenantValue(tenant);
+    this.child(this.shadowCalls, `${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ operation, outcome }, t)).inc();
   }
 
   auditBatch(records: number, seconds: number): void {
@@ -200,11 +236,11 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
   }
 
   loginFailed(tenant: string): void {
-    this.loginFailures.inc(this.labels({}, tenant));
+    this.loginFailures.inc(this.labels({}, this.tenantValue(tenant)));
   }
 
   lockedOut(tenant: string): void {
-    this.lockouts.inc(this.labels({}, tenant));
+    this.lockouts.inc(this.labels({}, this.tenantValue(tenant)));
   }
 
   delivery(channelType: string, outcome: DeliveryOutcome, lagSeconds: number | null): void {

@@ -136,10 +136,7 @@ export async function createNewTenant(deps: TenantAdminDeps, input: NewTenant): 
 /** PostgreSQL's SQLSTATE for a unique or primary-key violation (PGlite answers the same). */
 const UNIQUE_VIOLATION = '23505';
 
-/**
- * Keys json-merge-patch will not apply: meeting one, it returns what it merged so far and drops the rest of the
- * patch, so a patch holding one would be answered as applied while only in part. No setting has these names.
- */
+/** Keys json-merge-patch stops at, dropping the rest of the patch; no setting has these names. */
 const RESERVED_KEYS = new Set(['constructor', 'prototype', '__proto__']);
 
 /** The JSON pointer of the first reserved key at any depth of a value (own keys, in order), if any. */
