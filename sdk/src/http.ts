@@ -2,7 +2,6 @@
 // Idempotency-Key, its encrypted body or fields, and the answer in the route's dialect; and cursor paging.
 // `Cardline` (a tenant's user, a token) and `CardlineAdmin` (the platform operator, an operator key) differ in
 // who they say they are and which key a value is encrypted to.
-import { randomUUID } from 'node:crypto';
 import type { JWK } from 'jose';
 import { encryptFields, openSealed } from './crypto.js';
 import { CardlineConnectionError, CardlineEnvelopeError, CardlineProblemError, CardlineTimeoutError, type ProblemBody } from './errors.js';
@@ -138,7 +137,7 @@ export abstract class CardlineHttp implements Transport {
 
   private async send(op: OperationMeta, params: readonly string[], body: unknown, query: unknown, options: CallOptions, timers: CallTimers): Promise<unknown> {
     const url = this.urlOf(op, params, query);
-    const idempotencyKey = op.kind === 'write' ? (options.idempotencyKey ?? randomUUID()) : undefined;
+    const idempotencyKey = op.kind === 'write' ? (options.idempotencyKey ?? globalThis.crypto.randomUUID()) : undefined;
     const defaults = this.encryptionDefaults();
     const encryptBody = body !== undefined && (options.encryptBody ?? defaults.body);
     const encryptSome = body !== undefined && op.encryptedFields.length > 0 && (options.encryptFields ?? defaults.fields);
