@@ -1,7 +1,5 @@
-// ISO 9564-1 PIN blocks as a bank's channel builds them before PUT /v1/cards/{cardId}/pin: formats 0 and 3
-// (2-key triple-DES, 8-byte blocks) and 4 (AES, 16-byte blocks), enciphered under the PIN key shared with the
-// gateway. AES is Web Crypto's and triple-DES des.js's (Web Crypto has none), so this runs in Node, a browser
-// and an edge runtime alike; the gateway's own PIN-block code (src/crypto/pin-block.ts) translates what it builds.
+// ISO 9564-1 PIN blocks for PUT /v1/cards/{cardId}/pin: formats 0 and 3 (2-key triple-DES, des.js: Web Crypto has
+// no DES) and 4 (AES, Web Crypto), enciphered under the PIN key shared with the gateway; runs in any runtime.
 import des from 'des.js';
 
 export interface PinBlockRequest {
@@ -14,7 +12,6 @@ export interface PinBlockRequest {
   random?: (size: number) => Uint8Array;
 }
 
-/** Bytes Web Crypto takes (not a view of a SharedArrayBuffer). */
 type Bytes = Uint8Array<ArrayBuffer>;
 
 const randomBytes = (size: number) => globalThis.crypto.getRandomValues(new Uint8Array(size));
@@ -23,10 +20,7 @@ const fromHex = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (byte) 
 const toHex = (bytes: Bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('').toUpperCase();
 const xor = (a: Bytes, b: Bytes) => a.map((byte, i) => byte ^ b[i]!);
 
-/**
- * One 16-byte block under AES in ECB mode. Web Crypto offers CBC, not ECB: the first block of CBC under a zero
- * IV is that block's ECB encipherment (the second, PKCS#7 padding, is dropped).
- */
+// Web Crypto has no ECB: the first block of CBC under a zero IV is the block's ECB encipherment.
 async function aesBlock(key: Bytes, block: Bytes): Promise<Bytes> {
   const subtle = globalThis.crypto.subtle;
   const cryptoKey = await subtle.importKey('raw', key, 'AES-CBC', false, ['encrypt']);
