@@ -57,6 +57,7 @@ describe('the SDK packed and installed in a new project', () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
+  // A build, an install and a compile in child processes: minutes on a loaded machine; the bound only ends a broken run.
   it('packs dist/, installs, typechecks under browser libraries and runs against a gateway', async () => {
     const packs = temp('cardline-sdk-pack-');
     // As after `npm ci`: npm pack runs the workspace's prepack, which builds dist/.
@@ -85,5 +86,5 @@ describe('the SDK packed and installed in a new project', () => {
     writeFileSync(join(project, 'main.mjs'), "import { check } from './out/check.js';\nconsole.log(JSON.stringify(await check(process.argv[2], process.argv[3])));\n");
     const { stdout: printed } = await run(process.execPath, ['main.mjs', baseUrl, PASSWORD], { cwd: project });
     expect(JSON.parse(printed)).toEqual({ upgraded: true, page: [1, 'string'], created: 'packaged-sdk-user', pinBlock: true, timeoutClass: 'CardlineTimeoutError' });
-  });
+  }, 900_000);
 });
