@@ -42,7 +42,7 @@ export const TenantCreateBody = Type.Object(
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the tenant configuration (see docs/operating.md, "Configuration")' })),
     admin: Type.Optional(
       Type.Object(
-        { username: Username, password: Password },
+        { username: NewUsername, password: Password },
         {
           additionalProperties: false,
           description:

@@ -1,5 +1,5 @@
 // Logger options: pino JSON with secrets masked by key at any depth and by shape, in one walk (decision 0207).
-import type { Bindings, ChildLoggerOptions, Logger, LoggerOptions } from 'pino';
+import type { Bindings, ChildLoggerOptions, DestinationStream, Logger, LoggerOptions } from 'pino';
 import { maskCardNumbers } from '../connectors/shared/pan.js';
 
 const JWT_OR_JWE = /eyJ[\w-]*\.[\w.-]+/g;
@@ -141,3 +141,12 @@ class LazyChildLogger {
 export function lazyChildLogger(logger: unknown, bindings: Bindings, options: ChildLoggerOptions): Logger {
   return new LazyChildLogger(logger as Logger, bindings, options) as unknown as Logger;
 }
+
+/** The demo on a terminal: pino-pretty lines, fed what the formatters above already masked. */
+export async function prettyLogStream(destination: NodeJS.WritableStream = process.stdout): Promise<DestinationStream> {
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({ colorize: destination === process.stdout, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true, destination });
+}
+
+/** Pretty lines only for the demo on a terminal; JSON otherwise (a pipe, a file, a container's log, production). */
+export const wantsPrettyLogs = (demo: boolean, isTTY: boolean | undefined): boolean => demo && isTTY === true;

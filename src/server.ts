@@ -1,12 +1,14 @@
 // The process: configuration, store, demo seeding, listen, and graceful shutdown on SIGTERM.
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
+import pino from 'pino';
 import { buildApp } from './app.js';
 import { reportReady, runPrimary, workerIndex } from './cluster.js';
 import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
 import { ConfigError, isLoopback, loadConfig } from './config.js';
 import { ListenError, checkPorts, listenOn, type ListenerSpec } from './listen.js';
 import { buildManagementApp } from './management/app.js';
+import { loggerOptions, prettyLogStream, wantsPrettyLogs } from './logging.js';
 import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/tenancy/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
 
@@ -51,7 +53,9 @@ async function main(): Promise<void> {
   step = config.databaseUrl ? 'opening the store (DATABASE_URL)' : `opening the embedded store in ${config.dataDir}`;
   const db = await openStore(config, { thread: config.storeThread });
   step = "starting the gateway's services (store migrations, master key check, connectors, HSM, Redis when configured)";
-  const app = await buildApp({ config, db, masterKey });
+  // Read on a terminal, the demo's log is pretty lines; piped or in production it stays JSON.
+  const logger = wantsPrettyLogs(config.demo, process.stdout.isTTY) ? pino(loggerOptions(config.logLevel), await prettyLogStream()) : undefined;
+  const app = await buildApp({ config, db, masterKey, ...(logger ? { logger } : {}) });
 
   if (config.demo && firstProcess) {
     step = 'seeding the demo tenants';

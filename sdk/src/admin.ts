@@ -20,8 +20,8 @@ export interface CardlineAdminOptions extends HttpOptions {
   /** The console's cookie session and CSRF token, instead of an operator key (`baseUrl`: the page's origin). */
   session?: ConsoleSession;
   /**
-   * Encrypt the password of a tenant's user to the tenant's key (`GET /v1/tenants/{tenantId}/keys`); default
-   * true. false sends it in plain text, which only a tenant with `encryption.allowPlaintextPassword` accepts.
+   * Encrypt the password of a tenant's user to the tenant's key (`GET /v1/tenants/{tenantId}/keys`; a new tenant's
+   * first Admin: the onboarding key); default true. false sends it in plain text, where the tenant allows it.
    */
   encryptPasswords?: boolean;
 }
@@ -34,8 +34,8 @@ export interface CardlineAdmin extends ManagementOperations {}
  * A client of the management listener (CARDLINE_ADMIN_HOST:CARDLINE_ADMIN_PORT), as one operator:
  *
  *     const admin = new CardlineAdmin({ baseUrl: 'http://127.0.0.1:8081', operatorKey: process.env.CARDLINE_OPERATOR_KEY! });
- *     await admin.tenant.create({ id: 'acme', name: 'Acme Bank', config });
- *     await admin.tenantUser.create('acme', { username: 'root', role: 'Admin', password });
+ *     await admin.tenant.create({ id: 'acme', name: 'Acme Bank', config, admin: { username: 'root', password } });
+ *     await admin.tenantUser.create('acme', { username: 'alice', role: 'Operations', password });
  *
  * The operations console is the same client in the browser (`session`), and the CLI the same client with an
  * injected `fetch` (over the network, or into the management app in its own process).

@@ -127,8 +127,7 @@ async function firstAdmin(opts: AdminOptions): Promise<{ username: string; passw
   checkUsername(opts.admin, '--admin');
   const password = opts.passwordStdin ? await readStdin("the Admin's password") : process.env.CARDLINE_USER_PASSWORD;
   if (!password) fail("No password for --admin: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.");
-  // Loaded here only: the rule's module brings the password hasher, which no other tenant command needs.
-  const problem = (await import('../services/identity/users.js')).passwordProblem(password);
+  const problem = (await import('../services/identity/users.js')).passwordProblem(password); // with the hasher: loaded here only
   if (problem) fail(problem);
   return { username: opts.admin, password };
 }

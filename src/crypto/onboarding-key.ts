@@ -7,7 +7,7 @@ import type { MasterKey } from './master-key.js';
 
 type CryptoKey = webcrypto.CryptoKey;
 
-/** The order of P-256: a private scalar is in [1, n - 1]. */
+/** The order of P-256: a private scalar is in [1, n - 1] (an HMAC misses it about once in 2^32: the next is taken). */
 const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 
 const b64u = (bytes: Buffer): string => bytes.toString('base64url');
@@ -16,7 +16,6 @@ const b64u = (bytes: Buffer): string => bytes.toString('base64url');
 export function onboardingKey(masterKey: MasterKey): TenantKey {
   const derived = masterKey.derive('onboarding-enc');
   let d: Buffer | undefined;
-  // A 256-bit HMAC lands outside [1, n - 1] with a chance of about 2^-32: the next counter is taken then.
   for (let i = 0; !d; i += 1) {
     const candidate = Buffer.from(derived.mac(`p256:${i}`), 'hex');
     const scalar = BigInt(`0x${candidate.toString('hex')}`);

@@ -79,10 +79,7 @@ function requiresEncryptedBody(tenant: Tenant, method: string, routeUrl: string)
 interface DecryptOptions {
   /** Whether `encryption.requireEncryptedBody` applies (default true): the tenant's API only, not the operator's. */
   tenantPolicy?: boolean;
-  /**
-   * Whether a request naming no tenant opens its encrypted fields with the onboarding key, a plain-text value
-   * refused (the management listener: a new tenant's first Admin).
-   */
+  /** Fields of a request naming no tenant (a new tenant's first Admin) open with the onboarding key, never in clear. */
   onboarding?: boolean;
 }
 

@@ -117,10 +117,7 @@ function formProblem(form: typeof EMPTY_FORM): string | null {
   return null;
 }
 
-/**
- * Onboard a bank: the tenant, its core, its home country, time zone and maximum credit limit, and its first Admin,
- * created by one call (both or neither); the password encrypted in this browser to the gateway's onboarding key.
- */
+/** Onboard a bank and its first Admin by one call, both or neither; nothing about the bank assumed. */
 function Onboard(props: { onDone: (text: string) => void }) {
   const [open, setOpen] = useState(false);
   const [form, setForm] = useState(EMPTY_FORM);
@@ -156,7 +153,6 @@ function Onboard(props: { onDone: (text: string) => void }) {
         setError(`The connector options are refused: ${check.result.problem}. Correct them and send again.`);
         return;
       }
-      // One call: the tenant and its Admin, or neither. CardlineAdmin encrypts the password to the onboarding key.
       await admin.tenant.create({
         id: form.id,
         ...(form.name ? { name: form.name } : {}),

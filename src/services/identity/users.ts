@@ -147,10 +147,7 @@ export class UserService {
     return { id: row.id, tenantId, username, role, generation: Number(row.token_generation) };
   }
 
-  /**
-   * A first Admin ready to be stored with its tenant: the password checked (400 naming the rule) and hashed
-   * before the tenant's transaction opens, so that a refusal writes nothing and the hash does not hold it open.
-   */
+  /** A first Admin, checked (400 naming the rule) and hashed before its tenant's transaction opens. */
   async firstAdmin(username: string, password: string): Promise<FirstAdmin> {
     const problem = passwordProblem(password);
     if (problem) throw Errors.badRequest(problem);

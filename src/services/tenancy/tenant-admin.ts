@@ -97,11 +97,7 @@ export interface NewTenant {
   admin?: { username: string; password: string };
 }
 
-/**
- * Creates a tenant with its first encryption and signing key pairs and, when given, its first Admin, in one
- * transaction: every check (the id, the name, the configuration, the password rule) comes before it, and a
- * failure inside it leaves no part of the tenant behind.
- */
+/** Creates a tenant, its first key pairs and, when given, its first Admin in one transaction, every check first. */
 export async function createTenant(deps: TenantAdminDeps, input: NewTenant): Promise<Tenant> {
   if (!isTenantId(input.id)) throw new TenantConfigError(input.id, [`id must match ^[a-z0-9][a-z0-9-]{0,62}$ (lower-case letters, digits, dashes)`]);
   const name = checkName(input.id, input.name ?? input.id);
