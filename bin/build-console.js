@@ -17,8 +17,6 @@ export async function buildConsole(outdir = OUT) {
   await build({
     entryPoints: { app: join(ROOT, 'console', 'src', 'main.ts') },
     bundle: true,
-    // The SDK's sources (the console's management client) take randomUUID from node:crypto: the browser's here.
-    alias: { 'node:crypto': join(ROOT, 'console', 'src', 'shims', 'node-crypto.ts') },
     format: 'esm',
     platform: 'browser',
     target: ['es2022'],

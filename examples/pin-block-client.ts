@@ -1,6 +1,6 @@
 // What a bank's channel does before PUT /v1/cards/{cardId}/pin: builds an ISO 9564-1 PIN block for a PIN
 // and a card number and enciphers it under the PIN key it shares with the gateway, with the SDK's
-// `buildPinBlock` (sdk/src/pin-block.ts: only node:crypto, so it can also be copied into a client as it is).
+// `buildPinBlock` (sdk/src/pin-block.ts: Web Crypto and des.js, so it runs in a browser's channel too).
 //
 //   npx tsx examples/pin-block-client.ts --pin 1234 --pan 4000000000030017 --key C1D0F8FB4958670DBA40AB1F3752EF0D
 //   npx tsx examples/pin-block-client.ts --format 0 --pin 1234 --pan 4000000000030017 --key 042666B49184CF5C68DE9628D0397B36
@@ -25,7 +25,7 @@ if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.me
     process.exit(2);
   }
   try {
-    console.log(buildPinBlock({ pin: values.pin, pan: values.pan, keyHex: values.key, format: format as 0 | 3 | 4 }));
+    console.log(await buildPinBlock({ pin: values.pin, pan: values.pan, keyHex: values.key, format: format as 0 | 3 | 4 }));
   } catch (err) {
     console.error((err as Error).message);
     process.exit(2);

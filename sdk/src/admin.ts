@@ -7,21 +7,13 @@ import { bindManagementOperations, MANAGEMENT_OPERATIONS, type ManagementOperati
 import { CardlineHttp, type HttpOptions } from './http.js';
 import type { OperationMeta } from './transport.js';
 
-/**
- * The operations console's credential: a page served by the management listener itself signs in once and holds
- * a session cookie (the browser sends it on every same-origin request; the page never reads it) and the
- * session's CSRF token, which every change must carry.
- */
+/** The console's credential: a same-origin session cookie the page never reads, and the CSRF token every change carries. */
 export interface ConsoleSession {
   /** The session's CSRF token, read as each change is sent (it is `X-CSRF-Token`'s value). */
   csrfToken: () => string;
 }
 
-/**
- * Who the calls are. One of: `operatorKey` (any process that can reach the listener), `session` (a page of the
- * listener's own origin), or neither when an injected `fetch` authenticates each request itself (the CLI hands
- * its requests to the management app in its own process, as its own principal).
- */
+/** Who the calls are: an `operatorKey`, a console `session`, or neither when an injected `fetch` authenticates each request. */
 export interface CardlineAdminOptions extends HttpOptions {
   /** An operator key (`clop_…`: `npx cardline operator-key create --name <name>`), sent as `Authorization: Bearer`. */
   operatorKey?: string;

@@ -25,11 +25,7 @@ export interface CardlineOptions extends HttpOptions {
   credentials?: () => Credentials | Promise<Credentials>;
   /** Send every body as a JWE (`application/jose`): for tenants with `encryption.requireEncryptedBody`. */
   encryptBodies?: boolean;
-  /**
-   * Encrypt the fields an operation accepts as JWEs (passwords, address lines, contact details, PIN blocks) in
-   * plain JSON bodies, each to the tenant's active key; default true, as `CardlineAdmin` does. false sends them
-   * as they are: a password only a tenant with `encryption.allowPlaintextPassword` accepts.
-   */
+  /** Encrypt the fields an operation accepts as JWEs (passwords, addresses, PIN blocks); default true, as `CardlineAdmin`. */
   encryptFields?: boolean;
   /** The private half of the client key registered with PUT /v1/admin/client-key: opens sealed fields (`decrypt: true`). */
   clientKey?: JWK;

@@ -1,7 +1,6 @@
 // JWE as the gateway requires it (spec 5.3, decisions 0019-0020): ECDH-ES+A256KW with A256GCM to the tenant's
 // gateway key, its kid, a fresh `iat` and a unique `jti` in the protected header (a JWE is accepted once);
 // and the opening of sealed response fields with the client's own private key.
-import { randomUUID } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt, importJWK, type JWK } from 'jose';
 
 export type { JWK };
@@ -10,7 +9,7 @@ export type { JWK };
 export async function encryptTo(key: JWK, plaintext: string, now: () => number = Date.now): Promise<string> {
   if (!key.kid) throw new Error('The gateway key has no kid');
   return new CompactEncrypt(new TextEncoder().encode(plaintext))
-    .setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', kid: key.kid, iat: Math.floor(now() / 1000), jti: randomUUID() })
+    .setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', kid: key.kid, iat: Math.floor(now() / 1000), jti: globalThis.crypto.randomUUID() })
     .encrypt(await importJWK(key, 'ECDH-ES+A256KW'));
 }
 

@@ -84,22 +84,15 @@ export class CardlineConnectionError extends CardlineError {
   }
 }
 
-/**
- * No answer in time: the last attempt outlived `attemptTimeoutMs` (`ATTEMPT_TIMEOUT`, after the retries the
- * operation allows), or the call outlived `deadlineMs` (`DEADLINE_EXCEEDED`). A write may have been applied:
- * send it again with the same `idempotencyKey`, or read what it changed.
- */
+/** No answer within `attemptTimeoutMs` (after the retries allowed) or `deadlineMs`: a write may have been applied. */
 export class CardlineTimeoutError extends CardlineConnectionError {
   override readonly name = 'CardlineTimeoutError';
   readonly code: 'ATTEMPT_TIMEOUT' | 'DEADLINE_EXCEEDED';
   constructor(
     op: { method: string; path: string },
     which: 'attempt' | 'deadline',
-    /** The timeout that ran out, in ms. */
     readonly timeoutMs: number,
-    /** The attempts sent, the last one included. */
     readonly attempts: number,
-    /** A write's Idempotency-Key: sending it again with this key is safe. */
     readonly idempotencyKey: string | undefined,
     options?: { cause?: unknown },
   ) {

@@ -1,8 +1,5 @@
-// What both clients share (decision 0152): sending one operation of a generated table with its retries, its
-// Idempotency-Key, its encrypted body or fields, and the answer in the route's dialect; and cursor paging.
-// `Cardline` (a tenant's user, a token) and `CardlineAdmin` (the platform operator, an operator key) differ in
-// who they say they are and which key a value is encrypted to.
-import { randomUUID } from 'node:crypto';
+// What both clients share (decision 0152): one operation sent with its retries, timeouts, Idempotency-Key and
+// encryption, answered in the route's dialect; cursor paging. The clients differ in who they are and which key.
 import type { JWK } from 'jose';
 import { encryptFields, openSealed } from './crypto.js';
 import { CardlineConnectionError, CardlineEnvelopeError, CardlineProblemError, CardlineTimeoutError, type ProblemBody } from './errors.js';
@@ -23,22 +20,11 @@ export interface HttpOptions {
   /** The listener's origin: `http://localhost:8080` (public), `http://127.0.0.1:8081` (management). */
   baseUrl: string;
   retry?: RetryOptions;
-  /**
-   * The fetch every attempt is sent with (the global fetch by default): a test's recorder, a proxy's, or a
-   * transport of one's own: the CLI's hands each request to the management app in its own process. It gets the
-   * full URL and init (method, headers, body, signal) and answers a Response; a throw counts as no answer.
-   */
+  /** Sends every attempt (global fetch by default; the CLI's hands it to an in-process app); a throw is no answer. */
   fetch?: typeof fetch;
-  /**
-   * How long one attempt may take, from sending the request to the last byte of the answer; default 40 s
-   * (above the gateway's own request timeout, 30 s by default, so that a slow core answers as the gateway's
-   * 503 or 504 rather than as no answer). An attempt that times out counts as no answer. `Infinity`: none.
-   */
+  /** One attempt, request to last byte; default 40 s, above the gateway's 30 s request timeout (docs/sdk.md#timeouts). */
   attemptTimeoutMs?: number;
-  /**
-   * How long one call may take in all, its retries and the waits between them included; default 120 s. A retry
-   * that could not start before it is not made; an attempt still running at it is aborted. `Infinity`: none.
-   */
+  /** The whole call, retries and backoff included; default 120 s. `Infinity` turns either bound off. */
   deadlineMs?: number;
   /** Injectable for tests: how to wait, the clock, jitter. */
   sleep?: (ms: number) => Promise<void>;
@@ -138,7 +124,7 @@ export abstract class CardlineHttp implements Transport {
 
   private async send(op: OperationMeta, params: readonly string[], body: unknown, query: unknown, options: CallOptions, timers: CallTimers): Promise<unknown> {
     const url = this.urlOf(op, params, query);
-    const idempotencyKey = op.kind === 'write' ? (options.idempotencyKey ?? randomUUID()) : undefined;
+    const idempotencyKey = op.kind === 'write' ? (options.idempotencyKey ?? globalThis.crypto.randomUUID()) : undefined;
     const defaults = this.encryptionDefaults();
     const encryptBody = body !== undefined && (options.encryptBody ?? defaults.body);
     const encryptSome = body !== undefined && op.encryptedFields.length > 0 && (options.encryptFields ?? defaults.fields);
@@ -168,12 +154,10 @@ export abstract class CardlineHttp implements Transport {
       let text: string;
       try {
         res = await this.fetchFn(url, { method: op.method, headers, body: payload, signal: attemptSignal.signal });
-        // The body is read under the same timers: an answer whose headers came and whose body never ends is no answer.
         text = await res.text();
       } catch (err) {
         const timedOut = timers.expired() ? 'deadline' : attemptSignal.timedOut() ? 'attempt' : undefined;
         const delay = this.backoff(attempt, undefined);
-        // Retries stop at the deadline: one that could not start before it is not waited for.
         const last = attempt + 1 >= attempts || options.signal?.aborted || timedOut === 'deadline' || !timers.allows(delay);
         if (last) {
           throw timedOut

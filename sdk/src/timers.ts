@@ -1,10 +1,7 @@
-// The timers of one call: an overall deadline and a timeout per attempt, each an abort of what is in flight.
-// Plain AbortControllers and setTimeout, so that the SDK runs alike in Node, a browser and an edge runtime.
+// One call's deadline and per-attempt timeout, on plain AbortControllers and setTimeout (any runtime).
 
-/** setTimeout's longest delay; a longer one would fire at once. */
 const LONGEST = 2 ** 31 - 1;
 
-/** A timeout option as given: a positive number of milliseconds, or Infinity for none. */
 export function checkTimeout(name: string, ms: number): number {
   if (ms === Infinity || (Number.isFinite(ms) && ms > 0 && ms <= LONGEST)) return ms;
   throw new TypeError(`${name} must be a number of milliseconds from 1 to ${LONGEST}, or Infinity: got ${String(ms)}`);
@@ -15,9 +12,7 @@ const clock = () => globalThis.performance.now();
 /** One attempt's signal: aborted by the caller's signal, the call's deadline or the attempt's own timeout. */
 export interface AttemptSignal {
   readonly signal: AbortSignal;
-  /** Whether the attempt's own timeout aborted it. */
   timedOut(): boolean;
-  /** Stops the attempt's timer and lets go of the signals it listened to. */
   done(): void;
 }
 
@@ -39,7 +34,6 @@ export class CallTimers {
     if (this.deadlineMs !== Infinity) this.#timer = setTimeout(() => this.#deadline.abort(), this.deadlineMs);
   }
 
-  /** Whether the deadline has passed. */
   expired(): boolean {
     return this.#deadline.signal.aborted;
   }

@@ -32,7 +32,7 @@ export const webhooks = {
 
   /** The verified body as a typed event; throws (standardwebhooks' WebhookVerificationError) when it does not verify. */
   parse(body: string | Uint8Array, headers: WebhookHeaders, secret: string): CardlineEvent {
-    const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+    const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
     return new Webhook(secret).verify(text, headerRecord(headers)) as CardlineEvent;
   },
 };
