@@ -35,6 +35,7 @@ import { ChannelService } from '../notify/channels.js';
 import { DeliveryService } from '../notify/deliveries.js';
 import { ShadowService } from './connectors/shadow.js';
 import { ChannelSenders } from '../notify/channel-types/registry.js';
+import { AuthorizationStore } from './transactions/authorizations.js';
 
 export interface Services {
   config: Config;
@@ -77,6 +78,8 @@ export interface Services {
   metrics: Metrics;
   /** The tenants' notification channels (decision 0080). */
   channels: ChannelService;
+  /** Card authorizations as the pipeline decided them, and the amounts that followed. */
+  authorizations: AuthorizationStore;
   /** Deliveries to the channels: the worker, and what the Admin routes ask of it. */
   deliveries: DeliveryService;
   /** Shadow cores: comparisons, divergences and their summary (decision 0112). */
@@ -205,6 +208,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       checkpoints,
       auditLog: new AuditLog(db),
       reports: new Reports(db),
+      authorizations: new AuthorizationStore(db),
       hsm,
       pins,
       connectorRegistry,
