@@ -7,7 +7,7 @@ import { CommunicationAddress, PlasticCode, Preferences } from '../schemas/cards
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from '../schemas/card-lifecycle.js';
 import { sensitive } from '../schemas/common.js';
 import { Contact, ENTITY_TYPES, PrimaryAddress, REPLACEMENT_REASONS } from '../schemas/entities.js';
-import { CHANNELS, DECLINE_REASONS, Merchant, TRANSACTION_STATUSES } from '../schemas/transactions.js';
+import { CHANNELS, DECLINE_REASONS, HOLD_DECLINE_REASONS, Merchant, TRANSACTION_STATUSES } from '../schemas/transactions.js';
 
 /**
  * Everything a connector learns about the request it serves. Connectors are stateless between calls;
@@ -322,6 +322,69 @@ export const SetPinInput = Type.Object({
 });
 export type SetPinInput = Static<typeof SetPinInput>;
 
+/**
+ * Input of `holdFunds`: the core's own decision on an authorization the gateway's pipeline let through (card
+ * state, spend controls, the tenant's decision endpoint): is there credit for it? A card that is not ACTIVE is
+ * declined CARD_NOT_ACTIVE, an amount above the available credit INSUFFICIENT_CREDIT, unless `partialAllowed`:
+ * then what is available (above zero) is held. `authorizationId` is the gateway's and names the hold from then
+ * on; a second hold under an id in use is AUTHORIZATION_EXISTS. A decline is answered as `succeeded` with
+ * `approved: false`, like `authorize`; an unknown card is CARD_NOT_FOUND. The held amount counts as
+ * outstanding until it is reversed or, for what was cleared, repaid.
+ */
+export const HoldInput = Type.Object({
+  authorizationId: Type.String(),
+  cardId: Type.String(),
+  amount: Amount,
+  merchant: Merchant,
+  channel: literals(CHANNELS),
+  partialAllowed: Type.Boolean(),
+  at: Type.String(),
+});
+export type HoldInput = Static<typeof HoldInput>;
+
+/**
+ * An authorization's amounts as the core keeps them, after the change that answers it. None is ever below
+ * zero: `held` = `authorized` − what was cleared − what was reversed or released by a final clearing;
+ * `refunded` + `credited` ≤ `cleared`. `availableCredit` is the entity's after the change.
+ */
+export const HoldState = Type.Object({
+  authorizationId: Type.String(),
+  cardId: Type.String(),
+  entityId: Type.String(),
+  approved: Type.Boolean(),
+  declineReason: Type.Union([literals(HOLD_DECLINE_REASONS), Type.Null()]),
+  /** What was approved (the amount asked for, or less on a partial approval); 0.00 when declined. */
+  authorized: Amount,
+  held: Amount,
+  cleared: Amount,
+  reversed: Amount,
+  refunded: Amount,
+  /** Dispute credits: what disputes won gave back. */
+  credited: Amount,
+  availableCredit: Amount,
+});
+export type HoldState = Static<typeof HoldState>;
+
+/**
+ * Input of `clearFunds`: a clearing (the merchant's capture) of `amount` from what is held; several clearings
+ * may follow one authorization. More than is held is CLEAR_EXCEEDS_HELD; with `final` the rest of the hold is
+ * released. An unknown authorization is AUTHORIZATION_NOT_FOUND.
+ */
+export const ClearInput = Type.Object({ authorizationId: Type.String(), amount: Amount, final: Type.Boolean(), at: Type.String() });
+export type ClearInput = Static<typeof ClearInput>;
+
+/** Input of `reverseHold`: releases `amount` of the hold (all that is held when omitted); more than is held (or nothing held) is REVERSAL_EXCEEDS_HELD. */
+export const ReverseInput = Type.Object({ authorizationId: Type.String(), amount: Optional(Amount), at: Type.String() });
+export type ReverseInput = Static<typeof ReverseInput>;
+
+/** Input of `refund`: gives back `amount` of what was cleared; more than cleared less refunded and credited is REFUND_EXCEEDS_CLEARED. */
+export const RefundInput = Type.Object({ authorizationId: Type.String(), amount: Amount, at: Type.String() });
+export type RefundInput = Static<typeof RefundInput>;
+
+/** Input of `creditDispute`: a dispute won gives `amount` back to the credit line; more than cleared less refunded and credited is DISPUTE_EXCEEDS_CLEARED. */
+export const DisputeCreditInput = Type.Object({ authorizationId: Type.String(), disputeId: Type.String(), amount: Amount, at: Type.String() });
+export type DisputeCreditInput = Static<typeof DisputeCreditInput>;
+
 const EntityKey = Type.Object({ entityId: Type.String() });
 const CardKey = Type.Object({ cardId: Type.String() });
 
@@ -377,6 +440,11 @@ export const CONTRACT = {
   authorize: entry('transactions', 'write', AuthorizationInput, Transaction, 'Sandbox helper: decide an authorization as an issuer host would; approvals raise the outstanding balance'),
   repay: entry('transactions', 'write', RepaymentInput, Repayment, 'Sandbox helper: a repayment lowers the outstanding balance'),
   listTransactions: entry('transactions', 'read', TransactionQuery, TransactionPage, "The entity's transactions, newest first, a page at a time"),
+  holdFunds: entry('transactions', 'write', HoldInput, HoldState, "The core's decision on an authorization: hold the amount on the credit line, or decline"),
+  clearFunds: entry('transactions', 'write', ClearInput, HoldState, 'Clear (capture) an amount of a hold; a final clearing releases the rest'),
+  reverseHold: entry('transactions', 'write', ReverseInput, HoldState, 'Release all or part of a hold'),
+  refund: entry('transactions', 'write', RefundInput, HoldState, 'Give back an amount of what was cleared'),
+  creditDispute: entry('transactions', 'write', DisputeCreditInput, HoldState, 'Credit a won dispute back to the credit line'),
 } as const satisfies Record<string, ContractEntry>;
 
 type Contract = typeof CONTRACT;

@@ -39,6 +39,12 @@ export const BUSINESS_CODES = {
   OPERATION_NOT_SUPPORTED: { title: 'Not Implemented', status: 501, envelopeStatus: 501, description: "The core-banking connector this operation is routed to does not offer it; nothing was sent to the core. The tenant's operator routes it to a connector that does (decision 0110)." },
   DELIVERY_IN_PROGRESS: { title: 'Delivery In Progress', status: 409, envelopeStatus: 409, description: 'An attempt of this delivery is under way; look again in a few seconds.' },
   KEY_ACTIVE: { title: 'Key Active', status: 409, envelopeStatus: 409, description: "The key is the tenant's active key of its use; rotate that use first, then retire the key the rotation replaced." },
+  AUTHORIZATION_EXISTS: { title: 'Authorization Exists', status: 409, envelopeStatus: 409, description: 'An authorization of this id already has a hold in the core; a network retry sends the same Idempotency-Key instead.' },
+  AUTHORIZATION_NOT_FOUND: { title: 'Authorization Not Found', status: 409, envelopeStatus: 404, description: 'No authorization (or transaction) of the tenant has this id.' },
+  CLEAR_EXCEEDS_HELD: { title: 'Clearing Exceeds Held', status: 409, envelopeStatus: 409, description: 'The clearing is more than the authorization still holds (after earlier clearings and reversals).' },
+  REVERSAL_EXCEEDS_HELD: { title: 'Reversal Exceeds Held', status: 409, envelopeStatus: 409, description: 'The reversal is more than the authorization still holds; nothing held is left to release.' },
+  REFUND_EXCEEDS_CLEARED: { title: 'Refund Exceeds Cleared', status: 409, envelopeStatus: 409, description: 'The refund is more than was cleared and not yet refunded or credited back.' },
+  DISPUTE_EXCEEDS_CLEARED: { title: 'Dispute Exceeds Cleared', status: 409, envelopeStatus: 409, description: 'The disputed amount is more than was cleared and not yet refunded or credited back (a transaction not cleared cannot be disputed).' },
 } as const satisfies Record<string, BusinessCode>;
 
 export type BusinessCodeId = keyof typeof BUSINESS_CODES;

@@ -5,7 +5,7 @@ import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from './card
 import { CommunicationAddress, PlasticCode, Preferences } from './cards.js';
 import { AMOUNT_PATTERN, Identifier, PlainText } from './common.js';
 import { Contact, ENTITY_TYPES, PrimaryAddress, REPLACEMENT_REASONS } from './entities.js';
-import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, Merchant, TRANSACTION_STATUSES } from './transactions.js';
+import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, HOLD_DECLINE_REASONS, Merchant, TRANSACTION_STATUSES } from './transactions.js';
 
 export const CORE_PROTOCOL_VERSION = '1.0.0';
 
@@ -129,6 +129,35 @@ export type CoreAuthorizationRequest = Static<typeof CoreAuthorizationRequest>;
 
 export const CoreRepaymentRequest = Type.Object({ amount: Decimal, at: Instant }, { additionalProperties: false });
 export type CoreRepaymentRequest = Static<typeof CoreRepaymentRequest>;
+
+/** POST /v1/cards/{cardId}/holds: the core's own decision on an authorization (credit available), and its hold. */
+export const CoreHoldRequest = Type.Object(
+  {
+    authorizationId: Identifier,
+    amount: Decimal,
+    merchant: Merchant,
+    channel: literals(CHANNELS),
+    partialAllowed: Type.Boolean({ description: 'when the amount is above the available credit, hold what is available instead of declining' }),
+    at: Instant,
+  },
+  { additionalProperties: false },
+);
+export type CoreHoldRequest = Static<typeof CoreHoldRequest>;
+
+export const CoreClearingRequest = Type.Object(
+  { amount: Decimal, final: Type.Boolean({ description: 'release what stays held after this clearing' }), at: Instant },
+  { additionalProperties: false },
+);
+export type CoreClearingRequest = Static<typeof CoreClearingRequest>;
+
+export const CoreReversalRequest = Type.Object({ amount: Type.Optional(Decimal), at: Instant }, { additionalProperties: false });
+export type CoreReversalRequest = Static<typeof CoreReversalRequest>;
+
+export const CoreRefundRequest = Type.Object({ amount: Decimal, at: Instant }, { additionalProperties: false });
+export type CoreRefundRequest = Static<typeof CoreRefundRequest>;
+
+export const CoreDisputeCreditRequest = Type.Object({ disputeId: Identifier, amount: Decimal, at: Instant }, { additionalProperties: false });
+export type CoreDisputeCreditRequest = Static<typeof CoreDisputeCreditRequest>;
 
 /** GET /v1/entities/{entityId}/transactions: newest first; `before` is the `next` of the previous page. */
 export const CoreTransactionQuery = Type.Object(
@@ -259,6 +288,26 @@ export type CoreTransaction = Static<typeof CoreTransaction>;
 export const CoreTransactionApplied = Type.Object({ status: Type.Literal('APPLIED'), transaction: CoreTransaction });
 export type CoreTransactionApplied = Static<typeof CoreTransactionApplied>;
 
+/** An authorization's hold and what followed it; none of the amounts is ever below zero. */
+export const CoreHold = Type.Object({
+  authorizationId: Identifier,
+  cardId: Identifier,
+  entityId: Identifier,
+  approved: Type.Boolean(),
+  declineReason: Type.Union([literals(HOLD_DECLINE_REASONS), Type.Null()]),
+  authorized: Decimal,
+  held: Decimal,
+  cleared: Decimal,
+  reversed: Decimal,
+  refunded: Decimal,
+  credited: Decimal,
+  availableCredit: Decimal,
+});
+export type CoreHold = Static<typeof CoreHold>;
+
+export const CoreHoldApplied = Type.Object({ status: Type.Literal('APPLIED'), hold: CoreHold });
+export type CoreHoldApplied = Static<typeof CoreHoldApplied>;
+
 export const CoreRepaymentApplied = Type.Object({
   status: Type.Literal('APPLIED'),
   repaymentId: Identifier,
@@ -383,6 +432,13 @@ export const coreProtocolComponents: Record<string, TSchema> = {
   ReplacementRequest: CoreReplacementRequest,
   AuthorizationRequest: CoreAuthorizationRequest,
   RepaymentRequest: CoreRepaymentRequest,
+  HoldRequest: CoreHoldRequest,
+  ClearingRequest: CoreClearingRequest,
+  ReversalRequest: CoreReversalRequest,
+  RefundRequest: CoreRefundRequest,
+  DisputeCreditRequest: CoreDisputeCreditRequest,
+  Hold: CoreHold,
+  HoldApplied: CoreHoldApplied,
   EntityDetails: CoreEntityDetails,
   EntityRegistered: CoreEntityRegistered,
   EntityUpdated: CoreEntityUpdated,

@@ -5,6 +5,7 @@ import { BLOCK_REASONS, CARD_STATES, FULFILMENT_STEPS } from './card-lifecycle.j
 import { Preferences } from './cards.js';
 import { ENTITY_PARTS, ENTITY_TYPES, REPLACEMENT_REASONS } from './entities.js';
 import { CHANNELS, DECLINE_REASONS } from './transactions.js';
+import { AUTHORIZATION_STEPS } from './authorizations.js';
 import { ROLES } from './common.js';
 
 const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -35,6 +36,26 @@ const Transaction = <S extends TSchema, R extends TSchema>(status: S, declineRea
     closed,
   );
 
+/** An authorization the pipeline decided: which step decided, the amounts, never the card number. */
+const Authorization = <S extends TSchema, R extends TSchema>(status: S, declineReason: R) =>
+  Type.Object(
+    {
+      authorizationId: Id,
+      cardId: Id,
+      entityId: Type.Union([Id, Type.Null()]),
+      amount: Amount,
+      approvedAmount: Amount,
+      currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+      channel: literals(CHANNELS),
+      mcc: Type.String({ pattern: '^\\d{4}$' }),
+      merchantCountry: Type.String({ pattern: '^[A-Z]{2}$' }),
+      status,
+      declineReason,
+      decidedBy: literals(AUTHORIZATION_STEPS),
+    },
+    closed,
+  );
+
 /** Event type → payload schema. The aggregate is the entity (credit limits, customers, repayments) or the card (everything else). */
 export const EVENT_PAYLOADS = {
   'credit-limit.upgraded': Type.Object({ entityId: Id, previousLimit: Type.Optional(Amount), newLimit: Amount }, closed),
@@ -60,6 +81,8 @@ export const EVENT_PAYLOADS = {
   'transaction.approved': Transaction(Type.Literal('APPROVED'), Type.Null()),
   'transaction.declined': Transaction(Type.Literal('DECLINED'), literals(DECLINE_REASONS)),
   'repayment.received': Type.Object({ repaymentId: Id, entityId: Id, amount: Amount, outstanding: Amount }, closed),
+  'authorization.approved': Authorization(Type.Literal('APPROVED'), Type.Null()),
+  'authorization.declined': Authorization(Type.Literal('DECLINED'), literals(DECLINE_REASONS)),
   // Security events (decision 0083): who and what changed, never a password, hash, token or key material.
   'user.created': Type.Object({ username: Id, role: literals(ROLES) }, closed),
   'user.disabled': Type.Object({ username: Id, by: Type.Union([Id, Type.Null()]) }, closed),
@@ -91,6 +114,8 @@ export const EVENT_AGGREGATE: { [T in EventType]: keyof EventPayload<T> & string
   'transaction.approved': 'cardId',
   'transaction.declined': 'cardId',
   'repayment.received': 'entityId',
+  'authorization.approved': 'cardId',
+  'authorization.declined': 'cardId',
   'user.created': 'username',
   'user.disabled': 'username',
   'user.locked': 'username',

@@ -6,6 +6,7 @@ import { COUNTRY_PATTERN } from './transactions.js';
 
 export const DEFAULT_HOME_COUNTRY = 'PT';
 export const DEFAULT_TIME_ZONE = 'UTC';
+export const DEFAULT_CURRENCY = 'EUR';
 
 export const TENANT_ID_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
 /** An entry of encryption.requireEncryptedBody: `*`, or `[METHOD ]/path` with an optional trailing `*`. */
@@ -90,6 +91,18 @@ export const TenantConfig = Type.Object(
     homeCountry: Type.Optional(Type.String({ pattern: COUNTRY_PATTERN, default: DEFAULT_HOME_COUNTRY })),
     /** The IANA time zone that decides what a day is: daily card limits, report days, date filters. */
     timeZone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, default: DEFAULT_TIME_ZONE })),
+    /** The cards' currency (ISO 4217): an authorization in another is refused. Default EUR. */
+    currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', default: DEFAULT_CURRENCY })),
+    /** How POST /v1/authorizations decides (schemas/authorizations.ts). */
+    authorization: Type.Optional(
+      Type.Object(
+        {
+          /** When the credit available is below the amount, approve what is available instead of declining. Default false. */
+          partialApproval: Type.Optional(Type.Boolean({ default: false })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /** PIN translation keys (schemas/pin.ts); a tenant without them cannot set PINs. */
     pin: Type.Optional(TenantPinConfig),
   },

@@ -17,6 +17,9 @@ export const DECLINE_REASONS = [
 ] as const;
 export type DeclineReason = (typeof DECLINE_REASONS)[number];
 
+/** Why a core declines a hold: the gateway's pipeline decided everything else before it. */
+export const HOLD_DECLINE_REASONS = ['CARD_NOT_ACTIVE', 'INSUFFICIENT_CREDIT'] as const satisfies readonly DeclineReason[];
+
 export const TRANSACTION_STATUSES = ['APPROVED', 'DECLINED'] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 

@@ -164,6 +164,8 @@ export const Errors = {
     new CardlineError('CL_CHANNEL_NOT_FOUND', { status: 404, detail: `This tenant has no notification channel '${channelId}'.` }),
   deliveryNotFound: (deliveryId: string) =>
     new CardlineError('CL_DELIVERY_NOT_FOUND', { status: 404, detail: `This tenant has no delivery '${deliveryId}'.` }),
+  authorizationNotFound: (authorizationId: string) =>
+    new CardlineError('CL_AUTHORIZATION_NOT_FOUND', { status: 404, detail: `This tenant has no authorization '${authorizationId}'.` }),
   keyNotFound: (kid: string) => new CardlineError('CL_KEY_NOT_FOUND', { status: 404, detail: `This tenant has no gateway key '${kid}'.` }),
   clientKeyMissing: () =>
     new CardlineError('CL_CLIENT_KEY_MISSING', {

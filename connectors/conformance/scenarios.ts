@@ -9,6 +9,7 @@ import {
 } from '../contract.js';
 import { check, describeResult, expectAmount, expectEqual, expectRejected, expectSucceeded, fail } from './expect.js';
 import { customerScenarios } from './customers.js';
+import { holdScenarios } from './holds.js';
 import { lifecycleScenarios } from './lifecycle.js';
 import type { Scenario, ScenarioContext } from './types.js';
 
@@ -170,4 +171,5 @@ export const scenarios: Scenario[] = [
 
   ...lifecycleScenarios,
   ...customerScenarios,
+  ...holdScenarios,
 ];

@@ -9,7 +9,7 @@ import { Value } from '@sinclair/typebox/value';
 import { ConnectorTimeoutError, ConnectorUnavailableError, isWriteOperation, type ConnectorSecrets, type OperationResult } from '../contract.js';
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from '../../schemas/card-lifecycle.js';
 import { ENTITY_TYPES } from '../../schemas/entities.js';
-import { CHANNELS, DECLINE_REASONS, TRANSACTION_STATUSES } from '../../schemas/transactions.js';
+import { CHANNELS, DECLINE_REASONS, HOLD_DECLINE_REASONS, TRANSACTION_STATUSES } from '../../schemas/transactions.js';
 import { CoreBank, type CoreOperation } from '../mock/core.js';
 import { demoFixtures, emptyFixtures, fromSnapshot, toSnapshot, type MockCoreSnapshot, type MockCoreState } from '../mock/fixtures.js';
 import { isAtomicTemp, writeDurably } from '../shared/durable-write.js';
@@ -548,6 +548,24 @@ const FixturesSchema = Type.Object({
     ),
   ),
   repayments: Type.Optional(Type.Array(Type.Object({ repaymentId: Id, entityId: Id, amountMinor: Minor, at: Type.String() }))),
+  holds: Type.Optional(
+    Type.Array(
+      Type.Object({
+        authorizationId: Id,
+        cardId: Id,
+        entityId: Id,
+        approved: Type.Boolean(),
+        declineReason: Type.Union([oneOf(HOLD_DECLINE_REASONS), Type.Null()]),
+        authorizedMinor: Minor,
+        heldMinor: Minor,
+        clearedMinor: Minor,
+        reversedMinor: Minor,
+        refundedMinor: Minor,
+        creditedMinor: Minor,
+        at: Type.String(),
+      }),
+    ),
+  ),
   kits: Type.Array(Type.Object({ kitNo: Id, allocatedTo: Type.Optional(Id), mappedTo: Type.Optional(Id) })),
   idempotency: Type.Optional(Type.Array(Type.Tuple([Type.String(), Type.Unknown()]))),
 });

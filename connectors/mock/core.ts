@@ -19,6 +19,12 @@ import {
   type UpdateEntityInput,
   type CardRef,
   type CardSummary,
+  type ClearInput,
+  type DisputeCreditInput,
+  type HoldInput,
+  type HoldState,
+  type RefundInput,
+  type ReverseInput,
   type CreditLimitResult,
   type OperationResult,
   type PhysicalUpgradeInput,
@@ -38,7 +44,7 @@ import { transition, type CardAction, type CardStatus } from '../../schemas/card
 import { fromMinor, toMinor } from '../shared/money.js';
 import { maskPan } from '../shared/pan.js';
 import type { DeclineReason } from '../../schemas/transactions.js';
-import { virtualCard, type MockCard, type MockCoreState, type MockEntity, type MockTransaction } from './fixtures.js';
+import { virtualCard, type MockCard, type MockCoreState, type MockEntity, type MockHold, type MockTransaction } from './fixtures.js';
 
 /** The writes CoreBank applies (the contract's writes); each name prefixes its idempotency keys and names its journal entries. */
 export type CoreOperation = WriteOperation;
@@ -98,6 +104,23 @@ function transactionOf(t: MockTransaction): Transaction {
     status: t.status,
     declineReason: t.declineReason,
     at: t.at,
+  };
+}
+
+function holdStateOf(h: MockHold, entity: MockEntity): HoldState {
+  return {
+    authorizationId: h.authorizationId,
+    cardId: h.cardId,
+    entityId: h.entityId,
+    approved: h.approved,
+    declineReason: h.declineReason,
+    authorized: fromMinor(h.authorizedMinor),
+    held: fromMinor(h.heldMinor),
+    cleared: fromMinor(h.clearedMinor),
+    reversed: fromMinor(h.reversedMinor),
+    refunded: fromMinor(h.refundedMinor),
+    credited: fromMinor(h.creditedMinor),
+    availableCredit: fromMinor(entity.creditLimitMinor - entity.outstandingMinor),
   };
 }
 
@@ -281,6 +304,102 @@ export class CoreBank implements BankOperations {
     });
   }
 
+  /**
+   * The core's own decision on an authorization (contract.ts, HoldInput): the card is ACTIVE and the
+   * credit is there, else declined; with `partialAllowed` what is available is held instead.
+   */
+  holdFunds(input: HoldInput, idempotencyKey?: string): OperationResult<HoldState> {
+    return this.once('holdFunds', idempotencyKey, () => {
+      if (this.state.holds.has(input.authorizationId)) return rejected('AUTHORIZATION_EXISTS', `Authorization ${input.authorizationId} already has a hold.`);
+      const found = this.cardById(input.cardId);
+      if ('refusal' in found) return found.refusal;
+      const amount = this.positive(input.amount);
+      if (typeof amount !== 'bigint') return amount;
+      const card = found.card;
+      const entity = this.state.entities.get(card.entityId)!;
+      const available = entity.creditLimitMinor - entity.outstandingMinor;
+      let held = amount;
+      let reason: MockHold['declineReason'] = null;
+      if (card.state !== 'ACTIVE') reason = 'CARD_NOT_ACTIVE';
+      else if (amount > available) {
+        if (input.partialAllowed && available > 0n) held = available;
+        else reason = 'INSUFFICIENT_CREDIT';
+      }
+      if (reason) held = 0n;
+      const hold: MockHold = {
+        authorizationId: input.authorizationId,
+        cardId: card.cardId,
+        entityId: card.entityId,
+        approved: reason === null,
+        declineReason: reason,
+        authorizedMinor: held,
+        heldMinor: held,
+        clearedMinor: 0n,
+        reversedMinor: 0n,
+        refundedMinor: 0n,
+        creditedMinor: 0n,
+        at: input.at,
+      };
+      this.state.holds.set(hold.authorizationId, hold);
+      entity.outstandingMinor += held;
+      return succeeded(holdStateOf(hold, entity));
+    });
+  }
+
+  clearFunds(input: ClearInput, idempotencyKey?: string): OperationResult<HoldState> {
+    return this.once('clearFunds', idempotencyKey, () =>
+      this.onHold(input.authorizationId, input.amount, (hold, entity, amount) => {
+        if (amount > hold.heldMinor) {
+          return rejected('CLEAR_EXCEEDS_HELD', `Authorization ${hold.authorizationId} holds ${fromMinor(hold.heldMinor)}; a clearing of ${fromMinor(amount)} is more than that.`);
+        }
+        hold.heldMinor -= amount;
+        hold.clearedMinor += amount;
+        if (input.final) this.release(hold, entity, hold.heldMinor);
+        return succeeded(holdStateOf(hold, entity));
+      }),
+    );
+  }
+
+  reverseHold(input: ReverseInput, idempotencyKey?: string): OperationResult<HoldState> {
+    return this.once('reverseHold', idempotencyKey, () => {
+      const hold = this.state.holds.get(input.authorizationId);
+      if (hold && hold.heldMinor === 0n) return rejected('REVERSAL_EXCEEDS_HELD', `Authorization ${hold.authorizationId} holds nothing; there is nothing to reverse.`);
+      return this.onHold(input.authorizationId, input.amount ?? fromMinor(hold?.heldMinor ?? 0n), (h, entity, minor) => {
+        if (minor > h.heldMinor) {
+          return rejected('REVERSAL_EXCEEDS_HELD', `Authorization ${h.authorizationId} holds ${fromMinor(h.heldMinor)}; a reversal of ${fromMinor(minor)} is more than that.`);
+        }
+        this.release(h, entity, minor);
+        return succeeded(holdStateOf(h, entity));
+      });
+    });
+  }
+
+  refund(input: RefundInput, idempotencyKey?: string): OperationResult<HoldState> {
+    return this.once('refund', idempotencyKey, () =>
+      this.onHold(input.authorizationId, input.amount, (hold, entity, amount) => {
+        if (amount > this.refundable(hold)) {
+          return rejected('REFUND_EXCEEDS_CLEARED', `Authorization ${hold.authorizationId} has ${fromMinor(this.refundable(hold))} cleared and not yet given back; a refund of ${fromMinor(amount)} is more than that.`);
+        }
+        hold.refundedMinor += amount;
+        this.giveBack(entity, amount);
+        return succeeded(holdStateOf(hold, entity));
+      }),
+    );
+  }
+
+  creditDispute(input: DisputeCreditInput, idempotencyKey?: string): OperationResult<HoldState> {
+    return this.once('creditDispute', idempotencyKey, () =>
+      this.onHold(input.authorizationId, input.amount, (hold, entity, amount) => {
+        if (amount > this.refundable(hold)) {
+          return rejected('DISPUTE_EXCEEDS_CLEARED', `Authorization ${hold.authorizationId} has ${fromMinor(this.refundable(hold))} cleared and not yet given back; a credit of ${fromMinor(amount)} is more than that.`);
+        }
+        hold.creditedMinor += amount;
+        this.giveBack(entity, amount);
+        return succeeded(holdStateOf(hold, entity));
+      }),
+    );
+  }
+
   repay(input: RepaymentInput, idempotencyKey?: string): OperationResult<Repayment> {
     return this.once('repay', idempotencyKey, () => {
       const entity = this.state.entities.get(input.entityId);
@@ -402,6 +521,39 @@ export class CoreBank implements BankOperations {
     const result = apply();
     this.state.idempotency.set(id, structuredClone(result));
     return result;
+  }
+
+  /** Runs `change` on a known hold with a positive amount; the refusals otherwise. */
+  private onHold(
+    authorizationId: string,
+    amount: string,
+    change: (hold: MockHold, entity: MockEntity, amount: bigint) => OperationResult<HoldState>,
+  ): OperationResult<HoldState> {
+    const hold = this.state.holds.get(authorizationId);
+    if (!hold) return rejected('AUTHORIZATION_NOT_FOUND', `Authorization ${authorizationId} has no hold in the core.`);
+    const minor = this.positive(amount);
+    if (typeof minor !== 'bigint') return minor;
+    return change(hold, this.state.entities.get(hold.entityId)!, minor);
+  }
+
+  /** Releases part of a hold: no longer held, no longer owed. */
+  private release(hold: MockHold, entity: MockEntity, amount: bigint): void {
+    hold.heldMinor -= amount;
+    hold.reversedMinor += amount;
+    entity.outstandingMinor -= amount;
+  }
+
+  /** What was cleared and not yet refunded or credited back. */
+  private refundable(hold: MockHold): bigint {
+    return hold.clearedMinor - hold.refundedMinor - hold.creditedMinor;
+  }
+
+  /**
+   * Lowers what the entity owes. A repayment may already have settled what is given back: the simulated core
+   * keeps no credit balance, so the outstanding balance stops at zero.
+   */
+  private giveBack(entity: MockEntity, amount: bigint): void {
+    entity.outstandingMinor = entity.outstandingMinor > amount ? entity.outstandingMinor - amount : 0n;
   }
 
   /** A decimal amount above zero in minor units, or the refusal. */

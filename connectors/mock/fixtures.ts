@@ -67,6 +67,45 @@ export interface MockTransaction {
   at: string;
 }
 
+/** An authorization's hold and what followed it, in minor units (contract.ts, HoldState). */
+export interface MockHold {
+  authorizationId: string;
+  cardId: string;
+  entityId: string;
+  approved: boolean;
+  declineReason: 'CARD_NOT_ACTIVE' | 'INSUFFICIENT_CREDIT' | null;
+  authorizedMinor: bigint;
+  heldMinor: bigint;
+  clearedMinor: bigint;
+  reversedMinor: bigint;
+  refundedMinor: bigint;
+  creditedMinor: bigint;
+  at: string;
+}
+
+type HoldAmount = 'authorizedMinor' | 'heldMinor' | 'clearedMinor' | 'reversedMinor' | 'refundedMinor' | 'creditedMinor';
+type HoldJson = Omit<MockHold, HoldAmount> & Record<HoldAmount, string>;
+
+const holdToJson = (h: MockHold): HoldJson => ({
+  ...h,
+  authorizedMinor: h.authorizedMinor.toString(),
+  heldMinor: h.heldMinor.toString(),
+  clearedMinor: h.clearedMinor.toString(),
+  reversedMinor: h.reversedMinor.toString(),
+  refundedMinor: h.refundedMinor.toString(),
+  creditedMinor: h.creditedMinor.toString(),
+});
+
+const holdFromJson = (h: HoldJson): MockHold => ({
+  ...h,
+  authorizedMinor: BigInt(h.authorizedMinor),
+  heldMinor: BigInt(h.heldMinor),
+  clearedMinor: BigInt(h.clearedMinor),
+  reversedMinor: BigInt(h.reversedMinor),
+  refundedMinor: BigInt(h.refundedMinor),
+  creditedMinor: BigInt(h.creditedMinor),
+});
+
 interface MockRepayment {
   repaymentId: string;
   entityId: string;
@@ -89,6 +128,8 @@ export interface MockCoreState {
   /** In order of arrival (oldest first). */
   transactions: MockTransaction[];
   repayments: MockRepayment[];
+  /** Authorizations' holds by authorizationId. */
+  holds: Map<string, MockHold>;
   /** Outcomes by `<operation>:<idempotency key>`, so a retry applies once. */
   idempotency: Map<string, unknown>;
 }
@@ -138,7 +179,7 @@ export function demoFixtures(): MockCoreState {
   });
   for (let n = 2001; n <= 2005; n++) kits.set(`KIT-${n}`, { kitNo: `KIT-${n}` });
   kits.set('KIT-2101', { kitNo: 'KIT-2101', allocatedTo: 'ENT-1003' });
-  return { entities, cards, kits, transactions: [], repayments: [], idempotency: new Map() };
+  return { entities, cards, kits, transactions: [], repayments: [], holds: new Map(), idempotency: new Map() };
 }
 
 /** The test PAN of card number `n` (CARD-<n>): `4`, n in 14 digits, and a Luhn check digit. */
@@ -151,7 +192,7 @@ export function virtualCard(n: number, entityId: string, balanceMinor = 0n): Moc
 }
 
 export function emptyFixtures(): MockCoreState {
-  return { entities: new Map(), cards: new Map(), kits: new Map(), transactions: [], repayments: [], idempotency: new Map() };
+  return { entities: new Map(), cards: new Map(), kits: new Map(), transactions: [], repayments: [], holds: new Map(), idempotency: new Map() };
 }
 
 /** Contact details for entities of snapshots written before entities had them. */
@@ -174,6 +215,7 @@ export interface MockCoreSnapshot {
   kits: MockKit[];
   transactions?: (Omit<MockTransaction, 'amountMinor'> & { amountMinor: string })[] | undefined;
   repayments?: (Omit<MockRepayment, 'amountMinor'> & { amountMinor: string })[] | undefined;
+  holds?: HoldJson[] | undefined;
   idempotency: [string, unknown][];
 }
 
@@ -188,6 +230,7 @@ export function toSnapshot(state: MockCoreState): MockCoreSnapshot {
     kits: [...state.kits.values()].map((k) => ({ ...k })),
     transactions: state.transactions.map((t) => ({ ...structuredClone(t), amountMinor: t.amountMinor.toString() })),
     repayments: state.repayments.map((r) => ({ ...r, amountMinor: r.amountMinor.toString() })),
+    holds: [...state.holds.values()].map(holdToJson),
     idempotency: [...state.idempotency.entries()],
   };
 }
@@ -221,6 +264,7 @@ export function fromSnapshot(s: MockCoreSnapshot): MockCoreState {
     kits: new Map(s.kits.map((k) => [k.kitNo, { ...k }])),
     transactions: (s.transactions ?? []).map((t) => ({ ...structuredClone(t), amountMinor: BigInt(t.amountMinor) })),
     repayments: (s.repayments ?? []).map((r) => ({ ...r, amountMinor: BigInt(r.amountMinor) })),
+    holds: new Map((s.holds ?? []).map((h) => [h.authorizationId, holdFromJson(h)])),
     idempotency: new Map(s.idempotency ?? []),
   };
 }

@@ -32,6 +32,7 @@ import {
   fromCoreEntityRegistered,
   fromCoreEntityUpdated,
   fromCoreRepayment,
+  fromCoreHold,
   fromCoreTransaction,
   fromCoreTransactionPage,
   fromCoreCreditLimit,
@@ -47,6 +48,11 @@ import {
   toCoreEntityUpdate,
   toCoreReplacement,
   toCoreRepayment,
+  toCoreHold,
+  toCoreClearing,
+  toCoreReversal,
+  toCoreRefund,
+  toCoreDisputeCredit,
   toCoreCreditLimit,
   toCorePhysicalUpgrade,
   toCorePin,
@@ -129,6 +135,11 @@ const OPERATIONS: { [O in ContractOperation]: RestOperation<O> } = {
   authorize: call(CORE_PROTOCOL.authorize, fromCoreTransaction, toCoreAuthorization),
   repay: call(CORE_PROTOCOL.repay, fromCoreRepayment, toCoreRepayment),
   listTransactions: call(CORE_PROTOCOL.listTransactions, fromCoreTransactionPage),
+  holdFunds: call(CORE_PROTOCOL.holdFunds, fromCoreHold, toCoreHold),
+  clearFunds: call(CORE_PROTOCOL.clearFunds, fromCoreHold, toCoreClearing),
+  reverseHold: call(CORE_PROTOCOL.reverseHold, fromCoreHold, toCoreReversal),
+  refund: call(CORE_PROTOCOL.refund, fromCoreHold, toCoreRefund),
+  creditDispute: call(CORE_PROTOCOL.creditDispute, fromCoreHold, toCoreDisputeCredit),
 };
 
 function restConnector(transport: HttpTransport): RestConnector {

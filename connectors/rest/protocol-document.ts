@@ -31,6 +31,7 @@ const TAGS: Record<string, { name: string; description: string }> = {
   entities: { name: 'Entities', description: 'Business entities (customers): registration, credit limits, repayments, transactions.' },
   cards: { name: 'Cards', description: 'Cards: issue, lifecycle changes, preferences, PIN, authorizations.' },
   'card-resolution': { name: 'Cards', description: '' },
+  holds: { name: 'Holds', description: "Authorizations' holds after the core's decision: clearings, reversals, refunds, dispute credits." },
   health: { name: 'Health', description: 'Whether the bank can take calls.' },
 };
 const tagOf = (path: string) => {

@@ -14,6 +14,12 @@ import {
   CoreCardList,
   CoreCardReplaced,
   CoreCardResolution,
+  CoreClearingRequest,
+  CoreDisputeCreditRequest,
+  CoreHoldApplied,
+  CoreHoldRequest,
+  CoreRefundRequest,
+  CoreReversalRequest,
   CoreCreditLimit,
   CoreCreditLimitApplied,
   CoreCreditLimitRequest,
@@ -157,6 +163,7 @@ function coreCardSummary<C extends CardSummary>(card: C): Omit<C, 'panMasked'> &
 
 const cardId = { cardId: Identifier };
 const entityId = { entityId: Identifier };
+const authorizationId = { authorizationId: Identifier };
 
 /** POST /v1/cards/{cardId}/<suffix>: a lifecycle change answered with the card as it is now. */
 const cardChange = <R extends 'activateCard' | 'lockCard' | 'unlockCard' | 'blockCard' | 'advanceFulfilment'>(
@@ -355,6 +362,58 @@ const operations = {
       'pages land above it). An unknown before is 422 TRANSACTION_NOT_FOUND; a cardId of another entity CARD_NOT_FOUND.',
     input: ({ limit, ...rest }) => ({ ...(rest as Omit<OperationInput<'listTransactions'>, 'limit'>), limit: Number(limit) }),
     answer: (page, input) => ({ entityId: input.entityId, transactions: page.transactions, next: page.next }),
+  }),
+  holdFunds: operation('holdFunds', {
+    method: 'POST',
+    path: '/v1/cards/{cardId}/holds',
+    params: cardId,
+    body: CoreHoldRequest,
+    value: CoreHoldApplied,
+    summary: "Decide an authorization on the credit available and hold its amount (the gateway's card state and spend controls came first)",
+    description:
+      'A decline is a hold too (200, approved false, declineReason CARD_NOT_ACTIVE or INSUFFICIENT_CREDIT); with partialAllowed an amount ' +
+      'above the available credit holds what is available. 422 CARD_NOT_FOUND for an unknown card, AUTHORIZATION_EXISTS for an id in use.',
+    answer: (hold) => ({ status: 'APPLIED' as const, hold }),
+  }),
+  clearFunds: operation('clearFunds', {
+    method: 'POST',
+    path: '/v1/holds/{authorizationId}/clearings',
+    params: authorizationId,
+    body: CoreClearingRequest,
+    value: CoreHoldApplied,
+    summary: 'Clear an amount of a hold; a final clearing releases the rest',
+    description: 'More than is held is 422 CLEAR_EXCEEDS_HELD; an unknown authorization AUTHORIZATION_NOT_FOUND.',
+    answer: (hold) => ({ status: 'APPLIED' as const, hold }),
+  }),
+  reverseHold: operation('reverseHold', {
+    method: 'POST',
+    path: '/v1/holds/{authorizationId}/reversals',
+    params: authorizationId,
+    body: CoreReversalRequest,
+    value: CoreHoldApplied,
+    summary: 'Release all (no amount) or part of a hold',
+    description: 'More than is held, or nothing held, is 422 REVERSAL_EXCEEDS_HELD.',
+    answer: (hold) => ({ status: 'APPLIED' as const, hold }),
+  }),
+  refund: operation('refund', {
+    method: 'POST',
+    path: '/v1/holds/{authorizationId}/refunds',
+    params: authorizationId,
+    body: CoreRefundRequest,
+    value: CoreHoldApplied,
+    summary: 'Give back an amount of what was cleared',
+    description: 'More than was cleared and not yet refunded or credited is 422 REFUND_EXCEEDS_CLEARED.',
+    answer: (hold) => ({ status: 'APPLIED' as const, hold }),
+  }),
+  creditDispute: operation('creditDispute', {
+    method: 'POST',
+    path: '/v1/holds/{authorizationId}/dispute-credits',
+    params: authorizationId,
+    body: CoreDisputeCreditRequest,
+    value: CoreHoldApplied,
+    summary: 'Credit a won dispute back to the credit line',
+    description: 'More than was cleared and not yet refunded or credited is 422 DISPUTE_EXCEEDS_CLEARED.',
+    answer: (hold) => ({ status: 'APPLIED' as const, hold }),
   }),
   getEntity: probe({
     method: 'GET',

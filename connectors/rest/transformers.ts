@@ -7,6 +7,12 @@ import {
   succeeded,
   type AuthorizationInput,
   type BlockCardInput,
+  type ClearInput,
+  type DisputeCreditInput,
+  type HoldInput,
+  type HoldState,
+  type RefundInput,
+  type ReverseInput,
   type CardDetails,
   type CardReplacement,
   type EntityDetails,
@@ -47,6 +53,7 @@ import {
   CoreEntityDetails,
   CoreEntityRegistered,
   CoreEntityUpdated,
+  CoreHoldApplied,
   CoreRepaymentApplied,
   CoreTransactionApplied,
   CoreTransactionPage,
@@ -62,6 +69,12 @@ import {
   type CorePinRequest,
   type CorePreferencesRequest,
   type CoreAuthorizationRequest,
+  type CoreClearingRequest,
+  type CoreDisputeCreditRequest,
+  type CoreHold,
+  type CoreHoldRequest,
+  type CoreRefundRequest,
+  type CoreReversalRequest,
   type CoreEntityRegistrationRequest,
   type CoreEntityUpdateRequest,
   type CoreReplacementRequest,
@@ -150,6 +163,23 @@ export const toCoreAuthorization = (input: AuthorizationInput): CoreAuthorizatio
 });
 
 export const toCoreRepayment = (input: RepaymentInput): CoreRepaymentRequest => ({ amount: input.amount, at: input.at });
+
+export const toCoreHold = (input: HoldInput): CoreHoldRequest => ({
+  authorizationId: input.authorizationId,
+  amount: input.amount,
+  merchant: input.merchant,
+  channel: input.channel,
+  partialAllowed: input.partialAllowed,
+  at: input.at,
+});
+
+export const toCoreClearing = (input: ClearInput): CoreClearingRequest => ({ amount: input.amount, final: input.final, at: input.at });
+
+export const toCoreReversal = (input: ReverseInput): CoreReversalRequest => (input.amount === undefined ? { at: input.at } : { amount: input.amount, at: input.at });
+
+export const toCoreRefund = (input: RefundInput): CoreRefundRequest => ({ amount: input.amount, at: input.at });
+
+export const toCoreDisputeCredit = (input: DisputeCreditInput): CoreDisputeCreditRequest => ({ disputeId: input.disputeId, amount: input.amount, at: input.at });
 
 // ── Answers ─────────────────────────────────────────────────────────────────────────────────────────
 
@@ -430,5 +460,38 @@ export function fromCoreTransactionPage(answer: CoreAnswer, input: TransactionQu
     if (!Value.Check(CoreTransactionPage, body) || body.entityId !== input.entityId || body.transactions.length > input.limit) return undefined;
     if (body.transactions.some((t) => t.entityId !== input.entityId || (input.cardId !== undefined && t.cardId !== input.cardId))) return undefined;
     return { transactions: body.transactions.map(fromCoreTransactionBody), next: body.next };
+  });
+}
+
+/** Whether the hold's amounts are coherent: the held, cleared and reversed parts make up what was authorized, and no more is given back than was cleared. */
+function holdAddsUp(h: CoreHold): boolean {
+  try {
+    const [authorized, held, cleared, reversed, refunded, credited] = [h.authorized, h.held, h.cleared, h.reversed, h.refunded, h.credited].map(toMinor) as [bigint, bigint, bigint, bigint, bigint, bigint];
+    return held + cleared + reversed === authorized && refunded + credited <= cleared && (h.approved ? h.declineReason === null : h.declineReason !== null && authorized === 0n);
+  } catch {
+    return false;
+  }
+}
+
+/** A hold answer of the authorization asked about, coherent, in the contract's words. */
+export function fromCoreHold(answer: CoreAnswer, input: { authorizationId: string; cardId?: string }): Classified<HoldState> {
+  return classify(answer, (body) => {
+    if (!Value.Check(CoreHoldApplied, body)) return undefined;
+    const h = body.hold;
+    if (h.authorizationId !== input.authorizationId || (input.cardId !== undefined && h.cardId !== input.cardId) || !holdAddsUp(h)) return undefined;
+    return {
+      authorizationId: h.authorizationId,
+      cardId: h.cardId,
+      entityId: h.entityId,
+      approved: h.approved,
+      declineReason: h.approved ? null : h.declineReason,
+      authorized: h.authorized,
+      held: h.held,
+      cleared: h.cleared,
+      reversed: h.reversed,
+      refunded: h.refunded,
+      credited: h.credited,
+      availableCredit: h.availableCredit,
+    };
   });
 }

@@ -67,9 +67,10 @@ export const AcmeOptions = Type.Object(
 
 /** The connector with only the methods of `groups`: what it offers is what it has methods for. */
 function offering(connector: AcmeConnector, groups: readonly string[]): Connector {
-  const kept = CONTRACT_OPERATIONS.filter((o) => groups.includes(CONTRACT[o].group));
+  const all: Connector = connector;
+  const kept = CONTRACT_OPERATIONS.filter((o) => groups.includes(CONTRACT[o].group) && typeof all[o] === 'function');
   return {
-    ...Object.fromEntries(kept.map((o) => [o, (connector[o] as (...args: unknown[]) => unknown).bind(connector)])),
+    ...Object.fromEntries(kept.map((o) => [o, (all[o] as (...args: unknown[]) => unknown).bind(connector)])),
     health: () => connector.health(),
   };
 }
@@ -269,7 +270,7 @@ export default defineConnector({
   version: '1.0.0',
   optionsSchema: AcmeOptions,
   // Declared, so that a tenant routing an operation Acme does not offer is refused when it is saved.
-  offers: (options) => CONTRACT_OPERATIONS.filter((o) => !options.groups || options.groups.includes(CONTRACT[o].group)),
+  offers: (options) => CONTRACT_OPERATIONS.filter((o) => o in AcmeConnector.prototype && (!options.groups || options.groups.includes(CONTRACT[o].group))),
   create: (options) => {
     const connector = new AcmeConnector(new AcmeCoreClient(options.seed === 'empty' ? emptyState() : demoState(), options.latencyMs ?? 0));
     return options.groups ? offering(connector, options.groups) : connector;

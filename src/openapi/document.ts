@@ -84,6 +84,7 @@ export const TAGS: Record<string, string> = {
   Cards: 'Card reads and the physical-card upgrade (spec 2.7).',
   'Card lifecycle': 'Activating, locking, unlocking, blocking and replacing cards, and their preferences.',
   Customers: 'Registering business entities (customers), reading and updating them, issuing their cards and listing their transactions.',
+  Authorizations: "Authorizations from the card processor, decided by the pipeline (card state, spend controls, the tenant's decision endpoint, the core's hold), and their decision trails.",
   Reports: "Activity, credit-limit changes and transactions per day, from the gateway's own events of record (JSON or CSV).",
   PIN: 'Setting a card PIN from an encrypted PIN block.',
   Sandbox: 'Sandbox tenants only: simulated authorizations, repayments and card fulfilment, to test against.',

@@ -5,6 +5,8 @@ import { ROLES, type Role } from '../../schemas/common.js';
 const ACCESS = {
   /** Credit-limit changes: the bank's administrators and its systems, not its operations staff. */
   'credit-limit-write': ['Admin', 'API Integration'],
+  /** Authorizations from the card processor: the bank's systems (and its administrators), never its operations staff. */
+  'authorization-write': ['Admin', 'API Integration'],
   /** Card lifecycle and customer writes (upgrade, activate, lock/unlock/block, PIN, preferences). */
   'card-write': ['Admin', 'Operations', 'API Integration'],
   /** Reads of cards, entities, limits, preferences, transactions and reports. */

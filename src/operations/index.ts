@@ -4,6 +4,7 @@
 import { adminKeyOperations } from './admin-keys.js';
 import { adminUserOperations } from './admin-users.js';
 import { auditOperations } from './audit.js';
+import { authorizationOperations } from './authorizations.js';
 import { channelOperations } from './channels.js';
 import { authOperations } from './auth.js';
 import { cardOperations } from './cards.js';
@@ -28,6 +29,7 @@ const publicEntries = [
   ...cardOperations,
   ...entityOperations,
   ...transactionOperations,
+  ...authorizationOperations,
   ...reportOperations,
   ...pinOperations,
   ...sandboxOperations,

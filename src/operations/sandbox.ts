@@ -1,10 +1,12 @@
 // Simulation operations for sandbox tenants (configuration `sandbox: true`), as card issuers' test helpers
 // offer: they move what only the real world moves, such as a plastic card's journey to its holder.
-import type { CardSummary } from '../../connectors/contract.js';
+import type { CardSummary, Transaction } from '../../connectors/contract.js';
+import { fromMinor, toMinor } from '../../connectors/shared/money.js';
+import { runPipeline } from './authorization-pipeline.js';
 import type { Fulfilment } from '../../schemas/card-lifecycle.js';
 import { EventPayloadError } from '../events/outbox.js';
 import { CardIdParams, CardOperationResponse, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
-import { DEFAULT_HOME_COUNTRY, DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
+import { DEFAULT_CURRENCY, DEFAULT_HOME_COUNTRY, DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
 import { AuthorizationBody, RepaymentBody, RepaymentResponse, TransactionResponse } from '../../schemas/transactions.js';
 import { toTransactionView } from '../views/entities.js';
 import { toCardView } from '../views/cards.js';
@@ -66,16 +68,46 @@ export const sandboxOperations = [
     status: 201,
     callsCore: true,
     refusals: ['CARD_NOT_FOUND'],
-    execute: ({ params, body, tenant, core }) =>
-      core('authorize', {
-        cardId: params.cardId,
-        amount: body.amount,
+    execute: async ({ params, body, tenant, core, services }) => {
+      const homeCountry = tenant.config.homeCountry ?? DEFAULT_HOME_COUNTRY;
+      let decided: Transaction | undefined;
+      // The same pipeline as POST /v1/authorizations; the sandbox core's host decision is its last step and checks
+      // the card's state first itself, recording a decline as a transaction.
+      const record = await runPipeline(
+        { cardId: params.cardId, amount: body.amount, currency: tenant.config.currency ?? DEFAULT_CURRENCY, merchant: body.merchant, channel: body.channel, networkReference: null, at: new Date() },
+        { tenant, core, services },
+        {
+          cardStateInGateway: false,
+          decide: async (ask) => {
+            decided = await core('authorize', {
+              cardId: ask.cardId,
+              amount: ask.amount,
+              merchant: body.merchant,
+              channel: ask.channel,
+              at: ask.at.toISOString(),
+              homeCountry,
+              timeZone: tenant.config.timeZone ?? DEFAULT_TIME_ZONE,
+            });
+            return { entityId: decided.entityId, approvedMinor: decided.status === 'APPROVED' ? toMinor(decided.amount) : 0n, declineReason: decided.declineReason };
+          },
+        },
+      );
+      if (decided) return decided;
+      // Declined by a gateway step before the core: answered in the same shape, under the pipeline's id.
+      const card = await core('getCard', { cardId: params.cardId });
+      return {
+        transactionId: record.id,
+        cardId: record.cardId,
+        entityId: card.entityId,
+        amount: fromMinor(record.amountMinor),
+        channel: record.channel,
         merchant: body.merchant,
-        channel: body.channel,
-        at: new Date().toISOString(),
-        homeCountry: tenant.config.homeCountry ?? DEFAULT_HOME_COUNTRY,
-        timeZone: tenant.config.timeZone ?? DEFAULT_TIME_ZONE,
-      }),
+        international: body.merchant.country !== homeCountry,
+        status: 'DECLINED',
+        declineReason: record.declineReason,
+        at: record.at.toISOString(),
+      } satisfies Transaction;
+    },
     view: (t) => ({ result: toTransactionView(t), pagination: null }),
     audit: { target: { cardId: 'params' } },
     event: {

@@ -37,6 +37,7 @@ import { ChannelService } from '../notify/channels.js';
 import { DeliveryService } from '../notify/deliveries.js';
 import { ShadowService } from './connectors/shadow.js';
 import { ChannelSenders } from '../notify/channel-types/registry.js';
+import { AuthorizationStore } from './transactions/authorizations.js';
 
 export interface Services {
   config: Config;
@@ -70,6 +71,8 @@ export interface Services {
   operatorKeys: OperatorKeys;
   metrics: Metrics;
   channels: ChannelService;
+  /** Card authorizations as the pipeline decided them, and the amounts that followed. */
+  authorizations: AuthorizationStore;
   deliveries: DeliveryService;
   /** Shadow cores: comparisons, divergences and their summary (decision 0112). */
   shadow: ShadowService;
@@ -192,6 +195,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       checkpoints,
       auditLog: new AuditLog(db),
       reports: new Reports(db),
+      authorizations: new AuthorizationStore(db),
       hsm,
       pins,
       connectorRegistry,

@@ -17,6 +17,7 @@ import {
   fromCoreCardResolution,
   fromCoreCreditLimit,
   fromCoreCreditLimitRead,
+  fromCoreHold,
   fromCorePhysicalUpgrade,
   fromCorePin,
   fromCorePreferences,
@@ -27,6 +28,8 @@ import {
   toCorePhysicalUpgrade,
   toCorePin,
   toCorePreferences,
+  toCoreHold,
+  toCoreReversal,
 } from '../../connectors/rest/transformers.js';
 import {
   CoreBlockRequest,
@@ -34,6 +37,8 @@ import {
   CorePhysicalUpgradeRequest,
   CorePinRequest,
   CorePreferencesRequest,
+  CoreHoldRequest,
+  CoreReversalRequest,
 } from '../../schemas/core-protocol.js';
 import { CORE_PROTOCOL } from '../../connectors/rest/protocol.js';
 
@@ -539,5 +544,44 @@ describe('circuit breaker', () => {
     expect(b.snapshot()).toEqual({ state: 'closed', consecutiveFailures: 1, opens: 0 });
     await succeed(b);
     expect(b.snapshot().consecutiveFailures).toBe(0);
+  });
+});
+
+describe('holds: requests and answers', () => {
+  const base = {
+    authorizationId: 'auth-1',
+    cardId: 'CARD-3001',
+    entityId: 'ENT-1001',
+    approved: true,
+    declineReason: null,
+    authorized: '100.00',
+    held: '60.00',
+    cleared: '30.00',
+    reversed: '10.00',
+    refunded: '5.00',
+    credited: '0.00',
+    availableCredit: '49940.00',
+  };
+  const answer = (hold: Record<string, unknown>) => ({ status: 200, body: { status: 'APPLIED', hold }, headers: {} }) as never;
+
+  it('reads a coherent hold of the authorization asked about', () => {
+    expect(fromCoreHold(answer(base), { authorizationId: 'auth-1' })).toEqual({ kind: 'result', result: { status: 'succeeded', value: base } });
+  });
+
+  it.each([
+    ['another authorization', { authorizationId: 'auth-2' }],
+    ['parts that do not make up what was authorized', { held: '61.00' }],
+    ['more given back than was cleared', { refunded: '20.00', credited: '15.00' }],
+    ['a decline that holds something', { approved: false, declineReason: 'INSUFFICIENT_CREDIT' }],
+    ['an approval with a decline reason', { declineReason: 'INSUFFICIENT_CREDIT' }],
+    ['a negative amount', { reversed: '-10.00' }],
+  ])('reads %s as pending, never as success', (_what, change) => {
+    expect(fromCoreHold(answer({ ...base, ...change }), { authorizationId: 'auth-1' })).toEqual({ kind: 'result', result: { status: 'pending' } });
+  });
+
+  it('sends a reversal without an amount as "all that is held"', () => {
+    expect(toCoreReversal({ authorizationId: 'auth-1', at: '2026-11-28T10:00:00Z' })).toEqual({ at: '2026-11-28T10:00:00Z' });
+    expect(Value.Check(CoreReversalRequest, toCoreReversal({ authorizationId: 'auth-1', amount: '5.00', at: '2026-11-28T10:00:00Z' }))).toBe(true);
+    expect(Value.Check(CoreHoldRequest, toCoreHold({ authorizationId: 'auth-1', cardId: 'CARD-3001', amount: '5.00', merchant: { name: 'Shop', mcc: '5411', country: 'PT' }, channel: 'ECOM', partialAllowed: true, at: '2026-11-28T10:00:00Z' }))).toBe(true);
   });
 });

@@ -104,8 +104,8 @@ describe('per-operation routing', () => {
     expect(byName.processor).toMatchObject({ id: 'rest', started: true, problem: null, breaker: 'closed', shadows: [] });
     expect(byName.processor!.routed).toContain('lockCard');
     expect(byName.processor!.routed).not.toContain('getCreditLimit');
-    expect(byName.core!.routed).toEqual(['upgradeLimit', 'getCreditLimit', 'setPin', 'registerEntity', 'getEntity', 'updateEntity', 'authorize', 'repay', 'listTransactions']);
-    expect(byName.core!.offers).toHaveLength(21);
+    expect(byName.core!.routed).toEqual(['upgradeLimit', 'getCreditLimit', 'setPin', 'registerEntity', 'getEntity', 'updateEntity', 'authorize', 'repay', 'listTransactions', 'holdFunds', 'clearFunds', 'reverseHold', 'refund', 'creditDispute']);
+    expect(byName.core!.offers).toHaveLength(CONTRACT_OPERATIONS.length);
     expect(byName.core!.recent).toMatchObject({ windowSeconds: 300, failures: 0 });
     expect(byName.core!.recent.calls).toBeGreaterThanOrEqual(2);
   });

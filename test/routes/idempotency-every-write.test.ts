@@ -203,6 +203,11 @@ function recipesOf({ ids, jwkA, jwkB }: Fixtures) {
     'card.preferences-update': { url: '/v1/cards/CARD-3001/preferences', body: () => ({ domestic: { enabled: true } }), other: () => ({ domestic: { enabled: false } }) },
     'card.set-pin': { url: '/v1/cards/CARD-3001/pin', body: () => ({ pinBlock: '0412AC89ABCDEF67', format: 0 }), other: () => ({ pinBlock: '0412AC89ABCDEF68', format: 0 }) },
     'transaction.authorize': { url: '/v1/sandbox/cards/CARD-3001/authorizations', body: auth('10.00'), other: auth('11.00') },
+    'authorization.create': {
+      url: '/v1/authorizations',
+      body: () => ({ cardId: 'CARD-3001', ...auth('12.00')(), currency: 'EUR' }),
+      other: () => ({ cardId: 'CARD-3001', ...auth('13.00')(), currency: 'EUR' }),
+    },
     'repayment.receive': { url: '/v1/sandbox/entities/ENT-1001/repayments', body: () => ({ amount: '1.00' }), other: () => ({ amount: '2.00' }) },
     'card.fulfilment-advance': { url: '/v1/sandbox/cards/CARD-3002/fulfilment/advance' },
     'card.block': { url: '/v1/cards/CARD-3003/block', body: () => ({ reasonCode: 'LOST' }), other: () => ({ reasonCode: 'STOLEN' }) },

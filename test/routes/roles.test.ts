@@ -324,6 +324,18 @@ const ROUTES: RouteCase[] = [
     expectedEffect: { ...FIXTURE_1001, outstanding: 1000n },
   },
   {
+    name: 'authorization from the processor',
+    method: 'POST',
+    url: '/v1/authorizations',
+    headers: { 'X-TENANT-ID': 'demo' },
+    allowed: ['Admin', 'API Integration'],
+    status: 201,
+    body: () => ({ cardId: 'CARD-3001', amount: '10.00', currency: 'EUR', merchant: MERCHANT, channel: 'POS' }),
+    forbidden: problemForbidden,
+    effect: entity1001,
+    expectedEffect: { ...FIXTURE_1001, outstanding: 1000n },
+  },
+  {
     name: 'sandbox repayment',
     method: 'POST',
     url: '/v1/sandbox/entities/ENT-1001/repayments',
@@ -383,6 +395,8 @@ const ROLES_OF = {
   'card.fulfilment-advance': CARD_WRITERS,
   'transaction.authorize': CARD_WRITERS,
   'repayment.receive': CARD_WRITERS,
+  'authorization.create': ['Admin', 'API Integration'],
+  'authorization.read': EVERYONE,
   'audit.read': ['Admin', 'Operations', 'Read-Only'],
   'audit.checkpoint': ADMIN,
   'keys.list': ADMIN,
@@ -421,7 +435,7 @@ const MATRIX = ROUTES.flatMap((route) =>
 );
 
 describe('the matrix covers every role and every business route', () => {
-  it('has 4 roles × 20 routes, with the allowed sets of DESIGN §3', () => {
+  it('has 4 roles × 21 routes, with the allowed sets of DESIGN §3', () => {
     expect(MATRIX.map((c) => `${c.route}/${c.role}/${c.allowed ? 'yes' : 'no'}`)).toEqual([
       'credit-line upgradeLimit/Admin/yes',
       'credit-line upgradeLimit/Operations/no',
@@ -468,6 +482,10 @@ describe('the matrix covers every role and every business route', () => {
       'sandbox authorization/Operations/yes',
       'sandbox authorization/API Integration/yes',
       'sandbox authorization/Read-Only/no',
+      'authorization from the processor/Admin/yes',
+      'authorization from the processor/Operations/no',
+      'authorization from the processor/API Integration/yes',
+      'authorization from the processor/Read-Only/no',
       'sandbox repayment/Admin/yes',
       'sandbox repayment/Operations/yes',
       'sandbox repayment/API Integration/yes',

@@ -408,4 +408,39 @@ ALTER TABLE channels ADD COLUMN settings jsonb NOT NULL DEFAULT '{}'::jsonb;
 ALTER TABLE channels ADD COLUMN settings_sealed text;
 `,
   },
+  {
+    // Card authorizations from a processor: each one decided by the pipeline,
+    // with its trail of steps, and the amounts that follow it (held, cleared, reversed, refunded, credited),
+    // in minor units that CHECKs keep from going below zero or above what they derive from.
+    name: '0025-authorizations',
+    sql: `
+CREATE TABLE authorizations (
+  tenant_id         text NOT NULL REFERENCES tenants (tenant_id) ON DELETE CASCADE,
+  id                text NOT NULL,
+  card_id           text NOT NULL,
+  entity_id         text,
+  status            text NOT NULL CHECK (status IN ('APPROVED', 'DECLINED')),
+  decline_reason    text,
+  decided_by        text NOT NULL,
+  amount_minor      bigint NOT NULL CHECK (amount_minor > 0),
+  approved_minor    bigint NOT NULL CHECK (approved_minor >= 0 AND approved_minor <= amount_minor),
+  held_minor        bigint NOT NULL DEFAULT 0 CHECK (held_minor >= 0),
+  cleared_minor     bigint NOT NULL DEFAULT 0 CHECK (cleared_minor >= 0),
+  reversed_minor    bigint NOT NULL DEFAULT 0 CHECK (reversed_minor >= 0),
+  refunded_minor    bigint NOT NULL DEFAULT 0 CHECK (refunded_minor >= 0),
+  credited_minor    bigint NOT NULL DEFAULT 0 CHECK (credited_minor >= 0),
+  currency          text NOT NULL,
+  merchant          jsonb NOT NULL,
+  channel           text NOT NULL,
+  network_reference text,
+  trail             jsonb NOT NULL,
+  created_at        timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, id),
+  CHECK (held_minor + cleared_minor + reversed_minor = approved_minor),
+  CHECK (refunded_minor + credited_minor <= cleared_minor)
+);
+CREATE INDEX authorizations_card ON authorizations (tenant_id, card_id, created_at);
+CREATE INDEX authorizations_created ON authorizations (tenant_id, created_at);
+`,
+  },
 ];

@@ -1,0 +1,134 @@
+// The authorization pipeline: card state → spend controls → the tenant's decision endpoint → the core, each step
+// recorded; the first decline wins and the steps after it are not called. The processor's route and the sandbox
+// route run it, differing only in the core's step (a hold, or the sandbox core's own host decision).
+import { randomUUID } from 'node:crypto';
+import type { AuthorizationMerchant, AuthorizationStep, StepRecord } from '../../schemas/authorizations.js';
+import type { Channel, DeclineReason } from '../../schemas/transactions.js';
+import { fromMinor, toMinor } from '../../connectors/shared/money.js';
+import type { AuthorizationRecord } from '../services/transactions/authorizations.js';
+import type { CoreCall, EventOf } from './define.js';
+import type { Services } from '../services/index.js';
+import type { Tenant } from '../services/tenancy/tenants.js';
+
+/** An authorization as the network asks it, whichever route brought it. */
+export interface AuthorizationAsk {
+  cardId: string;
+  amount: string;
+  currency: string;
+  merchant: AuthorizationMerchant;
+  channel: Channel;
+  networkReference: string | null;
+  at: Date;
+}
+
+/** What the core's step concluded: the entity, the amount held (approved) or the reason (declined). */
+export interface CoreDecision {
+  entityId: string;
+  approvedMinor: bigint;
+  declineReason: DeclineReason | null;
+  /** The core's own id where it keeps one (the sandbox core's transaction), else the pipeline's. */
+  id?: string;
+}
+
+export interface PipelineContext {
+  tenant: Tenant;
+  core: CoreCall;
+  services: Services;
+}
+
+/** A step before the core: a decline reason stops the pipeline; `skipped` says it had nothing to decide. */
+type GatewayStep = (ask: AuthorizationAsk, ctx: PipelineContext) => Promise<StepRecord>;
+
+/**
+ * The card must be ACTIVE. Read from the core that serves the card (an unknown card is the core's
+ * CARD_NOT_FOUND refusal, answered as such): the card processor may not be the credit line's core.
+ */
+const cardState: GatewayStep = async (ask, { core }) => {
+  const card = await core('getCard', { cardId: ask.cardId });
+  return card.state === 'ACTIVE'
+    ? { step: 'card-state', outcome: 'approved' }
+    : { step: 'card-state', outcome: 'declined', declineReason: 'CARD_NOT_ACTIVE', detail: `card is ${card.state}` };
+};
+
+/** Spend controls: the tenant's rules (none are defined yet, so the step records that it had nothing to decide). */
+const spendControls: GatewayStep = async () => ({ step: 'spend-controls', outcome: 'skipped', detail: 'no rules' });
+
+/** The tenant's real-time decision endpoint, when its configuration names one. */
+const decisionEndpoint: GatewayStep = async () => ({ step: 'decision-endpoint', outcome: 'skipped', detail: 'not configured' });
+
+export interface PipelineOptions {
+  /**
+   * Whether the gateway reads the card's state itself. The sandbox core's host decision checks it first on its
+   * own and records the decline as a transaction, so that route leaves it to the core.
+   */
+  cardStateInGateway: boolean;
+  /** The core's step: its decision on what the gateway let through. */
+  decide: (ask: AuthorizationAsk, authorizationId: string) => Promise<CoreDecision>;
+}
+
+/** Runs the steps in order and records the authorization with its trail. */
+export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, opts: PipelineOptions): Promise<AuthorizationRecord> {
+  const generatedId = `auth_${randomUUID().replaceAll('-', '')}`;
+  const steps: GatewayStep[] = [...(opts.cardStateInGateway ? [cardState] : []), spendControls, decisionEndpoint];
+  const trail: StepRecord[] = [];
+  const amountMinor = toMinor(ask.amount);
+  let declined: { step: AuthorizationStep; reason: DeclineReason } | null = null;
+  for (const step of steps) {
+    const record = await step(ask, ctx);
+    trail.push(record);
+    if (record.outcome === 'declined') {
+      declined = { step: record.step, reason: record.declineReason! };
+      break;
+    }
+  }
+  let entityId: string | null = null;
+  let approvedMinor = 0n;
+  let id = generatedId;
+  if (!declined) {
+    const decision = await opts.decide(ask, generatedId);
+    entityId = decision.entityId;
+    id = decision.id ?? generatedId;
+    if (decision.declineReason) {
+      trail.push({ step: 'core', outcome: 'declined', declineReason: decision.declineReason });
+      declined = { step: 'core', reason: decision.declineReason };
+    } else {
+      approvedMinor = decision.approvedMinor;
+      trail.push({ step: 'core', outcome: 'approved', ...(approvedMinor < amountMinor ? { detail: `partial: ${fromMinor(approvedMinor)} held` } : {}) });
+    }
+  }
+  return ctx.services.authorizations.insert(ctx.tenant.id, {
+    id,
+    cardId: ask.cardId,
+    entityId,
+    status: declined ? 'DECLINED' : 'APPROVED',
+    declineReason: declined?.reason ?? null,
+    decidedBy: declined?.step ?? 'core',
+    amountMinor,
+    approvedMinor,
+    currency: ask.currency,
+    merchant: ask.merchant,
+    channel: ask.channel,
+    networkReference: ask.networkReference,
+    trail,
+    at: ask.at,
+  });
+}
+
+/** The event of record of a decided authorization. */
+export function authorizationEvent(a: AuthorizationRecord): EventOf {
+  const common = {
+    authorizationId: a.id,
+    cardId: a.cardId,
+    entityId: a.entityId,
+    amount: fromMinor(a.amountMinor),
+    approvedAmount: fromMinor(a.approvedMinor),
+    currency: a.currency,
+    channel: a.channel,
+    mcc: a.merchant.mcc,
+    merchantCountry: a.merchant.country,
+    decidedBy: a.decidedBy,
+  };
+  return a.status === 'APPROVED'
+    ? { type: 'authorization.approved', payload: { ...common, status: 'APPROVED', declineReason: null } }
+    : { type: 'authorization.declined', payload: { ...common, status: 'DECLINED', declineReason: a.declineReason! } };
+}
