@@ -39,6 +39,12 @@ export const BUSINESS_CODES = {
   OPERATION_NOT_SUPPORTED: { title: 'Not Implemented', status: 501, envelopeStatus: 501, description: "The core-banking connector this operation is routed to does not offer it; nothing was sent to the core. The tenant's operator routes it to a connector that does (decision 0110)." },
   DELIVERY_IN_PROGRESS: { title: 'Delivery In Progress', status: 409, envelopeStatus: 409, description: 'An attempt of this delivery is under way; look again in a few seconds.' },
   KEY_ACTIVE: { title: 'Key Active', status: 409, envelopeStatus: 409, description: "The key is the tenant's active key of its use; rotate that use first, then retire the key the rotation replaced." },
+  APPROVAL_NOT_PENDING: { title: 'Approval Not Pending', status: 409, envelopeStatus: 409, description: 'The approval was already executed, rejected or cancelled; nothing more can be decided on it.' },
+  APPROVAL_EXPIRED: { title: 'Approval Expired', status: 409, envelopeStatus: 409, description: 'The approval waited longer than its policy allows and expired; nothing was executed. The maker sends the request again.' },
+  APPROVAL_BY_MAKER: { title: 'Approval By Maker', status: 403, envelopeStatus: 403, description: 'The maker of a request cannot approve it, neither as the same user nor with the token the request was made with; a second person must.' },
+  APPROVAL_ROLE: { title: 'Approval Role', status: 403, envelopeStatus: 403, description: "The caller's role is not among the policy's approvers for this operation." },
+  APPROVAL_ALREADY_GIVEN: { title: 'Approval Already Given', status: 409, envelopeStatus: 409, description: 'This checker approved the request already; a second approval must come from another person.' },
+  APPROVAL_NOT_MAKER: { title: 'Not The Maker', status: 403, envelopeStatus: 403, description: 'Only the maker of a request may cancel it; a checker rejects it instead.' },
 } as const satisfies Record<string, BusinessCode>;
 
 export type BusinessCodeId = keyof typeof BUSINESS_CODES;

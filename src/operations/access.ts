@@ -19,6 +19,11 @@ const ACCESS = {
    * system user.
    */
   sandbox: ['Admin', 'Operations', 'API Integration'],
+  /**
+   * Four eyes: every role reads the tenant's approvals and acts on them; whether a caller may approve or reject
+   * is the policy's (its approvers), whether one may cancel is the maker's.
+   */
+  approvals: ROLES,
   /** A user's own account (its password): every role. */
   self: ROLES,
 } as const satisfies Record<string, readonly Role[]>;

@@ -34,6 +34,7 @@ const bankConfigOf = (tenant: Tenant): BankConfig => ({
   tokenLifetimeSeconds: tenant.config.tokenLifetimeSeconds,
   ...(tenant.config.rateLimit ? { rateLimit: tenant.config.rateLimit } : {}),
   encryption: tenant.config.encryption,
+  ...(tenant.config.approvals ? { approvals: tenant.config.approvals } : {}),
 });
 
 const USER_OPS = 'Users';
