@@ -16,7 +16,7 @@ import type { Approval } from '../services/tenancy/approvals.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 import { targetOf } from './audit.js';
 import { prefersCsv, toCsv } from '../reports/csv.js';
-import { declareErrors, errorCase } from '../step-errors.js';
+import { declareErrors, errorCase, isManagement } from '../step-errors.js';
 import { BUSINESS_CODES } from '../../schemas/business-codes.js';
 
 /** The validated request as an operation's functions see it. */
@@ -30,6 +30,10 @@ export function inputOf(request: FastifyRequest): OperationInput<unknown, unknow
  * its other errors) and, for an operation that calls the core, the core's answers.
  */
 export const operationErrors = declareErrors('operation', (op) => [
+  // Held by a tenant's approval policy (public listener only: an operator's request is never held).
+  ...(op.approval && !isManagement(op)
+    ? [errorCase('approval-pending', "The tenant's approval policy holds the request: not executed, it waits for a checker", Errors.approvalPending('0190b3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b', op.id), false)]
+    : []),
   ...(op.id === 'authenticate' ? [errorCase('bad-credentials', 'Unknown user, wrong password or locked account', Errors.badCredentials())] : []),
   ...(op.refusals ?? []).map((code) => errorCase(code, BUSINESS_CODES[code].title, Errors.business(code, BUSINESS_CODES[code].description))),
   ...(op.errors ?? []).map((error, i) => errorCase(`${op.id}-${i}`, error.init.detail ?? error.code, error, false)),

@@ -275,6 +275,74 @@ describe('races: nothing executes twice', () => {
   });
 });
 
+describe('the other operations a policy may hold', () => {
+  const held202 = (res: LightMyRequestResponse, operation: string) => {
+    const id = heldId(res);
+    expect(res.json()).toEqual({
+      type: `${PROBLEM_BASE}/problem-with-message`,
+      title: 'Accepted',
+      status: 202,
+      message: 'error.http.202',
+      detail: `The request needs approval (${operation}): it waits as approval ${id} and is executed once approved; see GET /v1/approvals/${id}.`,
+    });
+    return id;
+  };
+  const send = async (user: string, method: 'POST' | 'PATCH', url: string, payload: object) =>
+    t.inject({ method, url, headers: { 'X-TENANT-ID': 'demo', authorization: `Bearer ${await tokenOf(user)}` }, payload });
+
+  it('a new Admin waits for a second Admin, its password sealed at rest and never shown; a new Read-Only user does not', async () => {
+    await policy({ operation: 'user.create', when: { roles: ['Admin'] }, approvers: ['Admin'] });
+    const plain = await send('admin', 'POST', '/v1/admin/users', { username: 'reader1', role: 'Read-Only', password: await t.encrypt('reader-Passw0rd-1') });
+    expect(plain.statusCode).toBe(201);
+    const password = 'eve-Passw0rd-1';
+    const id = held202(await send('admin', 'POST', '/v1/admin/users', { username: 'eve', role: 'Admin', password: await t.encrypt(password) }), 'user.create');
+    const stored = (await t.db.query<{ request: unknown }>('SELECT request FROM approvals WHERE id = $1', [id])).rows[0]!.request;
+    const text = JSON.stringify(stored);
+    expect(text).not.toContain(password);
+    expect(text).not.toContain('eyJ');
+    expect((await call('admin2', 'GET', `/v1/approvals/${id}`)).json().result.request.body).toEqual({ username: 'eve', role: 'Admin', password: '[encrypted]' });
+    expect(await t.app.cardline.users.view('demo', 'eve')).toBeNull();
+
+    const approved = await approve('admin2', id);
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect(approved.json().result.outcome).toMatchObject({ status: 201, body: { result: { username: 'eve', role: 'Admin' } } });
+    // The password the maker sent, opened only to execute: eve logs in with it.
+    const login = await t.inject({ method: 'POST', url: '/api/authenticate', headers: { TENANT: 'demo' }, payload: { username: 'eve', password: await t.encrypt(password) } });
+    expect(login.statusCode).toBe(200);
+  });
+
+  it('a promotion to Admin waits; another role change does not', async () => {
+    await policy({ operation: 'user.update', when: { roles: ['Admin'] }, approvers: ['Admin'], approvals: 2 });
+    await t.app.cardline.users.add('demo', 'bob', 'Read-Only', PASSWORD);
+    expect((await send('admin', 'PATCH', '/v1/admin/users/bob', { role: 'Operations' })).statusCode).toBe(200);
+    const id = held202(await send('admin', 'PATCH', '/v1/admin/users/bob', { role: 'Admin' }), 'user.update');
+    expect((await approve('admin2', id)).json().result.status).toBe('pending');
+    expect((await t.app.cardline.users.view('demo', 'bob'))?.role).toBe('Operations');
+    expect((await approve('admin3', id)).json().result).toMatchObject({ status: 'executed', outcome: { status: 200, body: { result: { username: 'bob', role: 'Admin' } } } });
+    expect((await t.app.cardline.users.view('demo', 'bob'))?.role).toBe('Admin');
+  });
+
+  it('a key rotation waits; approved, it rotates once and keys.rotated names the new key', async () => {
+    await policy({ operation: 'keys.rotate', approvers: ['Admin'] });
+    const before = (await t.app.cardline.keys.list('demo')).filter((k) => k.use === 'sig' && k.status === 'active').map((k) => k.kid);
+    const id = held202(await send('admin', 'POST', '/v1/admin/keys/rotate', { use: 'sig' }), 'keys.rotate');
+    expect((await t.app.cardline.keys.list('demo')).filter((k) => k.use === 'sig' && k.status === 'active').map((k) => k.kid)).toEqual(before);
+    const approved = await approve('admin2', id);
+    expect(approved.json().result.outcome.status).toBe(200);
+    expect(await eventsOf(id)).toEqual(['approval.requested', 'keys.rotated', 'approval.executed', 'approval.approved']);
+  });
+
+  it('with a policy on tenant.config-update, removing the policies is itself held until a second Admin approves', async () => {
+    await policy({ operation: 'tenant.config-update', approvers: ['Admin'] }, { operation: 'keys.rotate', approvers: ['Admin'] });
+    const id = held202(await send('admin', 'PATCH', '/v1/admin/config', { approvals: null }), 'tenant.config-update');
+    expect((await t.app.cardline.tenants.get('demo'))!.config.approvals).toHaveLength(2);
+    expect((await approve('admin', id)).json().businessCode).toBe('APPROVAL_BY_MAKER');
+    const approved = await approve('admin2', id);
+    expect(approved.json().result.outcome.status).toBe(200);
+    expect((await t.app.cardline.tenants.get('demo'))!.config.approvals).toBeUndefined();
+  });
+});
+
 describe('policies', () => {
   it('a policy naming an operation that cannot wait for approval is refused with the reason; the configuration is unchanged', async () => {
     const res = await call('admin', 'PATCH' as 'POST', '/v1/admin/config', { approvals: [{ operation: 'card.fly', approvers: ['Admin'] }] });
