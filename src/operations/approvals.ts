@@ -33,7 +33,7 @@ const view = (a: Parameters<typeof approvalView>[0]) => ({ result: approvalView(
 
 export const approvalOperations = [
   defineOperation({
-    id: 'approval.list',
+    id: 'approvals.list',
     method: 'GET',
     url: '/v1/approvals',
     summary: "The tenant's approvals: what waits for a second person, and what was decided",
@@ -54,7 +54,7 @@ export const approvalOperations = [
   }),
 
   defineOperation({
-    id: 'approval.read',
+    id: 'approvals.read',
     method: 'GET',
     url: '/v1/approvals/:approvalId',
     summary: 'One approval: exactly the request it executes, who made it, who decided, and its outcome',
@@ -75,7 +75,7 @@ export const approvalOperations = [
   }),
 
   defineOperation({
-    id: 'approval.approve',
+    id: 'approvals.approve',
     method: 'POST',
     url: '/v1/approvals/:approvalId/approve',
     summary: 'Approve a held request; the last approval needed executes it',
@@ -111,7 +111,7 @@ export const approvalOperations = [
   }),
 
   defineOperation({
-    id: 'approval.reject',
+    id: 'approvals.reject',
     method: 'POST',
     url: '/v1/approvals/:approvalId/reject',
     summary: 'Reject a held request, with a reason; nothing is executed',
@@ -133,7 +133,7 @@ export const approvalOperations = [
   }),
 
   defineOperation({
-    id: 'approval.cancel',
+    id: 'approvals.cancel',
     method: 'POST',
     url: '/v1/approvals/:approvalId/cancel',
     summary: 'Withdraw your own held request; nothing is executed',

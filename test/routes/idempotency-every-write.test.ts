@@ -215,9 +215,9 @@ function recipesOf({ ids, jwkA, jwkB }: Fixtures) {
     },
     'card.issue': { url: '/v1/entities/ENT-1003/cards' },
     'keys.rotate': { url: '/v1/admin/keys/rotate', body: () => ({ use: 'enc' }), other: () => ({ use: 'enc', graceSeconds: 3600 }) },
-    'approval.approve': { url: `/v1/approvals/${ids.approve}/approve` },
-    'approval.reject': { url: `/v1/approvals/${ids.reject}/reject`, body: () => ({ reason: 'No review on file' }), other: () => ({ reason: 'Not now' }) },
-    'approval.cancel': { url: `/v1/approvals/${ids.cancel}/cancel` },
+    'approvals.approve': { url: `/v1/approvals/${ids.approve}/approve` },
+    'approvals.reject': { url: `/v1/approvals/${ids.reject}/reject`, body: () => ({ reason: 'No review on file' }), other: () => ({ reason: 'Not now' }) },
+    'approvals.cancel': { url: `/v1/approvals/${ids.cancel}/cancel` },
     'keys.retire': { url: `/v1/admin/keys/${ids.retiring}/retire` },
     'client-key.register': { url: '/v1/admin/client-key', body: () => ({ jwk: jwkA }), other: () => ({ jwk: jwkB }) },
     'user.create': {

@@ -413,11 +413,11 @@ const ROLES_OF = {
   'shadow.divergences': ADMIN,
   'shadow.summary': ADMIN,
   // Four eyes: every role reaches them; the policy's approvers and the maker decide who may act (test/routes/approvals.test.ts).
-  'approval.list': EVERYONE,
-  'approval.read': EVERYONE,
-  'approval.approve': EVERYONE,
-  'approval.reject': EVERYONE,
-  'approval.cancel': EVERYONE,
+  'approvals.list': EVERYONE,
+  'approvals.read': EVERYONE,
+  'approvals.approve': EVERYONE,
+  'approvals.reject': EVERYONE,
+  'approvals.cancel': EVERYONE,
 } as const satisfies Record<OperationId, readonly Role[] | typeof NO_TOKEN>;
 // Were an id widened to `string` (an entry without its literal), any table would satisfy the check above.
 const _idsAreLiterals: string extends OperationId ? never : true = true;

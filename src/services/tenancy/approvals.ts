@@ -322,7 +322,7 @@ export class ApprovalService {
         at: new Date(),
         actor: null,
         role: null,
-        action: 'approval.expire',
+        action: 'approvals.expire',
         method: 'POST',
         route: '/v1/approvals/:approvalId',
         target: { approvalId: row.id, operation: row.operation },
