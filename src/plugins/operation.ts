@@ -25,10 +25,7 @@ export function inputOf(request: FastifyRequest): OperationInput<unknown, unknow
   return { params: request.params, query: request.query, body: request.body, tenant: tenant!, principal, operator };
 }
 
-/**
- * What this step answers: what the operation declares (the login's refused credentials, its business refusals,
- * its other errors) and, for an operation that calls the core, the core's answers.
- */
+/** What this step answers: the operation's declared errors and, when it calls the core, the core's answers. */
 export const operationErrors = declareErrors('operation', (op) => [
   // Held by a tenant's approval policy (public listener only: an operator's request is never held).
   ...(op.approval && !isManagement(op)
