@@ -45,6 +45,12 @@ export const BUSINESS_CODES = {
   REVERSAL_EXCEEDS_HELD: { title: 'Reversal Exceeds Held', status: 409, envelopeStatus: 409, description: 'The reversal is more than the authorization still holds; nothing held is left to release.' },
   REFUND_EXCEEDS_CLEARED: { title: 'Refund Exceeds Cleared', status: 409, envelopeStatus: 409, description: 'The refund is more than was cleared and not yet refunded or credited back.' },
   DISPUTE_EXCEEDS_CLEARED: { title: 'Dispute Exceeds Cleared', status: 409, envelopeStatus: 409, description: 'The disputed amount is more than was cleared and not yet refunded or credited back (a transaction not cleared cannot be disputed).' },
+  APPROVAL_NOT_PENDING: { title: 'Approval Not Pending', status: 409, envelopeStatus: 409, description: 'The approval was already executed, rejected or cancelled; nothing more can be decided on it.' },
+  APPROVAL_EXPIRED: { title: 'Approval Expired', status: 409, envelopeStatus: 409, description: 'The approval waited longer than its policy allows and expired; nothing was executed. The maker sends the request again.' },
+  APPROVAL_BY_MAKER: { title: 'Approval By Maker', status: 403, envelopeStatus: 403, description: 'The maker of a request cannot approve it, neither as the same user nor with the token the request was made with; a second person must.' },
+  APPROVAL_ROLE: { title: 'Approval Role', status: 403, envelopeStatus: 403, description: "The caller's role is not among the policy's approvers for this operation." },
+  APPROVAL_ALREADY_GIVEN: { title: 'Approval Already Given', status: 409, envelopeStatus: 409, description: 'This checker approved the request already; a second approval must come from another person.' },
+  APPROVAL_NOT_MAKER: { title: 'Not The Maker', status: 403, envelopeStatus: 403, description: 'Only the maker of a request may cancel it; a checker rejects it instead.' },
 } as const satisfies Record<string, BusinessCode>;
 
 export type BusinessCodeId = keyof typeof BUSINESS_CODES;

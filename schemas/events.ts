@@ -90,6 +90,15 @@ export const EVENT_PAYLOADS = {
   'keys.rotated': Type.Object({ use: literals(['enc', 'sig'] as const), kid: Id, replaced: Type.Array(Id) }, closed),
   'keys.retired': Type.Object({ use: literals(['enc', 'sig'] as const), kid: Id }, closed),
   'tenant.config-changed': Type.Object({ tenantId: Id, changed: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, uniqueItems: true }) }, closed),
+  // Four eyes: the request's id and operation, who decided; never the request's body.
+  'approval.requested': Type.Object({ approvalId: Id, operation: Id, maker: Id, approvalsNeeded: Type.Integer({ minimum: 1, maximum: 2 }), expiresAt: Id }, closed),
+  'approval.approved': Type.Object({ approvalId: Id, operation: Id, by: Id, approvals: Type.Integer({ minimum: 1 }), approvalsNeeded: Type.Integer({ minimum: 1, maximum: 2 }) }, closed),
+  'approval.rejected': Type.Object({ approvalId: Id, operation: Id, by: Id }, closed),
+  'approval.expired': Type.Object({ approvalId: Id, operation: Id }, closed),
+  'approval.executed': Type.Object(
+    { approvalId: Id, operation: Id, status: Type.Integer(), outcome: literals(['succeeded', 'refused', 'failed'] as const) },
+    closed,
+  ),
 } satisfies Record<string, TSchema>;
 
 export type EventType = keyof typeof EVENT_PAYLOADS;
@@ -122,6 +131,11 @@ export const EVENT_AGGREGATE: { [T in EventType]: keyof EventPayload<T> & string
   'keys.rotated': 'kid',
   'keys.retired': 'kid',
   'tenant.config-changed': 'tenantId',
+  'approval.requested': 'approvalId',
+  'approval.approved': 'approvalId',
+  'approval.rejected': 'approvalId',
+  'approval.expired': 'approvalId',
+  'approval.executed': 'approvalId',
 };
 
 /** Sent to one channel by the channel test; never an event of record. */

@@ -151,6 +151,7 @@ export const BankConfig = Type.Object({
   tokenLifetimeSeconds: tenantProps.tokenLifetimeSeconds,
   rateLimit: Type.Optional(tenantProps.rateLimit),
   encryption: tenantProps.encryption,
+  approvals: Type.Optional(tenantProps.approvals),
 });
 export type BankConfig = Static<typeof BankConfig>;
 export const BankConfigResponse = cardEnvelopeOf(BankConfig);
@@ -182,6 +183,8 @@ export const BankConfigPatch = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** The whole list of policies, replaced; null removes every policy. A change waits for approval where a policy says so. */
+    approvals: Type.Optional(Nullable(tenantProps.approvals)),
   },
   { additionalProperties: false, minProperties: 1 },
 );

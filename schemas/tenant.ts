@@ -1,5 +1,6 @@
 // A tenant's configuration, validated when a tenant is created or loaded (DESIGN §3, §6).
 import { Type, type Static } from '@sinclair/typebox';
+import { ApprovalPolicies } from './approvals.js';
 import { Money } from './common.js';
 import { TenantPinConfig } from './pin.js';
 import { COUNTRY_PATTERN } from './transactions.js';
@@ -105,6 +106,11 @@ export const TenantConfig = Type.Object(
     ),
     /** PIN translation keys (schemas/pin.ts); a tenant without them cannot set PINs. */
     pin: Type.Optional(TenantPinConfig),
+    /**
+     * Four eyes (schemas/approvals.ts): the writes that wait for a second person, per operation, with an
+     * optional condition, the roles that approve, how many approvals, and how long a request waits.
+     */
+    approvals: Type.Optional(ApprovalPolicies),
   },
   { additionalProperties: false },
 );

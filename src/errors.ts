@@ -166,6 +166,18 @@ export const Errors = {
     new CardlineError('CL_DELIVERY_NOT_FOUND', { status: 404, detail: `This tenant has no delivery '${deliveryId}'.` }),
   authorizationNotFound: (authorizationId: string) =>
     new CardlineError('CL_AUTHORIZATION_NOT_FOUND', { status: 404, detail: `This tenant has no authorization '${authorizationId}'.` }),
+  approvalNotFound: (approvalId: string) =>
+    new CardlineError('CL_APPROVAL_NOT_FOUND', { status: 404, detail: `This tenant has no approval '${approvalId}'.` }),
+  /**
+   * A write held for approval (four eyes): answered 202 in the route's own dialect, naming the approval that
+   * holds the request, with its Location; nothing was executed.
+   */
+  approvalPending: (approvalId: string, operation: string) =>
+    new CardlineError('CL_APPROVAL_PENDING', {
+      status: 202,
+      detail: `The request needs approval (${operation}): it waits as approval ${approvalId} and is executed once approved; see GET /v1/approvals/${approvalId}.`,
+      headers: { location: `/v1/approvals/${approvalId}` },
+    }),
   keyNotFound: (kid: string) => new CardlineError('CL_KEY_NOT_FOUND', { status: 404, detail: `This tenant has no gateway key '${kid}'.` }),
   clientKeyMissing: () =>
     new CardlineError('CL_CLIENT_KEY_MISSING', {

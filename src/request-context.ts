@@ -53,6 +53,11 @@ export class RequestContext {
   securityEvent: DomainEvent | null = null;
   /** The tenant's connector the operation was routed to (decision 0111); the audit record names it. */
   coreConnector: string | null = null;
+  /**
+   * The approval a tenant's policy held this write in (answered 202): its record names it and carries
+   * approval.requested, and its Idempotency-Key keeps the 202 (a retry must not hold the request twice).
+   */
+  pendingApproval: { id: string; event: DomainEvent } | null = null;
   /** The catalogue code of the error this request was answered with (the audit's outcome reads it). */
   errorCode: string | null = null;
   /** The request's record was attempted: an error answered after a failed record is not recorded twice. */

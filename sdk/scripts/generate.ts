@@ -213,7 +213,8 @@ function bindings(table: readonly Operation[], emitter: Emitter): { meta: string
     } else callArgs.push('undefined');
     args.push(`options?: ${paged ? 'PageOptions' : 'CallOptions'}`);
     callArgs.push('options');
-    const result = op.callsCore ? `${response} | Pending` : response;
+    // A 202 answers where the core may leave a write pending, or a tenant's approval policy may hold it.
+    const result = op.callsCore || op.approval ? `${response} | Pending` : response;
     const doc = `      /** ${op.summary.replace(/\*\//g, '*\\/')} (\`${op.method} ${op.url.replace(/:(\w+)/g, '{$1}')}\`, \`${op.id}\`). */\n`;
     const { namespace, method } = methodName(op.id);
     const constName = op.listener === 'management' ? 'MANAGEMENT_OPERATIONS' : 'OPERATIONS';

@@ -5,7 +5,8 @@ import { encryptTo } from './crypto.js';
 import { CardlineConnectionError } from './errors.js';
 import { bindOperations, OPERATIONS, type Operations } from './generated/operations.js';
 import { CardlineHttp, type HttpOptions } from './http.js';
-import type { OperationMeta } from './transport.js';
+import type { ApprovalView } from './generated/types.js';
+import type { OperationMeta, PendingApproval } from './transport.js';
 import { webhooks } from './webhooks.js';
 
 export type { RetryOptions } from './http.js';
@@ -77,6 +78,22 @@ export class Cardline extends CardlineHttp {
   async login(username: string, password: string): Promise<void> {
     if (!this.opts.credentials) this.remembered = { username, password };
     await this.authenticateWith({ username, password });
+  }
+
+  /**
+   * Waits until an approval is decided (a write held by the tenant's policy: `isPendingApproval(r)`), reading it
+   * every `intervalMs` (default 5 s) for at most `timeoutMs` (default 10 min); answers it executed (its `outcome`
+   * is the write's answer), rejected, cancelled or expired. A timeout leaves it pending and throws.
+   */
+  async awaitApproval(pending: PendingApproval | string, opts: { intervalMs?: number; timeoutMs?: number } = {}): Promise<ApprovalView> {
+    const id = typeof pending === 'string' ? pending : pending.approvalId;
+    const deadline = Date.now() + (opts.timeoutMs ?? 600_000);
+    for (;;) {
+      const approval = (await this.approvals.read(id)).result;
+      if (approval.status !== 'pending' && approval.status !== 'executing') return approval;
+      if (Date.now() >= deadline) throw new Error(`Approval ${id} is still ${approval.status}`);
+      await this.sleep(opts.intervalMs ?? 5_000);
+    }
   }
 
   /** Forgets the token and the remembered password. */

@@ -4,6 +4,10 @@ import type { JWK } from 'jose';
 import { encryptFields, openSealed } from './crypto.js';
 import { CardlineConnectionError, CardlineEnvelopeError, CardlineProblemError, CardlineTimeoutError, type ProblemBody } from './errors.js';
 import { CallTimers, checkTimeout } from './timers.js';
+
+
+/** Where a write held for approval points: its approval. */
+const APPROVAL_LOCATION = /^\/v1\/approvals\/([0-9a-f-]{36})$/;
 import { Paged, type CallOptions, type OperationMeta, type PageOptions, type PageShape, type Pending, type Transport } from './transport.js';
 
 export interface RetryOptions {
@@ -195,13 +199,16 @@ export abstract class CardlineHttp implements Transport {
       }
 
       if (res.status === 202) {
+        const held = APPROVAL_LOCATION.exec(res.headers.get('location') ?? '');
         const pending: Pending = {
           pending: true,
           status: 202,
           operation: op.id,
-          detail: problem?.detail,
+          // The envelope's 202 says it in exception.detailMessage, the problem record in detail.
+          detail: problem?.detail ?? (json as { exception?: { detailMessage?: string } } | undefined)?.exception?.detailMessage,
           requestId,
           idempotencyKey,
+          approvalId: held?.[1],
         };
         return pending;
       }

@@ -47,8 +47,10 @@ export interface CallOptions {
 export type PageOptions = Omit<CallOptions, 'idempotencyKey' | 'encryptBody' | 'encryptFields'>;
 
 /**
- * A 202: the core accepted the request but has not confirmed it. Not done, not failed: check later (read the
- * card or the limit) before sending it again. Never thrown, never mistaken for a success: test `isPending(r)`.
+ * A 202: the core accepted the request but has not confirmed it, or the tenant's approval policy holds it until a
+ * second person approves (`approvalId` set). Not done, not failed: check later (read the card or the limit; for
+ * an approval, `cl.awaitApproval(pending)`) before sending it again. Never thrown, never mistaken for a success:
+ * test `isPending(r)`, `isPendingApproval(r)`.
  */
 export interface Pending {
   readonly pending: true;
@@ -56,12 +58,19 @@ export interface Pending {
   readonly operation: string;
   readonly detail: string | undefined;
   readonly requestId: string | undefined;
-  /** The write's Idempotency-Key: a retry with it is safe (202 answers are not stored). */
+  /** The write's Idempotency-Key: a retry with it is safe (it answers the same approval; a core's 202 is not stored). */
   readonly idempotencyKey: string | undefined;
+  /** The approval holding the request (its `Location: /v1/approvals/{approvalId}`); undefined for a core's 202. */
+  readonly approvalId: string | undefined;
 }
+
+/** A write the tenant's approval policy holds: it runs when a checker approves it (`cl.approvals.approve`). */
+export type PendingApproval = Pending & { readonly approvalId: string };
 
 export const isPending = (value: unknown): value is Pending =>
   typeof value === 'object' && value !== null && (value as { pending?: unknown }).pending === true;
+
+export const isPendingApproval = (value: unknown): value is PendingApproval => isPending(value) && typeof value.approvalId === 'string';
 
 export interface Transport {
   call(op: OperationMeta, params: readonly string[], body: unknown, query: unknown, options?: CallOptions): Promise<unknown>;

@@ -25,12 +25,14 @@ export interface Settlement {
   /** The holder's lock token: a key taken over by another request since is left alone. */
   token: string;
   /** `sealed`: the body is sealed (an answer holding a secret shown once, decision 0175). */
-  response: { status: number; contentType: string | null; body: string; sealed?: boolean } | null;
+  response: { status: number; contentType: string | null; body: string; sealed?: boolean; location?: string | null } | null;
 }
 
 /** A record to append; a successful write also carries its event of record, committed with it. */
 export interface WriterEntry extends AuditEntry {
   event?: DomainEvent | undefined;
+  /** Further events of the same record, after `event` (an approved request's execution: its event, then approval.executed). */
+  events?: readonly DomainEvent[] | undefined;
   settlement?: Settlement | undefined;
 }
 
@@ -65,8 +67,8 @@ const settleCte = (param: string) => `,
          settled AS (
            UPDATE idempotency_keys k
               SET state = CASE WHEN s.status IS NULL THEN 'released' ELSE 'completed' END,
-                  status = s.status, content_type = s.content_type, body = s.body, sealed = s.sealed, lock_token = NULL, locked_at = NULL
-             FROM jsonb_to_recordset(${param}::jsonb) AS s(tenant_id text, scope_hash text, lock_token uuid, status integer, content_type text, body text, sealed boolean)
+                  status = s.status, content_type = s.content_type, body = s.body, sealed = s.sealed, location = s.location, lock_token = NULL, locked_at = NULL
+             FROM jsonb_to_recordset(${param}::jsonb) AS s(tenant_id text, scope_hash text, lock_token uuid, status integer, content_type text, body text, sealed boolean, location text)
             WHERE k.tenant_id = s.tenant_id AND k.scope_hash = s.scope_hash AND k.lock_token = s.lock_token
               AND (SELECT ok FROM verdict)
          )`;
@@ -126,6 +128,8 @@ function storableDeep(value: unknown): unknown {
 
 const orNull = (text: string | null): string | null => (text === null ? null : storable(text));
 
+const storableEvent = (e: DomainEvent): DomainEvent => ({ type: e.type, aggregateId: storable(e.aggregateId), payload: storableDeep(e.payload) as Record<string, unknown> });
+
 /** The entry as it will be stored and hashed: every string storable (see storable()). */
 function storableEntry(e: WriterEntry): WriterEntry {
   return {
@@ -141,7 +145,8 @@ function storableEntry(e: WriterEntry): WriterEntry {
     status: e.status,
     requestId: storable(e.requestId),
     origin: orNull(e.origin),
-    event: e.event && { type: e.event.type, aggregateId: storable(e.event.aggregateId), payload: storableDeep(e.event.payload) as Record<string, unknown> },
+    event: e.event && storableEvent(e.event),
+    ...(e.events ? { events: e.events.map(storableEvent) } : {}),
     settlement: e.settlement && {
       ...(e.settlement.tenantId !== undefined ? { tenantId: e.settlement.tenantId } : {}),
       scope: e.settlement.scope,
@@ -151,6 +156,7 @@ function storableEntry(e: WriterEntry): WriterEntry {
         contentType: orNull(e.settlement.response.contentType),
         body: storable(e.settlement.response.body),
         sealed: e.settlement.response.sealed === true,
+        location: orNull(e.settlement.response.location ?? null),
       },
     },
   };
@@ -324,13 +330,13 @@ export class AuditWriter {
           settlements.push({
             tenant_id: e.settlement.tenantId ?? e.tenantId, scope_hash: scope, lock_token: token,
             status: response?.status ?? null, content_type: response?.contentType ?? null, body: response?.body ?? null,
-            sealed: response?.sealed === true,
+            sealed: response?.sealed === true, location: response?.location ?? null,
           });
         }
-        if (e.event) {
+        for (const event of e.event ? [e.event, ...(e.events ?? [])] : (e.events ?? [])) {
           events.push({
-            tenant_id: e.tenantId, id: uuidv7(), audit_seq: seq, type: e.event.type, aggregate_id: e.event.aggregateId,
-            payload: e.event.payload, request_id: e.requestId, created_at: e.at.toISOString(),
+            tenant_id: e.tenantId, id: uuidv7(), audit_seq: seq, type: event.type, aggregate_id: event.aggregateId,
+            payload: event.payload, request_id: e.requestId, created_at: e.at.toISOString(),
           });
         }
         return {

@@ -94,6 +94,7 @@ export const TAGS: Record<string, string> = {
   Configuration: "The tenant's own configuration (rate limits, encryption, time zone).",
   'Notification channels': 'Webhooks and NATS JetStream channels that receive the events of record, and their deliveries.',
   Cores: "The tenant's core-banking connectors: their health, routing and shadow comparisons.",
+  Approvals: "Four eyes: the writes the tenant's approval policies hold, and a second person's approval, rejection or the maker's cancellation.",
   Health: 'Liveness and readiness probes for load balancers and orchestrators.',
   Documentation: 'This document.',
 };
@@ -202,6 +203,11 @@ const HEADERS: Record<string, { name: string; description: string; schema: Recor
   allow: {
     name: 'Allow',
     description: 'The methods the path does answer, comma-separated (RFC 9110 §10.2.1).',
+    schema: { type: 'string' },
+  },
+  location: {
+    name: 'Location',
+    description: "The approval that holds a request a tenant's approval policy did not let run: `/v1/approvals/{approvalId}`.",
     schema: { type: 'string' },
   },
   'idempotent-replayed': {

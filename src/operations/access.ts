@@ -17,6 +17,11 @@ const ACCESS = {
   admin: ['Admin'],
   /** Sandbox simulations: the card writers, API Integration included (a bank's CI runs as its system user). */
   sandbox: ['Admin', 'Operations', 'API Integration'],
+  /**
+   * Four eyes: every role reads the tenant's approvals and acts on them; whether a caller may approve or reject
+   * is the policy's (its approvers), whether one may cancel is the maker's.
+   */
+  approvals: ROLES,
   /** A user's own account (its password): every role. */
   self: ROLES,
 } as const satisfies Record<string, readonly Role[]>;

@@ -42,6 +42,7 @@ export const adminKeyOperations = [
     objectName: 'keyRotationRequest',
     body: RotateKeysBody,
     response: RotateKeysResponse,
+    approval: {},
     execute: async ({ tenant, body, services }) => {
       const grace = body.graceSeconds ?? defaultGraceSeconds(body.use, tenant.config.tokenLifetimeSeconds);
       return { grace, ...(await services.keys.rotate(tenant.id, body.use, grace)) };

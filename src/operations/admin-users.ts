@@ -34,6 +34,7 @@ const bankConfigOf = (tenant: Tenant): BankConfig => ({
   tokenLifetimeSeconds: tenant.config.tokenLifetimeSeconds,
   ...(tenant.config.rateLimit ? { rateLimit: tenant.config.rateLimit } : {}),
   encryption: tenant.config.encryption,
+  ...(tenant.config.approvals ? { approvals: tenant.config.approvals } : {}),
 });
 
 const USER_OPS = 'Users';
@@ -75,6 +76,8 @@ export const adminUserOperations = [
     idempotent: 'sealed',
     refusals: ['USER_EXISTS'],
     errors: [tooShort],
+    // The role it gives (a policy may hold new Admins only); the password waits sealed.
+    approval: { facts: ({ body }) => ({ role: body.role }) },
     execute: ({ tenant, body, services }) => services.users.create(tenant.id, body.username, body.role, body.password),
     view: (user) => ({ result: user, pagination: null }),
     audit: { target: { username: 'body' } },
@@ -97,6 +100,8 @@ export const adminUserOperations = [
     response: UserResponse,
     refusals: ['LAST_ADMIN'],
     errors: [Errors.userNotFound('alice')],
+    // The role it gives, if it changes one (a policy may hold promotions to Admin only).
+    approval: { facts: ({ body }) => (body.role !== undefined ? { role: body.role } : {}) },
     execute: ({ tenant, params, body, services }) => services.users.update(tenant.id, params.username, body),
     view: (user) => ({ result: user, pagination: null }),
     audit: { target: { username: 'params', role: 'body' } },
@@ -196,6 +201,8 @@ export const adminUserOperations = [
     body: BankConfigPatch,
     response: BankConfigResponse,
     errors: [Errors.invalidConfiguration("Tenant 'demo' has an invalid configuration: /creditLimit/maximum: Expected string to match pattern")],
+    // A policy here holds every change, its own removal included: the policies cannot be loosened by one person.
+    approval: {},
     execute: async ({ tenant, body, services }) => {
       const updated = await updateTenant(services, tenant.id, { config: body });
       if (!updated) throw Errors.tenantUnknown();

@@ -1,6 +1,7 @@
 // The credit-line operations of spec 4.2, envelope dialect: set a business entity's limit, and read it.
 import { FetchLimitBody, FetchLimitResponse, UpgradeLimitBody, UpgradeLimitResponse } from '../../schemas/credit-line.js';
-import { creditLimitChange } from '../domain/product-rules.js';
+import { needsCurrentLimit } from '../domain/approval-policy.js';
+import { checkCreditLimit, creditLimitChange } from '../domain/product-rules.js';
 import { defineOperation } from './define.js';
 
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
@@ -23,6 +24,17 @@ export const creditLineOperations = [
     response: UpgradeLimitResponse,
     callsCore: true,
     refusals: ['ENTITY_NOT_FOUND', 'LIMIT_ABOVE_MAXIMUM', 'LIMIT_DECREASE_NOT_ALLOWED', 'LIMIT_BELOW_OUTSTANDING'],
+    // An increase is measured against the limit the core holds now, read only when the policy's condition needs it.
+    approval: {
+      facts: async ({ body, tenant, core }, when) => {
+        // What the gateway refuses alone is refused now, not after a checker's approval.
+        checkCreditLimit(tenant, body.amount);
+        return {
+        newLimit: body.amount,
+          ...(needsCurrentLimit(when) ? { currentLimit: (await core('getCreditLimit', { entityId: body.entityId })).creditLimit } : {}),
+        };
+      },
+    },
     execute: ({ body, tenant, core }) => core('upgradeLimit', creditLimitChange(tenant, body.entityId, body.amount)),
     view: () => ({ result: true, exception: null, pagination: null }),
     audit: { target: { entityId: 'body' } },

@@ -13,6 +13,9 @@ import type { Operator } from '../services/identity/operator-keys.js';
 import type { Principal } from '../services/identity/tokens.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 import type { Access } from './access.js';
+import type { ApprovalCondition } from '../../schemas/approvals.js';
+import type { ApprovalFacts } from '../domain/approval-policy.js';
+import type { Approval } from '../services/tenancy/approvals.js';
 
 export type { Sealed, SensitiveValues };
 
@@ -57,6 +60,20 @@ export interface ExecuteContext<P, Q, B> extends OperationInput<P, Q, B> {
   log: FastifyBaseLogger;
   /** Records a security event with the audit record even when the request fails (a login locking its user). */
   securityEvent: (event: EventOf) => void;
+  /**
+   * Executes an approval its last checker completed (its row `executing`), once, through the pipeline's
+   * operation step: the held operation's core call, its audit record (naming maker and checkers), its event
+   * and approval.executed; the outcome, success or refusal, is stored on the approval, which is returned.
+   */
+  executeApproved: (approval: Approval) => Promise<Approval>;
+}
+
+/**
+ * An operation a tenant's approval policy may hold (schemas/approvals.ts lists them): what it tells the
+ * policy's condition about a request. `facts` may read the core (the current limit) when `when` needs it.
+ */
+export interface ApprovalDecl<I> {
+  facts?: (ctx: I & { core: CoreCall }, when: ApprovalCondition | undefined) => ApprovalFacts | Promise<ApprovalFacts>;
 }
 
 /** The event a completed call adds to the outbox with its record, checked against its closed schema. */
@@ -134,6 +151,11 @@ export interface OperationSpec<
   idempotent?: false | 'sealed';
   /** Whether `execute` calls the core (documents 202/502/503/504); a call without it is refused as a bug. */
   callsCore?: true;
+  /**
+   * Four eyes: the tenant's approval policy for this operation may hold a request (answered 202, executed once
+   * approved). Only for the operations schemas/approvals.ts names.
+   */
+  approval?: ApprovalDecl<OperationInput<StaticOf<P>, StaticOf<Q>, StaticOf<B>>>;
   /** Business refusals the operation can answer, for its documentation. */
   refusals?: readonly BusinessCodeId[];
   /** Other catalogue errors only this operation answers, for its documentation. */

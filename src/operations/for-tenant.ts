@@ -39,6 +39,8 @@ export function forTenant<Id extends string, Source extends Operation, SourceId 
     // An operator's reads (a channel list, deliveries, users, the shadow summary) are not recorded (decision 0292).
     audit: op.audit === false || op.method === 'GET' ? false : { ...op.audit, action: op.audit.action ?? op.id, target: { tenantId: 'params', ...op.audit.target } },
   };
+  // An operator's request is never held for a tenant's approval: the operator is outside the bank's four eyes.
+  delete derived.approval;
   if ('description' in place) {
     if (place.description === undefined) delete derived.description;
     else derived.description = place.description;

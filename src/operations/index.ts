@@ -3,6 +3,7 @@
 // listener's OpenAPI document and its access rules come from it.
 import { adminKeyOperations } from './admin-keys.js';
 import { adminUserOperations } from './admin-users.js';
+import { approvalOperations } from './approvals.js';
 import { auditOperations } from './audit.js';
 import { authorizationOperations } from './authorizations.js';
 import { channelOperations } from './channels.js';
@@ -38,6 +39,7 @@ const publicEntries = [
   ...adminUserOperations,
   ...channelOperations,
   ...coreRoutingOperations,
+  ...approvalOperations,
 ];
 
 /** The management listener's table: the platform operator's API (an operator key). */

@@ -65,8 +65,15 @@ function scrubId(value: string): string {
 
 const clip = (value: string): string => scrubId(value.slice(0, 4096)).slice(0, 128);
 
+/** The parts of a request audit targets are read from. */
+interface RequestParts {
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}
+
 /** The value at a dotted path of the request as it arrived; anything but a non-empty string is ignored. */
-export function stringAt(request: FastifyRequest, path: string): string | undefined {
+export function stringAt(request: RequestParts, path: string): string | undefined {
   let value: unknown = { params: request.params, query: request.query, body: request.body };
   for (const segment of path.split('.')) {
     if (value === null || typeof value !== 'object' || !Object.hasOwn(value, segment)) return undefined;
@@ -75,7 +82,7 @@ export function stringAt(request: FastifyRequest, path: string): string | undefi
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
-function targetOf(request: FastifyRequest, spec: TargetSpec | undefined): Record<string, string> {
+export function targetOf(request: RequestParts, spec: TargetSpec | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, source] of Object.entries(spec ?? {})) {
     const value = stringAt(request, source.includes('.') ? source : `${source}.${name}`);
@@ -86,8 +93,11 @@ function targetOf(request: FastifyRequest, spec: TargetSpec | undefined): Record
 
 /** Events are of record only for a write that completed now: 2xx, not 202 (pending is not done). */
 const isDone = (status: number): boolean => status >= 200 && status < 300 && status !== 202;
-/** Only outcomes that are final are kept for an Idempotency-Key: a 5xx or a pending 202 leaves the client free to retry. */
-const isFinal = (status: number): boolean => status < 500 && status !== 202;
+/**
+ * Only outcomes that are final are kept for an Idempotency-Key: a 5xx or a core's pending 202 leaves the client
+ * free to retry. A write held for approval is final as far as the key goes: a retry answers the same approval.
+ */
+const isFinal = (status: number, heldForApproval: boolean): boolean => status < 500 && (status !== 202 || heldForApproval);
 
 /** The public API's subject: the request's tenant, its user (or, for a login, who tried and what it got). */
 function tenantSubject(request: FastifyRequest, spec: AuditSpec): AuditSubject | null {
@@ -120,10 +130,11 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         const contentType = reply.getHeader('content-type');
         const type = typeof contentType === 'string' ? contentType : null;
         // An answer holding a secret shown once is stored sealed, never in clear (decision 0175).
-        const response = isFinal(status) && body !== null
+        const location = ctx.pendingApproval ? { location: String(reply.getHeader('location') ?? '') } : {};
+        const response = isFinal(status, ctx.pendingApproval !== null) && body !== null
           ? held.sealed
-            ? { status, contentType: type, body: services.idempotency.seal(held.tenantId, held.scope, body), sealed: true }
-            : { status, contentType: type, body }
+            ? { status, contentType: type, body: services.idempotency.seal(held.tenantId, held.scope, body), sealed: true, ...location }
+            : { status, contentType: type, body, ...location }
           : null;
         settlement = { tenantId: held.tenantId, scope: held.scope, token: held.token, response };
       }
@@ -135,15 +146,19 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         action: spec.action,
         method: request.method,
         route: request.routeOptions.url ?? request.url,
-        // Which of the tenant's cores served the call, when it called one (decision 0111).
-        target: ctx.coreConnector ? { ...targetOf(request, spec.target), connector: ctx.coreConnector } : targetOf(request, spec.target),
+        // Which of the tenant's cores served the call, when it called one (decision 0111); the approval holding it.
+        target: {
+          ...targetOf(request, spec.target),
+          ...(ctx.coreConnector ? { connector: ctx.coreConnector } : {}),
+          ...(ctx.pendingApproval ? { approvalId: ctx.pendingApproval.id } : {}),
+        },
         // A stored response answered again (Idempotency-Key) changed nothing: it is not a second success.
         outcome: ctx.idempotency?.replayed ? 'replayed' : outcomeOf(status, ctx.errorCode),
         status,
         // Never scrubbed: genReqId admits no card number or token, and a UUID's digits can look like one.
         requestId: String(request.id),
         origin: subject.origin !== undefined ? subject.origin : (request.ip ?? null),
-        event: (isDone(status) ? ctx.outcome?.event : undefined) ?? ctx.securityEvent ?? undefined,
+        event: (isDone(status) ? ctx.outcome?.event : undefined) ?? ctx.securityEvent ?? ctx.pendingApproval?.event ?? undefined,
         settlement,
       });
     } catch (err) {

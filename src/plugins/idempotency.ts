@@ -46,9 +46,10 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, op
   const ownerOf = opts.owner ?? tenantOwner;
 
   /** The stored answer, sent again: recorded first (a replay, changing nothing), like every answer. */
-  const replay = async (request: FastifyRequest, reply: FastifyReply, status: number, contentType: string | null, body: string): Promise<FastifyReply> => {
+  const replay = async (request: FastifyRequest, reply: FastifyReply, status: number, contentType: string | null, body: string, location?: string | null): Promise<FastifyReply> => {
     reply.code(status).header('idempotent-replayed', 'true');
     if (contentType) reply.header('content-type', contentType);
+    if (location) reply.header('location', location);
     await app.recorder.record(request, reply, body);
     return reply.send(body);
   };
@@ -81,7 +82,7 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, op
       case 'replay':
         request.ctx.idempotency = { ...held, connectorKey: null, token: null, replayed: true };
         request.log.info({ status: claim.response.status }, 'idempotent replay');
-        return replay(request, reply, claim.response.status, claim.response.contentType, claim.response.body);
+        return replay(request, reply, claim.response.status, claim.response.contentType, claim.response.body, claim.response.location);
       case 'mismatch':
         throw Errors.idempotencyKeyReused();
       case 'in_flight':

@@ -3,13 +3,20 @@
 // answer and has the recorder record it (audit entry, event, Idempotency-Key settlement in one statement)
 // before it is sent.
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Role } from '../../schemas/common.js';
+import { outcomeOf } from '../audit/outcome.js';
 import { sealFields } from '../crypto/response-fields.js';
-import { Errors } from '../errors.js';
+import { policyFor, policyHolds } from '../domain/approval-policy.js';
+import { CardlineError, Errors, quotingRequestId, renderEnvelope, renderProblem } from '../errors.js';
 import { domainEvent, type DomainEvent } from '../events/outbox.js';
 import type { CoreCall, EventOf, Operation, OperationInput } from '../operations/define.js';
+import { operations as gatewayOperations } from '../operations/index.js';
+import type { Approval } from '../services/tenancy/approvals.js';
+import type { Tenant } from '../services/tenancy/tenants.js';
+import { targetOf } from './audit.js';
 import { prefersCsv, toCsv } from '../reports/csv.js';
-import { declareErrors, errorCase } from '../step-errors.js';
+import { declareErrors, errorCase, isManagement } from '../step-errors.js';
 import { BUSINESS_CODES } from '../../schemas/business-codes.js';
 
 /** The validated request as an operation's functions see it. */
@@ -20,6 +27,10 @@ export function inputOf(request: FastifyRequest): OperationInput<unknown, unknow
 
 /** What this step answers: the operation's declared errors and, when it calls the core, the core's answers. */
 export const operationErrors = declareErrors('operation', (op) => [
+  // Held by a tenant's approval policy (public listener only: an operator's request is never held).
+  ...(op.approval && !isManagement(op)
+    ? [errorCase('approval-pending', "The tenant's approval policy holds the request: not executed, it waits for a checker", Errors.approvalPending('0190b3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b', op.id), false)]
+    : []),
   ...(op.id === 'authenticate' ? [errorCase('bad-credentials', 'Unknown user, wrong password or locked account', Errors.badCredentials())] : []),
   ...(op.refusals ?? []).map((code) => errorCase(code, BUSINESS_CODES[code].title, Errors.business(code, BUSINESS_CODES[code].description))),
   ...(op.errors ?? []).map((error, i) => errorCase(`${op.id}-${i}`, error.init.detail ?? error.code, error, false)),
@@ -52,28 +63,31 @@ declare module 'fastify' {
 
 const operationPlugin: FastifyPluginAsync = async (app) => {
   const services = app.cardline;
+  // The operations an approval may hold, by id: this listener's (a test's own table included), then the gateway's
+  // public table (an operator approving on the management listener executes a tenant's operation).
+  const byId = new Map<string, Operation>(gatewayOperations.map((op) => [op.id, op]));
+  app.addHook('onRoute', (route) => {
+    const op = route.config?.operation;
+    if (op && (op.listener ?? 'public') === 'public') byId.set(op.id, op);
+  });
 
-  const run = async (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    const ctx = request.ctx;
-    const input = inputOf(request);
-    const { tenant } = input;
-    const core: CoreCall = (operation, coreInput) => {
-      // The documentation promises 202/502/504 only where they can happen.
-      if (!op.callsCore) throw new Error(`Operation ${op.id} calls the core but does not declare callsCore`);
-      return services.core.invoke(tenant, operation, coreInput, {
-        requestId: request.id,
-        logger: request.log,
-        idempotencyKey: ctx.idempotency?.connectorKey ?? undefined,
-        // Named in the audit record where the tenant routes across several connectors (one is implied).
-        routed: (connector) => {
-          if (tenant.config.connectors) ctx.coreConnector = connector;
-        },
-      });
-    };
-    const securityEvent = (e: EventOf) => {
-      ctx.securityEvent = domainEvent(e.type, e.payload);
-    };
-    const result = await op.execute({ ...input, core, services, log: request.log, securityEvent });
+  /** The tenant's core for an operation, with the request's deadline, logger and idempotency key. */
+  const coreFor = (op: Operation, tenant: Tenant, request: FastifyRequest, idempotencyKey: string | undefined): CoreCall => (operation, coreInput) => {
+    // The documentation promises 202/502/504 only where they can happen.
+    if (!op.callsCore) throw new Error(`Operation ${op.id} calls the core but does not declare callsCore`);
+    return services.core.invoke(tenant, operation, coreInput, {
+      requestId: request.id,
+      logger: request.log,
+      idempotencyKey,
+      // Named in the audit record where the tenant routes across several connectors (one is implied).
+      routed: (connector) => {
+        if (tenant.config.connectors) request.ctx.coreConnector = connector;
+      },
+    });
+  };
+
+  /** What follows a result: the event of record and the sealed sensitive fields. */
+  const conclude = async (op: Operation, result: unknown, input: OperationInput<unknown, unknown, unknown>, log: FastifyBaseLogger) => {
     let event: DomainEvent | undefined;
     if (op.event) {
       try {
@@ -81,11 +95,146 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
         if (built) event = domainEvent(built.type, built.payload);
       } catch (err) {
         // An operation that cannot say what it did answers 500, and its record says so (a bug, not the caller's).
-        request.log.error({ err }, 'event of record could not be built; the write is not acknowledged');
+        log.error({ err }, 'event of record could not be built; the write is not acknowledged');
         throw Errors.internal();
       }
     }
-    const sealed = op.sensitive ? await sealFields(services.clientKeys, tenant.id, op.sensitive(result)) : undefined;
+    const sealed = op.sensitive ? await sealFields(services.clientKeys, input.tenant.id, op.sensitive(result)) : undefined;
+    return { event, sealed };
+  };
+
+  /**
+   * Four eyes: when the tenant's policy for the operation holds this request, it is not executed: it is kept as
+   * validated (its secret fields sealed) in a pending approval, and answered 202 in the route's dialect.
+   */
+  const holdIfPolicy = async (op: Operation, request: FastifyRequest, input: OperationInput<unknown, unknown, unknown>): Promise<void> => {
+    const policy = policyFor(input.tenant.config, op.id);
+    const principal = input.principal;
+    if (!policy || !principal || !op.approval) return;
+    // A read the condition needs goes without the write's idempotency key: that key is the write's alone.
+    const facts = op.approval.facts ? await op.approval.facts({ ...input, core: coreFor(op, input.tenant, request, undefined) }, policy.when) : {};
+    if (!policyHolds(policy.when, facts)) return;
+    const approval = await services.approvals.create(
+      input.tenant.id,
+      op.id,
+      policy,
+      { username: principal.sub, role: principal.role, token: principal.jti },
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? request.url,
+        path: request.url.split('?')[0]!,
+        params: (request.params ?? {}) as Record<string, string>,
+        body: request.body ?? null,
+        sealed: (request.routeOptions.config.encryptedFields ?? []).map((f) => f.field),
+      },
+    );
+    request.ctx.pendingApproval = {
+      id: approval.id,
+      event: domainEvent('approval.requested', {
+        approvalId: approval.id,
+        operation: op.id,
+        maker: principal.sub,
+        approvalsNeeded: approval.approvalsNeeded,
+        expiresAt: approval.expiresAt,
+      }),
+    };
+    throw Errors.approvalPending(approval.id, op.id);
+  };
+
+  /**
+   * Executes an approval its last checker completed, once: the held operation's execute with its maker as the
+   * principal and the approval's id as the core's idempotency key, its view or its refusal in its own dialect,
+   * and one audit record in the maker's name that names the checkers and carries the operation's event and
+   * approval.executed. The outcome is stored on the approval.
+   */
+  const executeApproved = async (approval: Approval, request: FastifyRequest): Promise<Approval> => {
+    const op = byId.get(approval.operation);
+    const tenant = request.ctx.tenant!;
+    if (!op || op.audit === false) throw new Error(`Approval ${approval.id} holds '${approval.operation}', which this gateway cannot execute`);
+    const principal = { sub: approval.maker.username, tenant: tenant.id, role: approval.maker.role as Role, jti: approval.maker.token, exp: 0, gen: 0 };
+    const held = { params: approval.request.params, query: {}, body: services.approvals.bodyOf(approval) };
+    const input: OperationInput<unknown, unknown, unknown> = { ...held, tenant, principal, operator: null };
+    const before = request.ctx.coreConnector;
+    request.ctx.coreConnector = null;
+    const connector = (): Record<string, string> => (request.ctx.coreConnector ? { connector: request.ctx.coreConnector } : {});
+    let status: number;
+    let body: unknown;
+    let errorCode: string | null = null;
+    let event: DomainEvent | undefined;
+    try {
+      const result = await op.execute({
+        ...input,
+        core: coreFor(op, tenant, request, approval.id),
+        services,
+        log: request.log,
+        securityEvent: () => undefined,
+        executeApproved: () => Promise.reject(new Error('An approved request cannot execute another approval')),
+      });
+      const concluded = await conclude(op, result, input, request.log);
+      event = concluded.event;
+      status = op.status ?? 200;
+      body = op.view(result, input, concluded.sealed);
+    } catch (err) {
+      const error = err instanceof CardlineError ? err : Errors.internal();
+      if (!(err instanceof CardlineError)) request.log.error({ err }, 'approved request failed');
+      errorCode = error.code;
+      const envelopeStatus = op.dialect === 'envelope' ? (error.init.envelopeStatus ?? error.init.status) : error.init.status;
+      const shown = envelopeStatus >= 500 ? quotingRequestId(error, envelopeStatus, String(request.id)) : error;
+      const rendered = op.dialect === 'envelope' ? renderEnvelope(shown) : renderProblem(shown, services.config.problemBaseUrl);
+      status = rendered.status;
+      body = rendered.body;
+    }
+    const outcome = outcomeOf(status, errorCode);
+    const done = status >= 200 && status < 300 && status !== 202;
+    await services.audit.record({
+      tenantId: tenant.id,
+      at: new Date(),
+      actor: approval.maker.username,
+      role: approval.maker.role,
+      action: op.audit.action ?? op.id,
+      method: approval.request.method,
+      route: approval.request.route,
+      target: {
+        ...targetOf(held, op.audit.target),
+        ...connector(),
+        approvalId: approval.id,
+        checkers: approval.approvals.map((g) => g.by).join(','),
+      },
+      outcome,
+      status,
+      requestId: String(request.id),
+      origin: request.ip ?? null,
+      event: done ? event : undefined,
+      events: [
+        domainEvent('approval.executed', {
+          approvalId: approval.id,
+          operation: approval.operation,
+          status,
+          outcome: done ? 'succeeded' : outcome === 'refused' ? 'refused' : 'failed',
+        }),
+      ],
+    });
+    request.ctx.coreConnector = before;
+    return services.approvals.finish(tenant.id, approval.id, { status, body: JSON.parse(JSON.stringify(body)) as unknown });
+  };
+
+  const run = async (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const ctx = request.ctx;
+    const input = inputOf(request);
+    const { tenant } = input;
+    if (op.approval) await holdIfPolicy(op, request, input);
+    const securityEvent = (e: EventOf) => {
+      ctx.securityEvent = domainEvent(e.type, e.payload);
+    };
+    const result = await op.execute({
+      ...input,
+      core: coreFor(op, tenant, request, ctx.idempotency?.connectorKey ?? undefined),
+      services,
+      log: request.log,
+      securityEvent,
+      executeApproved: (approval) => executeApproved(approval, request),
+    });
+    const { event, sealed } = await conclude(op, result, input, request.log);
     ctx.outcome = { result, event };
     reply.code(op.status ?? 200);
     if (op.csv && prefersCsv(request.headers.accept)) {

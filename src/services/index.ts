@@ -23,6 +23,7 @@ import { createReplayCache, type ReplayCache } from './infrastructure/replay.js'
 import { IdempotencyStore } from './infrastructure/idempotency.js';
 import { PinService } from './identity/pins.js';
 import { TenantService } from './tenancy/tenants.js';
+import { ApprovalService } from './tenancy/approvals.js';
 import { TokenService } from './identity/tokens.js';
 import { UserService } from './identity/users.js';
 import { Reports } from '../reports/reports.js';
@@ -78,6 +79,8 @@ export interface Services {
   shadow: ShadowService;
   /** Idempotency-Key state, for the writes of both listeners (decisions 0016, 0175). */
   idempotency: IdempotencyStore;
+  /** Four eyes: the requests tenants' policies hold until a second person approves them (decision 0320). */
+  approvals: ApprovalService;
 }
 
 /** An in-flight claim older than this is taken over; never shorter than twice a connector call's deadline. */
@@ -181,6 +184,8 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       key: masterKey.derive('idempotency:v1'),
     });
     closers.push(() => idempotency.stop());
+    const approvals = new ApprovalService(db, masterKey.derive('approvals:v1'), audit);
+    closers.push(() => approvals.stop());
 
     const services: Services = {
       config,
@@ -211,6 +216,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       deliveries,
       shadow,
       idempotency,
+      approvals,
     };
     // Caches refresh on change, whichever process made it.
     changes.subscribe((change) => {
@@ -257,6 +263,8 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       }
       checkpoints.start();
       closers.push(() => checkpoints.stop());
+      // Expired approvals are marked (and approval.expired sent) by whichever process sweeps first.
+      approvals.start();
     };
     return { services, start, close };
   } catch (err) {

@@ -134,7 +134,15 @@ describe('the documented limits are the enforced ones', () => {
   const limited = () => documented().filter((o) => o.method === 'get' && queryOf(o.operation).some((q) => q.name === 'limit'));
 
   it('every page size is an integer 1..max, as the operation checks it', () => {
-    expect(limited().map((o) => o.path).sort()).toEqual(['/v1/admin/channels', '/v1/admin/channels/{channelId}/deliveries', '/v1/admin/shadow/divergences', '/v1/admin/users', '/v1/audit', '/v1/entities/{entityId}/transactions']);
+    expect(limited().map((o) => o.path).sort()).toEqual([
+      '/v1/admin/channels',
+      '/v1/admin/channels/{channelId}/deliveries',
+      '/v1/admin/shadow/divergences',
+      '/v1/admin/users',
+      '/v1/approvals',
+      '/v1/audit',
+      '/v1/entities/{entityId}/transactions',
+    ]);
     for (const { operation } of limited()) {
       const limit = queryOf(operation).find((q) => q.name === 'limit')!.schema;
       expect(limit).toMatchObject({ type: 'integer', minimum: 1, default: 50 });
@@ -183,7 +191,7 @@ describe('request bodies', () => {
       .map((o) => o.operation.operationId)
       .sort();
     expect(optional).toEqual(
-      ['card.activate', 'card.issue', 'card.lock', 'card.unlock', 'channel.rotate-secret', 'channel.test', 'delivery.retry', 'card.fulfilment-advance', 'keys.retire', 'user.unlock'].sort(),
+      ['approvals.approve', 'approvals.cancel', 'card.activate', 'card.issue', 'card.lock', 'card.unlock', 'channel.rotate-secret', 'channel.test', 'delivery.retry', 'card.fulfilment-advance', 'keys.retire', 'user.unlock'].sort(),
     );
     expect(doc.components.schemas.EmptyBody).toMatchObject({ type: 'object', maxProperties: 0 });
   });

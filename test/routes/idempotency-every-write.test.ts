@@ -220,6 +220,9 @@ function recipesOf({ ids, jwkA, jwkB }: Fixtures) {
     },
     'card.issue': { url: '/v1/entities/ENT-1003/cards' },
     'keys.rotate': { url: '/v1/admin/keys/rotate', body: () => ({ use: 'enc' }), other: () => ({ use: 'enc', graceSeconds: 3600 }) },
+    'approvals.approve': { url: `/v1/approvals/${ids.approve}/approve` },
+    'approvals.reject': { url: `/v1/approvals/${ids.reject}/reject`, body: () => ({ reason: 'No review on file' }), other: () => ({ reason: 'Not now' }) },
+    'approvals.cancel': { url: `/v1/approvals/${ids.cancel}/cancel` },
     'keys.retire': { url: `/v1/admin/keys/${ids.retiring}/retire` },
     'client-key.register': { url: '/v1/admin/client-key', body: () => ({ jwk: jwkA }), other: () => ({ jwk: jwkB }) },
     'user.create': {
@@ -326,6 +329,20 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     ids.retiring = (await services.keys.rotate('demo', 'enc', 3600)).replaced[0]!.kid;
     ids.retiringB = (await services.keys.rotate('demo-b', 'enc', 3600)).replaced[0]!.kid;
     await t.operatorKey('idem-revoked');
+    // Requests held for approval: two of another maker (approved, rejected by the demo Admin), one of the Admin's own (cancelled).
+    const held = async (maker: string) =>
+      (
+        await services.approvals.create(
+          'demo',
+          'credit-limit.upgrade',
+          { operation: 'credit-limit.upgrade', approvers: ['Admin'], approvals: 1, expiresAfterSeconds: 3600 },
+          { username: maker, role: 'Admin', token: `token-of-${maker}` },
+          { method: 'POST', route: LIMIT_URL, path: LIMIT_URL, params: {}, body: { entityId: 'ENT-1001', amount: '51000.00' }, sealed: [] },
+        )
+      ).id;
+    ids.approve = await held('idem-maker');
+    ids.reject = await held('idem-maker');
+    ids.cancel = await held('admin');
     const jwk = async () => ({ ...(await exportJWK((await generateKeyPair('ECDH-ES+A256KW', { crv: 'P-256', extractable: true })).publicKey)) });
     recipes = recipesOf({ ids, jwkA: await jwk(), jwkB: await jwk() });
     writes = await writesOf();

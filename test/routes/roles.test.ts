@@ -426,6 +426,12 @@ const ROLES_OF = {
   'connectors.list': ADMIN,
   'shadow.divergences': ADMIN,
   'shadow.summary': ADMIN,
+  // Four eyes: every role reaches them; the policy's approvers and the maker decide who may act (test/routes/approvals.test.ts).
+  'approvals.list': EVERYONE,
+  'approvals.read': EVERYONE,
+  'approvals.approve': EVERYONE,
+  'approvals.reject': EVERYONE,
+  'approvals.cancel': EVERYONE,
 } as const satisfies Record<OperationId, readonly Role[] | typeof NO_TOKEN>;
 // Were an id widened to `string` (an entry without its literal), any table would satisfy the check above.
 const _idsAreLiterals: string extends OperationId ? never : true = true;

@@ -40,6 +40,8 @@ export interface StoredResponse {
   body: string;
   /** The body as stored is sealed (`IdempotencyStore.seal`); a claim answers it opened. */
   sealed?: boolean;
+  /** The answer's Location header (a write held for approval names its approval). */
+  location?: string | null;
 }
 
 /** What a request holding a key may do next. */
@@ -61,6 +63,7 @@ interface Row {
   status: number | null;
   content_type: string | null;
   body: string | null;
+  location: string | null;
   sealed: boolean;
   expired: boolean;
   stale: boolean;
@@ -138,7 +141,7 @@ export class IdempotencyStore {
       if (await this.insert(tenantId, scope, fingerprint, connectorKey, token)) return { kind: 'owner', token, connectorKey };
 
       const found = await this.db.query<Row>(
-        `SELECT fingerprint, state, connector_key, lock_token, status, content_type, body, sealed,
+        `SELECT fingerprint, state, connector_key, lock_token, status, content_type, body, sealed, location,
                 created_at <= now() - $3::integer * interval '1 second' AS expired,
                 (state = 'in_flight' AND locked_at <= now() - $4::integer * interval '1 second') AS stale
            FROM idempotency_keys WHERE tenant_id = $1 AND scope_hash = $2`,
@@ -152,7 +155,7 @@ export class IdempotencyStore {
         const renewed = await this.db.query(
           `UPDATE idempotency_keys
               SET fingerprint = $3, state = 'in_flight', connector_key = $4, lock_token = $5, locked_at = now(),
-                  status = NULL, content_type = NULL, body = NULL, sealed = false, created_at = now()
+                  status = NULL, content_type = NULL, body = NULL, sealed = false, location = NULL, created_at = now()
             WHERE tenant_id = $1 AND scope_hash = $2 AND created_at <= now() - $6::integer * interval '1 second'`,
           [tenantId, scope, fingerprint, connectorKey, token, this.ttlSeconds],
         );
@@ -162,7 +165,7 @@ export class IdempotencyStore {
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
       if (row.state === 'completed') {
         const body = row.sealed ? this.sealingKey().open(row.body ?? '', sealAad(tenantId, scope)) : (row.body ?? '');
-        return { kind: 'replay', response: { status: Number(row.status), contentType: row.content_type, body } };
+        return { kind: 'replay', response: { status: Number(row.status), contentType: row.content_type, body, location: row.location } };
       }
       if (row.state === 'released' || row.stale) {
         // Compare-and-set on the previous holder: of two requests taking over at once, one wins.

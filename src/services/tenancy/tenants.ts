@@ -6,6 +6,7 @@ import { LRUCache } from 'lru-cache';
 import { cacheTtl, entryBound, TENANT_CACHE_MAX, UNKNOWN_TENANT_CACHE_MAX } from '../infrastructure/cache-ttl.js';
 import { routingProblems } from '../connectors/routing.js';
 import { DEFAULT_TENANT_CONFIG, TENANT_ID_PATTERN, TenantConfig } from '../../../schemas/tenant.js';
+import { approvalPolicyProblems } from '../../../schemas/approvals.js';
 import type { ConfigSecrets } from '../../crypto/config-secrets.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { keyPage, type KeyPage } from '../../paging/key-cursor.js';
@@ -97,7 +98,7 @@ export function parseTenantConfig(tenantId: string, raw: unknown): TenantConfig 
   // The compiled check first: the error list is built only for a configuration that fails it.
   const errors = tenantConfigCheck.Check(merged) ? [] : [...tenantConfigCheck.Errors(merged)].map((e) => `${e.path || '/'}: ${e.message}`);
   if (typeof merged.timeZone === 'string' && !isTimeZone(merged.timeZone)) errors.push(`/timeZone: '${merged.timeZone}' is not an IANA time zone (such as UTC or Europe/Lisbon)`);
-  if (errors.length === 0) errors.push(...routingProblems(merged as Partial<TenantConfig>));
+  if (errors.length === 0) errors.push(...routingProblems(merged as Partial<TenantConfig>), ...approvalPolicyProblems((merged as Partial<TenantConfig>).approvals));
   if (errors.length) throw new TenantConfigError(tenantId, errors);
   return merged as TenantConfig;
 }

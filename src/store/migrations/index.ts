@@ -409,6 +409,38 @@ ALTER TABLE channels ADD COLUMN settings_sealed text;
 `,
   },
   {
+    // Four eyes (decision 0320): a write a tenant's policy holds waits here, as validated (its secret
+    // fields sealed), until enough checkers approve it, one rejects it, its maker cancels it or it expires. Every
+    // decision is one conditional UPDATE of its row, so two checkers at once cannot both execute it.
+    name: '0024-approvals',
+    sql: `
+CREATE TABLE approvals (
+  tenant_id        text NOT NULL REFERENCES tenants (tenant_id) ON DELETE CASCADE,
+  id               uuid NOT NULL,
+  operation        text NOT NULL,
+  status           text NOT NULL DEFAULT 'pending'
+                   CHECK (status IN ('pending', 'executing', 'executed', 'rejected', 'cancelled', 'expired')),
+  maker            text NOT NULL,
+  maker_role       text NOT NULL,
+  maker_token      text NOT NULL,
+  request          jsonb NOT NULL,
+  approvers        jsonb NOT NULL,
+  approvals_needed integer NOT NULL CHECK (approvals_needed IN (1, 2)),
+  approvals        jsonb NOT NULL DEFAULT '[]'::jsonb,
+  rejection        jsonb,
+  outcome          jsonb,
+  created_at       timestamptz NOT NULL DEFAULT now(),
+  expires_at       timestamptz NOT NULL,
+  decided_at       timestamptz,
+  PRIMARY KEY (tenant_id, id)
+);
+CREATE INDEX approvals_status ON approvals (tenant_id, status, id);
+CREATE INDEX approvals_due ON approvals (expires_at) WHERE status = 'pending';
+-- A held write's 202 names its approval in Location: a retry with the same Idempotency-Key answers it again, header included.
+ALTER TABLE idempotency_keys ADD COLUMN location text;
+`,
+  },
+  {
     // Card authorizations from a processor: each one decided by the pipeline,
     // with its trail of steps, and the amounts that follow it (held, cleared, reversed, refunded, credited),
     // in minor units that CHECKs keep from going below zero or above what they derive from.
