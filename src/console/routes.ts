@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { audited } from '../plugins/audit.js';
+import { throttledCheck } from '../plugins/operator-auth.js';
 import { ConsoleErrors } from './auth.js';
 import { ConsoleSessions, sessionCookie } from './sessions.js';
 import { consoleFiles } from './static.js';
@@ -34,7 +35,7 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
     config: { operator: false, objectName: 'signInRequest', idempotency: false, audit: { action: 'console.sign-in' } },
     // Answered through the recorder: the sign-in's audit entry commits before the answer is sent.
     handler: audited(async (request, reply) => {
-      const opened = await sessions.signIn(request.body.key);
+      const opened = await throttledCheck(plain.cardline, request, () => sessions.signIn(request.body.key));
       if (!opened) throw ConsoleErrors.badKey();
       // Audited as the operator it names, like any call made with the key.
       request.ctx.operator = opened.operator;

@@ -28,6 +28,7 @@ import type { Db } from '../store/db.js';
 import { ChangeFeed } from './infrastructure/changes.js';
 import { ConfigSecrets } from '../crypto/config-secrets.js';
 import { OperatorKeys } from './identity/operator-keys.js';
+import { OperatorKeyThrottle } from './identity/operator-key-throttle.js';
 import { Metrics } from './infrastructure/metrics.js';
 import { sealLegacySecrets } from './tenancy/tenant-admin.js';
 import { migrate } from '../store/migrate.js';
@@ -73,6 +74,8 @@ export interface Services {
   secrets: ConfigSecrets;
   /** The platform operators' API keys (the management listener). */
   operatorKeys: OperatorKeys;
+  /** Failed operator-key attempts per address and overall: past the limits, 429 (console sign-in and API). */
+  operatorKeyThrottle: OperatorKeyThrottle;
   /** Prometheus metrics, served by the management listener's GET /metrics. */
   metrics: Metrics;
   /** The tenants' notification channels (decision 0080). */
@@ -185,6 +188,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     );
     const audit = new AuditWriter(db, metrics, () => deliveries.wake(), (written) => checkpoints.wrote(written));
     closers.push(() => audit.close());
+    const operatorKeyThrottle = new OperatorKeyThrottle(audit, log, undefined, redis ? { client: redis, prefix: config.redisPrefix } : null);
     // Answers holding a secret are sealed, and bodies holding one fingerprinted, under a key of their own.
     const idempotency = new IdempotencyStore(db, {
       ttlHours: config.idempotencyTtlHours,
@@ -215,6 +219,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       changes,
       secrets,
       operatorKeys,
+      operatorKeyThrottle,
       metrics,
       channels,
       deliveries,
