@@ -2,6 +2,7 @@
 // HttpOnly SameSite=Strict cookie whose id the store keeps only hashed; the cookie counts as the key, a change
 // needs the CSRF token, an idle session ends, sign-out ends it, revoking the key ends it; every change is
 // audited with the key's name. And the console's own reads: channels, deliveries, audit with verification.
+import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
@@ -59,6 +60,19 @@ describe('console sign-in', () => {
     } finally {
       await t2.close();
     }
+  });
+
+  it('signing in again ends the session the browser held: its cookie no longer opens anything', async () => {
+    const first = await signIn();
+    expect((await m.inject({ method: 'GET', url: '/v1/tenants', headers: { cookie: first.cookie } })).statusCode).toBe(200);
+    const res = await m.inject({ method: 'POST', url: '/console/session', headers: { cookie: first.cookie }, payload: { key } });
+    expect(res.statusCode).toBe(201);
+    const second = String(res.headers['set-cookie']).split(';')[0]!;
+    expect(second).not.toBe(first.cookie);
+    expect((await m.inject({ method: 'GET', url: '/v1/tenants', headers: { cookie: first.cookie } })).statusCode).toBe(401);
+    expect((await m.inject({ method: 'GET', url: '/v1/tenants', headers: { cookie: second } })).statusCode).toBe(200);
+    const idHash = createHash('sha256').update(first.cookie.split('=')[1]!).digest('hex');
+    expect((await t.db.query('SELECT 1 FROM console_sessions WHERE id_hash = $1', [idHash])).rows).toEqual([]);
   });
 
   it('refuses an unknown key with a 401 that says what to do', async () => {
