@@ -36,7 +36,7 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
     // Answered through the recorder: the sign-in's audit entry commits before the answer is sent.
     handler: audited(async (request, reply) => {
       const opened = await throttledCheck(plain.cardline, request, () => sessions.signIn(request.body.key));
-      if (!opened) throw ConsoleErrors.badKey();
+      if (!opened) throw ConsoleErrors.badKey(`${request.protocol}://${request.host}`);
       // The session this browser held until now ends: its cookie is replaced, and its id must not outlive it.
       const previous = sessionIdOf(request.headers.cookie);
       if (previous) await sessions.signOut(previous);

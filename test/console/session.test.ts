@@ -80,7 +80,12 @@ describe('console sign-in', () => {
     expect(res.statusCode).toBe(401);
     expect(res.headers['set-cookie']).toBeUndefined();
     expect(res.json()).toEqual(
-      problem(401, 'Unauthorized', 'This operator key is unknown or revoked: check it, or create one with `npx cardline operator-key create --name <name>`.'),
+      problem(
+        401,
+        'Unauthorized',
+        'This operator key is unknown or revoked: check it (the demo printed one at its first start), or have an operator with a key create one while the gateway runs: ' +
+          '`CARDLINE_OPERATOR_KEY=<their key> npx cardline --admin-url http://localhost:80 operator-key create --name <name>`.',
+      ),
     );
   });
 
