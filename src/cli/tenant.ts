@@ -58,12 +58,25 @@ function configOptions(cmd: Command, forUpdate: boolean): Command {
     .option('--rate-limit-user <per-minute>', 'requests per minute for each user (default: no limit)', integer);
 }
 
-function jsonObject(text: string, what: string): Record<string, unknown> {
+/**
+ * Why a text is not JSON, where: the parser's reason with its position as line and column, and never the
+ * excerpt some of its messages quote (a configuration file may hold a core's credentials).
+ */
+function jsonSyntaxError(text: string, err: unknown): string {
+  const reason = String((err as Error).message).replace(/, ".*" is not valid JSON$/s, '').replace(/ \(line \d+ column \d+\)$/, '');
+  const at = /at position (\d+)$/.exec(reason);
+  if (!at) return reason;
+  const before = text.slice(0, Number(at[1]));
+  return `${reason} (line ${before.split('\n').length}, column ${Number(at[1]) - before.lastIndexOf('\n')})`;
+}
+
+/** `example`: what a valid value looks like, for a value typed on the command line (a file gets its error's place). */
+function jsonObject(text: string, what: string, example?: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch {
-    fail(`${what} must be a JSON object, e.g. '{"fixtures":"empty"}'.`);
+  } catch (err) {
+    fail(example === undefined ? `${what} is not valid JSON: ${jsonSyntaxError(text, err)}.` : `${what} must be a JSON object, e.g. '${example}'.`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) fail(`${what} must be a JSON object.`);
   return parsed as Record<string, unknown>;
@@ -85,7 +98,7 @@ function flagsPatch(opts: ConfigOptions): Record<string, unknown> {
   const section = (name: string) => (patch[name] ??= {}) as Record<string, unknown>;
   if (opts.connector !== undefined) section('connector').id = opts.connector;
   if (opts.connectorModule !== undefined) section('connector').module = opts.connectorModule;
-  if (opts.connectorOptions !== undefined) section('connector').options = jsonObject(opts.connectorOptions, '--connector-options');
+  if (opts.connectorOptions !== undefined) section('connector').options = jsonObject(opts.connectorOptions, '--connector-options', '{"fixtures":"empty"}');
   if (opts.tokenLifetime !== undefined) patch.tokenLifetimeSeconds = opts.tokenLifetime;
   if (opts.maxLimit !== undefined) section('creditLimit').maximum = opts.maxLimit;
   if (opts.allowDecrease !== undefined) section('creditLimit').allowDecrease = opts.allowDecrease;

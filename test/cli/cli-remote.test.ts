@@ -205,6 +205,15 @@ describe('cardline --admin-url', () => {
     expect(checkpoint.stderr).toBe('error: --checkpoint is checked on the store: run this without --admin-url (and without CARDLINE_ADMIN_URL).\n');
   });
 
+  it('a --config file that is not JSON: the reason and its line and column, nothing of its text, no connector example', async () => {
+    const file = join(dir, 'broken-config.json');
+    writeFileSync(file, '{"name": "Acme Bank",\n  "secret": "s3cret" 1}\n');
+    const r = await cli(['tenant', 'create', 'broken-config', '--config', file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: --config ${file} is not valid JSON: Expected ',' or '}' after property value in JSON at position 43 (line 2, column 22).\n`);
+    expect(r.stderr).not.toContain('s3cret');
+  });
+
   it('names what is missing: the operator key, a reachable API, a URL', async () => {
     expect((await cli(['tenant', 'list'], { CARDLINE_OPERATOR_KEY: undefined })).stderr).toBe(
       'error: Set CARDLINE_OPERATOR_KEY to an operator key (`cardline operator-key create`, or the one the demo printed) to use the management API.\n',
