@@ -1,9 +1,6 @@
-// CARDLINE_WORKERS=N (decision 0206): N gateway processes on one port, with node:cluster. The primary runs no
-// gateway: it forks the first worker alone (the store's migrations and the demo's seeding happen once), then the
-// others; it hands out connections (round-robin), replaces a worker that dies, drains them all on SIGTERM/SIGINT,
-// and answers a worker's GET /metrics with every worker's metrics aggregated (prom-client's AggregatorRegistry),
-// so that one scrape sees the whole gateway. Each worker is a whole gateway: its own pool, readiness, delivery
-// worker (deliveries are claimed with FOR UPDATE SKIP LOCKED, so N workers share them without sending twice).
+// CARDLINE_WORKERS=N (decision 0206): N gateway processes on one port. The primary forks the first worker alone
+// (migrations and seeding once), then the others; it replaces dead workers, drains on SIGTERM/SIGINT and
+// aggregates every worker's /metrics. Each worker is a whole gateway; deliveries are shared by SKIP LOCKED claims.
 import cluster, { type Worker } from 'node:cluster';
 import client from 'prom-client';
 import { METRICS_REQUEST, METRICS_RESPONSE, WORKER_INDEX_VARIABLE, isClusterWorker, type Message } from './services/infrastructure/cluster-metrics.js';
@@ -23,11 +20,7 @@ export const CRASH_LOOP_FAILURES = 5;
 const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 30_000;
 
-/**
- * When a worker that was starting dies: fork it again after a back-off that doubles with each failure in a
- * row, or give up. The primary gives up on the very first start (nothing ever started: the configuration or
- * the store is wrong, a second try fails alike) and on a crash loop; a worker that gets ready ends the run.
- */
+/** A worker that died while starting: forked again after a doubling back-off, or, on the first start or a crash loop, given up on. */
 export class StartFailures {
   private inARow = 0;
   private everReady = false;
@@ -37,7 +30,6 @@ export class StartFailures {
     this.inARow = 0;
   }
 
-  /** The back-off before the next fork, or 'give up'. */
   failed(): number | 'give up' {
     this.inARow++;
     if (!this.everReady || this.inARow >= CRASH_LOOP_FAILURES) return 'give up';
@@ -57,17 +49,13 @@ interface PrimaryOptions {
   say?: (line: string) => void;
 }
 
-/**
- * The primary: forks the workers, keeps them running, drains them on SIGTERM/SIGINT. Resolves with the exit
- * code once every worker has exited after a signal, when the first worker fails to start, or on a crash loop.
- */
+/** The primary: forks, keeps and drains the workers; resolves with the exit code (also on a crash loop). */
 export function runPrimary(opts: PrimaryOptions): Promise<number> {
   const say = opts.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   const aggregator = new client.AggregatorRegistry();
   const indexOf = new Map<Worker, number>();
   const readyWorkers = new Set<Worker>();
   const startFailures = new StartFailures();
-  /** Forks waiting out their back-off, by worker index. */
   const pendingForks = new Map<number, NodeJS.Timeout>();
   let stopping = false;
   let restForked = false;

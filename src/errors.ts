@@ -44,11 +44,7 @@ const echoPath = (url: string, instead: string): string => {
   return path.length <= MAX_ECHOED_PATH ? path : instead;
 };
 
-/**
- * The WWW-Authenticate challenge of the public API's 401 (RFC 6750 §3, decision 0171): a request without a
- * bearer token gets the realm alone; a token that is refused gets `invalid_token`, with the one reason a client
- * can act on, expiry, said; the body is the same for all three.
- */
+/** The public 401's WWW-Authenticate (RFC 6750, decision 0171): the realm, or `invalid_token` naming only expiry. */
 const BEARER_CHALLENGES = {
   missing: 'Bearer realm="cardline"',
   invalid: 'Bearer error="invalid_token"',
@@ -56,10 +52,7 @@ const BEARER_CHALLENGES = {
 } as const;
 export type BearerChallenge = keyof typeof BEARER_CHALLENGES;
 
-/**
- * The catalogue. Each entry names an operator-facing code (CL_*), its status and the message that
- * tells the caller how to fix it.
- */
+/** The catalogue: each code (CL_*) with its status and a message telling the caller how to fix it. */
 export const Errors = {
   tenantHeaderMissing: () =>
     new CardlineError('CL_TENANT_HEADER', {
@@ -186,6 +179,12 @@ export const Errors = {
       status: 404,
       detail: 'No client key is registered for this tenant; register one with PUT /v1/admin/client-key.',
     }),
+  /** A new tenant's first Admin password in clear: the tenant has no key yet, the onboarding key stands in. */
+  plaintextOnboardingPassword: () =>
+    new CardlineError('CL_PLAINTEXT_PASSWORD', {
+      status: 400,
+      detail: "The first Admin's password must be a compact JWE encrypted to the onboarding key (GET /v1/onboarding/keys).",
+    }),
   plaintextPassword: () =>
     new CardlineError('CL_PLAINTEXT_PASSWORD', {
       status: 400,
@@ -254,10 +253,7 @@ export const Errors = {
     }),
 } as const;
 
-/**
- * A 5xx says nothing of its cause (no internals leave the gateway), so it names the request instead: the id a
- * client quotes to support, who find the request's log lines and audit record by it.
- */
+/** A 5xx says nothing of its cause: it names the request id, by which support finds its logs and record. */
 export function quotingRequestId(err: CardlineError, status: number, requestId: string): CardlineError {
   return new CardlineError(err.code, { ...err.init, detail: `${err.init.detail ?? reasonPhrase(status)} Quote request id ${requestId} to support.` });
 }

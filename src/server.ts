@@ -10,10 +10,7 @@ import { buildManagementApp } from './management/app.js';
 import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/tenancy/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
 
-/**
- * What the start is doing, for the messages of a start that fails or overruns (decision 0101). Fastify's own
- * plugin timeout is off (pluginTimeout 0, src/app.ts): a slow machine is not a failure.
- */
+/** What the start is doing, for the message of a start that fails or overruns (decision 0101). */
 let step = 'reading the configuration';
 
 /** Ends a start that has not finished within CARDLINE_START_TIMEOUT_MS, naming the step it is stuck at. */

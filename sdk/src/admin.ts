@@ -84,15 +84,17 @@ export class CardlineAdmin extends CardlineHttp {
   protected async encryptFor(op: OperationMeta, params: readonly string[], plaintext: string): Promise<string> {
     const at = op.tenantParam === undefined ? -1 : op.params.indexOf(op.tenantParam);
     const tenantId = at < 0 ? undefined : params[at];
-    if (tenantId === undefined) throw new Error(`${op.id} names no tenant whose key a value could be encrypted to`);
     // The JWE's iat is the real time: the gateway checks it to ±300 s.
-    return encryptTo(await this.tenantKey(tenantId), plaintext);
+    if (tenantId !== undefined) return encryptTo(await this.firstKey(MANAGEMENT_OPERATIONS['tenant.keys'], [tenantId], `Tenant ${tenantId}`), plaintext);
+    // A tenant created with its first Admin has no key yet: that password goes to the gateway's onboarding key.
+    if (op.id === 'tenant.create') return encryptTo(await this.firstKey(MANAGEMENT_OPERATIONS['tenant.onboarding-keys'], [], 'The gateway'), plaintext);
+    throw new Error(`${op.id} names no tenant whose key a value could be encrypted to`);
   }
 
-  private async tenantKey(tenantId: string): Promise<JWK> {
-    const jwks = (await this.call(MANAGEMENT_OPERATIONS['tenant.keys'], [tenantId], undefined, undefined)) as { keys: JWK[] };
+  private async firstKey(op: OperationMeta, params: string[], who: string): Promise<JWK> {
+    const jwks = (await this.call(op, params, undefined, undefined)) as { keys: JWK[] };
     const key = jwks.keys[0];
-    if (!key) throw new Error(`Tenant ${tenantId} publishes no encryption key`);
+    if (!key) throw new Error(`${who} publishes no encryption key`);
     return key;
   }
 

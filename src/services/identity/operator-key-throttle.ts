@@ -1,24 +1,18 @@
-// Failed operator-key attempts, counted per client address and across all addresses (rate-limiter-flexible:
-// in this process, or in Redis when REDIS_URL is set so that every replica counts alike). An address past its
-// limit is refused before its key is even checked, so a blocked guesser learns nothing, not even from a right
-// key. Past the global limit, only addresses that already failed are refused: an operator at an address with
-// no failures still gets in while someone elsewhere guesses.
+// Failed operator-key attempts per client address and overall (in process, or in Redis when REDIS_URL is set).
+// Past the global limit only addresses that already failed are refused, so operators elsewhere still get in.
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AuditWriter } from '../../audit/writer.js';
 import { PLATFORM_TENANT } from '../tenancy/tenants.js';
 
 export interface OperatorKeyLimits {
-  /** Failed attempts an address may make within the window. */
   perAddress: number;
-  /** Failed attempts from all addresses within the window, past which addresses that failed are refused. */
   global: number;
   windowSeconds: number;
 }
 
 export const OPERATOR_KEY_LIMITS: OperatorKeyLimits = { perAddress: 10, global: 100, windowSeconds: 300 };
 
-/** Where the attempt came from, and what identifies it in the trail. */
 export interface Attempt {
   address: string;
   method: string;
@@ -49,7 +43,6 @@ export class OperatorKeyThrottle {
   ) {
     const limiter = (keyPrefix: string, points: number): RateLimiterAbstract => {
       const memory = new RateLimiterMemory({ keyPrefix, points, duration: limits.windowSeconds });
-      // A Redis that does not answer leaves this process counting on its own rather than letting every guess in.
       return redis
         ? new RateLimiterRedis({ storeClient: redis.client, keyPrefix: `${redis.prefix}${keyPrefix}`, points, duration: limits.windowSeconds, insuranceLimiter: memory })
         : memory;
@@ -58,7 +51,6 @@ export class OperatorKeyThrottle {
     this.overall = limiter('operator-key-failures:all', limits.global);
   }
 
-  /** Before a key is checked: whether this address must wait, and how long. */
   async refusal(address: string): Promise<Throttled | null> {
     const [mine, all] = await Promise.all([this.byAddress.get(address), this.overall.get(GLOBAL_KEY)]);
     if (mine && mine.consumedPoints >= this.limits.perAddress) return { retryAfterSeconds: seconds(mine.msBeforeNext), scope: 'address' };
@@ -68,10 +60,7 @@ export class OperatorKeyThrottle {
     return null;
   }
 
-  /**
-   * A wrong key: counted. The failure that reaches the address's limit is a security event, recorded on the
-   * platform's trail and logged (the key itself never is).
-   */
+  /** A wrong key, counted; the one that blocks an address is recorded on the platform's trail and logged. */
   async failed(attempt: Attempt): Promise<void> {
     const [mine] = await Promise.all([this.byAddress.penalty(attempt.address, 1), this.overall.penalty(GLOBAL_KEY, 1)]);
     if (mine.consumedPoints !== this.limits.perAddress) return;
