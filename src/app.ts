@@ -108,11 +108,7 @@ export const securityHeaders = fp(
   { name: 'security-headers' },
 );
 
-/**
- * What Node's HTTP parser refuses before any request exists (malformed framing, a request or headers too slow,
- * headers too large): written on the socket as a problem record with the security headers, since no route,
- * hook or dialect can be known. A reset connection gets nothing.
- */
+/** What Node's HTTP parser refuses before any request exists: the problem record with the security headers. */
 function clientErrorHandler(problemBaseUrl: string) {
   return function (this: FastifyInstance, err: Error & { code?: string }, socket: Duplex): void {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config.js';
 import { MasterKey } from './crypto/master-key.js';
-import { openDb, type Db } from './store/db.js';
+import { StoreError, openDb, type Db } from './store/db.js';
 
 export class StartupError extends Error {
   constructor(message: string) {
@@ -34,7 +34,38 @@ export function resolveMasterKey(
   return key;
 }
 
-/** The gateway's store: the embedded one on a thread of its own, except for a short CLI command. */
-export function openStore(config: Config, opts: { thread?: boolean } = {}): Promise<Db> {
-  return openDb({ databaseUrl: config.databaseUrl, dataDir: join(config.dataDir, 'pglite'), thread: opts.thread ?? false });
+/**
+ * The gateway's store. The gateway runs the embedded store on a thread of its own (config.storeThread); a CLI
+ * command, over in a moment, keeps it in process. A PostgreSQL database that does not exist is named, with the
+ * way to create it, rather than left to the first statement's bare SQLSTATE.
+ */
+export async function openStore(config: Config, opts: { thread?: boolean } = {}): Promise<Db> {
+  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: join(config.dataDir, 'pglite'), thread: opts.thread ?? false });
+  if (!config.databaseUrl) return db;
+  try {
+    await db.query('SELECT 1');
+  } catch (err) {
+    if (err instanceof StoreError && err.code === INVALID_CATALOG_NAME) {
+      await db.close().catch(() => undefined);
+      throw new StartupError(missingDatabase(config.databaseUrl));
+    }
+    // Anything else (the server down, a refused password) is for the start's own steps to report as before.
+  }
+  return db;
+}
+
+/** PostgreSQL's SQLSTATE for a database that does not exist. */
+const INVALID_CATALOG_NAME = '3D000';
+
+function missingDatabase(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.slice(1)) || decodeURIComponent(url.username) || 'postgres';
+  const host = url.hostname || 'localhost';
+  const port = url.port || '5432';
+  const user = decodeURIComponent(url.username) || 'postgres';
+  return (
+    `PostgreSQL at ${host}:${port} has no database '${name}' (SQLSTATE 3D000, named by DATABASE_URL). ` +
+    `Create it: \`createdb -h ${host} -p ${port} -U ${user} ${name}\` (or CREATE DATABASE "${name}"; in psql), ` +
+    `or point DATABASE_URL at a database that exists.`
+  );
 }

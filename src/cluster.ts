@@ -20,11 +20,7 @@ export const CRASH_LOOP_FAILURES = 5;
 const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 30_000;
 
-/**
- * When a worker that was starting dies: fork it again after a back-off that doubles with each failure in a
- * row, or give up. The primary gives up on the very first start (nothing ever started: the configuration or
- * the store is wrong, a second try fails alike) and on a crash loop; a worker that gets ready ends the run.
- */
+/** A worker that died while starting: forked again after a doubling back-off, or, on the first start or a crash loop, given up on. */
 export class StartFailures {
   private inARow = 0;
   private everReady = false;
@@ -34,7 +30,6 @@ export class StartFailures {
     this.inARow = 0;
   }
 
-  /** The back-off before the next fork, or 'give up'. */
   failed(): number | 'give up' {
     this.inARow++;
     if (!this.everReady || this.inARow >= CRASH_LOOP_FAILURES) return 'give up';
@@ -61,7 +56,6 @@ export function runPrimary(opts: PrimaryOptions): Promise<number> {
   const indexOf = new Map<Worker, number>();
   const readyWorkers = new Set<Worker>();
   const startFailures = new StartFailures();
-  /** Forks waiting out their back-off, by worker index. */
   const pendingForks = new Map<number, NodeJS.Timeout>();
   let stopping = false;
   let restForked = false;

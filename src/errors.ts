@@ -154,6 +154,15 @@ export const Errors = {
       detail: 'A valid operator key is required: Authorization: Bearer <key> (create one with `npx cardline operator-key create --name <name>`).',
       headers: { 'www-authenticate': 'Bearer' },
     }),
+  operatorThrottled: (retryAfterSeconds: number, scope: 'address' | 'all addresses') =>
+    new CardlineError('CL_OPERATOR_THROTTLED', {
+      status: 429,
+      detail:
+        scope === 'address'
+          ? `Too many wrong operator keys from this address; retry in ${retryAfterSeconds} s.`
+          : `Too many wrong operator keys from many addresses; this address, which sent a wrong one too, may retry in ${retryAfterSeconds} s.`,
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
   tenantNotFound: (tenantId: string) => new CardlineError('CL_TENANT_NOT_FOUND', { status: 404, detail: `There is no tenant '${tenantId}'.` }),
   /** A configuration that cannot be used, with the reason (the field, the module, the option). */
   invalidConfiguration: (reason: string) => new CardlineError('CL_INVALID_CONFIGURATION', { status: 400, detail: reason }),

@@ -5,6 +5,18 @@ import { Command } from 'commander';
 import type { CheckpointPayload } from '../audit/checkpoint.js';
 import type { VerifyResult } from '../audit/verify.js';
 import { STORE_HELP, fail, tenantId } from './common.js';
+import { REMOTE_HELP, remoteTarget, withTarget } from './remote.js';
+
+/** The platform's own trail (operators' actions that concern no tenant), verifiable like a tenant's. */
+const PLATFORM_TRAIL = '_platform';
+const trailId = (value: string): string => (value === PLATFORM_TRAIL ? value : tenantId(value));
+
+/** The first break of a trail, as the CLI's one line. */
+const broken = (labels: Record<string, string>, tenant: string, r: { chain: string; position: number; seq: number | null; reason: string; detail: string }): never =>
+  fail(
+    `audit trail of ${tenant === PLATFORM_TRAIL ? 'the platform' : `tenant '${tenant}'`} is broken in chain ${r.chain} at position ${r.position}${r.seq === null ? '' : ` (seq ${r.seq})`}: ` +
+      `${labels[r.reason] ?? r.reason} (${r.detail}).`,
+  );
 
 export function auditCommand(): Command {
   const audit = new Command('audit').description("Check a tenant's tamper-evident audit trail.");
@@ -12,7 +24,7 @@ export function auditCommand(): Command {
   audit
     .command('verify')
     .description("Verify a tenant's audit trail: every chain's hashes, links, positions from 1 and head.")
-    .requiredOption('--tenant <id>', 'the tenant whose trail is verified', tenantId)
+    .requiredOption('--tenant <id>', "the tenant whose trail is verified, or _platform for the platform's own", trailId)
     .option('--checkpoint <file>', 'a saved checkpoint (the answer of GET /v1/audit/checkpoints/latest): prove the trail extends it')
     .option('--since', 'with --checkpoint: read only the records written since the checkpoint (a quick proof that it was extended, not a full verification)')
     .addHelpText(
@@ -25,13 +37,26 @@ checkpoint's signature is checked against the tenant's signing key in the store,
 must still hold its head at its size; a second line says so. With --since the chains are read from the
 checkpoint's heads on only: a proof, in time proportional to what was written since, that the trail
 extends the checkpoint (an edit before it that left every hash alone needs the full run). The trail is read in pages from one
-consistent snapshot, so this may run against PostgreSQL while gateways keep writing.
+consistent snapshot, so this may run against PostgreSQL while gateways keep writing. --tenant _platform
+verifies the platform's own trail (operators' actions that concern no tenant).
+With --admin-url, the running gateway verifies the trail (GET /v1/tenants/{id}/audit/verify); --checkpoint
+needs the store.
+${REMOTE_HELP}
 ${STORE_HELP}`,
     )
-    .action(async (opts: { tenant: string; checkpoint?: string; since?: boolean }) => {
+    .action(async (opts: { tenant: string; checkpoint?: string; since?: boolean }, command: Command) => {
       if (opts.since && opts.checkpoint === undefined) fail('--since needs --checkpoint <file>.');
-      const { requireTenant, withStore } = await import('./store.js');
       const { BREAK_LABELS, verifyChain } = await import('../audit/verify.js');
+      const remote = remoteTarget(command);
+      if (remote) {
+        if (opts.checkpoint !== undefined) fail('--checkpoint is checked on the store: run this without --admin-url (and without CARDLINE_ADMIN_URL).');
+        const { result } = await withTarget(remote, ['tenant-audit.verify'], (api) => api.tenantAudit.verify(opts.tenant));
+        if (!result.ok) return broken(BREAK_LABELS, opts.tenant, result);
+        process.stdout.write(`OK: ${result.records} records in ${result.chains.length} chain${result.chains.length === 1 ? '' : 's'}, root ${result.root}\n`);
+        return;
+      }
+      if (opts.tenant === PLATFORM_TRAIL && opts.checkpoint !== undefined) fail("--checkpoint is for a tenant's trail: the platform's trail has no signed checkpoints.");
+      const { requireTenant, withStore } = await import('./store.js');
       const { CheckpointError, openCheckpoint } = await import('../audit/checkpoint.js');
       let text: string | undefined;
       if (opts.checkpoint !== undefined) {
@@ -43,7 +68,7 @@ ${STORE_HELP}`,
       }
       type Outcome = { error: string } | { checkpoint: CheckpointPayload | undefined; result: VerifyResult };
       const outcome = await withStore({ masterKey: false }, async (store): Promise<Outcome> => {
-        await requireTenant(store, opts.tenant);
+        if (opts.tenant !== PLATFORM_TRAIL) await requireTenant(store, opts.tenant);
         let checkpoint: CheckpointPayload | undefined;
         if (text !== undefined) {
           try {
@@ -57,13 +82,7 @@ ${STORE_HELP}`,
       });
       if ('error' in outcome) return fail(outcome.error);
       const { result, checkpoint } = outcome;
-      if (!result.ok) {
-        const at = result.seq === null ? '' : ` (seq ${result.seq})`;
-        fail(
-          `audit trail of tenant '${opts.tenant}' is broken in chain ${result.chain} at position ${result.position}${at}: ` +
-            `${BREAK_LABELS[result.reason]} (${result.detail}).`,
-        );
-      }
+      if (!result.ok) return broken(BREAK_LABELS, opts.tenant, result);
       process.stdout.write(`OK: ${result.records} records${opts.since ? ' (read since the checkpoint)' : ''} in ${result.chains.length} chain${result.chains.length === 1 ? '' : 's'}, root ${result.root}\n`);
       if (checkpoint) {
         process.stdout.write(`OK: the checkpoint of ${checkpoint.at} (${checkpoint.size} records, root ${checkpoint.root}) is a prefix of today's trail\n`);

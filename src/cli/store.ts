@@ -4,7 +4,7 @@
 // management operations run in process (src/cli/in-process.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { openStore, resolveMasterKey } from '../bootstrap.js';
+import { StartupError, openStore, resolveMasterKey } from '../bootstrap.js';
 import { loadConfig, type Config } from '../config.js';
 import type { TenantKeys } from '../crypto/keys.js';
 import { KeyRing, checkMasterKey } from '../services/identity/key-ring.js';
@@ -48,7 +48,7 @@ export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => 
   try {
     db = await openStore(config);
   } catch (err) {
-    if (err instanceof StoreInUseError) fail(err.message);
+    if (err instanceof StoreInUseError || err instanceof StartupError) fail(err.message);
     throw err;
   }
   try {

@@ -58,12 +58,21 @@ function configOptions(cmd: Command, forUpdate: boolean): Command {
     .option('--rate-limit-user <per-minute>', 'requests per minute for each user (default: no limit)', integer);
 }
 
-function jsonObject(text: string, what: string): Record<string, unknown> {
+/** The parser's reason and position as line and column, never the excerpt (a file may hold credentials). */
+function jsonSyntaxError(text: string, err: unknown): string {
+  const reason = String((err as Error).message).replace(/, ".*" is not valid JSON$/s, '').replace(/ \(line \d+ column \d+\)$/, '');
+  const at = /at position (\d+)$/.exec(reason);
+  if (!at) return reason;
+  const before = text.slice(0, Number(at[1]));
+  return `${reason} (line ${before.split('\n').length}, column ${Number(at[1]) - before.lastIndexOf('\n')})`;
+}
+
+function jsonObject(text: string, what: string, example?: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch {
-    fail(`${what} must be a JSON object, e.g. '{"fixtures":"empty"}'.`);
+  } catch (err) {
+    fail(example === undefined ? `${what} is not valid JSON: ${jsonSyntaxError(text, err)}.` : `${what} must be a JSON object, e.g. '${example}'.`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) fail(`${what} must be a JSON object.`);
   return parsed as Record<string, unknown>;
@@ -85,7 +94,7 @@ function flagsPatch(opts: ConfigOptions): Record<string, unknown> {
   const section = (name: string) => (patch[name] ??= {}) as Record<string, unknown>;
   if (opts.connector !== undefined) section('connector').id = opts.connector;
   if (opts.connectorModule !== undefined) section('connector').module = opts.connectorModule;
-  if (opts.connectorOptions !== undefined) section('connector').options = jsonObject(opts.connectorOptions, '--connector-options');
+  if (opts.connectorOptions !== undefined) section('connector').options = jsonObject(opts.connectorOptions, '--connector-options', '{"fixtures":"empty"}');
   if (opts.tokenLifetime !== undefined) patch.tokenLifetimeSeconds = opts.tokenLifetime;
   if (opts.maxLimit !== undefined) section('creditLimit').maximum = opts.maxLimit;
   if (opts.allowDecrease !== undefined) section('creditLimit').allowDecrease = opts.allowDecrease;

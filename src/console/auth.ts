@@ -20,10 +20,13 @@ export const ConsoleErrors = {
       status: 403,
       detail: `A change made with the console session needs the session's CSRF token in the ${CSRF_HEADER} header; reload the console and try again.`,
     }),
-  badKey: () =>
+  /** `adminUrl`: this listener as the browser reached it, where the CLI's --admin-url points. */
+  badKey: (adminUrl: string) =>
     new CardlineError('CL_OPERATOR_UNAUTHORIZED', {
       status: 401,
-      detail: 'This operator key is unknown or revoked: check it, or create one with `npx cardline operator-key create --name <name>`.',
+      detail:
+        'This operator key is unknown or revoked: check it (the demo printed one at its first start), or have an operator with a key create one while the gateway runs: ' +
+        `\`CARDLINE_OPERATOR_KEY=<their key> npx cardline --admin-url ${adminUrl} operator-key create --name <name>\`.`,
     }),
   noSession: () =>
     new CardlineError('CL_OPERATOR_UNAUTHORIZED', {

@@ -5,8 +5,9 @@ import { Type } from '@sinclair/typebox';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { audited } from '../plugins/audit.js';
+import { throttledCheck } from '../plugins/operator-auth.js';
 import { ConsoleErrors } from './auth.js';
-import { ConsoleSessions, sessionCookie } from './sessions.js';
+import { ConsoleSessions, sessionCookie, sessionIdOf } from './sessions.js';
 import { consoleFiles } from './static.js';
 
 const SignInBody = Type.Object({ key: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
@@ -34,8 +35,11 @@ const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (plain, op
     config: { operator: false, objectName: 'signInRequest', idempotency: false, audit: { action: 'console.sign-in' } },
     // Answered through the recorder: the sign-in's audit entry commits before the answer is sent.
     handler: audited(async (request, reply) => {
-      const opened = await sessions.signIn(request.body.key);
-      if (!opened) throw ConsoleErrors.badKey();
+      const opened = await throttledCheck(plain.cardline, request, () => sessions.signIn(request.body.key));
+      if (!opened) throw ConsoleErrors.badKey(`${request.protocol}://${request.host}`);
+      // The session this browser held until now ends: its cookie is replaced, and its id must not outlive it.
+      const previous = sessionIdOf(request.headers.cookie);
+      if (previous) await sessions.signOut(previous);
       // Audited as the operator it names, like any call made with the key.
       request.ctx.operator = opened.operator;
       reply.header('set-cookie', sessionCookie(opened.sessionId, request.protocol === 'https'));

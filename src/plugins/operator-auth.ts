@@ -8,12 +8,18 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
 import type { Operator } from '../services/identity/operator-keys.js';
 import { isTenantId } from '../services/tenancy/tenants.js';
+import type { Services } from '../services/index.js';
 
 import { declareErrors, errorCase, isManagement } from '../step-errors.js';
 
 /** What this step answers: on every management operation (the probe, the metrics and the documents are not operations). */
 export const operatorAuthErrors = declareErrors('operator-auth', (op) =>
-  isManagement(op) ? [errorCase('operator-unauthorized', 'No operator key, or an unknown or revoked one (a tenant token is never one)', Errors.operatorUnauthorized())] : [],
+  isManagement(op)
+    ? [
+        errorCase('operator-unauthorized', 'No operator key, or an unknown or revoked one (a tenant token is never one)', Errors.operatorUnauthorized()),
+        errorCase('operator-throttled', 'Too many wrong operator keys from this address (or from many)', Errors.operatorThrottled(42, 'address')),
+      ]
+    : [],
 );
 
 declare module 'fastify' {
@@ -38,6 +44,16 @@ interface OperatorAuthOptions {
 /** The header carrying the CLI's per-process secret on an injected request (never honoured from a socket). */
 export const IN_PROCESS_HEADER = 'x-cardline-in-process';
 
+/** Checks a presented operator key unless its address is throttled (429 unchecked); a wrong one is counted. */
+export async function throttledCheck<T>(services: Services, request: FastifyRequest, check: () => Promise<T | null>): Promise<T | null> {
+  const throttle = services.operatorKeyThrottle;
+  const refused = await throttle.refusal(request.ip);
+  if (refused) throw Errors.operatorThrottled(refused.retryAfterSeconds, refused.scope);
+  const found = await check();
+  if (found === null) await throttle.failed({ address: request.ip, method: request.method, route: request.routeOptions.url ?? request.url, requestId: String(request.id) });
+  return found;
+}
+
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
 const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, opts) => {
@@ -54,8 +70,10 @@ const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, 
       const given = opts.inProcess && !app.server.listening && typeof inProcess === 'string' ? inProcess : null;
       operator = given !== null && timingSafeEqual(digest(given), digest(opts.inProcess!.secret)) ? opts.inProcess!.operator : null;
       ctx.inProcess = operator !== null;
+    } else if (match) {
+      operator = await throttledCheck(app.cardline, request, () => app.cardline.operatorKeys.verify(match[1]!));
     } else {
-      operator = match ? await app.cardline.operatorKeys.verify(match[1]!) : ((await opts.session?.(request)) ?? null);
+      operator = (await opts.session?.(request)) ?? null;
     }
     if (!operator) {
       request.log.info('operator key refused');

@@ -31,6 +31,7 @@ import type { Db } from '../store/db.js';
 import { ChangeFeed } from './infrastructure/changes.js';
 import { ConfigSecrets } from '../crypto/config-secrets.js';
 import { OperatorKeys } from './identity/operator-keys.js';
+import { OperatorKeyThrottle } from './identity/operator-key-throttle.js';
 import { Metrics } from './infrastructure/metrics.js';
 import { sealLegacySecrets } from './tenancy/tenant-admin.js';
 import { migrate } from '../store/migrate.js';
@@ -70,6 +71,8 @@ export interface Services {
   /** Seals and opens the secrets of tenants' connector options (decision 0035). */
   secrets: ConfigSecrets;
   operatorKeys: OperatorKeys;
+  /** Failed operator-key attempts per address and overall: past the limits, 429 (console sign-in and API). */
+  operatorKeyThrottle: OperatorKeyThrottle;
   metrics: Metrics;
   channels: ChannelService;
   /** Card authorizations as the pipeline decided them, and the amounts that followed. */
@@ -177,6 +180,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     );
     const audit = new AuditWriter(db, metrics, () => deliveries.wake(), (written) => checkpoints.wrote(written));
     closers.push(() => audit.close());
+    const operatorKeyThrottle = new OperatorKeyThrottle(audit, log, undefined, redis ? { client: redis, prefix: config.redisPrefix } : null);
     // Answers holding a secret are sealed, and bodies holding one fingerprinted, under a key of their own.
     const idempotency = new IdempotencyStore(db, {
       ttlHours: config.idempotencyTtlHours,
@@ -211,6 +215,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       changes,
       secrets,
       operatorKeys,
+      operatorKeyThrottle,
       metrics,
       channels,
       deliveries,

@@ -1,5 +1,5 @@
 // The gateway's store: one PostgreSQL dialect over PGlite (embedded default) or a server through pg.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import pg from 'pg';
@@ -37,12 +37,24 @@ export interface Db extends Queryable {
 
 /** PGlite is single-process: a second process opening the same directory would corrupt it. */
 export class StoreInUseError extends Error {
-  constructor(dir: string) {
+  constructor(dir: string, holder: number | null) {
     super(
-      `The data directory ${dir} is in use by another Cardline process (a gateway or a CLI command). ` +
-        'Stop it first, or use a PostgreSQL server (DATABASE_URL) for concurrent access.',
+      `The data directory ${dir} is in use by another Cardline process (${holder === null ? 'a gateway or a CLI command' : `pid ${holder}, a gateway or a CLI command`}). ` +
+        'While the gateway runs, call its management API instead: `CARDLINE_OPERATOR_KEY=<operator key> npx cardline --admin-url http://127.0.0.1:8081 <command>` ' +
+        '(the demo printed an operator key at its first start). Otherwise stop that process first, or use a PostgreSQL server (DATABASE_URL) for concurrent access.',
     );
     this.name = 'StoreInUseError';
+  }
+}
+
+const HOLDER_FILE = 'cardline.pid';
+
+function holderOf(dataDir: string): number | null {
+  try {
+    const pid = Number(readFileSync(join(dataDir, HOLDER_FILE), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
   }
 }
 
@@ -359,9 +371,14 @@ export async function openDb(opts: OpenOptions): Promise<Db> {
   // The lock is refreshed every 5 s; one left by a killed process goes stale after 30 s.
   let release: () => Promise<void>;
   try {
-    release = await lockfile.lock(dataDir, { lockfilePath: join(dataDir, 'cardline.lock'), stale: 30_000, update: 5_000, retries: 0 });
+    const unlock = await lockfile.lock(dataDir, { lockfilePath: join(dataDir, 'cardline.lock'), stale: 30_000, update: 5_000, retries: 0 });
+    writeFileSync(join(dataDir, HOLDER_FILE), `${process.pid}\n`);
+    release = async () => {
+      rmSync(join(dataDir, HOLDER_FILE), { force: true });
+      await unlock();
+    };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOCKED') throw new StoreInUseError(dataDir);
+    if ((err as NodeJS.ErrnoException).code === 'ELOCKED') throw new StoreInUseError(dataDir, holderOf(dataDir));
     throw err;
   }
   try {

@@ -1,7 +1,7 @@
 // The CLI against a running gateway's management API (--admin-url, CARDLINE_OPERATOR_KEY): operator keys,
 // tenants with every configuration field (flags and --config), users; refusals printed as one line with the
 // API's words and exit code 1. Then the same commands on the store directly, without --admin-url.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -189,6 +189,29 @@ describe('cardline --admin-url', () => {
       { action: 'keys.retire', route: '/v1/tenants/:tenantId/keys/:kid/retire', outcome: 'refused' },
       { action: 'client-key.register', route: '/v1/tenants/:tenantId/client-key', outcome: 'succeeded' },
     ]);
+  });
+
+  it('audit verify asks the running gateway, for a tenant and the platform, and never opens a store', async () => {
+    const noStore = join(dir, 'no-store-here');
+    for (const trail of ['demo', '_platform']) {
+      const r = await cli(['audit', 'verify', '--tenant', trail], { CARDLINE_DATA_DIR: noStore });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^OK: \d+ records in \d+ chains?, root [0-9a-f]{64}\n$/);
+    }
+    expect(existsSync(noStore)).toBe(false);
+    const unknown = await cli(['audit', 'verify', '--tenant', 'no-such-bank'], { CARDLINE_DATA_DIR: noStore });
+    expect(unknown.stderr).toBe("error: The management API refused: 404 Not Found: There is no tenant 'no-such-bank'.\n");
+    const checkpoint = await cli(['audit', 'verify', '--tenant', 'demo', '--checkpoint', join(dir, 'cp.json')], { CARDLINE_DATA_DIR: noStore });
+    expect(checkpoint.stderr).toBe('error: --checkpoint is checked on the store: run this without --admin-url (and without CARDLINE_ADMIN_URL).\n');
+  });
+
+  it('a --config file that is not JSON: the reason and its line and column, nothing of its text, no connector example', async () => {
+    const file = join(dir, 'broken-config.json');
+    writeFileSync(file, '{"name": "Acme Bank",\n  "secret": "s3cret" 1}\n');
+    const r = await cli(['tenant', 'create', 'broken-config', '--config', file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: --config ${file} is not valid JSON: Expected ',' or '}' after property value in JSON at position 43 (line 2, column 22).\n`);
+    expect(r.stderr).not.toContain('s3cret');
   });
 
   it('names what is missing: the operator key, a reachable API, a URL', async () => {

@@ -111,7 +111,8 @@ describe('cardline CLI', () => {
       const again = await login(viaGateway.stdout.trim());
       expect(again.statusCode, again.body).toBe(200);
       expectCleanFailure(unknownTenant, /^error: The gateway answered 400 to GET \/api\/keys for tenant 'nobody'/);
-      expectCleanFailure(heldStore, /in use by another Cardline process/);
+      // The holder named by its pid (this test's process holds the store), and the way in while it runs.
+      expectCleanFailure(heldStore, new RegExp(`in use by another Cardline process \\(pid ${process.pid}, a gateway or a CLI command\\)\\. While the gateway runs, call its management API instead: \`CARDLINE_OPERATOR_KEY=<operator key> npx cardline --admin-url http://127\\.0\\.0\\.1:8081 <command>\``));
     } finally {
       await app.close();
     }

@@ -181,5 +181,8 @@ describe('cardline on the store, audited', () => {
     } finally {
       await db.close();
     }
+    // The platform's own trail verifies offline like a tenant's.
+    const verified = await ok(['audit', 'verify', '--tenant', '_platform']);
+    expect(verified.stdout).toMatch(/^OK: \d+ records in \d+ chains?, root [0-9a-f]{64}\n$/);
   });
 });

@@ -2,6 +2,7 @@
 // HttpOnly SameSite=Strict cookie whose id the store keeps only hashed; the cookie counts as the key, a change
 // needs the CSRF token, an idle session ends, sign-out ends it, revoking the key ends it; every change is
 // audited with the key's name. And the console's own reads: channels, deliveries, audit with verification.
+import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
@@ -61,12 +62,30 @@ describe('console sign-in', () => {
     }
   });
 
+  it('signing in again ends the session the browser held: its cookie no longer opens anything', async () => {
+    const first = await signIn();
+    expect((await m.inject({ method: 'GET', url: '/v1/tenants', headers: { cookie: first.cookie } })).statusCode).toBe(200);
+    const res = await m.inject({ method: 'POST', url: '/console/session', headers: { cookie: first.cookie }, payload: { key } });
+    expect(res.statusCode).toBe(201);
+    const second = String(res.headers['set-cookie']).split(';')[0]!;
+    expect(second).not.toBe(first.cookie);
+    expect((await m.inject({ method: 'GET', url: '/v1/tenants', headers: { cookie: first.cookie } })).statusCode).toBe(401);
+    expect((await m.inject({ method: 'GET', url: '/v1/tenants', headers: { cookie: second } })).statusCode).toBe(200);
+    const idHash = createHash('sha256').update(first.cookie.split('=')[1]!).digest('hex');
+    expect((await t.db.query('SELECT 1 FROM console_sessions WHERE id_hash = $1', [idHash])).rows).toEqual([]);
+  });
+
   it('refuses an unknown key with a 401 that says what to do', async () => {
     const res = await m.inject({ method: 'POST', url: '/console/session', payload: { key: 'clop_not-a-key-at-all-000000000000000' } });
     expect(res.statusCode).toBe(401);
     expect(res.headers['set-cookie']).toBeUndefined();
     expect(res.json()).toEqual(
-      problem(401, 'Unauthorized', 'This operator key is unknown or revoked: check it, or create one with `npx cardline operator-key create --name <name>`.'),
+      problem(
+        401,
+        'Unauthorized',
+        'This operator key is unknown or revoked: check it (the demo printed one at its first start), or have an operator with a key create one while the gateway runs: ' +
+          '`CARDLINE_OPERATOR_KEY=<their key> npx cardline --admin-url http://localhost:80 operator-key create --name <name>`.',
+      ),
     );
   });
 

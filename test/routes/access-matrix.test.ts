@@ -77,9 +77,19 @@ describe('the management listener: every operator route refuses everything but a
     }
   });
 
+  // Each refused attempt from an address of its own: wrong operator keys from one address are throttled (429).
+  let attempts = 0;
+  const address = () => `10.77.${++attempts >> 8}.${attempts & 255}`;
+
   it.each(managementOperations.map((op) => [`${op.method} ${op.url}`, op] as const))('%s', async (_route, op) => {
     for (const [who, authorization] of callers()) {
-      const res = await m.inject({ method: op.method, url: concrete(op), headers: authorization ? { authorization } : {}, ...(op.body ? { payload: {} } : {}) });
+      const res = await m.inject({
+        method: op.method,
+        url: concrete(op),
+        headers: authorization ? { authorization } : {},
+        remoteAddress: address(),
+        ...(op.body ? { payload: {} } : {}),
+      });
       expect(res.statusCode, `${who}: ${res.body}`).toBe(401);
       expect(res.headers['www-authenticate'], who).toBe('Bearer');
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
