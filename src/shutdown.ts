@@ -3,6 +3,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { stopTracing } from './telemetry/index.js';
 
 /**
  * Follows each connection of the servers and how many of its requests are being answered; the function returned
@@ -59,6 +60,8 @@ export function closeOnSignals(apps: FastifyInstance | FastifyInstance[], graceM
     closeIdle.unref();
     all
       .reduce((previous, a) => previous.then(() => a.close()).then(() => void closed++), Promise.resolve())
+      // The spans of the last requests are exported before the process ends (nothing to do when tracing is off).
+      .then(() => stopTracing())
       .then(
       () => process.exit(0),
       (err: unknown) => {

@@ -9,6 +9,7 @@ import { openTenantJwe } from '../crypto/tenant-jwe.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 import { declareErrors, errorCase, isManagement, takesBody } from '../step-errors.js';
 import { parseStrictJson } from './strict-json.js';
+import { inStep } from './tracing.js';
 
 const JOSE_MEDIA_TYPE = 'application/jose';
 
@@ -92,7 +93,7 @@ const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
   });
 
   const open = (request: FastifyRequest, tenant: Tenant, compact: string, what: string): Promise<string> =>
-    openTenantJwe(app.cardline, tenant.id, compact, request.log, what);
+    inStep(request, 'decrypt', () => openTenantJwe(app.cardline, tenant.id, compact, request.log, what), { 'cardline.field': what });
 
   app.addHook('preValidation', async (request) => {
     const tenant = request.ctx.tenant;

@@ -11,6 +11,7 @@ import type { CoreCall, EventOf, Operation, OperationInput } from '../operations
 import { prefersCsv, toCsv } from '../reports/csv.js';
 import { declareErrors, errorCase } from '../step-errors.js';
 import { BUSINESS_CODES } from '../../schemas/business-codes.js';
+import { inStep } from './tracing.js';
 
 /** The validated request as an operation's functions see it. */
 export function inputOf(request: FastifyRequest): OperationInput<unknown, unknown, unknown> {
@@ -56,7 +57,10 @@ declare module 'fastify' {
 const operationPlugin: FastifyPluginAsync = async (app) => {
   const services = app.cardline;
 
-  const run = async (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+  const run = (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> =>
+    inStep(request, 'operation', () => execute(op, request, reply), { 'cardline.operation': op.id });
+
+  const execute = async (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const ctx = request.ctx;
     const input = inputOf(request);
     const { tenant } = input;

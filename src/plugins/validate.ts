@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
 import { declareErrors, errorCase } from '../step-errors.js';
+import { inStep } from './tracing.js';
 
 /**
  * What validation answers, on every operation: the route's schema (checked by Fastify, rendered by the errors
@@ -17,8 +18,10 @@ const validatePlugin: FastifyPluginAsync = async (app) => {
   app.addHook('preHandler', async (request) => {
     const check = request.routeOptions.config.check;
     if (!check) return;
-    const fieldErrors = check(request);
-    if (fieldErrors.length) throw Errors.validation(fieldErrors);
+    return inStep(request, 'validate', async () => {
+      const fieldErrors = check(request);
+      if (fieldErrors.length) throw Errors.validation(fieldErrors);
+    });
   });
 };
 

@@ -14,3 +14,34 @@ export interface Queryable {
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }
+
+/** A LISTEN held open on its own connection; `close` ends it. */
+export interface Listener {
+  close(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  onMessage(payload: string): void;
+  /** The connection was lost and is back: messages sent meanwhile were missed. */
+  onReconnect(): void;
+  onError(err: unknown): void;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /**
+   * PostgreSQL only: the server's connection string, for work that needs connections of its own beside the
+   * pool (the parallel audit verification's threads). Holds the password, if any: never logged.
+   */
+  readonly connectionString?: string;
+  /**
+   * PostgreSQL only: LISTENs on `channel` over a dedicated connection that reconnects by itself. The embedded
+   * store has one process, which is told of its own changes directly.
+   */
+  listen?(channel: string, handlers: ListenHandlers): Promise<Listener>;
+  /** Runs fn in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs fn holding a cluster-wide advisory lock (migrations, seeding), so replicas take turns. */
+  exclusive<T>(lockId: number, fn: (db: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

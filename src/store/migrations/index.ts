@@ -409,4 +409,13 @@ ALTER TABLE channels ADD COLUMN settings jsonb NOT NULL DEFAULT '{}'::jsonb;
 ALTER TABLE channels ADD COLUMN settings_sealed text;
 `,
   },
+  {
+    // The W3C trace context of the request that caused an event of record (null when tracing is off): the
+    // delivery worker's sends continue that trace and hand it on in the webhook's, NATS's or RabbitMQ's headers.
+    name: '0023-trace-context',
+    sql: `
+ALTER TABLE outbox ADD COLUMN traceparent text;
+ALTER TABLE deliveries ADD COLUMN traceparent text;
+`,
+  },
 ];
