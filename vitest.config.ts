@@ -11,7 +11,7 @@ import { defineConfig } from 'vitest/config';
  * (it lives in node_modules/.vite) and falls back to file size, which started these last and left one
  * worker finishing them alone. They go first; the rest keep vitest's order.
  */
-const SLOW_FIRST = ['test/cli/cli.test.ts', 'test/process/server.test.ts', 'test/process/bench-workers.test.ts', 'test/audit/verify.test.ts', 'test/crypto/key-rotation.test.ts', 'test/process/webhook-crash.test.ts', 'test/notify/webhooks.test.ts'];
+const SLOW_FIRST = ['test/process/docs-in-order.test.ts', 'test/cli/cli.test.ts', 'test/process/server.test.ts', 'test/process/bench-workers.test.ts', 'test/audit/verify.test.ts', 'test/crypto/key-rotation.test.ts', 'test/process/webhook-crash.test.ts', 'test/notify/webhooks.test.ts'];
 
 class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

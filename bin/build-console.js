@@ -1,10 +1,6 @@
 #!/usr/bin/env node
-// The operations console's files (decision 0160): console/src/ bundled by esbuild from the npm packages
-// (Preact, htm, uPlot, jose) and the SDK's sources (its CardlineAdmin) into dist/console/ — index.html, app.js, app.css — at build and install time.
-// Nothing is fetched from anywhere at run time; the management listener serves these files under /console.
-//
-//   node bin/build-console.js            build (a few hundred ms)
-//   node bin/build-console.js --prepare  npm's `prepare`: skipped with a note where esbuild is not installed
+// The operations console's files (decision 0160): console/src/ and the SDK bundled by esbuild into dist/console/
+// at build and install; `--prepare` skips with a note where esbuild is missing. Nothing is fetched at run time.
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { stderr, stdout } from 'node:process';

@@ -1,18 +1,8 @@
 #!/usr/bin/env node
-// The compiled JavaScript that `cardline`, `npm run demo` and `npm start` run (dist/), and the check that
-// it is not older than the TypeScript it comes from (decision 0100).
-//
-//   node bin/build.js            build now (tsc -b, incremental)
-//   node bin/build.js --if-stale build only when a source is newer than the build (what the commands do)
-//   node bin/build.js --prepare  npm's `prepare` (npm ci / npm install): --if-stale, and skipped with a
-//                                note where there is nothing to build (no src/, no TypeScript compiler)
-//
-// The build's stamp is tsc's own record, dist/tsconfig.build.tsbuildinfo, which every build writes (`npm run
-// build` too). dist/ is stale when any file or folder the build includes (src/, connectors/, schemas/…: the
-// `include` of tsconfig.build.json) or a tsconfig was modified at or after it; a folder's time changes when
-// a file in it is added, removed or renamed. Checking walks ~200 entries: a few ms. A build made here dates the record back to when it started (an edit made
-// during the build is newer, so rebuilt next time); one that fails dates it to 1970 (still stale: the
-// command refuses until it builds). Two processes that find dist/ stale at once build it once: the second
+// Builds dist/ (what `cardline`, `npm run demo` and `npm start` run) and checks it is not older than its
+// sources (decision 0100): `--if-stale` builds only then, `--prepare` is npm's prepare. The stamp is tsc's
+// dist/tsconfig.build.tsbuildinfo, dated back to the build's start so an edit made meanwhile counts as newer;
+// a lock makes two processes that find dist/ stale build it once.
 // waits on a lock, then finds it fresh.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync } from 'node:fs';
@@ -68,11 +58,7 @@ function typescriptCompiler() {
   }
 }
 
-/**
- * Writes the derived files that are not committed (the SDK's generated code, which the CLI's types import)
- * before compiling, so a table changed since the last build compiles against its own types. Skipped where
- * tsx or the generator is absent (an installed package builds nothing).
- */
+/** Writes the uncommitted derived files (the SDK's generated code) before compiling; skipped without tsx. */
 function generateUncommitted(root) {
   const script = join(root, 'scripts', 'generate.ts');
   let tsx;
@@ -105,10 +91,7 @@ export class BuildError extends Error {
   }
 }
 
-/**
- * Builds dist/ (always, or only when stale), under a lock so that concurrent starts build once.
- * Resolves true when it compiled. Throws BuildError when the compiler is missing or reports errors.
- */
+/** Builds dist/ (always, or when stale) under a lock; true when it compiled; BuildError on compiler failure. */
 export async function build({ ifStale = false, say = (line) => process.stderr.write(`${line}\n`), root = ROOT } = {}) {
   if (ifStale && !staleReason(root)) return false;
   const tsc = typescriptCompiler();
@@ -121,8 +104,7 @@ export async function build({ ifStale = false, say = (line) => process.stderr.wr
   const stamp = join(root, STAMP);
   mkdirSync(dist, { recursive: true });
   const { default: lockfile } = await import('proper-lockfile');
-  // A build takes seconds to minutes on a busy machine: wait for another process's build as long as it runs.
-  // The lock's own mtime is refreshed while its holder lives; one older than `stale` is a dead holder's.
+  // Wait for another process's build as long as it runs; a lock older than `stale` is a dead holder's.
   const release = await lockfile.lock(dist, {
     lockfilePath: join(dist, '.build.lock'),
     stale: 60_000,

@@ -13,11 +13,7 @@ export class ConnectorModuleError extends Error {
   }
 }
 
-/**
- * What `import()` receives for a module named in configuration. A path (`./x.js`, `../x`, `/abs/x.js`,
- * `file:` URL) is resolved against `cwd`; anything else is a package name, which Node resolves from
- * Cardline's own installation (install the plugin package next to Cardline).
- */
+/** What `import()` receives: a path resolved against `cwd`, else a package resolved from Cardline's install. */
 export function moduleSpecifier(module: string, cwd = process.cwd()): string {
   if (module.startsWith('file:')) return module;
   if (module.startsWith('.') || isAbsolute(module)) return pathToFileURL(resolve(cwd, module)).href;
@@ -40,9 +36,8 @@ export function checkDefinition(value: unknown, source: string): ConnectorDefini
 }
 
 /**
- * Imports a module. A TypeScript one (`./plugin.ts`) in a gateway that runs compiled JavaScript (dist/, as
- * `npm run demo` does) is loaded through tsx, registered on first need: a checkout has it (a dev dependency);
- * an installation without it asks for the plugin's JavaScript build.
+ * Imports a module; a TypeScript plugin in a compiled gateway goes through tsx (a dev dependency), registered
+ * on first need.
  */
 async function importModule(specifier: string): Promise<Record<string, unknown>> {
   try {

@@ -7,13 +7,15 @@
 //
 // Prints the block in hex. Format 4 (the default) takes an AES key (16 or 32 bytes); formats 0 and 3 a
 // 2-key triple-DES key (16 bytes). Send it with `cl.card.setPin(cardId, { pinBlock, format })`.
+import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildPinBlock } from '@cardline/sdk';
 
 export { buildPinBlock };
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+// Run as a script, also through a symlinked directory (the module's URL is its real path, argv[1] is not).
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
     options: { pin: { type: 'string' }, pan: { type: 'string' }, key: { type: 'string' }, format: { type: 'string', default: '4' } },
   });

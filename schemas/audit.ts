@@ -11,10 +11,7 @@ export const AUDIT_PAGE_DEFAULT = 50;
 
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
 
-/**
- * Query parameters arrive as strings and ajv does not coerce (STYLE §6), so `limit` is a digit string;
- * its range (1..500) and the cursor's content are checked by the route.
- */
+/** `limit` is a digit string (no coercion, STYLE §6); its range (1..500) and the cursor are the route's to check. */
 export const AuditQuery = Type.Object(
   {
     from: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive lower bound of `at`, ISO 8601 with offset' })),
@@ -74,8 +71,7 @@ export const AuditChainHead = Type.Object({
 });
 
 /**
- * A signed checkpoint of the tenant's trail (decision 0202). `jws` is a compact JWS (ES256, the tenant's
- * token-signing key `kid`) whose payload holds the same fields; save the whole answer and prove later, offline,
+ * A signed checkpoint (decision 0202): a compact ES256 JWS of the same fields; save it and prove later
  * that today's trail extends it: `npx cardline audit verify --tenant T --checkpoint FILE`.
  */
 export const AuditCheckpoint = Type.Object({

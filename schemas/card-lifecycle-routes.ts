@@ -6,10 +6,7 @@ import { PlasticCode, Preferences } from './cards.js';
 import { Identifier, PlainText, cardEnvelopeOf } from './common.js';
 import { SensitiveCardFields } from './keys.js';
 
-/**
- * A closed set of strings as one `enum` (not a union of literals), so that a wrong value yields one
- * field error (`Invalid`) and a wrong type one `TypeMismatch`.
- */
+/** A closed set as one `enum`, so a wrong value is one `Invalid` and a wrong type one `TypeMismatch`. */
 const stringEnum = <T extends readonly string[]>(values: T, description: string) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
 
@@ -37,10 +34,7 @@ export const CARD_REF_FIELDS = ['cardId', 'entityId', 'kitNo'] as const;
 export const BlockCardBody = Type.Object({ reasonCode: BlockReasonCode }, { additionalProperties: false });
 export type BlockCardBody = Static<typeof BlockCardBody>;
 
-/**
- * A card as the gateway shows it. The full PAN, the CVV and the expiry never appear: they may only
- * leave encrypted to the tenant's key (DESIGN §4), which these routes do not offer yet.
- */
+/** A card as shown: PAN, CVV and expiry never in clear (DESIGN §4). */
 export const CardView = Type.Object({
   cardId: Type.String(),
   entityId: Type.String(),
@@ -53,10 +47,7 @@ export const CardView = Type.Object({
 });
 export type CardView = Static<typeof CardView>;
 
-/**
- * One card read in full: the view plus plastic design and preferences, and `sensitive` (PAN, CVV, expiry,
- * each a JWE to the tenant's registered client key) only when the tenant registered one (decision 0020).
- */
+/** One card in full; `sensitive` (JWEs to the client key) only once a client key is registered (0020). */
 export const CardDetailsView = Type.Composite([
   CardView,
   Type.Object({
@@ -74,10 +65,7 @@ export const CardOperationResponse = cardEnvelope(Type.Object({ message: Type.St
 export const CardListResponse = cardEnvelope(Type.Array(CardView));
 export const CardResponse = cardEnvelope(CardDetailsView);
 
-/**
- * A card's preferences as stored (`preferences`) and as applied (`effective`): a category whose
- * `enabled` is false disables each of its channels, whatever the channel says (decision 0010).
- */
+/** Preferences as stored and as applied: a disabled category disables its channels (decision 0010). */
 export const PreferencesView = Type.Object({ cardId: Type.String(), preferences: Preferences, effective: Preferences });
 export const PreferencesResponse = cardEnvelope(PreferencesView);
 export const PreferencesUpdateResponse = cardEnvelope(

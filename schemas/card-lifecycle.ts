@@ -37,10 +37,7 @@ export type Transition =
 const refuse = (reason: string): Transition => ({ allowed: false, code: 'CARD_STATE_INVALID', reason });
 const to = (card: CardStatus, patch: Partial<CardStatus>): Transition => ({ allowed: true, next: { ...card, ...patch } });
 
-/**
- * What `action` does to a card in `card`'s status. `lockOnUpgrade` only matters for upgradeToPhysical.
- * Pure: no I/O, no clock; the same answer for every connector.
- */
+/** What `action` does to a card in `card`'s status: pure, the same for every connector. */
 export function transition(card: CardStatus, action: CardAction, opts: { lockOnUpgrade?: boolean } = {}): Transition {
   if (card.state === 'BLOCKED') return refuse('the card is blocked permanently');
   switch (action) {

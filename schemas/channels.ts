@@ -30,10 +30,7 @@ export type ChannelIdParams = Static<typeof ChannelIdParams>;
 export const DeliveryIdParams = Type.Object({ deliveryId: Uuid }, { additionalProperties: false });
 export type DeliveryIdParams = Static<typeof DeliveryIdParams>;
 
-/**
- * What every channel's create body holds beside `type` and its type's own fields. The bodies, the view and the
- * patch are composed from the list of channel types (src/notify/channel-types): this module may not import it.
- */
+/** A channel create body's common fields; the bodies are composed from the channel type list, not imported here. */
 export const CHANNEL_FIELDS = {
   eventTypes: EventTypes,
   enabled: Type.Optional(Type.Boolean({ default: true })),

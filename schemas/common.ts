@@ -8,11 +8,7 @@ export const MONEY_PATTERN = '^(?!0+(\\.0{1,2})?$)\\d{1,15}(\\.\\d{1,2})?$';
 export const Money = Type.String({ pattern: MONEY_PATTERN, description: 'a positive decimal string with at most two decimals' });
 export const AmountOrZero = Type.String({ pattern: AMOUNT_PATTERN, description: 'a decimal string with at most two decimals' });
 
-/**
- * No C0 or C1 control character (U+0000-U+001F, U+007F-U+009F): identifiers, names and address lines end up
- * in CSV reports, logs and a bank's spreadsheets, where a line break starts a new row (issue 20). An explicit
- * class, not \p{Cc}: tools that compile patterns without the Unicode flag read `\p{Cc}` as the letters it holds.
- */
+/** No C0/C1 control character (a line break starts a CSV row); an explicit class, as tools misread `\p{Cc}`. */
 export const CONTROL_CHARACTERS = '\\x00-\\x1F\\x7F-\\x9F';
 export const PLAIN_TEXT_PATTERN = `^[^${CONTROL_CHARACTERS}]*$`;
 /** Text of `minLength`..`maxLength` characters without control characters: an identifier, a name, an address line. */
@@ -21,13 +17,28 @@ export const PlainText = (minLength: number, maxLength: number) =>
 
 export const Identifier = PlainText(1, 64);
 
+/**
+ * Characters that change how the text around them is shown without showing themselves: every Bidi_Control
+ * (marks, embeddings, overrides, isolates) and the zero-width format characters. A name holding one can show
+ * reversed, or look exactly like another name, in the console and in reports. Written out as above.
+ */
+export const INVISIBLE_CHARACTERS = '\\u061C\\u180E\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u2064\\u2066-\\u2069\\uFEFF';
+export const DISPLAY_NAME_PATTERN = `^[^${CONTROL_CHARACTERS}${INVISIBLE_CHARACTERS}]*$`;
+/** A name people read and tell apart (a tenant's, an entity's): plain text without invisible characters either. */
+export const DisplayName = (minLength: number, maxLength: number) =>
+  Type.String({
+    minLength,
+    maxLength,
+    pattern: DISPLAY_NAME_PATTERN,
+    description:
+      'text without control characters (U+0000-U+001F, U+007F-U+009F), bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, ' +
+      'U+2066-U+2069) or zero-width characters (U+180E, U+200B-U+200D, U+2060-U+2064, U+FEFF)',
+  });
+
 /** Symbol key, so that ajv (strict) and the schema's JSON never see it (decision 0019). */
 const SENSITIVE = Symbol.for('cardline.sensitive');
 
-/**
- * Marks a string field sensitive (decision 0019): the gateway accepts it as a compact JWE encrypted to the
- * tenant's key and decrypts it before validation, and logs mask it. Read once, at route registration.
- */
+/** Marks a string field sensitive (decision 0019): it may arrive as a JWE to the tenant's key, and logs mask it. */
 export const sensitive = <T extends import('@sinclair/typebox').TSchema>(schema: T): T => ({ ...schema, [SENSITIVE]: true });
 export const isSensitive = (schema: unknown): boolean =>
   typeof schema === 'object' && schema !== null && (schema as Record<symbol, unknown>)[SENSITIVE] === true;
@@ -70,11 +81,7 @@ export type Problem = Static<typeof Problem>;
 /** Symbol key (like SENSITIVE): how the OpenAPI document describes a query value that ajv checks as a string. */
 const DOCUMENTED = Symbol.for('cardline.documented');
 
-/**
- * Query values arrive as strings and ajv does not coerce (STYLE §6), so the route checks a string and the
- * operation's `check` the range; the OpenAPI document describes the value as a client sends it, with the
- * bounds the gateway enforces (issue 20: `limit` was documented to 999 999 and refused above 200).
- */
+/** Query values arrive as strings (ajv does not coerce): documented as sent, with the bounds the operation checks. */
 export const documentedAs = <T extends import('@sinclair/typebox').TSchema>(schema: T, documented: Record<string, unknown>): T => ({
   ...schema,
   [DOCUMENTED]: documented,
@@ -90,9 +97,6 @@ export const PageLimit = (max: number, byDefault: number) => {
 
 /** A calendar day as the document shows it: format `date` (a day that exists), year 0001 or later. */
 export const DAY_PATTERN = '^(?!0000)\\d{4}-\\d{2}-\\d{2}$';
-/**
- * A day, YYYY-MM-DD: the route checks the digits (`Pattern`), the operation that the day exists
- * (`isDay`, src/domain/days.ts: 2026-02-30 and year 0000 are refused with `Invalid`); the document says both.
- */
+/** A day, YYYY-MM-DD: the route checks the digits, the operation that the day exists (`isDay`). */
 export const Day = (description: string) =>
   documentedAs(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description }), { type: 'string', format: 'date', pattern: DAY_PATTERN, description });

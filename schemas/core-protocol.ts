@@ -55,10 +55,7 @@ export type CoreBlockRequest = Static<typeof CoreBlockRequest>;
 export const CorePreferencesRequest = Type.Object({ preferences: Preferences }, { additionalProperties: false });
 export type CorePreferencesRequest = Static<typeof CorePreferencesRequest>;
 
-/**
- * An ISO 9564-1 PIN block (format 0 or 3: 8 bytes; format 4: 16 bytes, in hex) under the core's PIN
- * key `keyId`, already translated by the gateway's HSM. Never logged, never stored by the core.
- */
+/** An ISO 9564-1 PIN block under the core's key `keyId`, translated by the gateway's HSM; never logged or stored. */
 export const CorePinRequest = Type.Object(
   {
     pinBlock: Type.String({ pattern: '^([0-9A-Fa-f]{16}|[0-9A-Fa-f]{32})$' }),
@@ -116,10 +113,7 @@ export const CoreReplacementRequest = Type.Object(
 );
 export type CoreReplacementRequest = Static<typeof CoreReplacementRequest>;
 
-/**
- * An authorization to decide. `at` is when it was asked; `homeCountry` and `timeZone` are the bank's
- * product configuration: what is international, and which day "daily" limits count.
- */
+/** An authorization to decide; `homeCountry` and `timeZone` say what is international and which day is "daily". */
 export const CoreAuthorizationRequest = Type.Object(
   {
     amount: Decimal,

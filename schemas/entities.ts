@@ -3,7 +3,7 @@
 // card issue and replacement that complete a card's life.
 import { Type, type Static } from '@sinclair/typebox';
 import { CardView } from './card-lifecycle-routes.js';
-import { Identifier, Money, PlainText, cardEnvelopeOf, sensitive } from './common.js';
+import { DisplayName, Identifier, Money, PlainText, cardEnvelopeOf, sensitive } from './common.js';
 
 export const ENTITY_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
@@ -55,7 +55,7 @@ export type PrimaryAddress = Static<typeof PrimaryAddress>;
 export const RegisterEntityBody = Type.Object(
   {
     entityId: Type.Optional(Identifier),
-    name: PlainText(1, 256),
+    name: DisplayName(1, 256),
     type: EntityTypeSchema,
     contact: Contact,
     primaryAddress: PrimaryAddress,

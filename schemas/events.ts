@@ -99,10 +99,7 @@ export const EVENT_AGGREGATE: { [T in EventType]: keyof EventPayload<T> & string
   'tenant.config-changed': 'tenantId',
 };
 
-/**
- * Sent to one channel by POST /v1/admin/channels/{channelId}/test; never an event of record (it is not in the
- * outbox, and reports do not count it).
- */
+/** Sent to one channel by the channel test; never an event of record. */
 export const CHANNEL_TEST_EVENT = 'channel.test';
 export const ChannelTestPayload = Type.Object({ channelId: Type.String(), message: Type.String() }, closed);
 

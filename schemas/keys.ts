@@ -7,11 +7,7 @@ import { cardEnvelopeOf } from './common.js';
 /** A P-256 coordinate: 32 bytes, base64url without padding. */
 const Coordinate = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
 
-/**
- * The tenant's public key for encrypted response fields: an EC P-256 JWK for ECDH-ES+A256KW. Only the
- * public members are accepted; a JWK carrying the private `d` is refused (UnknownProperty), never stored.
- * Without `kid`, the key's RFC 7638 thumbprint becomes its kid.
- */
+/** The tenant's public P-256 JWK for encrypted response fields; a private `d` is refused; no `kid`: its thumbprint. */
 export const ClientJwk = Type.Object(
   {
     kty: Type.Literal('EC'),
@@ -88,9 +84,8 @@ export const RotateKeysResponse = cardEnvelopeOf(
 );
 
 /**
- * A card's sensitive data in a card read: each value a compact JWE (ECDH-ES+A256KW / A256GCM) to the
- * tenant's registered client key, whose plaintext is the bare value (`4000000000003011`, `123`, `12/29`).
- * Present only when the tenant registered a client key; `cvv` only when the core returned one.
+ * A card's sensitive data, each a JWE to the tenant's client key with the bare value as plaintext;
+ * present once a client key is registered, `cvv` only when the core returned one.
  */
 export const SensitiveCardFields = Type.Object({
   pan: Type.String(),

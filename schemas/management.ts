@@ -2,7 +2,7 @@
 // configuration routes: tenants, their users, operator keys.
 import { Type, type Static } from '@sinclair/typebox';
 import { PublicJwk } from './auth.js';
-import { CONTROL_CHARACTERS, PLAIN_TEXT_PATTERN, PlainText, Role, cardEnvelopeOf } from './common.js';
+import { CONTROL_CHARACTERS, DisplayName, INVISIBLE_CHARACTERS, PLAIN_TEXT_PATTERN, Role, cardEnvelopeOf } from './common.js';
 import { PageQuery, pageOf } from './page.js';
 import { TENANT_ID_PATTERN, TenantConfig } from './tenant.js';
 
@@ -14,6 +14,15 @@ export const Username = Type.String({
   minLength: 1,
   maxLength: 128,
   pattern: `^[^\\s/${CONTROL_CHARACTERS}](?:[^/${CONTROL_CHARACTERS}]*[^\\s/${CONTROL_CHARACTERS}])?$`,
+});
+/**
+ * A new user's name: a username, and no invisible character (INVISIBLE_CHARACTERS) either. Only creation checks
+ * it, so that a user named before the rule can still be found, changed and removed.
+ */
+export const NewUsername = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: `^[^\\s/${CONTROL_CHARACTERS}${INVISIBLE_CHARACTERS}](?:[^/${CONTROL_CHARACTERS}${INVISIBLE_CHARACTERS}]*[^\\s/${CONTROL_CHARACTERS}${INVISIBLE_CHARACTERS}])?$`,
 });
 const USERNAME = new RegExp(Username.pattern!);
 export const isUsername = (value: string): boolean => value.length <= Username.maxLength! && USERNAME.test(value);
@@ -29,8 +38,18 @@ const Password = Type.String({ minLength: 1, maxLength: 8192 });
 export const TenantCreateBody = Type.Object(
   {
     id: Type.String({ pattern: TENANT_ID_PATTERN, description: 'the identifier the bank sends in its tenant header' }),
-    name: Type.Optional(PlainText(1, 128)),
+    name: Type.Optional(DisplayName(1, 128)),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the tenant configuration (see docs/operating.md, "Configuration")' })),
+    admin: Type.Optional(
+      Type.Object(
+        { username: NewUsername, password: Password },
+        {
+          additionalProperties: false,
+          description:
+            "the tenant's first Admin, created with it or not at all; the password (at least 8 characters) a compact JWE to the onboarding key (`GET /v1/onboarding/keys`)",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -39,7 +58,7 @@ export type TenantCreateBody = Static<typeof TenantCreateBody>;
 /** PATCH /v1/tenants/{tenantId}: a JSON merge patch (RFC 7396) of `{ name, config }`. */
 export const TenantPatchBody = Type.Object(
   {
-    name: Type.Optional(PlainText(1, 128)),
+    name: Type.Optional(DisplayName(1, 128)),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
   { additionalProperties: false, minProperties: 1 },
@@ -74,11 +93,8 @@ export const TenantListQuery = Type.Object(
   { additionalProperties: false },
 );
 export type TenantListQuery = Static<typeof TenantListQuery>;
-export const TenantCreatedResponse = cardEnvelopeOf(
-  Type.Object({ tenant: TenantView, encryptionKeys: Type.Object({ keys: Type.Array(PublicJwk) }) }),
-);
 
-export const UserCreateBody = Type.Object({ username: Username, role: Role, password: Password }, { additionalProperties: false });
+export const UserCreateBody = Type.Object({ username: NewUsername, role: Role, password: Password }, { additionalProperties: false });
 export type UserCreateBody = Static<typeof UserCreateBody>;
 
 export const UserPatchBody = Type.Object(
@@ -101,6 +117,13 @@ export const UserView = Type.Object({
   lastLoginAt: Type.Union([Type.String(), Type.Null()]),
 });
 export const UserResponse = cardEnvelopeOf(UserView);
+export const TenantCreatedResponse = cardEnvelopeOf(
+  Type.Object({
+    tenant: TenantView,
+    encryptionKeys: Type.Object({ keys: Type.Array(PublicJwk) }),
+    admin: Type.Optional(UserView),
+  }),
+);
 /** GET /v1/admin/users and GET /v1/tenants/{tenantId}/users: by username, paged by key. */
 export const UserPageResponse = pageOf(UserView);
 export const MessageResponse = cardEnvelopeOf(Type.Object({ message: Type.String() }));

@@ -9,10 +9,7 @@ export type PinBlockFormat = Static<typeof PinBlockFormat>;
 export const PIN_KEY_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 export const PinKeyId = Type.String({ pattern: PIN_KEY_ID_PATTERN });
 
-/**
- * Where a tenant's PIN blocks are translated: from its PIN key (the zone PIN key shared with the bank's
- * channel) to the core's PIN key, in the core's format. Without it the set-PIN route answers 409.
- */
+/** A tenant's PIN translation: from its zone PIN key to the core's key and format; without it set-PIN answers 409. */
 export const TenantPinConfig = Type.Object(
   {
     tenantKeyId: PinKeyId,
@@ -26,10 +23,7 @@ export type TenantPinConfig = Static<typeof TenantPinConfig>;
 /** 16 hex digits (formats 0, 3) or 32 (format 4); which one the format needs is checked after the schema. */
 export const PIN_BLOCK_PATTERN = '^[0-9A-Fa-f]{16}([0-9A-Fa-f]{16})?$';
 
-/**
- * PUT /v1/cards/{cardId}/pin. `pinBlock` is enciphered under the tenant's PIN key (or `keyId`), and may
- * additionally arrive as a compact JWE whose plaintext is that hex.
- */
+/** PUT /v1/cards/{cardId}/pin: `pinBlock` under the tenant's PIN key, optionally inside a JWE. */
 export const SetPinBody = Type.Object(
   {
     pinBlock: Type.String({ pattern: PIN_BLOCK_PATTERN }),

@@ -16,10 +16,7 @@ export const ConnectorChoice = Type.Object(
   {
     /** A built-in connector's id, or the id an external module's definition declares. */
     id: Type.String({ minLength: 1 }),
-    /**
-     * An external connector: a path (relative to the gateway's working directory, or absolute) or a
-     * package name, whose default export is a connector definition with the id above.
-     */
+    /** An external connector: a path or package name whose default export defines the connector of this id. */
     module: Type.Optional(Type.String({ minLength: 1 })),
     options: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
@@ -36,11 +33,7 @@ export const TenantConfig = Type.Object(
     connector: Type.Optional(ConnectorChoice),
     /** Several connectors by name (decision 0111); `routing` says which serves what. Not with `connector`. */
     connectors: Type.Optional(Type.Record(ConnectorName, ConnectorChoice, { minProperties: 1, maxProperties: 8 })),
-    /**
-     * Which named connector serves each operation: `operations` maps an operation (`getCreditLimit`) or a
-     * group (`cards`, `pin`, `credit-line`, `customers`, `transactions`) to a name; an operation takes its
-     * own entry, else its group's, else `default` (which may be left out when there is one connector).
-     */
+    /** Which connector serves an operation: its own entry, else its group's (`cards`, `pin`…), else `default`. */
     routing: Type.Optional(
       Type.Object(
         {
@@ -50,10 +43,7 @@ export const TenantConfig = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    /**
-     * A candidate core run beside the primary (decision 0112): reads of `operations` are repeated on it after
-     * the caller has its answer and the two compared; writes only as `dry-run` where the shadow offers it.
-     */
+    /** A candidate core beside the primary (decision 0112): reads repeated and compared, writes only as dry-run. */
     shadow: Type.Optional(
       Type.Object(
         {
@@ -77,28 +67,16 @@ export const TenantConfig = Type.Object(
       {
         /** When false (the default) a password must arrive as a JWE. */
         allowPlaintextPassword: Type.Boolean(),
-        /**
-         * Routes on which a request body must arrive encrypted (Content-Type: application/jose); a plain JSON
-         * body there answers 400 (decision 0019). Each entry is a route pattern as the route table of docs/api.md
-         * writes it, with an optional method: `PUT /v1/cards/upgrade/physical`, `/v1/cards/{cardId}/block`
-         * (path parameters as `{name}` or `:name`), a trailing `*` for a prefix (`/v1/cards/*`), or `*` alone
-         * for every route that takes a body.
-         */
+        /** Routes whose body must be a JWE (0019), as docs/api.md writes them, with a method and a `*` suffix. */
         requireEncryptedBody: Type.Optional(
           Type.Array(Type.String({ pattern: REQUIRE_ENCRYPTED_BODY_PATTERN, maxLength: 256 }), { maxItems: 100 }),
         ),
       },
       { additionalProperties: false },
     ),
-    /**
-     * A sandbox tenant (demos, integration testing) may call the simulation routes under /v1/sandbox/,
-     * such as advancing a card's fulfilment; every other tenant gets 404 there.
-     */
+    /** A sandbox tenant may call the simulation routes under /v1/sandbox/; any other gets 404 there. */
     sandbox: Type.Optional(Type.Boolean({ default: false })),
-    /**
-     * Requests per minute (a fixed one-minute window) allowed to all of the tenant's authenticated
-     * callers together, and to each user; a limit left out is not enforced (DESIGN §7).
-     */
+    /** Requests per minute (fixed window) for all the tenant's callers together and per user; absent: unlimited. */
     rateLimit: Type.Optional(
       Type.Object(
         {
@@ -108,10 +86,7 @@ export const TenantConfig = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    /**
-     * The bank's home country (ISO 3166-1 alpha-2): a merchant elsewhere makes a card transaction
-     * international. Default PT, the country of the demo fixtures.
-     */
+    /** The bank's home country (ISO 3166-1 alpha-2): a merchant elsewhere makes a transaction international. */
     homeCountry: Type.Optional(Type.String({ pattern: COUNTRY_PATTERN, default: DEFAULT_HOME_COUNTRY })),
     /** The IANA time zone that decides what a day is: daily card limits, report days, date filters. */
     timeZone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, default: DEFAULT_TIME_ZONE })),

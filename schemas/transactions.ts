@@ -89,10 +89,7 @@ const DayOrInstant = (description: string) =>
     ],
   });
 
-/**
- * GET /v1/entities/{entityId}/transactions. Query values are strings (no coercion): `from`/`to` are dates
- * (a day of the tenant's time zone) or date-times with an offset; `limit` digits; the cursor is opaque.
- */
+/** Transactions' query: days or offset date-times, digit `limit`, opaque cursor (no coercion). */
 export const TransactionQuery = Type.Object(
   {
     from: Type.Optional(DayOrInstant('inclusive: YYYY-MM-DD (tenant time zone) or a date-time with an offset')),

@@ -1,11 +1,5 @@
-// `npm run generate`: every file derived from the operation tables, the core protocol and the connector contract,
-// computed in one process and written where it differs (decision 0260). Committed, because a reviewer reads
-// their diff as the API's: the listeners' OpenAPI documents, the core protocol's, the route tables of the docs
-// and the connector contract's snapshot. Not committed: the SDK's generated code, written here at install
-// (`prepare`), build and typecheck with --uncommitted. test/contract/derived-files.test.ts names any stale file.
-//
-//   tsx scripts/generate.ts                 every derived file
-//   tsx scripts/generate.ts --uncommitted   only those git does not hold (sdk/src/generated/): no app is built
+// `npm run generate`: every derived file, computed in one process and written where it differs (decision 0260).
+// `--uncommitted` writes only what git does not hold (sdk/src/generated/), without building an app.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -29,10 +23,7 @@ export interface DerivedFile {
 /** An OpenAPI document's committed text. */
 export const openapiText = (document: unknown): string => `${JSON.stringify(document, null, 2)}\n`;
 
-/**
- * Both listeners' documents, as each serves it at /openapi.json: from apps on `db` (a store of the caller's,
- * left open), or on a throwaway store started from the install's migrated template.
- */
+/** Both listeners' documents as served, from apps on `db` or on a store from the migrated template. */
 async function listenerDocuments(db?: Db): Promise<DerivedFile[]> {
   const [{ buildApp }, { loadConfig }, { MasterKey }, { buildManagementApp }, { openDb }] = await Promise.all([
     import('../src/app.js'),

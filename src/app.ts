@@ -6,7 +6,8 @@ import type { Server } from 'node:http';
 import type { FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from 'fastify';
 import Fastify, { LogController } from 'fastify';
 import fp from 'fastify-plugin';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import helmet, { type HelmetOptions } from 'helmet';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
@@ -17,7 +18,7 @@ import './route-config.js';
 import { requestContext } from './request-context.js';
 import services from './plugins/services.js';
 import errors, { frameworkErrors } from './plugins/errors.js';
-import { MAX_PARAM_LENGTH } from './errors.js';
+import { Errors, MAX_PARAM_LENGTH, renderProblem } from './errors.js';
 import routeIndex from './plugins/route-index.js';
 import tenant from './plugins/tenant.js';
 import auth from './plugins/auth.js';
@@ -51,11 +52,9 @@ interface AppOptions {
 
 const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   const operations = opts.operations ?? gatewayOperations;
-  // Bodies are JSON only: Fastify's built-in text/plain parser would hand a string to the validator
-  // (400) where an unaccepted media type must answer 415.
+  // JSON bodies only: Fastify's text/plain parser would turn a 415 into a validator's 400.
   fastify.removeContentTypeParser('text/plain');
-  // First of all hooks (with the security headers), so that every answer names its request, whatever refuses
-  // it afterwards: a client quotes the id to support (a 5xx's body carries it too, src/plugins/errors.ts).
+  // First of all hooks, so every answer names its request whatever refuses it afterwards.
   await fastify.register(requestContext);
   await fastify.register(securityHeaders);
   // Before any route: it indexes every route for 405 answers and for the dialect of a refused URL.
@@ -66,8 +65,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   // A route that declares audit but would answer without the recorder does not start.
   fastify.addHook('onRoute', refuseUnrecorded);
   await fastify.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
-  // Before the first route: it describes every route in the OpenAPI document. (Imported here: a process that
-  // only imports this module for its helpers, the CLI, does not load @fastify/swagger.)
+  // Before the first route, so it describes them all; imported here so the CLI does not load @fastify/swagger.
   const docs = await import('./plugins/docs.js');
   await fastify.register(docs.openapiCollector, { operations });
   await fastify.register(strictJson);
@@ -83,8 +81,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(idempotency);
   await fastify.register(operation);
 
-  // One line per request, on completion, with nothing from headers or bodies.
-  // …and counted: requests by route pattern (never the concrete URL: ids would explode the series) and status.
+  // One line per request on completion, nothing from headers or bodies; counted by route pattern, never the URL.
   const { metrics } = fastify.cardline;
   fastify.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url;
@@ -108,33 +105,49 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(docs.docsRoutes, { listener: 'public' });
 };
 
-/**
- * Security headers for a JSON API, on both listeners: the browser-document policies (COOP,
- * origin-agent-cluster, DNS prefetch, download options, cross-domain policies) are left out; CSP forbids
- * everything; nothing may sit in a shared cache (public key sets override this). Every answer names its
- * request in X-Request-Id.
- */
+/** JSON API security headers: a CSP forbidding everything, no shared caching, X-Request-Id on every answer. */
 export const securityHeaders = fp(
   async (fastify) => {
-    // Computed once, by helmet itself, instead of rebuilding its configuration on every request.
-    const headers = helmetHeaders({
-      contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-      crossOriginOpenerPolicy: false,
-      originAgentCluster: false,
-      xDnsPrefetchControl: false,
-      xDownloadOptions: false,
-      xPermittedCrossDomainPolicies: false,
-      frameguard: { action: 'deny' },
-      referrerPolicy: { policy: 'no-referrer' },
-    });
     fastify.addHook('onRequest', (request, reply, done) => {
-      reply.headers(headers);
+      reply.headers(SECURITY_HEADERS);
       reply.header('x-request-id', request.id);
       done();
     });
   },
   { name: 'security-headers' },
 );
+
+/**
+ * What Node's HTTP parser refuses before any request exists (malformed framing, a request or headers too slow,
+ * headers too large): written on the socket as a problem record with the security headers, since no route,
+ * hook or dialect can be known. A reset connection gets nothing.
+ */
+function clientErrorHandler(problemBaseUrl: string) {
+  return function (this: FastifyInstance, err: Error & { code?: string }, socket: Duplex): void {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const error =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? Errors.requestTimeout()
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? Errors.headersTooLarge(maxHeaderSize)
+          : Errors.malformedRequest();
+    const { status, body } = renderProblem(error, problemBaseUrl);
+    const text = JSON.stringify(body);
+    this.log.debug({ code: err.code, status }, 'client error');
+    if (socket.writable) {
+      const headers: Record<string, string> = {
+        ...SECURITY_HEADERS,
+        'x-request-id': crypto.randomUUID(),
+        'content-type': 'application/problem+json; charset=utf-8',
+        'content-length': String(Buffer.byteLength(text)),
+        connection: 'close',
+      };
+      const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${text}`);
+    }
+    socket.destroy(err);
+  };
+}
 
 /** The headers helmet sets for these options, read once from its middleware. */
 function helmetHeaders(options: HelmetOptions): Record<string, string> {
@@ -150,6 +163,18 @@ function helmetHeaders(options: HelmetOptions): Record<string, string> {
   headers['cache-control'] = 'no-store';
   return headers;
 }
+
+/** Computed once, by helmet itself, instead of rebuilding its configuration on every request. */
+const SECURITY_HEADERS = helmetHeaders({
+  contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+  crossOriginOpenerPolicy: false,
+  originAgentCluster: false,
+  xDnsPrefetchControl: false,
+  xDownloadOptions: false,
+  xPermittedCrossDomainPolicies: false,
+  frameguard: { action: 'deny' },
+  referrerPolicy: { policy: 'no-referrer' },
+});
 
 const cardlineApp = fp(app, { name: 'cardline' });
 export default cardlineApp;
@@ -168,16 +193,12 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     // No pino child per request unless something logs through request.log (src/logging.ts).
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
-    // No per-plugin start timeout (Fastify's default, 10 s, ends a start on a loaded machine with "Plugin did not
-    // start in time … forgot to call done"): the process bounds the whole start itself and names the step it is
-    // at (CARDLINE_START_TIMEOUT_MS, src/server.ts, decision 0101).
+    // No per-plugin start timeout: the process bounds the whole start and names its step (decision 0101).
     pluginTimeout: 0,
-    // request.ip (the audit's origin) is the client behind the trusted proxies named by TRUST_PROXY; an
-    // X-Forwarded-For from anyone else is ignored (decision 0047).
+    // request.ip is the client behind the TRUST_PROXY proxies; anyone else's X-Forwarded-For is ignored (0047).
     trustProxy: config.trustProxy,
-    // Slow clients (decision 0015): the whole request must arrive within requestTimeout, its headers within
-    // 10 s; a socket may sit silent while a handler waits on the core (up to the connector deadline);
-    // idle keep-alive connections close after keepAliveTimeout (above a load balancer's usual 60 s).
+    // Slow clients (decision 0015): whole request within requestTimeout, headers within 10 s; keep-alive
+    // outlives a load balancer's usual 60 s.
     requestTimeout: config.requestTimeoutMs,
     connectionTimeout: config.requestTimeoutMs + config.connectorTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -185,10 +206,8 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
       headersTimeout: Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs),
       connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
     },
-    // A caller's X-Request-Id is kept for tracing only when it is a plain short token: it lands in every
-    // log line and audit record and is forwarded to the core, so anything that could carry a card number or
-    // a token (twelve digits or more, grouped or not; a JOSE string; odd characters) is replaced by a fresh
-    // UUID. What passes here is never altered afterwards (neither the audit nor the logs scrub it).
+    // A caller's X-Request-Id reaches logs, audit and the core, so only a plain short token is kept (nothing
+    // that could hold a card number or a token); anything else is replaced by a fresh UUID.
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -197,6 +216,7 @@ export function serverOptions(config: Config, logger?: FastifyServerOptions['log
     // Answered in the route's dialect by src/plugins/errors.ts, like every other answer.
     return503OnClosing: false,
     frameworkErrors,
+    clientErrorHandler: clientErrorHandler(config.problemBaseUrl),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Each operation's schemas compiled once per process, whichever app registers them (src/schema-compilers.ts).
     schemaController: { compilersFactory },

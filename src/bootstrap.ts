@@ -13,9 +13,8 @@ export class StartupError extends Error {
 }
 
 /**
- * CARDLINE_MASTER_KEY wins. Without it, the demo keeps a generated key in the data dir (0600), and
- * operator tools (the CLI) may read that file; the production server never does, and refuses to start,
- * because a key stored beside the data it protects protects nothing.
+ * CARDLINE_MASTER_KEY wins; the demo keeps a generated key in its data dir (0600), which the production
+ * server refuses: a key stored beside the data it protects protects nothing.
  */
 export function resolveMasterKey(
   config: Config,
@@ -35,10 +34,7 @@ export function resolveMasterKey(
   return key;
 }
 
-/**
- * The gateway's store. The gateway runs the embedded store on a thread of its own (config.storeThread); a CLI
- * command, over in a moment, keeps it in process.
- */
+/** The gateway's store: the embedded one on a thread of its own, except for a short CLI command. */
 export function openStore(config: Config, opts: { thread?: boolean } = {}): Promise<Db> {
   return openDb({ databaseUrl: config.databaseUrl, dataDir: join(config.dataDir, 'pglite'), thread: opts.thread ?? false });
 }

@@ -2,12 +2,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
-/**
- * Gateway keys kept imported (decisions 0209, 0214): an imported EC key half holds about 7 KB of native
- * memory, so the default holds about 7 MB; past it the least recently used key's objects are dropped and
- * imported again (about 0.1 ms) when next needed. A request rarely needs one: a token is verified with its
- * key once, then served from the verified-token cache (src/services/identity/tokens.ts) until that entry expires.
- */
+/** Gateway keys kept imported (0209, 0214): ~7 KB of native memory each; the LRU re-imports on demand. */
 export const DEFAULT_KEY_CACHE_MAX = 1_000;
 
 /** Connector instances kept started by default (decision 0210). */
@@ -17,10 +12,7 @@ export type HsmSettings =
   | { kind: 'software' }
   | { kind: 'pkcs11'; library: string; tokenLabel: string; pin: string };
 
-/**
- * CARDLINE_HSM: `software` (default: keys sealed in the store under the master key) or `pkcs11`, which
- * needs CARDLINE_PKCS11_LIBRARY, CARDLINE_PKCS11_TOKEN_LABEL and CARDLINE_PKCS11_PIN. Errors name the variable.
- */
+/** CARDLINE_HSM: `software` (default, sealed under the master key) or `pkcs11` (CARDLINE_PKCS11_* variables). */
 export function hsmSettingsFromEnv(env: NodeJS.ProcessEnv): HsmSettings {
   const kind = env.CARDLINE_HSM || 'software';
   if (kind === 'software') return { kind };
@@ -59,10 +51,7 @@ export interface Config {
   bodyLimit: number;
   requestTimeoutMs: number;
   connectorTimeoutMs: number;
-  /**
-   * How long tenant, key and client-key lookups stay cached: null (the default) until a change is told
-   * (decision 0034); a number of milliseconds adds an expiry as a safety net; 0 caches nothing (tests).
-   */
+  /** Lookup cache lifetime: null (until a change is told, decision 0034), milliseconds as a safety net, 0 none. */
   tenantCacheTtlMs: number | null;
   /** How often each tenant's audit trail gets a signed checkpoint while it grows; 0: none (decision 0202). */
   auditCheckpointMs: number;
@@ -81,10 +70,7 @@ export interface Config {
   redisPrefix: string;
   /** Idle keep-alive connections are closed after this; keep it above the load balancer's idle timeout. */
   keepAliveTimeoutMs: number;
-  /**
-   * Addresses and CIDRs of the proxies (load balancers) whose X-Forwarded-For is believed, or false: the
-   * client's address (audit `origin`) is then the first one in the chain that is not a trusted proxy.
-   */
+  /** Proxies whose X-Forwarded-For is believed (addresses, CIDRs), or false; the client is the first untrusted hop. */
   trustProxy: string[] | false;
   /** Notification channels (decision 0080). */
   notify: NotifyConfig;
@@ -237,8 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return {
     hsm: hsmSettingsFromEnv(env),
     port: int(env, 'PORT', 8080, 0, 65535),
-    // Loopback unless told otherwise: the demo (known password, published PIN keys) must not be reachable
-    // from the network by accident. Containers and hosts behind a load balancer set HOST=0.0.0.0.
+    // Loopback by default: the demo (known password, published PIN keys) must not be reachable by accident.
     host: env.HOST || '127.0.0.1',
     adminHost: env.CARDLINE_ADMIN_HOST || '127.0.0.1',
     adminPort: int(env, 'CARDLINE_ADMIN_PORT', 8081, 0, 65535),

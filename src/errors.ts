@@ -44,11 +44,7 @@ const echoPath = (url: string, instead: string): string => {
   return path.length <= MAX_ECHOED_PATH ? path : instead;
 };
 
-/**
- * The WWW-Authenticate challenge of the public API's 401 (RFC 6750 §3, decision 0171): a request without a
- * bearer token gets the realm alone; a token that is refused gets `invalid_token`, with the one reason a client
- * can act on, expiry, said; the body is the same for all three.
- */
+/** The public 401's WWW-Authenticate (RFC 6750, decision 0171): the realm, or `invalid_token` naming only expiry. */
 const BEARER_CHALLENGES = {
   missing: 'Bearer realm="cardline"',
   invalid: 'Bearer error="invalid_token"',
@@ -56,10 +52,7 @@ const BEARER_CHALLENGES = {
 } as const;
 export type BearerChallenge = keyof typeof BEARER_CHALLENGES;
 
-/**
- * The catalogue. Each entry names an operator-facing code (CL_*), its status and the message that
- * tells the caller how to fix it.
- */
+/** The catalogue: each code (CL_*) with its status and a message telling the caller how to fix it. */
 export const Errors = {
   tenantHeaderMissing: () =>
     new CardlineError('CL_TENANT_HEADER', {
@@ -130,6 +123,15 @@ export const Errors = {
       detail: fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; '),
     }),
   badRequest: (detail: string) => new CardlineError('CL_BAD_REQUEST', { status: 400, detail }),
+  /** Refused by the HTTP parser itself, before any route: the framing is not HTTP/1.1 as it must be. */
+  malformedRequest: () => new CardlineError('CL_BAD_REQUEST', { status: 400, detail: 'The request is not well-formed HTTP/1.1 (request line, headers or framing).' }),
+  requestTimeout: () =>
+    new CardlineError('CL_REQUEST_TIMEOUT', {
+      status: 408,
+      detail: 'The request did not arrive in time (its headers, or the whole request: CARDLINE_REQUEST_TIMEOUT_MS); send it again.',
+    }),
+  headersTooLarge: (limitBytes: number) =>
+    new CardlineError('CL_HEADERS_TOO_LARGE', { status: 431, detail: `The request's headers are larger than ${limitBytes} bytes; send fewer or shorter headers.` }),
   /** One generic answer for every JWE failure, so the answer is no oracle. */
   encryptedPayload: () =>
     new CardlineError('CL_ENCRYPTED_PAYLOAD', { status: 400, detail: 'The encrypted payload could not be processed.' }),
@@ -167,6 +169,12 @@ export const Errors = {
     new CardlineError('CL_CLIENT_KEY_MISSING', {
       status: 404,
       detail: 'No client key is registered for this tenant; register one with PUT /v1/admin/client-key.',
+    }),
+  /** A new tenant's first Admin password in clear: the tenant has no key yet, the onboarding key stands in. */
+  plaintextOnboardingPassword: () =>
+    new CardlineError('CL_PLAINTEXT_PASSWORD', {
+      status: 400,
+      detail: "The first Admin's password must be a compact JWE encrypted to the onboarding key (GET /v1/onboarding/keys).",
     }),
   plaintextPassword: () =>
     new CardlineError('CL_PLAINTEXT_PASSWORD', {
@@ -236,10 +244,7 @@ export const Errors = {
     }),
 } as const;
 
-/**
- * A 5xx says nothing of its cause (no internals leave the gateway), so it names the request instead: the id a
- * client quotes to support, who find the request's log lines and audit record by it.
- */
+/** A 5xx says nothing of its cause: it names the request id, by which support finds its logs and record. */
 export function quotingRequestId(err: CardlineError, status: number, requestId: string): CardlineError {
   return new CardlineError(err.code, { ...err.init, detail: `${err.init.detail ?? reasonPhrase(status)} Quote request id ${requestId} to support.` });
 }

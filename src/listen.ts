@@ -23,10 +23,7 @@ export class ListenError extends Error {
   }
 }
 
-/**
- * Listens as `spec` says. EADDRINUSE, EACCES and EADDRNOTAVAIL become a ListenError naming the listener and its
- * variable; `others` are this process's listeners already open, so that a port taken by one of them is said.
- */
+/** Listens as `spec` says; a taken or refused address becomes a ListenError naming the listener and variable. */
 export async function listenOn(app: FastifyInstance, spec: ListenerSpec, others: readonly ListenerSpec[] = []): Promise<string> {
   try {
     return await app.listen({ host: spec.host, port: spec.port });
@@ -54,11 +51,7 @@ export function listenError(err: unknown, spec: ListenerSpec, others: readonly L
   return null;
 }
 
-/**
- * Opens and closes each listener's port, in order, failing as `listenOn` would: a start that could not listen
- * says so before it seeds the demo and prints a password or key shown only once. The port can still be taken
- * between this check and the listen; then the listen fails as before.
- */
+/** Checks each listener's port before the demo seeds and prints what is shown once (a race can still take it). */
 export async function checkPorts(specs: readonly ListenerSpec[]): Promise<void> {
   for (const [i, spec] of specs.entries()) {
     const before = specs.slice(0, i);

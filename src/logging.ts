@@ -1,17 +1,10 @@
-// Logger options: pino JSON with secrets masked by key at any depth and, as a safety net, by shape. One walk
-// of the logged object does both (decision 0207): pino's redaction by path, with its wildcards, cost about
-// 7 µs of CPU a line, more than pino's own writing of it.
-import type { Bindings, ChildLoggerOptions, Logger, LoggerOptions } from 'pino';
+// Logger options: pino JSON with secrets masked by key at any depth and by shape, in one walk (decision 0207).
+import type { Bindings, ChildLoggerOptions, DestinationStream, Logger, LoggerOptions } from 'pino';
 import { maskCardNumbers } from '../connectors/shared/pan.js';
 import { REQUEST_TRACE, traceLogFields, tracing } from './telemetry/index.js';
 
 const JWT_OR_JWE = /eyJ[\w-]*\.[\w.-]+/g;
-/**
- * Keys whose values are masked at any depth, whatever their shape: credentials (a request's authorization
- * and cookie headers, tokens, private and master keys), the fields schemas mark sensitive (address lines,
- * decision 0019) and the response fields that only leave encrypted. Also a safety net for a body or a
- * connector input logged by mistake.
- */
+/** Keys masked at any depth whatever their shape: credentials, sensitive fields and encrypted-only response fields. */
 const SENSITIVE_LOG_KEYS = new Set([
   'authorization',
   'cookie',
@@ -30,11 +23,7 @@ const SENSITIVE_LOG_KEYS = new Set([
   'password',
 ]);
 
-/**
- * Whether a string may hold what scrub() masks: a JOSE compact serialisation starts `eyJ`, and a run of 13 to
- * 19 digits (single spaces or dashes allowed between them) holds either four digits in a row or a digit, a
- * separator and a digit. Most logged strings (methods, route patterns, tenant ids) hold neither.
- */
+/** Whether a string may hold what scrub() masks (a JOSE `eyJ…` or a 13-19 digit run); most logged strings cannot. */
 const MAYBE_SECRET = /eyJ|\d{4}|\d[ -]\d/;
 
 /** Masks token/JWE strings and card-number-shaped digit runs anywhere in a logged string. */
@@ -48,8 +37,7 @@ function scrubDeep(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return scrub(value);
   if (depth > 6 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => scrubDeep(v, depth + 1));
-  // An Error's message, stack and cause are not enumerable: copy them (scrubbed), or every logged error
-  // would be `{}`. The prototype is kept so that pino's err serializer still names the error's type.
+  // An Error's message, stack and cause are not enumerable: copied (scrubbed), the prototype kept for pino.
   const isError = value instanceof Error;
   const out = (isError ? Object.create(Object.getPrototypeOf(value) as object) : {}) as Record<string, unknown>;
   if (isError) {
@@ -61,11 +49,7 @@ function scrubDeep(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/**
- * The request id, bound to every line of a request: left as it is, because genReqId (src/app.ts) only lets
- * through a caller's id that holds no card number or token, and a generated UUID's digits can look like a
- * card number across its dashes (masking it would break tracing).
- */
+/** The request id, left as it is: genReqId admits no card number or token, and masking a UUID breaks tracing. */
 const REQUEST_ID_KEY = 'requestId';
 
 /** A log object or a logger's bindings, scrubbed, its request id untouched. */
@@ -96,10 +80,8 @@ export function loggerOptions(level: string): LoggerOptions {
 }
 
 /**
- * pino serialises a child logger's bindings once, when the child is made, without the `log` formatter, and
- * resets `formatters.bindings` for children: a card number bound to a child (a request's logger, a
- * connector's) would reach every line unscrubbed. This makes every child of `logger`, at any depth, scrub its
- * bindings first (children are made with Object.create, so they inherit this `child`). Idempotent.
+ * pino serialises a child's bindings once, without the `log` formatter, so a card number bound to a child
+ * would reach every line unscrubbed: every child of `logger`, at any depth, scrubs its bindings first.
  */
 export function scrubBindings<L extends Logger>(logger: L): L {
   type Child = (this: unknown, bindings: Bindings, options?: ChildLoggerOptions) => unknown;
@@ -116,11 +98,7 @@ export function scrubBindings<L extends Logger>(logger: L): L {
 
 type LogFn = Logger['info'];
 
-/**
- * A request's logger, made when first used: most requests log one completion line, which the gateway writes
- * on the root logger with the request id as a field, so building a pino child (its bindings serialised)
- * for every request would be work thrown away. Anything that logs through request.log gets the real child.
- */
+/** A request's logger, made only when used: most requests log just their completion line on the root logger. */
 class LazyChildLogger {
   #real: Logger | undefined;
   constructor(
@@ -171,3 +149,12 @@ class LazyChildLogger {
 export function lazyChildLogger(logger: unknown, bindings: Bindings, options: ChildLoggerOptions, rawRequest?: object): Logger {
   return new LazyChildLogger(logger as Logger, bindings, options, tracing() ? rawRequest : undefined) as unknown as Logger;
 }
+
+/** The demo on a terminal: pino-pretty lines, fed what the formatters above already masked. */
+export async function prettyLogStream(destination: NodeJS.WritableStream = process.stdout): Promise<DestinationStream> {
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({ colorize: destination === process.stdout, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true, destination });
+}
+
+/** Pretty lines only for the demo on a terminal; JSON otherwise (a pipe, a file, a container's log, production). */
+export const wantsPrettyLogs = (demo: boolean, isTTY: boolean | undefined): boolean => demo && isTTY === true;

@@ -1,8 +1,5 @@
-// The state one request carries through the pipeline, declared here and nowhere else (issue 22, decision 0220):
-// who it is for (tenant), who sent it (principal, operator), the Idempotency-Key it holds, what its operation
-// did, the events to record, and the error it was answered with. Created once per request, on first use; each
-// step writes its own fields, and the recorder (src/plugins/audit.ts) reads them when the step that answers
-// calls it. No other module adds pipeline state to FastifyRequest.
+// The state one request carries through the pipeline, declared here and nowhere else (decision 0220): each
+// step writes its own fields, and the recorder reads them when the answering step calls it.
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import type { DomainEvent } from './events/outbox.js';
@@ -13,16 +10,13 @@ import type { RequestTrace } from './telemetry/index.js';
 
 /** A request's hold on its Idempotency-Key (src/plugins/idempotency.ts). */
 export interface IdempotencyHold {
-  /** The key the client sent. */
   key: string;
   /** The tenant the key's row belongs to (the operators' keys: the platform's). */
   tenantId: string;
   scope: string;
   /**
-   * The idempotency key handed to the connector (`ctx.idempotencyKey`): not the client's key but one the gateway
-   * derives per tenant, caller, route and key (and renews when the key expires), so that two callers choosing
-   * the same key never share an outcome in the core, while a retry after a 5xx reaches the core with the key
-   * of the attempt it repeats.
+   * The key handed to the connector: derived per tenant, caller, route and client key, so two callers
+   * choosing the same key never share an outcome in the core while a retry reaches it with the same key.
    */
   connectorKey: string | null;
   /** The lock token while this request holds the key (it is settled with the request's record); null for a replay. */

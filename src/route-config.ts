@@ -32,12 +32,7 @@ declare module 'fastify' {
     /** Checks that the schema cannot express; returns field errors. */
     check?: (request: FastifyRequest) => FieldError[];
     audit?: AuditSpec;
-    /**
-     * false: no Idempotency-Key handling. By default every POST/PUT/PATCH/DELETE route that needs a
-     * token (or, on the management listener, an operator key) honours the header (src/plugins/idempotency.ts);
-     * routes without a caller (auth: false) never do. 'sealed': the body or the answer holds a secret, so the
-     * body is fingerprinted under the gateway's key and the answer stored sealed (decision 0175).
-     */
+    /** false: no Idempotency-Key handling (default: every authenticated write honours it); 'sealed' (decision 0175). */
     idempotency?: false | 'sealed';
     /** Management listener: the path parameter naming the tenant the route acts on (src/plugins/operator-auth.ts). */
     tenantParam?: string;

@@ -1,10 +1,5 @@
-// Route schemas compiled once per process, not once per app. Fastify gives each app its own Ajv and compiles
-// every route's validators and response serializers when the app starts; the public and management apps,
-// each CLI store command's app and every app a test builds compile the same operation schemas again. These
-// factories wrap Fastify's own compilers (@fastify/ajv-compiler, @fastify/fast-json-stringify-compiler) and
-// keep what they compile per schema object, for the shared schemas and options it was compiled with: a schema
-// object seen again with the same ones gets the function compiled the first time. Keyed weakly, so a schema
-// nobody holds any more is not kept alive by its compiled function.
+// Route schemas compiled once per process, not once per app: Fastify's own compilers wrapped and keyed weakly
+// by schema object, so every app (public, management, the CLI's, each test's) reuses the first compilation.
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { FastifyServerOptions } from 'fastify';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';

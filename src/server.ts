@@ -1,20 +1,19 @@
 // The process: configuration, store, demo seeding, listen, and graceful shutdown on SIGTERM.
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
+import pino from 'pino';
 import { buildApp } from './app.js';
 import { reportReady, runPrimary, workerIndex } from './cluster.js';
 import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
 import { ConfigError, isLoopback, loadConfig } from './config.js';
 import { ListenError, checkPorts, listenOn, type ListenerSpec } from './listen.js';
 import { buildManagementApp } from './management/app.js';
+import { loggerOptions, prettyLogStream, wantsPrettyLogs } from './logging.js';
 import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/tenancy/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
 import { startTracing } from './telemetry/index.js';
 
-/**
- * What the start is doing, for the messages of a start that fails or overruns (decision 0101). Fastify's own
- * plugin timeout is off (pluginTimeout 0, src/app.ts): a slow machine is not a failure.
- */
+/** What the start is doing, for the message of a start that fails or overruns (decision 0101). */
 let step = 'reading the configuration';
 
 /** Ends a start that has not finished within CARDLINE_START_TIMEOUT_MS, naming the step it is stuck at. */
@@ -58,7 +57,9 @@ async function main(): Promise<void> {
   step = config.databaseUrl ? 'opening the store (DATABASE_URL)' : `opening the embedded store in ${config.dataDir}`;
   const db = await openStore(config, { thread: config.storeThread });
   step = "starting the gateway's services (store migrations, master key check, connectors, HSM, Redis when configured)";
-  const app = await buildApp({ config, db, masterKey });
+  // Read on a terminal, the demo's log is pretty lines; piped or in production it stays JSON.
+  const logger = wantsPrettyLogs(config.demo, process.stdout.isTTY) ? pino(loggerOptions(config.logLevel), await prettyLogStream()) : undefined;
+  const app = await buildApp({ config, db, masterKey, ...(logger ? { logger } : {}) });
 
   if (config.demo && firstProcess) {
     step = 'seeding the demo tenants';

@@ -5,14 +5,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { stopTracing } from './telemetry/index.js';
 
-/**
- * Follows each connection of the servers and how many of its requests are being answered; the function returned
- * closes, at shutdown, every connection that carries no request (idle, or a request whose headers never
- * completed), and leaves those with answers under way. Node's closeIdleConnections() leaves a connection with a
- * half-sent request open until its headers timeout, which outlasted the grace period (a worker killed mid-load
- * left one to its successor). Counted, not flagged: a pipelined request is under way while the one before it
- * is answered, and that answer's end must not make the connection look unused.
- */
+/** Tracks each connection's requests so shutdown closes every connection carrying none (counted, for pipelining). */
 export function unusedConnections(servers: readonly Server[]): () => void {
   const answering = new WeakMap<Socket, number>();
   const open = new Set<Socket>();
@@ -54,8 +47,7 @@ export function closeOnSignals(apps: FastifyInstance | FastifyInstance[], graceM
         });
     }, graceMs);
     force.unref();
-    // A keep-alive connection outlives its last response: close each one as soon as it is idle, or
-    // shutdown would wait for the client's keep-alive timeout (in-flight requests still finish).
+    // Keep-alive connections are closed as soon as idle, or shutdown would wait for the client's timeout.
     const closeIdle = setInterval(closeUnused, 100);
     closeIdle.unref();
     all

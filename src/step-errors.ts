@@ -1,5 +1,5 @@
-// What a pipeline step declares beside its code: the errors it can answer, for which operations (issue 22,
-// decision 0220). The OpenAPI documents are built from these declarations (src/openapi/document.ts), so a
+// What a pipeline step declares beside its code: the errors it can answer, for which operations (decision
+// 0220). The OpenAPI documents are built from these declarations (src/openapi/document.ts), so a
 // step's refusals are documented on exactly the routes it runs on.
 import type { CardlineError } from './errors.js';
 import type { Operation } from './operations/define.js';

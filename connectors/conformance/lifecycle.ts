@@ -32,10 +32,7 @@ const DRIVING_STEPS: Step[] = [
   { action: 'block' },
 ];
 
-/**
- * The shortest series of operations that takes a fixture card to each status, found by a breadth-first
- * search over the transition table itself. Statuses missing from the map cannot be reached.
- */
+/** Shortest operations to each status, by breadth-first search over the transition table. */
 export function routesToStatuses(): Map<string, Step[]> {
   const routes = new Map<string, Step[]>([[statusLabel(FIXTURE_STATUS), []]]);
   const queue: CardStatus[] = [FIXTURE_STATUS];

@@ -155,12 +155,7 @@ export interface FreshOptions {
   cleanup?: () => Promise<void>;
 }
 
-/**
- * A target that creates a new instance from a definition for each scenario. `options` is either one
- * options object (enough when each instance owns its state, like the mock's) or a function returning
- * fresh options per instance (a new directory, a reset core). Options are validated against the
- * connector's schema; errors name the field.
- */
+/** A target making a new instance per scenario; `options` is an object or a function of fresh ones, validated. */
 export function targetFromDefinition(
   definition: ConnectorDefinition,
   options: unknown | (() => FreshOptions | Promise<FreshOptions>) = {},

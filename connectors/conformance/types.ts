@@ -8,10 +8,9 @@ export interface ConformanceInstance {
 }
 
 /**
- * What the suite runs against. `create()` is called once per scenario and must return an instance
- * whose core holds the demo fixtures, freshly (the scenarios change state): ENT-1001..1003 with a
- * credit limit of 50000.00, nothing outstanding and one ACTIVE virtual card each, no transaction, free kits KIT-2001..2005, KIT-2101
- * allocated to ENT-1003, no KIT-9999. `dispose()`, if given, runs once after the last scenario.
+ * What the suite runs against: `create()` per scenario returns an instance holding the demo fixtures afresh
+ * (ENT-1001..1003 at 50000.00 with one ACTIVE virtual card each, free kits KIT-2001..2005, KIT-2101 allocated
+ * to ENT-1003, no KIT-9999); `dispose()` runs after the last scenario.
  */
 export interface ConformanceTarget {
   name: string;
@@ -20,10 +19,7 @@ export interface ConformanceTarget {
 }
 
 export interface ScenarioContext {
-  /**
-   * The instance under test. Calling an operation it does not offer ends the scenario as "not offered"
-   * (neither passed nor failed), so a scenario is written as if every operation were there.
-   */
+  /** The instance under test; calling what it does not offer ends the scenario as "not offered". */
   connector: ConnectorOperations & Connector;
   /** A fresh call context: tenant `conformance`, a unique request id, a silent logger, a 5 s deadline. */
   ctx(overrides?: Partial<ConnectorContext>): ConnectorContext;
@@ -43,7 +39,6 @@ export interface ScenarioResult {
   ok: boolean;
   /** Why it failed or was not run: the unmet expectation, the error thrown, the operation not offered. */
   reason?: string;
-  /** The operation not offered. */
   notOffered?: ContractOperation;
   /** The operations the scenario called (or reached for). */
   uses: ContractOperation[];

@@ -61,10 +61,7 @@ export class FileCore implements Connector {
     return new FileCore(await FileStore.open({ ...options, logger: deps.logger, secrets: deps.secrets }));
   }
 
-  /**
-   * Writes are applied in memory, journaled and acknowledged once durable (store.ts); a dry-run write is
-   * answered from a copy of the state and journals nothing. Reads are served from memory.
-   */
+  /** Writes apply in memory, acknowledged once journaled; dry-run writes use a copy; reads come from memory. */
   private call<O extends ContractOperation>(ctx: Ctx, operation: O, input: OperationInput<O>): Promise<OperationResult<OperationValue<O>>> {
     if (!isWriteOperation(operation)) return this.store.read(ctx.signal, (bank) => applyTo(bank, operation, input, undefined));
     if (ctx.dryRun) return this.store.read(ctx.signal, (bank) => dryRunOn(bank.state, operation, input));

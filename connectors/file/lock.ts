@@ -67,10 +67,7 @@ export class DirLock {
     private readonly unlock: () => Promise<void>,
   ) {}
 
-  /**
-   * Takes the directory's lock, waiting up to `timeoutMs` for a live holder to let go. A lock whose holder
-   * is dead is marked stale (its mtime moved back) so that proper-lockfile itself breaks it.
-   */
+  /** Takes the directory's lock, waiting up to `timeoutMs`; a dead holder's lock is marked stale to be broken. */
   static async acquire(dir: string, timeoutMs: number, onCompromised: (err: Error) => void = () => undefined): Promise<DirLock> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {

@@ -20,11 +20,7 @@ export const JOURNAL_FILE = 'journal.log';
 const FORMAT = 'cardline-file-core';
 const DEFAULT_SNAPSHOT_EVERY = 1000;
 
-/**
- * The snapshot file: the whole state as of journal sequence `seq`. Version 2 holds each card's `pan` and
- * `cvv` sealed (`card/<cardId>/pan`, `card/<cardId>/cvv`); version 1 (written before sealing) holds them
- * in clear, is still read, and is rewritten as version 2 when the store opens it.
- */
+/** The snapshot: state as of `seq`; v2 seals each card's pan and cvv, v1 (clear) is read and rewritten as v2. */
 export interface SnapshotFile {
   format: typeof FORMAT;
   version: 1 | 2;
@@ -147,10 +143,7 @@ function parseSnapshot(dir: string, text: string): SnapshotFile {
   return snap;
 }
 
-/**
- * How each journaled operation is applied, live and on replay: the journal's `input` is exactly what
- * CoreBank receives (for setPin that is the record of the change, never the PIN block).
- */
+/** How each journaled operation is applied, live and on replay (setPin's input records the change, not the block). */
 /** What each write takes: the parameter of CoreBank's method of that name. */
 export type OperationInputs = { [O in CoreOperation]: Parameters<CoreBank[O]>[0] };
 
@@ -289,11 +282,7 @@ interface Waiter {
   reject(err: Error): void;
 }
 
-/**
- * An open file core. Operations apply to the in-memory state at once (CoreBank is synchronous, so each
- * is atomic within the process and they are ordered by arrival) and are acknowledged only once their
- * journal line is fsync'd; lines that arrive while an fsync runs share the next one (group commit).
- */
+/** An open file core: applied in memory at once, acknowledged once its journal line is fsync'd (group commit). */
 export class FileStore {
   readonly bank: CoreBank;
   private pending: string[] = [];
@@ -319,10 +308,7 @@ export class FileStore {
     this.durableSeq = seq;
   }
 
-  /**
-   * Takes the directory's lock, loads the snapshot, replays the journal and compacts it (so a torn tail
-   * is never followed by new lines). Throws ConnectorUnavailableError when the lock is held or the files are damaged.
-   */
+  /** Locks, loads, replays and compacts (no new line after a torn tail); ConnectorUnavailableError otherwise. */
   static async open(opts: FileStoreOptions): Promise<FileStore> {
     const dir = resolve(opts.dir);
     const unavailable = (err: unknown) =>
@@ -366,10 +352,7 @@ export class FileStore {
     return this.execute(op, input, key, signal, () => apply(this.bank, op, input, key)) as Promise<ReturnType<CoreBank[O]>>;
   }
 
-  /**
-   * A read, served from memory and not journaled. It waits for the writes before it to be durable, so
-   * that it never shows a change a crash could still undo.
-   */
+  /** A read from memory that waits for earlier writes to be durable, so it never shows what a crash could undo. */
   async read<T>(signal: AbortSignal, read: (bank: CoreBank) => OperationResult<T>): Promise<OperationResult<T>> {
     this.check();
     if (signal.aborted) throw new ConnectorTimeoutError('deadline passed before the file core read its state');
@@ -399,8 +382,7 @@ export class FileStore {
     this.check();
     if (signal.aborted) throw new ConnectorTimeoutError('deadline passed before the file core applied the operation');
     const result = apply();
-    // A refusal without an idempotency key changes nothing and is not journaled, but it still waits for
-    // the writes before it: it may rest on them, and must not be reported if they are lost.
+    // A refusal without a key is not journaled but waits for earlier writes: it may rest on them.
     let target = this.appendedSeq;
     if (key || result.status === 'succeeded') {
       target = ++this.appendedSeq;
@@ -468,11 +450,7 @@ export class FileStore {
     }
   }
 
-  /**
-   * Writes the whole state (including lines not yet appended: the snapshot covers them) and empties the
-   * journal. A crash between the rename and the truncation leaves entries the snapshot already holds;
-   * loading skips them by sequence.
-   */
+  /** Writes the whole state and empties the journal; entries a crash leaves behind are skipped by sequence. */
   private async snapshot(): Promise<void> {
     const seq = this.appendedSeq;
     const text = serializeSnapshot(seq, this.bank.state, this.secrets);
@@ -591,11 +569,7 @@ function checkFixtures(snapshot: unknown): MockCoreSnapshot {
   return s;
 }
 
-/**
- * The directory's current state as fixtures JSON, card numbers and CVVs opened (fixtures hold them in
- * clear). Takes no lock, so it works beside a running gateway: it reads a snapshot and the journal after
- * it, and reads again if a compaction replaced the snapshot meanwhile.
- */
+/** The directory's state as fixtures JSON (secrets opened); lock-free, so it reads beside a running gateway. */
 export async function exportFixtures(dir: string, secrets: ConnectorSecrets): Promise<MockCoreSnapshot> {
   const abs = resolve(dir);
   for (let attempt = 1; ; attempt++) {
@@ -625,11 +599,7 @@ async function highestSeq(dir: string): Promise<number> {
   return seq;
 }
 
-/**
- * Replaces the directory's state with `snapshot` (as `exportFixtures` returns it). Takes the lock, so it
- * fails while a gateway has the directory open. The new snapshot gets a sequence above every journal
- * entry, so a crash before the journal is emptied cannot replay old entries over it.
- */
+/** Replaces the state under the lock, sequenced above every journal entry so old entries cannot replay over it. */
 export async function importFixtures(
   dir: string,
   snapshot: unknown,

@@ -11,21 +11,12 @@ export interface CoreAnswer {
   body: unknown;
 }
 
-/**
- * How a connector reads one answer:
- * - `result`: an OperationResult for the gateway (succeeded, rejected, or pending for anything uncertain);
- * - `unavailable`: the core did not apply it (or said it failed); `retryable` when a retry under the same
- *   idempotency key (or of a read) is safe and may succeed.
- */
+/** One answer read: `result` (pending when uncertain), or `unavailable`, `retryable` when a retry is safe. */
 export type Classified<T> =
   | { kind: 'result'; result: OperationResult<T> }
   | { kind: 'unavailable'; retryable: boolean; reason: string };
 
-/**
- * - `timeout`: no answer in time; the outcome is unknown (→ ConnectorTimeoutError, never retried).
- * - `not-sent`: the connection was never made, so the core certainly did not see the request.
- * - `maybe-sent`: the connection failed after the request may have reached the core.
- */
+/** `timeout`: outcome unknown, never retried; `not-sent`: the core never saw it; `maybe-sent`: it may have. */
 export type TransportFailure = { kind: 'timeout'; code: string } | { kind: 'not-sent'; code: string } | { kind: 'maybe-sent'; code: string };
 
 const NOT_SENT = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);

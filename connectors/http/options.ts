@@ -63,8 +63,7 @@ export const HttpTransportOptions = {
       {
         failureThreshold: Type.Integer({ minimum: 1, maximum: 1_000, default: 5, description: 'consecutive transport failures that open it' }),
         openMs: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 30_000, description: 'how long it stays open' }),
-        // Configurations written before decision 0040 may carry 1; any other count cannot be honoured
-        // (cockatiel probes with one call at a time), so it is refused rather than silently ignored.
+        // Only 1 predates decision 0040; cockatiel probes one call at a time, so any other count is refused.
         halfOpenProbes: Type.Optional(
           Type.Literal(1, { description: 'only 1: a half-open breaker probes with one call and holds the others until it answers (decision 0040)' }),
         ),

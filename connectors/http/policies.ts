@@ -41,10 +41,7 @@ export const fullJitter =
     return [Math.floor(random() * ceiling), next];
   };
 
-/**
- * Retries what `retryable` accepts, at most `max` times, after full-jitter delays bounded by the options.
- * Its timers do not keep a stopping process alive.
- */
+/** Retries what `retryable` accepts, at most `max` times, with full jitter; timers do not hold the process. */
 export function retryPolicy(
   retryable: (err: unknown) => boolean,
   opts: { max: number; baseDelayMs: number; maxDelayMs: number },
@@ -54,10 +51,7 @@ export function retryPolicy(
   return retry(handleWhen(retryable), { maxAttempts: opts.max, backoff }).dangerouslyUnref();
 }
 
-/**
- * cockatiel's breaker with what the transport reports: consecutive failures, how often it opened, and
- * "half-open" as soon as `openMs` has passed (cockatiel moves there only when the next call arrives).
- */
+/** cockatiel's breaker, reporting failures, openings, and half-open as soon as `openMs` passed. */
 export class CoreBreaker {
   readonly policy: CircuitBreakerPolicy;
   private readonly counter: ConsecutiveBreaker;
@@ -94,10 +88,7 @@ export class CoreBreaker {
 const stateName = (s: CircuitState): BreakerState =>
   s === CircuitState.Closed ? 'closed' : s === CircuitState.HalfOpen ? 'half-open' : 'open';
 
-/**
- * Breakers by core, reference-counted: connector instances of tenants that point at the same origin with
- * the same settings share one breaker, so a dead core trips once for all of them.
- */
+/** Breakers by core, reference-counted: tenants on one origin share one, so a dead core trips once. */
 const shared = new Map<string, { breaker: CoreBreaker; refs: number }>();
 
 export function acquireBreaker(

@@ -123,10 +123,8 @@ export class HttpTransport {
   }
 
   /**
-   * One operation: attempts until an answer maps to a result, or the failure is final. Retries only when a
-   * repeat cannot apply the operation twice: the request certainly never left (connection refused), the core
-   * dedupes it by the caller's idempotency key, or it is a read (GET). Throws ConnectorTimeoutError when the
-   * deadline passes first and ConnectorUnavailableError when the core cannot be used.
+   * One operation, retried only when a repeat cannot apply it twice (never sent, deduped by key, or a GET).
+   * Throws ConnectorTimeoutError past the deadline, ConnectorUnavailableError when the core cannot be used.
    */
   async call<T>(op: string, request: CoreRequest, ctx: ConnectorContext, map: AnswerMapper<T>): Promise<OperationResult<T>> {
     this.counters.calls++;

@@ -52,10 +52,7 @@ export class BankStore {
 
   constructor(private readonly opts: BankStoreOptions) {}
 
-  /**
-   * Runs `fn` alone on the bank (operations of one bank never interleave) and, when `persist` says so,
-   * writes the bank's snapshot before resolving. A failed write discards the in-memory change.
-   */
+  /** Runs `fn` alone on the bank and, with `persist`, writes its snapshot before resolving (a failed write undoes). */
   exclusive<T>(bankId: string, fn: (bank: CoreBank) => T, persist: (result: T) => boolean = () => false): Promise<T> {
     const slot = this.slot(bankId);
     const run = slot.tail.then(async () => {

@@ -52,10 +52,7 @@ export class FaultInjector {
     return this.config.latencyMs;
   }
 
-  /**
-   * Draws the random fault of one operation. One draw per operation whatever the rates, so that the
-   * sequence of faults depends only on the seed and the number of operations.
-   */
+  /** One fault draw per operation, so the sequence depends only on the seed and the count. */
   draw(): Fault | undefined {
     const r = this.random();
     const { errorRate, timeoutRate, resetRate } = this.config;

@@ -138,10 +138,7 @@ export function buildMockCore(opts: MockCoreOptions = {}): FastifyInstance {
     reply.raw.once('close', release);
   };
 
-  /**
-   * Applies the request's fault, or (for operations) the configured latency and a random draw.
-   * Returns true when the fault has answered the request (or never will), so the handler must stop.
-   */
+  /** Applies the request's fault or latency; true when the fault answered (or never will), so the handler stops. */
   const injectFault = async (request: FastifyRequest, reply: FastifyReply, operation: boolean): Promise<boolean> => {
     const header = request.headers['x-mock-fault'];
     const requested = parseFaultHeader(typeof header === 'string' ? header : undefined);
@@ -187,9 +184,8 @@ export function buildMockCore(opts: MockCoreOptions = {}): FastifyInstance {
   };
 
   /**
-   * An operation of the table: the input is the path's identifiers over the query and the body, and the
-   * CoreBank rule of the same name applies it, one at a time per bank. A write is saved when it changed
-   * state or carries a key (its outcome is then kept); a read is never saved and never pending.
+   * An operation of the table applied by its CoreBank rule, one at a time per bank; a write is saved when
+   * it changed state or carries a key; a read never.
    */
   const operation = (entry: CoreOperation) => async (request: FastifyRequest, res: FastifyReply) => {
     if (await injectFault(request, res, true)) return res;

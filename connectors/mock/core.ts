@@ -118,10 +118,7 @@ function nextNumber(ids: Iterable<string>, prefix: string, floor: number): numbe
 
 type Resolved = { card: MockCard } | { refusal: OperationResult<never> };
 
-/**
- * Operations the core applies; an idempotency key makes a retry return the first outcome unchanged.
- * Every answer is a copy: callers never hold the core's own objects.
- */
+/** Operations the core applies; a retried key returns the first outcome; every answer is a copy. */
 export class CoreBank implements BankOperations {
   constructor(readonly state: MockCoreState) {}
 
@@ -252,11 +249,8 @@ export class CoreBank implements BankOperations {
   }
 
   /**
-   * Decides an authorization as an issuer's host would, checks in order (decision 0052): the card is
-   * ACTIVE; an international merchant needs international use switched on (off unless
-   * `international.enabled` is true); the channel is enabled; the channel's daily limit and count (of
-   * the day of `at` in the tenant's zone, approved transactions of this card, channel and category) hold;
-   * the amount fits the available credit. A decline is recorded like an approval.
+   * Decides an authorization as an issuer's host would, in order (decision 0052): card ACTIVE, international
+   * use if the merchant is abroad, the channel enabled and within its daily limits, credit available.
    */
   authorize(input: AuthorizationInput, idempotencyKey?: string): OperationResult<Transaction> {
     return this.once('authorize', idempotencyKey, () => {
@@ -382,11 +376,7 @@ export class CoreBank implements BankOperations {
     });
   }
 
-  /**
-   * The card `ref` names for `action`, by the rules the writes use. With an idempotency key whose
-   * write already succeeded, the card that write applied to: a retry resolves to the same card even
-   * when the first attempt changed which cards match (the REST protocol resolves before it writes).
-   */
+  /** The card `ref` names for `action`; a retried key resolves to the card its first success applied to. */
   resolveCardId(ref: CardRef, action: RefAction, idempotencyKey?: string): OperationResult<{ cardId: string }> {
     if (idempotencyKey) {
       const seen = this.state.idempotency.get(`${OPERATION_OF[action]}:${idempotencyKey}`) as OperationResult<{ cardId?: unknown }> | undefined;
@@ -468,10 +458,8 @@ export class CoreBank implements BankOperations {
   }
 
   /**
-   * CardRef resolution (contract.ts): every identifier given must name the same card. `cardId` names it;
-   * else `entityId` (with `kitNo`, the entity's card on that kit) names the entity's single card the
-   * action applies to; else `kitNo` names the card mapped to it. An entity whose only card cannot take
-   * the action resolves to that card, so the refusal says why (CARD_STATE_INVALID), not "not found".
+   * CardRef resolution (contract.ts): every identifier given must name the same card. An entity whose only card
+   * cannot take the action resolves to it, so the refusal says why (CARD_STATE_INVALID), not "not found".
    */
   private resolve(ref: CardRef, action: CardAction): Resolved {
     const { cardId, entityId, kitNo } = ref;

@@ -144,10 +144,7 @@ export function demoFixtures(): MockCoreState {
 /** The test PAN of card number `n` (CARD-<n>): `4`, n in 14 digits, and a Luhn check digit. */
 const demoPan = (n: number): string => withLuhnDigit(`4${String(n).padStart(14, '0')}`);
 
-/**
- * Card CARD-<n>, VIRTUAL and ACTIVE, with its test PAN and CVV. The simulated core has no clock of its own
- * (a replayed journal must give the same card), so every card it issues expires 12/29, as the fixtures do.
- */
+/** Card CARD-<n>, VIRTUAL and ACTIVE; expiry fixed at 12/29, since a replayed journal must issue the same card. */
 export function virtualCard(n: number, entityId: string, balanceMinor = 0n): MockCard {
   const pan = demoPan(n);
   return { cardId: `CARD-${n}`, entityId, form: 'VIRTUAL', state: 'ACTIVE', pan, expiry: DEMO_EXPIRY, cvv: demoCvv(pan), pinSet: false, balanceMinor };
@@ -160,10 +157,7 @@ export function emptyFixtures(): MockCoreState {
 /** Contact details for entities of snapshots written before entities had them. */
 const legacyContact = (entityId: string): Contact => ({ email: `${entityId.toLowerCase()}@example.invalid`, mobile: '+10000000000' });
 
-/**
- * Plain JSON form of the state (bigints as decimal strings), for files and fixture export. Card fields
- * added later (expiry, cvv, pinSet) are optional so that older snapshots still load; they get defaults.
- */
+/** The state as plain JSON (bigints as strings); later card fields are optional so older snapshots load. */
 export interface MockCoreSnapshot {
   entities: (Omit<MockEntity, 'creditLimitMinor' | 'outstandingMinor' | 'type' | 'contact'> & {
     creditLimitMinor: string;

@@ -86,9 +86,8 @@ const call =
     transport.call(entry.serves, coreRequest(entry, input, body), ctx, (a) => answer(a, input));
 
 /**
- * A lifecycle change by CardRef. The protocol's change paths take a cardId; a reference by entity or kit
- * is resolved first (GET /v1/card-resolution, under the same idempotency key, so that a retry resolves
- * to the card the first attempt changed). A refusal of the lookup is the operation's refusal.
+ * A lifecycle change by CardRef: a reference by entity or kit is resolved first under the same key, so a
+ * retry resolves to the card the first attempt changed.
  */
 const byCardRef =
   <I extends CardRef>(entry: CoreOperation<'activateCard' | 'lockCard' | 'unlockCard' | 'blockCard'>, change: CardChange, body?: (input: I) => CoreBlockRequest) =>

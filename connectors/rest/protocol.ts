@@ -70,12 +70,7 @@ interface CoreEndpoint {
   description?: string;
 }
 
-/**
- * An operation of the protocol.
- * - `write` changes state: it takes an Idempotency-Key, answers 200 APPLIED, 202 when only taken, 422 for a
- *   business refusal; the configured faults and latency apply.
- * - `read` changes nothing: 200 with the value or 422; a client retries it freely.
- */
+/** An operation: a `write` takes an Idempotency-Key (200 APPLIED, 202 taken, 422 refused); a `read` changes nothing. */
 export interface CoreOperation<R extends CoreRule = CoreRule> extends CoreEndpoint {
   kind: 'write' | 'read';
   /** The rule it applies, by the contract operation's name (the mock core calls CoreBank's method of that name). */
@@ -84,10 +79,7 @@ export interface CoreOperation<R extends CoreRule = CoreRule> extends CoreEndpoi
   keyed: boolean;
   /** How a core answers the rule's value (the 200 body), in the protocol's words. */
   answer(value: RuleValue<R>, input: RuleInput<R>): unknown;
-  /**
-   * How a server reads a request into the rule's input, where the query's strings are not the input's
-   * types (a page size); default: the path's identifiers over the query and the body, as they are.
-   */
+  /** How a server reads a request into the rule's input; default: path identifiers over query and body. */
   input?(fields: Record<string, unknown>): RuleInput<R>;
 }
 
@@ -125,7 +117,6 @@ const readAnswers = (value: TSchema): Record<number, CoreAnswerSpec> => ({
 type Spec<R extends CoreRule, A extends TSchema> = Omit<CoreOperation<R>, 'operationId' | 'kind' | 'serves' | 'keyed' | 'answers' | 'params' | 'answer' | 'input'> & {
   input?(fields: Record<string, unknown>): RuleInput<R>;
   params?: Record<string, TSchema>;
-  /** The 200 body. */
   value: A;
   answer(value: RuleValue<R>, input: RuleInput<R>): Static<A>;
 };
@@ -387,11 +378,7 @@ type Operations = typeof operations;
 /** The protocol's paths that are not operations. */
 export type CoreProbeId = { [K in keyof Operations]: Operations[K] extends Omit<CoreProbe, 'operationId'> ? K : never }[keyof Operations];
 
-/**
- * The core REST protocol v1, one entry per operation, keyed by operationId and in the order of the
- * document. Adding an operation: its entry in the contract table (connectors/contract.ts), an entry here, and
- * a line in the REST connector; the mock, file and mock-core server follow the table (docs/connectors.md).
- */
+/** The core REST protocol v1, one entry per operation keyed by operationId (adding one: docs/connectors.md). */
 export const CORE_PROTOCOL = Object.fromEntries(Object.entries(operations).map(([operationId, spec]) => [operationId, { operationId, ...spec }])) as {
   [K in keyof Operations]: Operations[K] & { operationId: K };
 };

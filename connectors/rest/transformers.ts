@@ -72,10 +72,7 @@ import { type CoreOperation, type CoreRule, type RuleInput } from './protocol.js
 
 // ── Requests ────────────────────────────────────────────────────────────────────────────────────────
 
-/**
- * The request target of one protocol entry: each `{name}` of its path filled (encoded) from the input's
- * field of that name, then its query parameters that the input sets, in the order the entry declares them.
- */
+/** An entry's request target: `{name}`s filled (encoded) from the input, then the query parameters it sets. */
 export function corePath<R extends CoreRule>(entry: Pick<CoreOperation<R>, 'path' | 'query'>, input: RuleInput<R>): string {
   const fields = input as Record<string, unknown>;
   const path = entry.path.replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -159,10 +156,7 @@ export const toCoreRepayment = (input: RepaymentInput): CoreRepaymentRequest => 
 const BUSINESS_CODE = new RegExp(BUSINESS_CODE_PATTERN);
 const MAX_MESSAGE = 500;
 
-/**
- * A core's refusal text is shown to the caller: bounded, single-line, and any card-number-shaped digit
- * run masked, in case a core echoes one.
- */
+/** A core's refusal text as the caller sees it: bounded, single-line, card-number runs masked. */
 export function cleanMessage(message: string): string {
   const oneLine = message.replace(/\p{Cc}+/gu, ' ').trim();
   const masked = oneLine.replace(/\d{13,19}/g, (run) => `${run.slice(0, 6)}${'*'.repeat(run.length - 10)}${run.slice(-4)}`);
@@ -177,10 +171,7 @@ const sameAmount = (a: string, b: string) => {
   }
 };
 
-/**
- * The status table shared by both operations; `applied` reads a 200 body, returning undefined when it
- * is not a well-formed confirmation of *this* request.
- */
+/** The status table of both operations; `applied` is undefined unless a 200 confirms *this* request. */
 function classify<T>(answer: CoreAnswer, applied: (body: unknown) => T | undefined): Classified<T> {
   const { status, body } = answer;
   const acceptedReference = () => (Value.Check(CoreAccepted, body) ? body.reference : undefined);
@@ -279,11 +270,7 @@ export function fromCorePin(answer: CoreAnswer, cardId: string): Classified<{ ca
 
 // ── Read answers ────────────────────────────────────────────────────────────────────────────────────
 
-/**
- * The status table of reads. A read has no "pending": a 200 that is not a well-formed answer to *this*
- * read, a 202 or any status outside the protocol is a failure of the core (→ ConnectorUnavailableError).
- * A read changes nothing, so every transient failure may be retried with or without a key.
- */
+/** Reads' status table: no "pending"; anything but a well-formed 200 is a core failure, retryable freely. */
 function classifyRead<T>(answer: CoreAnswer, read: (body: unknown) => T | undefined): Classified<T> {
   const { status, body } = answer;
   if (status === 200) {

@@ -30,10 +30,7 @@ export interface Hoister {
   components(document: unknown): Record<string, unknown>;
 }
 
-/**
- * Builds a hoister over `named` (name → schema). Two names for the same schema are refused: a client would
- * get two types for one thing.
- */
+/** A hoister over `named`; two names for one schema are refused (a client would get two types). */
 export function hoister(named: Record<string, unknown>, prefix = '#/components/schemas/'): Hoister {
   const byKey = new Map<string, string>();
   const bodies = new Map<string, unknown>();

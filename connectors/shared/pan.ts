@@ -13,25 +13,16 @@ export function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/**
- * Keeps the first six and last four characters and masks every digit between them
- * (`4000000000030017` → `400000******0017`). Idempotent: an already masked value is unchanged.
- */
+/** Masks the digits between the first six and last four (`400000******0017`); idempotent. */
 export function maskPan(value: string): string {
   if (value.length <= 10) return value.slice(0, -4).replace(/\d/g, '*') + value.slice(-4);
   return value.slice(0, 6) + value.slice(6, -4).replace(/\d/g, '*') + value.slice(-4);
 }
 
-/**
- * 13-19 digits, optionally grouped by single spaces or dashes (`4111 1111 1111 1111`), not inside a
- * longer digit run; letters around it do not hide it (`card_4111111111111111`).
- */
+/** 13-19 digits, maybe grouped by single spaces or dashes, not inside a longer run; letters around do not hide it. */
 const DIGIT_RUN = /(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)/g;
 
-/**
- * Masks card-number-shaped digit runs in free text. `luhnOnly`: mask only runs that pass the Luhn check
- * (ids that merely contain long numbers stay readable); otherwise mask every run (logs).
- */
+/** Masks card-number runs in text; `luhnOnly` keeps ids with long non-Luhn numbers readable. */
 export function maskCardNumbers(text: string, { luhnOnly }: { luhnOnly: boolean }): string {
   return text.replace(DIGIT_RUN, (run) => {
     const digits = run.replace(/\D/g, '');

@@ -8,9 +8,8 @@ export type PreferenceChannel = (typeof PREFERENCE_CHANNELS)[number];
 type Category = NonNullable<Preferences['domestic']>;
 
 /**
- * Whether a category's settings let a channel through: not while the category is switched off or the
- * channel's own `enabled` is false; and once the category names a channel it names all that work, so a
- * channel it does not name is off. A category that names none (or no category) leaves all four to its switch.
+ * Whether a category lets a channel through: not when switched off or the channel is off; a category
+ * naming channels turns off the ones it does not name.
  */
 export function channelIsOn(category: Category | undefined, channel: PreferenceChannel): boolean {
   if (category === undefined) return true;

@@ -48,11 +48,7 @@ class SessionError extends Error {
   }
 }
 
-/**
- * The console's own session routes: sign in with a key (POST), read the CSRF token again (GET), sign out
- * (DELETE). A 401 to the first two is a wrong key or no session yet, said where it happens, not a session that
- * ended.
- */
+/** The console's session routes: sign in (POST), CSRF token (GET), sign out (DELETE). */
 export async function sessionRequest(method: 'GET' | 'POST' | 'DELETE', body?: { key: string }): Promise<SessionInfo | null> {
   const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
   if (body) headers['content-type'] = 'application/json';

@@ -21,10 +21,7 @@ export type ConnectorChoice = GatewayConnectorsResponse['result'][number];
 /** A core that an operator must look at: its breaker is open, or most of its recent calls failed. */
 export const failing = (c: Pick<CoreState, 'breaker' | 'recent'>): boolean => c.breaker === 'open' || (c.recent.calls > 0 && c.recent.errorRate >= 0.5);
 
-/**
- * Why a failing core is marked: its breaker open (saying so when the breaker is shared with other tenants on the
- * same core, and how many of this tenant's own calls failed), or its error rate.
- */
+/** Why a core is marked failing: its breaker (saying when shared with other tenants) or its error rate. */
 export function failureOf(c: CoreState): string {
   const own = `${c.recent.failures} of this tenant's ${c.recent.calls} recent calls failed`;
   if (c.breaker !== 'open') return `${Math.round(c.recent.errorRate * 100)}% errors`;

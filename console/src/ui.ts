@@ -59,10 +59,7 @@ export function Field(props: { label: string; id: string; hint?: string; childre
   </div>`;
 }
 
-/**
- * A table in a labelled region, focusable so a keyboard can scroll it. On a narrow screen each row stacks as
- * a card (style.css): every cell is given its column's name to show before it.
- */
+/** A focusable, labelled table region; on a narrow screen each row stacks as a card labelled by column. */
 export function TableRegion(props: { label: string; children: ComponentChildren }): VNode {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {

@@ -7,6 +7,7 @@ import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
+import { documentedFormOf } from '../../schemas/common.js';
 import { EVENT_PAYLOADS } from '../../schemas/events.js';
 import { CHANNEL_SCHEMAS } from '../../src/notify/channel-types/schemas.js';
 import { bodyMayBeOmitted, type Operation } from '../../src/operations/define.js';
@@ -82,6 +83,10 @@ class Emitter {
       const name = this.nameOf(schema);
       if (name) return name;
     }
+    // A query value the route checks as a string but both documents describe as a client sends it (`limit`:
+    // an integer): the client's type is the documents', and the transport writes it into the query string.
+    const documented = documentedFormOf(schema);
+    if (documented) return this.type(documented, indent);
     const s = schema as Json;
     if (typeof s.$ref === 'string') {
       // A reference (Type.Ref) to a schema of the same `$id`, or to a component of that name.

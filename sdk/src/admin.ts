@@ -28,8 +28,8 @@ export interface CardlineAdminOptions extends HttpOptions {
   /** The console's cookie session and CSRF token, instead of an operator key (`baseUrl`: the page's origin). */
   session?: ConsoleSession;
   /**
-   * Encrypt the password of a tenant's user to the tenant's key (`GET /v1/tenants/{tenantId}/keys`); default
-   * true. false sends it in plain text, which only a tenant with `encryption.allowPlaintextPassword` accepts.
+   * Encrypt the password of a tenant's user to the tenant's key (`GET /v1/tenants/{tenantId}/keys`; a new tenant's
+   * first Admin: the onboarding key); default true. false sends it in plain text, where the tenant allows it.
    */
   encryptPasswords?: boolean;
 }
@@ -42,8 +42,8 @@ export interface CardlineAdmin extends ManagementOperations {}
  * A client of the management listener (CARDLINE_ADMIN_HOST:CARDLINE_ADMIN_PORT), as one operator:
  *
  *     const admin = new CardlineAdmin({ baseUrl: 'http://127.0.0.1:8081', operatorKey: process.env.CARDLINE_OPERATOR_KEY! });
- *     await admin.tenant.create({ id: 'acme', name: 'Acme Bank', config });
- *     await admin.tenantUser.create('acme', { username: 'root', role: 'Admin', password });
+ *     await admin.tenant.create({ id: 'acme', name: 'Acme Bank', config, admin: { username: 'root', password } });
+ *     await admin.tenantUser.create('acme', { username: 'alice', role: 'Operations', password });
  *
  * The operations console is the same client in the browser (`session`), and the CLI the same client with an
  * injected `fetch` (over the network, or into the management app in its own process).
@@ -84,15 +84,17 @@ export class CardlineAdmin extends CardlineHttp {
   protected async encryptFor(op: OperationMeta, params: readonly string[], plaintext: string): Promise<string> {
     const at = op.tenantParam === undefined ? -1 : op.params.indexOf(op.tenantParam);
     const tenantId = at < 0 ? undefined : params[at];
-    if (tenantId === undefined) throw new Error(`${op.id} names no tenant whose key a value could be encrypted to`);
     // The JWE's iat is the real time: the gateway checks it to ±300 s.
-    return encryptTo(await this.tenantKey(tenantId), plaintext);
+    if (tenantId !== undefined) return encryptTo(await this.firstKey(MANAGEMENT_OPERATIONS['tenant.keys'], [tenantId], `Tenant ${tenantId}`), plaintext);
+    // A tenant created with its first Admin has no key yet: that password goes to the gateway's onboarding key.
+    if (op.id === 'tenant.create') return encryptTo(await this.firstKey(MANAGEMENT_OPERATIONS['tenant.onboarding-keys'], [], 'The gateway'), plaintext);
+    throw new Error(`${op.id} names no tenant whose key a value could be encrypted to`);
   }
 
-  private async tenantKey(tenantId: string): Promise<JWK> {
-    const jwks = (await this.call(MANAGEMENT_OPERATIONS['tenant.keys'], [tenantId], undefined, undefined)) as { keys: JWK[] };
+  private async firstKey(op: OperationMeta, params: string[], who: string): Promise<JWK> {
+    const jwks = (await this.call(op, params, undefined, undefined)) as { keys: JWK[] };
     const key = jwks.keys[0];
-    if (!key) throw new Error(`Tenant ${tenantId} publishes no encryption key`);
+    if (!key) throw new Error(`${who} publishes no encryption key`);
     return key;
   }
 

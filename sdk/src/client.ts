@@ -25,7 +25,11 @@ export interface CardlineOptions extends HttpOptions {
   credentials?: () => Credentials | Promise<Credentials>;
   /** Send every body as a JWE (`application/jose`): for tenants with `encryption.requireEncryptedBody`. */
   encryptBodies?: boolean;
-  /** Encrypt the fields an operation accepts as JWEs (address lines, PIN blocks) in plain JSON bodies. */
+  /**
+   * Encrypt the fields an operation accepts as JWEs (passwords, address lines, contact details, PIN blocks) in
+   * plain JSON bodies, each to the tenant's active key; default true, as `CardlineAdmin` does. false sends them
+   * as they are: a password only a tenant with `encryption.allowPlaintextPassword` accepts.
+   */
   encryptFields?: boolean;
   /** The private half of the client key registered with PUT /v1/admin/client-key: opens sealed fields (`decrypt: true`). */
   clientKey?: JWK;
@@ -107,6 +111,11 @@ export class Cardline extends CardlineHttp {
   }
 
   private async authenticateWith(credentials: Credentials): Promise<void> {
+    // An unset environment variable would otherwise be sent as no password, and refused as a validation error.
+    for (const name of ['username', 'password'] as const) {
+      const value: unknown = (credentials as Partial<Credentials> | undefined)?.[name];
+      if (typeof value !== 'string' || value === '') throw new TypeError(`Cardline login: the ${name} must be a non-empty string, got ${value === '' ? 'an empty string' : typeof value}`);
+    }
     // Keys rotate: every login encrypts to the key published now.
     await this.key(true);
     const answer = (await this.call(OPERATIONS.authenticate, [], credentials, undefined, { encryptFields: true })) as { id_token: string };
@@ -156,7 +165,7 @@ export class Cardline extends CardlineHttp {
   }
 
   protected encryptionDefaults(): { body: boolean; fields: boolean } {
-    return { body: this.opts.encryptBodies ?? false, fields: this.opts.encryptFields ?? false };
+    return { body: this.opts.encryptBodies ?? false, fields: this.opts.encryptFields ?? true };
   }
 
   protected override openingKey(): JWK | undefined {

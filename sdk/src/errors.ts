@@ -73,7 +73,7 @@ export class CardlineProblemError extends CardlineError {
 
 /** No answer: the connection failed (after the retries the operation allows), or the answer was not the gateway's. */
 export class CardlineConnectionError extends CardlineError {
-  override readonly name = 'CardlineConnectionError';
+  override readonly name: string = 'CardlineConnectionError';
   constructor(
     message: string,
     readonly status: number,
@@ -81,5 +81,36 @@ export class CardlineConnectionError extends CardlineError {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+}
+
+/**
+ * No answer in time: the last attempt outlived `attemptTimeoutMs` (`ATTEMPT_TIMEOUT`, after the retries the
+ * operation allows), or the call outlived `deadlineMs` (`DEADLINE_EXCEEDED`). A write may have been applied:
+ * send it again with the same `idempotencyKey`, or read what it changed.
+ */
+export class CardlineTimeoutError extends CardlineConnectionError {
+  override readonly name = 'CardlineTimeoutError';
+  readonly code: 'ATTEMPT_TIMEOUT' | 'DEADLINE_EXCEEDED';
+  constructor(
+    op: { method: string; path: string },
+    which: 'attempt' | 'deadline',
+    /** The timeout that ran out, in ms. */
+    readonly timeoutMs: number,
+    /** The attempts sent, the last one included. */
+    readonly attempts: number,
+    /** A write's Idempotency-Key: sending it again with this key is safe. */
+    readonly idempotencyKey: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      which === 'deadline'
+        ? `${op.method} ${op.path}: no answer within the call's deadline of ${timeoutMs} ms (${attempts} attempt${attempts === 1 ? '' : 's'})`
+        : `${op.method} ${op.path}: no answer within ${timeoutMs} ms, ${attempts} attempt${attempts === 1 ? '' : 's'}`,
+      0,
+      undefined,
+      options,
+    );
+    this.code = which === 'deadline' ? 'DEADLINE_EXCEEDED' : 'ATTEMPT_TIMEOUT';
   }
 }

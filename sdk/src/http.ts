@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { JWK } from 'jose';
 import { encryptFields, openSealed } from './crypto.js';
-import { CardlineConnectionError, CardlineEnvelopeError, CardlineProblemError, type ProblemBody } from './errors.js';
+import { CardlineConnectionError, CardlineEnvelopeError, CardlineProblemError, CardlineTimeoutError, type ProblemBody } from './errors.js';
+import { CallTimers, checkTimeout } from './timers.js';
 import { Paged, type CallOptions, type OperationMeta, type PageOptions, type PageShape, type Pending, type Transport } from './transport.js';
 
 export interface RetryOptions {
@@ -28,6 +29,17 @@ export interface HttpOptions {
    * full URL and init (method, headers, body, signal) and answers a Response; a throw counts as no answer.
    */
   fetch?: typeof fetch;
+  /**
+   * How long one attempt may take, from sending the request to the last byte of the answer; default 40 s
+   * (above the gateway's own request timeout, 30 s by default, so that a slow core answers as the gateway's
+   * 503 or 504 rather than as no answer). An attempt that times out counts as no answer. `Infinity`: none.
+   */
+  attemptTimeoutMs?: number;
+  /**
+   * How long one call may take in all, its retries and the waits between them included; default 120 s. A retry
+   * that could not start before it is not made; an attempt still running at it is aborted. `Infinity`: none.
+   */
+  deadlineMs?: number;
   /** Injectable for tests: how to wait, the clock, jitter. */
   sleep?: (ms: number) => Promise<void>;
   /** The clock Retry-After dates (and, in `Cardline`, the token's expiry) are compared with. */
@@ -66,6 +78,8 @@ export abstract class CardlineHttp implements Transport {
   protected readonly now: () => number;
   protected readonly random: () => number;
   readonly #retry: RetryOptions;
+  readonly #attemptTimeoutMs: number;
+  readonly #deadlineMs: number;
 
   constructor(options: HttpOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -75,6 +89,8 @@ export abstract class CardlineHttp implements Transport {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.#retry = options.retry ?? {};
+    this.#attemptTimeoutMs = checkTimeout('attemptTimeoutMs', options.attemptTimeoutMs ?? 40_000);
+    this.#deadlineMs = checkTimeout('deadlineMs', options.deadlineMs ?? 120_000);
   }
 
   /** Headers every request carries, before the call's own (`TENANT`). */
@@ -112,6 +128,15 @@ export abstract class CardlineHttp implements Transport {
 
   /** Sends one operation; the generated methods call it. */
   async call(op: OperationMeta, params: readonly string[], body: unknown, query: unknown, options: CallOptions = {}): Promise<unknown> {
+    const timers = new CallTimers(options.attemptTimeoutMs ?? this.#attemptTimeoutMs, options.deadlineMs ?? this.#deadlineMs, options.signal);
+    try {
+      return await this.send(op, params, body, query, options, timers);
+    } finally {
+      timers.close();
+    }
+  }
+
+  private async send(op: OperationMeta, params: readonly string[], body: unknown, query: unknown, options: CallOptions, timers: CallTimers): Promise<unknown> {
     const url = this.urlOf(op, params, query);
     const idempotencyKey = op.kind === 'write' ? (options.idempotencyKey ?? randomUUID()) : undefined;
     const defaults = this.encryptionDefaults();
@@ -138,19 +163,30 @@ export abstract class CardlineHttp implements Transport {
         }
       }
 
+      const attemptSignal = timers.attempt();
       let res: Response;
+      let text: string;
       try {
-        res = await this.fetchFn(url, { method: op.method, headers, body: payload, signal: options.signal });
+        res = await this.fetchFn(url, { method: op.method, headers, body: payload, signal: attemptSignal.signal });
+        // The body is read under the same timers: an answer whose headers came and whose body never ends is no answer.
+        text = await res.text();
       } catch (err) {
-        if (options.signal?.aborted || attempt + 1 >= attempts) {
-          throw new CardlineConnectionError(`${op.method} ${op.path}: ${(err as Error).message}`, 0, undefined, { cause: err });
+        const timedOut = timers.expired() ? 'deadline' : attemptSignal.timedOut() ? 'attempt' : undefined;
+        const delay = this.backoff(attempt, undefined);
+        // Retries stop at the deadline: one that could not start before it is not waited for.
+        const last = attempt + 1 >= attempts || options.signal?.aborted || timedOut === 'deadline' || !timers.allows(delay);
+        if (last) {
+          throw timedOut
+            ? new CardlineTimeoutError(op, timedOut, timedOut === 'deadline' ? timers.deadlineMs : timers.attemptMs, attempt + 1, idempotencyKey, { cause: err })
+            : new CardlineConnectionError(`${op.method} ${op.path}: ${(err as Error).message}`, 0, undefined, { cause: err });
         }
-        await this.sleep(this.backoff(attempt, undefined));
+        await this.sleep(delay);
         continue;
+      } finally {
+        attemptSignal.done();
       }
 
       const requestId = res.headers.get('x-request-id') ?? undefined;
-      const text = await res.text();
       let json: unknown;
       try {
         json = text === '' ? undefined : JSON.parse(text);
@@ -167,8 +203,11 @@ export abstract class CardlineHttp implements Transport {
       }
       const after = retryAfterMs(res.headers.get('retry-after'), this.now());
       if (attempt + 1 < attempts && retryable(op.kind, res.status, after !== undefined, problem)) {
-        await this.sleep(this.backoff(attempt, after));
-        continue;
+        const delay = this.backoff(attempt, after);
+        if (timers.allows(delay)) {
+          await this.sleep(delay);
+          continue;
+        }
       }
 
       if (res.status === 202) {

@@ -2,7 +2,7 @@
 export { Cardline, type CardlineOptions, type Credentials, type RetryOptions } from './client.js';
 export { CardlineAdmin, type CardlineAdminOptions, type ConsoleSession } from './admin.js';
 export type { HttpOptions } from './http.js';
-export { CardlineConnectionError, CardlineEnvelopeError, CardlineError, CardlineProblemError, type FieldError, type ProblemBody } from './errors.js';
+export { CardlineConnectionError, CardlineEnvelopeError, CardlineError, CardlineProblemError, CardlineTimeoutError, type FieldError, type ProblemBody } from './errors.js';
 export { CardlinePendingError, Paged, isPending, type CallOptions, type OperationMeta, type PageOptions, type Pending } from './transport.js';
 export { encryptTo, openSealed, type JWK } from './crypto.js';
 export { buildPinBlock, type PinBlockRequest } from './pin-block.js';

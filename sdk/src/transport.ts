@@ -31,13 +31,17 @@ export interface CallOptions {
   idempotencyKey?: string;
   /** Send the body as a JWE (`Content-Type: application/jose`); default: the client's `encryptBodies`. */
   encryptBody?: boolean;
-  /** Encrypt the operation's encryptable fields (address lines, PIN blocks); default: the client's `encryptFields`. */
+  /** Encrypt the operation's encryptable fields (passwords, address lines, PIN blocks); default: the client's (true unless set). */
   encryptFields?: boolean;
   /** Open sealed response fields (compact JWEs to the registered client key) with the client's `clientKey`. */
   decrypt?: boolean;
   /** Extra request headers (`X-Request-Id`, say). */
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** This call's timeout per attempt, instead of the client's `attemptTimeoutMs`. */
+  attemptTimeoutMs?: number;
+  /** This call's overall deadline, instead of the client's `deadlineMs`. */
+  deadlineMs?: number;
 }
 
 export type PageOptions = Omit<CallOptions, 'idempotencyKey' | 'encryptBody' | 'encryptFields'>;

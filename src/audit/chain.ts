@@ -76,10 +76,7 @@ export const fromRow = (tenantId: string, r: AuditRow): AuditRecord => ({
   hash: r.hash,
 });
 
-/**
- * Field order is fixed here; changing it breaks every stored chain. The chain and position are not hashed: the
- * link to the predecessor places a record in its chain, and `seq` (hashed) places it in the trail.
- */
+/** Field order is fixed: changing it breaks every stored chain. Chain and position are placed by the link, not hashed. */
 export function recordHash(prevHash: string, r: Omit<AuditRecord, 'prevHash' | 'hash' | 'chain' | 'position'>): string {
   return recordHashAt(prevHash, r, r.at.toISOString());
 }
@@ -111,17 +108,10 @@ export function canonicalText(prevHash: string, r: Omit<AuditRecord, 'prevHash' 
   return `${prevHash}\n${canonical}`;
 }
 
-/**
- * `at` as the ISO 8601 text Date.toISOString() gives (records hold milliseconds), for the verifications to hash
- * it as the writer did without parsing a Date per record.
- */
+/** `at` as toISOString() gives it, so verifications hash it as the writer did without a Date per record. */
 export const AT_ISO_SQL = `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/**
- * The columns a verification thread reads of each record (decision 0211), in array mode: all text, so that no
- * value is parsed, `at` as AT_ISO_SQL gives it and the target as jsonb's text of it.
- * Output names differ from the columns' so that ORDER BY position is the column, not its text.
- */
+/** What a verification thread reads per record (decision 0211): all text, so nothing is parsed. */
 export const QUICK_COLUMNS = `position::text AS pos, seq::text AS s, id::text AS i, ${AT_ISO_SQL} AS a,
   actor, role, action, method, route, target::text AS t, outcome, status::text AS st, request_id, origin, prev_hash, hash`;
 
@@ -129,10 +119,8 @@ export const QUICK_COLUMNS = `position::text AS pos, seq::text AS s, id::text AS
 export type QuickRow = (string | null)[];
 
 /**
- * canonicalText of a QUICK_COLUMNS row, without building a record or parsing its target in the common
- * shapes: the same bytes (JSON.stringify writes an array as its items' JSON joined by commas, in brackets;
- * PostgreSQL writes an integer as JavaScript writes that number). Used only to check the row against its
- * stored hash; a row it renders otherwise fails the check and the exact walk decides.
+ * canonicalText of a QUICK_COLUMNS row without parsing it, for the hash check only: a row rendered otherwise
+ * fails the check and the exact walk decides.
  */
 export function quickText(tenantId: string, row: QuickRow): string {
   const before = JSON.stringify([tenantId, Number(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], row[8]]);
@@ -146,16 +134,10 @@ export const targetPairs = (target: Record<string, string>): [string, string | u
     .sort()
     .map((k) => [k, target[k]]);
 
-/**
- * jsonb's text of an object of one string, key and value without a quote, a backslash or a control character
- * (jsonb writes those escaped, with a backslash): JSON.stringify writes such strings as they are, in quotes.
- */
+/** jsonb's text of a one-pair object with nothing jsonb escapes: JSON.stringify writes it the same. */
 const ONE_PLAIN_PAIR = /^\{"([^"\\]*)": "([^"\\]*)"\}$/;
 
-/**
- * The target's canonical JSON, from the store's text of it (`target::text`): the same text as
- * JSON.stringify(targetPairs(target)), without parsing the common shapes (none, or one plain pair).
- */
+/** The target's canonical JSON from `target::text`, without parsing the common shapes. */
 export function targetForm(text: string): string {
   if (text === '{}') return '[]';
   const one = ONE_PLAIN_PAIR.exec(text);
@@ -163,10 +145,7 @@ export function targetForm(text: string): string {
   return JSON.stringify(targetPairs(JSON.parse(text) as Record<string, string>));
 }
 
-/**
- * A tenant's trail as one hash: every chain's size and head, in chain order. A checkpoint signs it; two
- * trails with the same root hold the same chains to the same heads.
- */
+/** A trail as one hash over every chain's size and head: what a checkpoint signs. */
 export function trailRoot(tenantId: string, chains: readonly { chain: string; size: number; head: string }[]): string {
   const h = createHash('sha256').update(`cardline-audit-trail\n${tenantId}\n`);
   for (const c of [...chains].sort((a, b) => (a.chain < b.chain ? -1 : a.chain > b.chain ? 1 : 0))) h.update(`${c.chain} ${c.size} ${c.head}\n`);

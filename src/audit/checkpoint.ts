@@ -1,4 +1,4 @@
-// Signed checkpoints of a tenant's audit trail (issue 21, decision 0202): every chain's size and head, the
+// Signed checkpoints of a tenant's audit trail (decision 0202): every chain's size and head, the
 // trail's size and root, the time, signed (compact JWS, ES256) with the tenant's active token-signing key.
 // The gateway publishes one per tenant every few seconds while the trail grows (each process for the tenants it
 // wrote; the newest stays), GET /v1/audit/checkpoints/latest serves it, and `cardline audit verify
@@ -77,9 +77,8 @@ export class CheckpointError extends Error {
 }
 
 /**
- * A saved checkpoint, checked: the file holds the API's answer (`{ result: {...} }`), the checkpoint object, or
- * the bare compact JWS. Its signature is verified against the tenant's key `kid` from the store (a retired key
- * still proves what it signed); the payload (what was signed, never the fields around it) is returned.
+ * A saved checkpoint (answer, object or bare JWS) verified against the tenant's key `kid`, retired or not;
+ * returns the signed payload only.
  */
 export async function openCheckpoint(db: Queryable, tenantId: string, text: string): Promise<CheckpointPayload> {
   let jws = text.trim();
@@ -124,10 +123,7 @@ export async function openCheckpoint(db: Queryable, tenantId: string, text: stri
   return payload;
 }
 
-/**
- * Publishes checkpoints: every `intervalMs`, one for each tenant whose trail this process wrote to since the
- * last round. Tenants without a signing key (the platform's own trail) are left out.
- */
+/** Publishes a checkpoint every `intervalMs` for each tenant this process wrote to; not for the platform's trail. */
 export class CheckpointPublisher {
   private readonly dirty = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
@@ -157,10 +153,7 @@ export class CheckpointPublisher {
     this.timer.unref();
   }
 
-  /**
-   * Publishes for the tenants written since the last round, at most MAX_PER_ROUND of them (the others wait for
-   * the next round, so that ten thousand busy tenants cost a bounded number of signatures per interval).
-   */
+  /** Publishes for at most MAX_PER_ROUND tenants a round, so busy tenants cost bounded signatures per interval. */
   async publishDirty(): Promise<void> {
     const tenants = [...this.dirty].slice(0, MAX_PER_ROUND);
     for (const t of tenants) this.dirty.delete(t);

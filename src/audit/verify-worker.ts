@@ -1,10 +1,6 @@
-// A thread of the parallel audit verification (decision 0211): it walks the chains it is given on a PostgreSQL
-// connection of its own, inside the snapshot the verification exported, so every thread and the verification's
-// own transaction read the same trail. Each record is checked the quick way: the row is read as an array of
-// strings (QUICK_COLUMNS), its canonical text made without a record object (quickText) and hashed, and the
-// link, the position and the seq order checked. At the first record that is not plainly in place, the thread stops that
-// chain and hands back where it stopped; the verification goes on from there record by record, which names the
-// break exactly as a walk from the start would.
+// A thread of the parallel audit verification (decision 0211): it walks its chains in the exported snapshot on
+// its own connection, checking each record the quick way, and hands back the first record not plainly in place
+// so the verification names the break exactly.
 import { hash as digest } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import pg from 'pg';

@@ -1,10 +1,6 @@
-// Verifies a tenant's audit trail as stored: every chain (one per writer, decision 0200) walked in position
-// order, page by page, recomputing each hash, checking each link and the chain's head; every record of the
-// tenant must belong to a chain with a head. Against a saved checkpoint (decision 0202), it also proves that
-// the checkpoint is a prefix of today's trail: each chain it names still holds, at the size it names, the
-// head it names. On PostgreSQL, long chains are walked on worker threads in the verification's snapshot
-// (src/audit/verify-worker.ts, decision 0211), and the first record out of place handed back to the walk
-// here, which names the break. Used by `cardline audit verify`, the management API and tests.
+// Verifies a tenant's audit trail as stored: every chain (decision 0200) walked in order, each hash, link and
+// head recomputed, every record belonging to a chain; against a checkpoint (0202), that it is a prefix of today's
+// trail. Long chains on PostgreSQL are walked on worker threads (0211), the first break handed back here.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Db, Queryable } from '../store/db.js';
@@ -38,7 +34,6 @@ export type VerifyResult =
   | {
       ok: false;
       chain: string;
-      /** The position in the chain where it breaks. */
       position: number;
       /** The seq of the record there, when there is one. */
       seq: number | null;
@@ -62,17 +57,11 @@ export interface VerifyOptions {
   /** A checkpoint's chains (its signature already checked): the trail must extend each of them. */
   checkpoint?: readonly ChainHead[];
   /**
-   * With a checkpoint: walk each chain it names from the checkpoint's size on, not from 1. This proves that
-   * the trail is an extension of the checkpoint (its heads are still there, and every record since links to
-   * them), reading only the records written since; the records the checkpoint covers are not read again, so an
-   * edit among them that left every hash alone is found only by a full verification (decision 0202).
+   * With a checkpoint: walk each chain from the checkpoint's size on, proving the trail extends it without
+   * reading the covered records again; an edit among them is found only by a full verification (0202).
    */
   since?: boolean;
-  /**
-   * PostgreSQL: a chain whose head names at least this many records is walked on a worker thread with a
-   * connection of its own in the verification's snapshot (decision 0211); 0: every chain with a head
-   * (tests), Infinity: none. Default 20 000.
-   */
+  /** PostgreSQL: chains of at least this many records are walked on worker threads (decision 0211); default 20 000. */
   parallelFrom?: number;
   /** Worker threads at most for that; default: the cores Node may use. */
   threads?: number;
@@ -85,10 +74,7 @@ const DEFAULT_PAGE = 1000;
 const WORKER_PAGE = 5000;
 const DEFAULT_PARALLEL_FROM = 20_000;
 
-/**
- * Verifies the trail of one tenant in a read-only REPEATABLE READ transaction, so the pages and the heads are
- * one consistent snapshot while gateways keep appending. Resolves the first break, or the count, chains and root.
- */
+/** Verifies one tenant's trail in one REPEATABLE READ snapshot while gateways keep appending. */
 export function verifyChain(db: Db, tenantId: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
   return db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -96,16 +82,10 @@ export function verifyChain(db: Db, tenantId: string, opts: VerifyOptions = {}):
   });
 }
 
-/**
- * A worker's young generation: a page of rows and the next one in flight outlive V8's default (16 MB on 64-bit)
- * and were promoted and collected again; at 64 MB the collector's share of a thread halved (decision 0211).
- */
+/** A worker's young generation: 64 MB halves the collector's share for page-sized rows (decision 0211). */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 64 };
 
-/**
- * The worker's module: under tsx or vitest the TypeScript source, through tsx's loader (a worker thread does
- * not inherit it on Node 20); compiled, the JavaScript beside this file (as src/store/pglite-thread.ts does).
- */
+/** The worker's module: the TypeScript source through tsx's loader under tsx/vitest, else the compiled file. */
 function spawnWorker(data: VerifyWorkerData): Worker {
   const self = import.meta.url;
   if (self.endsWith('.ts')) {
@@ -122,11 +102,7 @@ interface ParallelWalks {
   stop(): Promise<void>;
 }
 
-/**
- * Starts the quick walks of `tasks` on up to `threads` workers in the snapshot `snapshot`, the chains spread by
- * size (the largest first, each to the least loaded thread). A worker that fails or exits answers `failed` for
- * what it had not answered: the verification then walks those chains itself.
- */
+/** Walks `tasks` on up to `threads` workers in `snapshot`, largest chains first; what a failed one left is walked here. */
 function startWalks(connectionString: string, snapshot: string, tenantId: string, pageSize: number, tasks: (ChainTask & { size: number })[], threads: number): ParallelWalks {
   const groups = Array.from({ length: Math.max(1, Math.min(threads, tasks.length)) }, () => ({ load: 0, chains: [] as ChainTask[] }));
   for (const t of [...tasks].sort((a, b) => b.size - a.size)) {
@@ -180,8 +156,7 @@ async function verifyTrail(tx: Queryable, tenantId: string, opts: VerifyOptions,
   const names = [...new Set([...heads.keys(), ...present.rows.map((r) => r.chain)])].sort();
   const checkpoint = new Map((opts.checkpoint ?? []).map((c) => [c.chain, c]));
 
-  // Long chains walked whole are read and hashed on worker threads, each with a connection in this
-  // transaction's snapshot; the walk below takes their answers in chain order.
+  // Long whole chains are hashed on worker threads in this snapshot; the walk takes their answers in order.
   const parallelFrom = opts.parallelFrom ?? DEFAULT_PARALLEL_FROM;
   const tasks = connectionString
     ? names.flatMap((chain) => {
@@ -281,8 +256,7 @@ async function walkChain(
   let next = fetch(expected);
   for (;;) {
     const page = await next;
-    // The next page is asked for before this one is hashed, so the store reads it meanwhile (positions run
-    // on without a gap in a whole chain; with a gap, this page breaks the walk and the next is not used).
+    // The next page is requested before this one is hashed, so the store reads it meanwhile.
     if (page.rows.length === pageSize) {
       next = fetch(expected + pageSize);
       next.catch(() => undefined);
@@ -363,10 +337,7 @@ async function positionOf(tx: Queryable, tenantId: string, chain: string, hash: 
   return r.rows[0] ? Number(r.rows[0].position) : null;
 }
 
-/**
- * The seq a record whose hash fails was written at, when only its seq changed (seqs swapped between records):
- * its hash holds with one of the chain's seqs after its predecessor's. Null when none does (an edit).
- */
+/** The seq a record was written at when only its seq changed (swapped seqs); null for an edit. */
 async function writtenAs(tx: Queryable, tenantId: string, r: AuditRecord, atIso: string, after: number): Promise<number | null> {
   const candidates = await tx.query<{ seq: string | number }>(
     'SELECT seq FROM audit_log WHERE tenant_id = $1 AND chain = $2 AND seq > $3 AND seq <> $4 ORDER BY seq LIMIT 64',

@@ -1,17 +1,7 @@
-// Durable audit with group commit: records queue up while a batch commits, and the next batch takes
-// them all. A write is acknowledged only after its batch has committed.
-//
-// Chains per writer (issue 21, decision 0200): each AuditWriter (a gateway process, a worker thread) appends to
-// a hash chain of its own per tenant, named by the writer's id, so no two writers ever contend for one chain
-// head: no optimistic check fails, nothing is retried. A tenant's trail is the union of its chains, ordered by
-// `seq`, which writers take in blocks from audit_heads (one short statement per SEQ_BLOCK records; a row lock
-// held for that statement only, never across a batch). Verification walks each chain and checks that every
-// record of the tenant belongs to one (verify.ts); signed checkpoints name every chain's size and head.
-//
-// A batch is ONE statement, across every tenant it holds: it advances this writer's chain heads (checking
-// they are still where it left them: only a writer sharing its id could move them, so a mismatch is counted
-// as a conflict and should never happen) and inserts the records, events and settlements. A statement is
-// atomic, so no explicit transaction is needed, and the cost per batch is one round trip.
+// Durable audit with group commit: records queue while a batch commits; a write is acknowledged only after
+// its batch committed. Each writer appends to a hash chain of its own per tenant (decision 0200), so writers
+// never contend for a chain head; `seq` comes in blocks from audit_heads. A batch is one statement across
+// all its tenants (heads, records, events, settlements): atomic without a transaction, one round trip.
 import { uuidv7 } from 'uuidv7';
 import type { Span } from '@opentelemetry/api';
 import { tracing } from '../telemetry/index.js';
@@ -26,16 +16,10 @@ const MAX_CONFLICT_RETRIES = 20;
 const LINGER_FROM = 4;
 /** How long, at most, a batch waits for more records under load (PostgreSQL; decision 0228). */
 const LINGER_MS = 2;
-/**
- * Seqs a writer takes at once per tenant. Within a block, seqs follow commit order; across writers, blocks
- * interleave (the trail's seq order is each writer's order, not a global clock: `at` is the time).
- */
+/** Seqs a writer takes at once per tenant: the trail's order is each writer's, not a clock's (`at` is). */
 export const SEQ_BLOCK = 128;
 
-/**
- * The Idempotency-Key a request holds, settled with its record: the response stored for duplicates to
- * replay (`response`), or, for an outcome that is not final (5xx, pending), the key released (null).
- */
+/** The request's Idempotency-Key, settled with its record: the stored response, or null to release the key. */
 export interface Settlement {
   /** The key's tenant, when it is not the record's (the management listener keeps operators' keys on the platform). */
   tenantId?: string;
@@ -55,11 +39,8 @@ export interface WriterEntry extends AuditEntry {
 }
 
 /**
- * The transactional outbox: the events of record are inserted by the same statement that appends their
- * audit records, so both commit or neither does (and neither when a head moved under us). An event that no
- * enabled channel of its tenant subscribes to is written done, so that it is never written again (issue 21:
- * the delivery worker marked every event done, a second write per request); a channel added later receives
- * events from then on, and earlier ones by a replay.
+ * The transactional outbox: events are inserted by the statement that appends their records, so both commit
+ * or neither. An event no enabled channel hears is written done; a later channel gets earlier ones by replay.
  */
 const outboxCte = (param: string) => `,
          evented AS (
@@ -77,17 +58,12 @@ const outboxCte = (param: string) => `,
            RETURNING status
          )`;
 
-/**
- * With events: each inserted record carries how many of the batch's events a channel subscribes to, so that the
- * delivery worker is woken only for those (decision 0219: waking it for events written done cost two statements
- * per batch, for nothing).
- */
+/** With events: each record carries how many a channel subscribes to, so only those wake the worker (0219). */
 const PENDING_RETURNING = ` RETURNING (SELECT count(*) FROM evented WHERE status = 'pending')::int AS pending`;
 
 /**
- * Idempotency keys settle in the same statement (issue: an acknowledged write ran again on retry when the
- * key was settled separately and the process died in between): a retry then finds the stored answer, or —
- * when nothing committed — a key still in flight whose lease it may take over.
+ * Idempotency keys settle in the same statement: a process dying between two statements would let a retry run
+ * an acknowledged write again.
  */
 const settleCte = (param: string) => `,
          settled AS (
@@ -100,9 +76,8 @@ const settleCte = (param: string) => `,
          )`;
 
 /**
- * One statement appends a whole batch, whatever tenants it holds: it advances this writer's chains (each only
- * if still where the writer left it, a new chain only if absent) and inserts the records, events and
- * settlements, all or nothing. The chains are the writer's own, so the rows it locks are locked by no one else.
+ * One statement appends a whole batch, all or nothing: this writer's chains advance only if still where it
+ * left them, and nobody else locks their rows.
  */
 const APPEND = (ctes: string, returning = '') => `
   WITH input AS (
@@ -130,10 +105,7 @@ const APPEND = (ctes: string, returning = '') => `
     FROM jsonb_populate_recordset(NULL::audit_log, $2::jsonb)
    WHERE (SELECT ok FROM verdict)${returning}`;
 
-/**
- * Takes a block of seqs per tenant: audit_heads.seq is the highest seq handed out. Tenants in order, so that
- * two writers taking blocks of the same tenants lock their rows in the same order.
- */
+/** Takes a block of seqs per tenant, tenants in order so that two writers lock rows in the same order. */
 const RESERVE = `
   INSERT INTO audit_heads (tenant_id, seq)
   SELECT t.tenant_id, t.n FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id text, n bigint) ORDER BY t.tenant_id
@@ -141,10 +113,8 @@ const RESERVE = `
   RETURNING tenant_id, seq`;
 
 /**
- * Text the store accepts, whatever a client sent: well-formed UTF-16 (a lone surrogate becomes U+FFFD) without
- * U+0000 (also U+FFFD). A record must never fail on its content, or the write it records could not be
- * acknowledged. For a stored response body this changes no byte on the wire: Node already sends a lone
- * surrogate as U+FFFD, and JSON escapes U+0000.
+ * Text the store accepts whatever a client sent (a lone surrogate or U+0000 becomes U+FFFD): a record must never
+ * fail on its content. No byte on the wire changes: Node sends the same, and JSON escapes U+0000.
  */
 const storable = (text: string): string =>
   // Nearly every string is storable already: checked without copying it (two scans, no allocation).
@@ -233,12 +203,8 @@ export class AuditWriter {
   private readonly inFlight = new Set<Promise<void>>();
   /** Wakes the drain when a record arrives while it waits for a batch (a free slot may take it). */
   private arrived: (() => void) | null = null;
-  /**
-   * Batches under way at once: several on a PostgreSQL server (each on its own connection), one on the
-   * embedded store, which runs one statement at a time anyway.
-   */
+  /** Batches under way at once: one per connection on a server, one on the embedded store. */
   private readonly maxInFlight: number;
-  /** Records in the last batch cut. */
   private lastBatch = 0;
 
   constructor(
@@ -249,16 +215,12 @@ export class AuditWriter {
     private readonly onEvents?: () => void,
     /** Told which tenants a committed batch wrote to (the checkpoint publisher). */
     private readonly onCommitted?: (tenants: string[]) => void,
-    /**
-     * Under load, how long a batch may wait for more records before it is cut (see gather()): by default
-     * LINGER_MS on a PostgreSQL server, none on the embedded store.
-     */
+    /** Under load, how long a batch may wait for more records (gather()); none on the embedded store. */
     private readonly lingerMs: number = db.kind === 'postgres' ? LINGER_MS : 0,
   ) {
     this.maxInFlight = db.kind === 'postgres' ? 4 : 1;
   }
 
-  /** Resolves once the record is committed. */
   record(entry: WriterEntry): Promise<void> {
     if (this.closed) return Promise.reject(new Error('audit writer closed'));
     return new Promise((resolve, reject) => {
@@ -297,11 +259,8 @@ export class AuditWriter {
   }
 
   /**
-   * Waits for the records about to arrive before a batch is cut. At least one turn of the event loop: the
-   * requests already under way reach record() (PGlite in process answers without yielding to the event loop,
-   * so without it every batch would hold a single record). Under load (the previous batch held LINGER_FROM
-   * records or more), up to lingerMs more, until twice the previous batch is queued: a statement's fixed cost
-   * (a round trip, the executor's start, the commit) is shared by more records (decision 0228).
+   * Waits for the records about to arrive: one turn of the event loop (in-process PGlite never yields), and
+   * under load up to lingerMs more so a statement's fixed cost is shared (decision 0228).
    */
   private async gather(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -424,8 +383,7 @@ export class AuditWriter {
           name: `cardline_audit_append_${events.length ? 'e' : ''}${settlements.length ? 's' : ''}`,
         });
       } catch (err) {
-        // The statement may have committed with its answer lost (a connection dropped at commit): then this
-        // writer's chains end where this batch left them, and writing it again would audit its requests twice.
+        // The statement may have committed with its answer lost: writing it again would audit its requests twice.
         if (!(await this.landed(next))) throw err;
         // Whether a channel subscribes to its events is not known: the delivery worker looks (a wake costs a poll).
         r = { rowCount: rows.length, rows: [{ pending: events.length }] };
@@ -437,9 +395,7 @@ export class AuditWriter {
         this.onCommitted?.(tenants);
         return;
       }
-      // This writer's own chain moved under it: only a statement whose outcome it never learnt, and could not
-      // check (see landed()), can have done that. Read the chain as stored and compute again; counted, since
-      // it should never happen.
+      // Only a statement whose outcome this writer never learnt can have moved its own chain: recompute, counted.
       this.conflictRetries += 1;
       this.observer?.auditConflict?.();
       await this.reload(tenants);
@@ -467,11 +423,7 @@ export class AuditWriter {
     }
   }
 
-  /**
-   * Whether a batch whose statement failed committed all the same: this writer's chain of each of its tenants
-   * ends at the head the batch computed (a hash over fresh ids: no other statement can leave it there). False
-   * when that cannot be read either.
-   */
+  /** Whether a failed batch committed all the same: each chain ends at the head it computed (fresh ids). */
   private async landed(next: Map<string, Head>): Promise<boolean> {
     const stored = await this.stored([...next.keys()]).catch(() => null);
     return stored !== null && [...next].every(([t, h]) => stored.get(t)?.head === h.hash);

@@ -4,11 +4,8 @@ import type { Command } from 'commander';
 import { remoteTarget, withTarget, type CardlineAdmin, type ManagementOperationId, type RefusalMessages } from './remote.js';
 
 /**
- * Runs `fn` with the management client this command uses: the running gateway's (`--admin-url`), or the
- * listener's own app in this process over the store (src/cli/in-process.ts). The same typed calls either way.
- * `operations` names the operations `fn` calls: the app in process registers only those (a command starts in
- * a fraction of the time all of them take to compile, decision 0104), and a call to another one fails.
- * `messages` words a refusal on the store by business code or status.
+ * Runs `fn` with this command's management client: the running gateway's (`--admin-url`) or the listener's app
+ * in process over the store. `operations` lists what `fn` calls, so only those compile (decision 0104).
  */
 export async function withApi<T>(
   command: Command,

@@ -47,6 +47,13 @@ export function orderedJwk(k: PublicJwk): PublicJwk {
 }
 
 /** Reads stdin to its end; one trailing newline (as `echo` or a heredoc adds) is dropped. */
+/** A username as the API takes it, checked before anything is sent; `flag` names the option in the message. */
+export function checkUsername(username: string, flag = '--username'): void {
+  if (username.length < 1 || username.length > 128 || username.trim() !== username || /\p{Cc}/u.test(username)) {
+    fail(`${flag} must be 1-128 characters, without control characters or surrounding spaces.`);
+  }
+}
+
 export async function readStdin(what: string): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write(`Reading ${what} from stdin; finish with Enter and Ctrl-D.\n`);
   const chunks: Buffer[] = [];

@@ -1,10 +1,6 @@
-// The CLI's store mode (no --admin-url): the management listener's own app, built in this process over the
-// store and never listening, answers the CLI's CardlineAdmin through an injected fetch that hands each request
-// to `app.inject` (decisions 0198, 0250). So a change made on the store runs the same operation entry through
-// the same pipeline as over HTTP — validation, the decrypt step, idempotency, the audit record and the
-// security event in one statement — with the principal `cli:<os-user>` (role Operator). That principal is a
-// per-process random secret handed to the app builder and presented only by injected requests; the
-// operator-auth step refuses it on a listening app.
+// The CLI's store mode: the management app built in process answers CardlineAdmin through an injected fetch
+// (decisions 0198, 0250), so a change runs the same pipeline as over HTTP as `cli:<os-user>`. That principal is
+// a per-process secret only injected requests present; a listening app refuses it.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { FastifyInstance } from 'fastify';
@@ -17,11 +13,7 @@ import { withStore, type StoreOptions } from './store.js';
 /** The longest actor name an audit record keeps. */
 const MAX_ACTOR = 128;
 
-/**
- * The CLI's principal: `cli:<os-user>` (the OS account as the audit actor, decision 0195), from the password
- * database (os.userInfo), or, where the process has no entry there (a container's arbitrary uid), from
- * USER/LOGNAME, or the uid itself.
- */
+/** The CLI's principal `cli:<os-user>` (decision 0195), from the password database, USER/LOGNAME or the uid. */
 export function cliOperator(env: NodeJS.ProcessEnv = process.env): Operator {
   let user: string | undefined;
   try {
@@ -33,10 +25,7 @@ export function cliOperator(env: NodeJS.ProcessEnv = process.env): Operator {
   return { name: `cli:${user}`.slice(0, MAX_ACTOR) };
 }
 
-/**
- * The SDK's fetch, answered by `app` in this process: each request is injected (never sent on a socket) with
- * the per-process secret that makes it the CLI's principal.
- */
+/** The SDK's fetch answered in process by `app.inject`, with the secret that makes it the CLI's principal. */
 export function injectFetch(app: FastifyInstance, secret: string): typeof fetch {
   return async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
@@ -55,11 +44,7 @@ export function injectFetch(app: FastifyInstance, secret: string): typeof fetch 
   };
 }
 
-/**
- * Runs `fn` with a target answered in process by the management listener's app over the store, with the routes
- * of `operations` only (no document, no console: nothing else is called). The master key is needed (the
- * services, the decrypt step, idempotency are the gateway's). Every record is committed before the store closes.
- */
+/** Runs `fn` against the management app in process over the store, with only `operations`' routes; needs the master key. */
 export async function withManagement<T>(
   opts: Pick<StoreOptions, 'create'> & { messages?: RefusalMessages; operations: readonly ManagementOperationId[] },
   fn: (target: Target) => Promise<T>,

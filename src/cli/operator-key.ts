@@ -28,7 +28,7 @@ export function operatorKeyCommand(): Command {
     .option('--json', 'print JSON')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { json?: boolean }, command: Command) => {
-      const keys = await withApi(command, { operations: ['operator-key.list'] }, (api) => api.operatorKey.list({ limit: String(PAGE_MAX) }).toArray());
+      const keys = await withApi(command, { operations: ['operator-key.list'] }, (api) => api.operatorKey.list({ limit: PAGE_MAX }).toArray());
       if (opts.json) return printJson(keys);
       table([['NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'], ...keys.map((k) => [k.name, k.prefix, k.createdAt, k.lastUsedAt ?? '-', k.revokedAt ?? '-'])]);
     });

@@ -3,12 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, Help } from 'commander';
 
-/**
- * The commands, each in its own module, loaded only when the command line names it: `cardline --help`
- * loads commander and this file, not the schemas, jose or the store (issue 22). The listing of
- * `cardline --help` shows each command's term and summary from here; test/cli/lazy.test.ts checks that
- * they are the ones the modules declare.
- */
+/** The commands, each loaded only when named, so `cardline --help` loads commander alone (test/cli/lazy.test.ts). */
 export const COMMANDS: readonly { name: string; term: string; summary: string; load: () => Promise<Command> }[] = [
   {
     name: 'encrypt',
@@ -65,10 +60,7 @@ function version(): string {
   return 'unknown';
 }
 
-/**
- * The program for these arguments: the command they name is loaded; the others are listed by term and
- * summary (enough for `--help` and for suggesting a mistyped name). `all` loads every command.
- */
+/** The program for these arguments: only the named command is loaded, the rest listed by term and summary. */
 export async function createProgram(argv: string[], opts: { all?: boolean } = {}): Promise<Command> {
   const named = namedCommand(argv);
   const program = new Command('cardline')

@@ -45,10 +45,7 @@ export const storeRefusal =
 const httpRefusal = (r: Refusal): string =>
   `The management API refused: ${r.status} ${r.title}${r.businessCode ? ` [${r.businessCode}]` : ''}: ${r.detail ?? ''}${fieldsOf(r)}`;
 
-/**
- * A CardlineAdmin for one command: it calls only the operations the command declared (the app in process
- * registers only those, decision 0104, so a call to another one is a mistake caught in both modes).
- */
+/** A CardlineAdmin calling only the command's declared operations (decision 0104): a mistake fails in both modes. */
 export async function commandAdmin(target: Target, operations: readonly ManagementOperationId[]): Promise<CardlineAdmin> {
   const { CardlineAdmin } = await import('../../sdk/src/admin.js');
   const declared = new Set<string>(operations);
@@ -79,9 +76,8 @@ async function asCliError(err: unknown, target: Target): Promise<never> {
 }
 
 /**
- * The running gateway this command should call, or null to work on the store: `--admin-url` (on the program,
- * before the command) or CARDLINE_ADMIN_URL. The operator key only ever comes from the environment
- * (CARDLINE_OPERATOR_KEY): an argument would be visible to every user of the machine in the process list.
+ * The gateway to call (`--admin-url` or CARDLINE_ADMIN_URL), or null for the store; the operator key
+ * comes only from CARDLINE_OPERATOR_KEY, since an argument shows in the process list.
  */
 export function remoteTarget(command: Command): Target | null {
   const opts = command.optsWithGlobals<{ adminUrl?: string }>();

@@ -31,8 +31,7 @@ export interface StoreOptions {
 
 export async function withStore<T>(opts: StoreOptions, fn: (store: CliStore) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env, { logLevel: 'silent' });
-  // Commands that do not need the master key still check one that is configured: a wrong key in the
-  // operator's environment is named at the first command, not when a tenant answers 500.
+  // A configured master key is checked even when unused, so a wrong one is named at the first command.
   let masterKey: MasterKey | undefined;
   try {
     masterKey = new MasterKey(resolveMasterKey(config, { allowGenerate: false, allowFile: true }));

@@ -9,7 +9,7 @@ import { DEFAULT_HOME_COUNTRY, DEFAULT_TENANT_CONFIG, DEFAULT_TIME_ZONE } from '
 import type { PublicJwk } from '../crypto/keys.js';
 import { PAGE_MAX } from '../../schemas/page.js';
 import type { TenantCreateBody, TenantPatchBody } from '../../sdk/src/generated/types.js';
-import { STORE_HELP, fail, integer, money, orderedJwk, printJson, table, tenantId } from './common.js';
+import { STORE_HELP, checkUsername, fail, integer, money, orderedJwk, printJson, readStdin, table, tenantId } from './common.js';
 import { withApi } from './api.js';
 import { REMOTE_HELP } from './remote.js';
 
@@ -113,6 +113,25 @@ export function createConfig(opts: ConfigOptions): Record<string, unknown> {
   };
 }
 
+interface AdminOptions {
+  admin?: string;
+  passwordStdin?: boolean;
+}
+
+/** The first Admin `--admin` names, its password read and checked before anything is sent. */
+async function firstAdmin(opts: AdminOptions): Promise<{ username: string; password: string } | undefined> {
+  if (opts.admin === undefined) {
+    if (opts.passwordStdin) fail('--password-stdin reads the password of the Admin --admin names: give --admin too.');
+    return undefined;
+  }
+  checkUsername(opts.admin, '--admin');
+  const password = opts.passwordStdin ? await readStdin("the Admin's password") : process.env.CARDLINE_USER_PASSWORD;
+  if (!password) fail("No password for --admin: pipe it in with --password-stdin, or set CARDLINE_USER_PASSWORD.");
+  const problem = (await import('../services/identity/users.js')).passwordProblem(password); // with the hasher: loaded here only
+  if (problem) fail(problem);
+  return { username: opts.admin, password };
+}
+
 /** An update's merge patch: the file's patch, then the flags. */
 export function updatePatch(opts: ConfigOptions): Record<string, unknown> {
   return jsonMergePatch.apply(opts.config ? configFile(opts.config) : {}, flagsPatch(opts)) as Record<string, unknown>;
@@ -128,28 +147,38 @@ export function tenantCommand(): Command {
       .argument('<id>', 'tenant id: 1-63 lower-case letters, digits and dashes', tenantId),
     false,
   )
+    .option('--admin <username>', "create the tenant's first Admin with it, both or neither (password from --password-stdin or CARDLINE_USER_PASSWORD)")
+    .option('--password-stdin', "with --admin: read the Admin's password from stdin")
     .addHelpText(
       'after',
       `
 The public key set printed on stdout is what the bank's integration team encrypts passwords and
 fields to (it is also served by GET /api/keys with the TENANT header).
 
+With --admin the tenant and its first Admin are created by one operation: a password refused (at
+least 8 characters) leaves no tenant behind. The password travels encrypted to the gateway's
+onboarding key, never as an argument.
+
 Examples:
   cardline tenant create acme --name "Acme Bank" --max-limit 250000.00 > acme-enc-jwks.json
+  printf '%s' "$PASSWORD" | cardline tenant create acme --home-country GB --time-zone Europe/London \\
+    --max-limit 250000.00 --admin root --password-stdin > acme-enc-jwks.json
   cardline --admin-url http://127.0.0.1:8081 tenant create acme --connector rest \\
     --connector-options '{"baseUrl":"http://127.0.0.1:4010/banks/acme","auth":{"type":"bearer","token":"..."}}'
   cardline tenant create acme --config acme.json --sandbox
 ${REMOTE_HELP}
 ${STORE_HELP}`,
     )
-    .action(async (id: string, opts: ConfigOptions, command: Command) => {
+    .action(async (id: string, opts: ConfigOptions & AdminOptions, command: Command) => {
       const config = createConfig(opts);
       const name = opts.name ?? id;
-      const keys = await withApi(command, { create: true, messages: { TENANT_EXISTS: `Tenant '${id}' already exists.` }, operations: ['tenant.create'] }, async (api) =>
-        (await api.tenant.create({ id, name, config: config as TenantCreateBody['config'] })).result.encryptionKeys.keys as PublicJwk[],
+      const admin = await firstAdmin(opts);
+      const operations = admin ? (['tenant.create', 'tenant.onboarding-keys'] as const) : (['tenant.create'] as const);
+      const keys = await withApi(command, { create: true, messages: { TENANT_EXISTS: `Tenant '${id}' already exists.` }, operations }, async (api) =>
+        (await api.tenant.create({ id, name, config: config as TenantCreateBody['config'], ...(admin ? { admin } : {}) })).result.encryptionKeys.keys as PublicJwk[],
       );
       printJson({ keys: keys.map(orderedJwk) });
-      process.stderr.write(`Tenant '${id}' created.\n`);
+      process.stderr.write(admin ? `Tenant '${id}' created with its first Admin '${admin.username}'.\n` : `Tenant '${id}' created.\n`);
     });
 
   configOptions(
@@ -196,7 +225,7 @@ ${STORE_HELP}`,
     .option('--json', 'print JSON (id, name, status, version, config with secrets as "***") instead of a table')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { json?: boolean; search?: string }, command: Command) => {
-      const query = { limit: String(PAGE_MAX), ...(opts.search === undefined ? {} : { q: opts.search }) };
+      const query = { limit: PAGE_MAX, ...(opts.search === undefined ? {} : { q: opts.search }) };
       const tenants = await withApi(command, { operations: ['tenant.list'] }, (api) => api.tenant.list(query).toArray());
       if (opts.json) return printJson(tenants);
       table([['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, String((t.config.connector as { id?: unknown } | undefined)?.id ?? '?'), t.name])]);

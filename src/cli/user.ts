@@ -1,11 +1,9 @@
-// `cardline user add|list|remove|unlock|disable|enable|reset-password`: a tenant's API users. The password
-// never travels as an argument; to the management API it travels as a JWE to the tenant's encryption key, as
-// at login. On the store, the same management operations run in
-// process (src/cli/in-process.ts), audited as `cli:<os-user>`.
+// `cardline user …`: a tenant's API users. A password never travels as an argument, and leaves as a JWE to the
+// tenant's key, over HTTP or in process.
 import { Command, Option } from 'commander';
 import { ROLES, type Role } from '../../schemas/common.js';
 import { PAGE_MAX } from '../../schemas/page.js';
-import { STORE_HELP, fail, printJson, readStdin, table, tenantId } from './common.js';
+import { STORE_HELP, checkUsername, fail, printJson, readStdin, table, tenantId } from './common.js';
 import { withApi } from './api.js';
 import { REMOTE_HELP, type CardlineAdmin, type ManagementOperationId } from './remote.js';
 
@@ -16,22 +14,10 @@ interface AddOptions {
   passwordStdin?: boolean;
 }
 
-
-const checkUsername = (username: string) => {
-  if (username.length < 1 || username.length > 128 || username.trim() !== username || /\p{Cc}/u.test(username)) {
-    fail('--username must be 1-128 characters, without control characters or surrounding spaces.');
-  }
-};
-
-/**
- * Adds the user, or resets it when it exists (role, password, enabled, unlocked): a new user is a
- * `tenant-user.create` (its tenant's channels hear `user.created`); an existing one is reset by
- * `tenant-user.update`, `tenant-user.set-password` and `tenant-user.unlock`. CardlineAdmin sends each password
- * as a JWE to the tenant's encryption key (`tenant.keys`).
- */
+/** Adds the user (`tenant-user.create`) or resets it (update, set-password, unlock); passwords leave as JWEs. */
 async function addUser(api: CardlineAdmin, opts: AddOptions, password: string): Promise<void> {
   const tenantId = opts.tenant;
-  const users = await api.tenantUser.list(tenantId, { limit: String(PAGE_MAX) }).toArray();
+  const users = await api.tenantUser.list(tenantId, { limit: PAGE_MAX }).toArray();
   if (!users.some((u) => u.username === opts.username)) {
     await api.tenantUser.create(tenantId, { username: opts.username, role: opts.role, password });
     return;
@@ -81,7 +67,7 @@ ${STORE_HELP}`,
     .option('--json', 'print JSON')
     .addHelpText('after', `${REMOTE_HELP}\n${STORE_HELP}`)
     .action(async (opts: { tenant: string; json?: boolean }, command: Command) => {
-      const users = await withApi(command, { operations: ['tenant-user.list'] }, (api) => api.tenantUser.list(opts.tenant, { limit: String(PAGE_MAX) }).toArray());
+      const users = await withApi(command, { operations: ['tenant-user.list'] }, (api) => api.tenantUser.list(opts.tenant, { limit: PAGE_MAX }).toArray());
       if (opts.json) return printJson(users);
       table([
         ['USERNAME', 'ROLE', 'DISABLED', 'LOCKED', 'LAST LOGIN'],

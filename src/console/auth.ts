@@ -32,10 +32,7 @@ export const ConsoleErrors = {
     }),
 };
 
-/**
- * The operator of the request's console session, or null when it brings none (or an unknown one). Throws
- * for a session idle too long, and for a change without the session's CSRF token.
- */
+/** The console session's operator or null; throws for an idle session and for a change without its CSRF token. */
 export async function consoleOperator(sessions: ConsoleSessions, request: FastifyRequest): Promise<Operator | null> {
   const sessionId = sessionIdOf(request.headers.cookie);
   if (!sessionId) return null;

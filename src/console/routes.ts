@@ -1,4 +1,4 @@
-// The operations console's own assembly on the management listener (issue 19, decision 0165): its files under
+// The operations console's own assembly on the management listener (decision 0165): its files under
 // /console and its session (sign in with an operator key, read the CSRF token, sign out). Everything its pages
 // read or change is a management operation (src/operations/management-console.ts and the rest of the table).
 import { Type } from '@sinclair/typebox';

@@ -62,10 +62,7 @@ export class ConsoleSessions {
     return { sessionId, operator };
   }
 
-  /**
-   * The operator of a live session, whose use moves its idle clock on (one statement: checked and touched by
-   * the store's own clock, the same for every process); or why there is none. A revoked key ends it.
-   */
+  /** A live session's operator, touched by the store's clock in one statement, or why none (a revoked key ends it). */
   async use(sessionId: string): Promise<Operator | SessionRefusal> {
     const idHash = hashOf(sessionId);
     const r = await this.db.query<{ operator: string }>(

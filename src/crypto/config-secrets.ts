@@ -71,10 +71,7 @@ export function hasPlainSecrets(options: unknown, schema: TSchema): boolean {
   return found;
 }
 
-/**
- * A merge patch with its "***" leaves removed wherever the stored value is sealed: a client that sends back
- * what it read keeps the stored secret instead of replacing it with the placeholder.
- */
+/** A merge patch without its "***" leaves where a value is sealed: sending back what was read keeps the secret. */
 export function keepSealed(patch: unknown, stored: unknown): unknown {
   if (!isObject(patch) || !isObject(stored)) return patch;
   const out: Json = {};

@@ -49,12 +49,7 @@ export interface TenantKey {
   /** A retiring key's end: from then on it is neither accepted nor published. */
   retireAt?: Date | null;
   publicJwk: PublicJwk;
-  /**
-   * The imported halves, each imported on its first use and kept among the ring's most recently used imported
-   * keys (decisions 0209, 0214): an imported EC key holds about 7 KB of native memory, and a request needs one
-   * half of one key at most (a token's first verification the signing key's public half, a JWE the encryption
-   * key's private half); a verified token is served from the token cache without its key.
-   */
+  /** The imported halves, on first use and LRU-bounded by the ring (about 7 KB of native memory each, 0214). */
   privateKey(): Promise<CryptoKey>;
   publicKey(): Promise<CryptoKey>;
 }

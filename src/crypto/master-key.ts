@@ -11,10 +11,7 @@ export class MasterKey {
     this.key = key;
   }
 
-  /**
-   * A key of its own for one purpose (HKDF-SHA256, RFC 5869): what is sealed under it cannot be opened
-   * with the master key or another purpose's key, so handing it out (to a connector) hands out nothing else.
-   */
+  /** A key for one purpose (HKDF-SHA256): handing it to a connector hands out nothing else. */
   derive(purpose: string): MasterKey {
     return new MasterKey(Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `cardline:${purpose}`, 32)).toString('base64url'));
   }

@@ -174,11 +174,7 @@ function pinFieldFromDigits(digits: Uint8Array, format: PinBlockFormat, random: 
   }
 }
 
-/**
- * The PIN digit values (0–9) of a plain PIN field, checked strictly: control nibble, PIN length 4–12,
- * decimal digits, and the fill of the format. Only the first 8 bytes carry the PIN in every format;
- * format 4's last 8 bytes are random and carry nothing to check.
- */
+/** The PIN digits of a plain PIN field, checked strictly (control nibble, length 4-12, digits, the format's fill). */
 function digitsFromPinField(field: Uint8Array, format: PinBlockFormat): Uint8Array {
   const nibbles = bytesToNibbles(field.subarray(0, 8));
   try {
@@ -302,9 +298,8 @@ export interface TranslateSide {
 }
 
 /**
- * Translates an enciphered block from one key (and format) to another for the same card: decipher,
- * validate strictly, re-encode, encipher. The PIN exists only as digit values in buffers that are zeroed
- * before this returns, whatever happens; it is never a string.
+ * Translates an enciphered block to another key and format for the same card, validating strictly; the PIN
+ * exists only as digits in buffers zeroed before this returns, never as a string.
  */
 export function translateEncipheredPinBlock(
   block: Uint8Array,

@@ -18,10 +18,7 @@ export interface ClientKeySource {
 
 const encoder = new TextEncoder();
 
-/**
- * Each defined value as a compact JWE to the tenant's client key (protected header: alg, enc, kid of the
- * client key, iat, jti); undefined values are left out; undefined as a whole when no client key is registered.
- */
+/** Each defined value as a JWE to the tenant's client key; undefined as a whole when none is registered. */
 export async function sealFields<S extends SensitiveValues>(clientKeys: ClientKeySource, tenantId: string, values: S): Promise<Sealed<S> | undefined> {
   const registered = await clientKeys.get(tenantId);
   if (!registered) return undefined;

@@ -49,10 +49,7 @@ export const daysInRange = (from: string, to: string): number => (utcMidnight(to
 
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-](\d{2}):\d{2})$/i;
 
-/**
- * A query bound as an instant: a day (YYYY-MM-DD) is its start in the zone (for an inclusive `to`, the start
- * of the next day); a date-time must carry its offset. Null for anything else.
- */
+/** A query bound as an instant: a day is its start in the zone (an inclusive `to`: the next day's); else with offset. */
 export function boundOf(value: string, timeZone: string, end: boolean): Date | null {
   if (DAY.test(value)) return isDay(value) ? startOfDay(end ? nextDay(value) : value, timeZone) : null;
   const m = INSTANT.exec(value);

@@ -21,10 +21,7 @@ export class EventPayloadError extends Error {
   }
 }
 
-/**
- * Checks a payload against its type's closed schema, so that nothing but the declared ids, states and
- * amounts can enter the outbox (no PAN, CVV, PIN block or address line), and names its aggregate.
- */
+/** Checks a payload against its closed schema (no PAN, CVV, PIN block or address can enter the outbox). */
 export function domainEvent(type: EventType, payload: unknown): DomainEvent {
   const checker = checkers.get(type);
   if (!checker) throw new EventPayloadError(`unknown event type '${type}'`);

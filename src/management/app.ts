@@ -54,8 +54,7 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   await app.register(securityHeaders);
   // Before any route: 405 with Allow for a known path called with another method, as on the public listener.
   await app.register(routeIndex);
-  // An operator's action joins the trail of the tenant it concerns (its Admins read it in GET /v1/audit);
-  // anything else, the platform's own chain.
+  // An operator's action joins the trail of the tenant it concerns, anything else the platform's.
   const subject = async (request: FastifyRequest, _spec: AuditSpec): Promise<AuditSubject> => {
     const { operator, inProcess } = request.ctx;
     const named = stringAt(request, 'params.tenantId') ?? stringAt(request, 'body.id');
@@ -70,19 +69,15 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   };
   // The recorder, which the operation step, the error path and a replay call to record their answer.
   await app.register(audit, { subject });
-  // A route that declares audit but would answer without the recorder does not start (the console's session
-  // routes answer through it: src/console/routes.ts).
+  // A route declaring audit but answering without the recorder does not start.
   app.addHook('onRoute', refuseUnrecorded);
   await app.register(errors, { problemBaseUrl: opts.config.problemBaseUrl });
-  // Before the first route: it describes every route in the management OpenAPI document. The CLI's app in
-  // process serves no document and no console: only the operations it calls.
-  // (Imported here, so the CLI does not load @fastify/swagger and the console's files at all.)
+  // Before the first route, so it describes them all; the CLI's in-process app loads neither document nor console.
   const docs = opts.inProcess ? null : await import('../plugins/docs.js');
   if (docs) await app.register(docs.openapiCollector, { operations, listener: 'management' });
   await app.register(strictJson);
   app.decorate('consoleSessions', new ConsoleSessions(opts.services.db, opts.services.operatorKeys, opts.config.consoleIdleMinutes));
-  // The operator key is this listener's principal (or the console's session cookie, taken as the key it was
-  // opened with); a route naming a tenant in its path gets that tenant.
+  // The principal is the operator key (or the console session's); a path naming a tenant gets that tenant.
   await app.register(operatorAuth, {
     session: (request) => consoleOperator(app.consoleSessions, request),
     ...(opts.inProcess ? { inProcess: opts.inProcess } : {}),
@@ -90,10 +85,9 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
   // An operator's request is traced as the public API's are (nothing when tracing is off).
   await app.register(tracingStep);
   // Passwords for a tenant's users are opened to that tenant's key (its body policy is its own API's).
-  await app.register(decrypt, { tenantPolicy: false });
+  await app.register(decrypt, { tenantPolicy: false, onboarding: true });
   await app.register(validate);
-  // Every write takes Idempotency-Key, as on the public API: an operator's keys are the platform's, scoped to
-  // the operator.
+  // Every write takes Idempotency-Key, scoped to the operator.
   await app.register(idempotency, {
     owner: ({ ctx }) => (ctx.operator ? { tenantId: PLATFORM_TENANT, caller: `operator:${ctx.operator.name}` } : null),
   });

@@ -1,8 +1,6 @@
-// Where a webhook may go (decision 0082). A production tenant targets https URLs whose every resolved address
-// is public; a sandbox tenant may also target loopback over http; the operator's allow-list
-// (CARDLINE_WEBHOOK_ALLOW_HOSTS) admits named hosts whatever they resolve to. The check runs when a channel is
-// saved and again on every connection, in the connection's own DNS lookup, so that a name re-pointed at a
-// private address after the check (DNS rebinding) is refused at the moment it would be used.
+// Where a webhook may go (decision 0082): https to public addresses (a sandbox also loopback over http), or a
+// host on the operator's allow-list. Checked when a channel is saved and again in each connection's own DNS
+// lookup, so a name re-pointed at a private address afterwards (DNS rebinding) is refused when used.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -26,11 +24,8 @@ export class TargetRefused extends Error {
 const v4Of = (hi: number, lo: number): ipaddr.IPv4 => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
 
 /**
- * The IPv4 addresses an IPv6 address embeds, or null when it embeds none: IPv4-compatible (::/96, RFC 4291),
- * IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96, RFC 6145), the NAT64 well-known prefix
- * (64:ff9b::/96, RFC 6052), 6to4 (2002::/16: bits 16-47) and Teredo (2001::/32: the server at bits 32-63, the
- * client at bits 96-127 inverted). Each such address reaches the IPv4 address it embeds (through the host's
- * stack, a NAT64 gateway or a relay), so it is judged by that address (issue 20: [::a9fe:a9fe] counted as public).
+ * The IPv4 addresses an IPv6 address embeds (IPv4-compatible, -mapped, -translated, NAT64 64:ff9b::/96, 6to4,
+ * Teredo), or null: each reaches the address it embeds, so it is judged by that address.
  */
 function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | null {
   const p = address.parts;
@@ -52,10 +47,8 @@ export interface AddressKind {
 }
 
 /**
- * Every ipaddr.js range but `unicast` is something other than the public internet (private, loopback,
- * link-local, carrier-grade NAT, reserved, benchmarking, documentation, …). An IPv6 address that embeds an
- * IPv4 address takes the range of what it embeds; other NAT64 prefixes (64:ff9b:1::/48, for local use) place
- * it where their operator chose, so they stay `rfc6052`: not public.
+ * Every ipaddr.js range but `unicast` is not the public internet; an embedded IPv4 address decides, and other
+ * NAT64 prefixes stay `rfc6052` (their operator places them).
  */
 function kindOf(address: string): AddressKind {
   const parsed = ipaddr.parse(address);
@@ -122,10 +115,7 @@ export type Resolver = (host: string) => Promise<LookupAddress[]>;
 const systemResolver: Resolver = (host) =>
   new Promise((resolve, reject) => dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
 
-/**
- * Checks a URL as a channel is saved: its form, then every address its host resolves to. Throws
- * TargetRefused with the reason (the first refused address, or a name that does not resolve).
- */
+/** Checks a URL as a channel is saved (its form, then every resolved address); throws TargetRefused with why. */
 export async function checkTarget(raw: string, policy: TargetPolicy, resolve: Resolver = systemResolver): Promise<URL> {
   const url = checkUrlForm(raw, policy);
   await checkAddresses(hostOf(url), policy, resolve);
@@ -146,10 +136,7 @@ export async function checkAddresses(host: string, policy: TargetPolicy, resolve
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
-/**
- * A `lookup` for net/tls connections that resolves the host, refuses the connection when any address is
- * refused by the policy, and connects to the checked address (never to a second answer of the resolver).
- */
+/** A net/tls `lookup` that refuses when any resolved address is refused and connects to the checked one. */
 export function checkedLookup(policy: TargetPolicy, resolve: Resolver = systemResolver) {
   return (hostname: string, options: { all?: boolean } | number | undefined, callback: LookupCallback): void => {
     const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');

@@ -71,10 +71,7 @@ export class ChannelService {
     private readonly resolve?: Resolver,
   ) {}
 
-  /**
-   * The channel types of the list, written where the store's foreign key on `channels.type` finds them (decision
-   * 0240): run at every start, before a channel is written. A type dropped from the list stays (its channels do).
-   */
+  /** Writes the list's channel types where `channels.type`'s foreign key finds them (decision 0240), at every start. */
   async registerTypes(): Promise<void> {
     await this.db.query('INSERT INTO channel_types (type) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING', [CHANNEL_TYPE_NAMES]);
   }

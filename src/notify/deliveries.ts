@@ -1,15 +1,7 @@
-// Delivery from the outbox (decision 0080), at least once. The worker fans each event of record out to the
-// tenant's matching channels — one `deliveries` row per event and channel, in the same statement that marks
-// the event done, so a crash leaves either both or neither — then claims due deliveries with
-// FOR UPDATE SKIP LOCKED and a lease: any number of gateway processes on one PostgreSQL share the work, each
-// delivery held by one at a time; on the embedded store the same SQL runs in the one process. A process that
-// dies holding deliveries only delays them by the lease; they are then delivered again with the same
-// `webhook-id`. Retries follow the Svix schedule with jitter (decision 0081).
-//
-// Fair across tenants and channels (decision 0130): every attempt runs on its own, and the slot it frees is
-// filled at once, so a receiver that hangs holds back nothing but its own channel; a channel has at most
-// CHANNEL_IN_FLIGHT attempts under way, and a claim takes each channel's oldest due delivery before any
-// channel's second, so one channel's backlog never sits ahead of another tenant's new event.
+// Delivery from the outbox, at least once (decisions 0080, 0081, 0130): events fan out to `deliveries` rows
+// in the statement that marks them done; due deliveries are claimed with FOR UPDATE SKIP LOCKED and a lease,
+// so any number of processes share the work. Each channel is capped at CHANNEL_IN_FLIGHT attempts and a claim
+// takes every channel's oldest first, so one hanging receiver holds back only its own channel.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
@@ -33,10 +25,7 @@ import type { ChannelSenders } from './channel-types/registry.js';
 import type { AttemptResult } from './channel-types/type.js';
 import type { Channel, ChannelService } from './channels.js';
 
-/**
- * Svix's schedule: the first attempt at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; a
- * delivery whose eighth attempt fails is `failed` (it stays listed, and can be retried by hand).
- */
+/** Svix's schedule: at once, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; after the eighth, `failed`. */
 export const RETRY_SCHEDULE_MS = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const;
 export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length;
 /** Each delay is spread by up to ±20 %, so that a receiver that was down is not hit by every retry at once. */
@@ -44,10 +33,7 @@ const JITTER = 0.2;
 /** The longest Retry-After honoured: the schedule's longest step. */
 const MAX_RETRY_AFTER_MS = 36_000_000;
 
-/**
- * The delay before the next attempt after `attempts` attempts failed, or null when the schedule is over.
- * Retry-After, when the receiver sent one, replaces the scheduled delay (up to the longest step).
- */
+/** The delay after `attempts` failures (a receiver's Retry-After replaces it, up to the longest step), or null. */
 export function nextDelayMs(attempts: number, scale: number, retryAfterMs: number | null, random = Math.random): number | null {
   if (attempts >= MAX_ATTEMPTS) return null;
   if (retryAfterMs !== null) return Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
@@ -107,20 +93,14 @@ export interface DeliveryServiceOptions {
 const FAN_OUT_LIMIT = 200;
 /** Attempts under way in one process at once, across every channel (sockets and memory are bounded). */
 const MAX_IN_FLIGHT = 64;
-/**
- * Attempts under way for one channel at once: a receiver that hangs holds at most this many slots. Counted
- * in the store, so it holds across processes, except that two claims in the same instant may each take the
- * free places (at most processes × this).
- */
+/** Attempts under way per channel, counted in the store so it holds across processes (give or take a race). */
 export const CHANNEL_IN_FLIGHT = 4;
 /** How long a woken worker gathers further commits before it fans out (well within the first-event target of 2 s). */
 const COALESCE_MS = 25;
 
 /**
- * Claims due deliveries fairly: the channels with unsettled deliveries are found by a loose index scan (one
- * probe each, however long their backlogs), each enabled channel offers its oldest due deliveries up to its
- * free places (CHANNEL_IN_FLIGHT less the attempts under way, in any process), and the offers are taken by
- * rank: every channel's first before any channel's second, oldest first within a rank.
+ * Claims due deliveries fairly: channels with unsettled deliveries found by a loose index scan, each offering
+ * its oldest up to its free places, taken by rank (every channel's first before any channel's second).
  */
 const CLAIM = `
   WITH RECURSIVE chans AS (
@@ -228,9 +208,8 @@ export class DeliveryService {
   }
 
   /**
-   * Waits for something to do: an attempt that ends while due deliveries may be waiting (its slot, or its
-   * channel's place, takes one at once), committed events (gathered for COALESCE_MS, so that under load the
-   * events of many audit batches go out in one fan-out), or the poll (retries that came due).
+   * Waits for work: an attempt ending (its slot takes the next due one), committed events (gathered for
+   * COALESCE_MS so many batches fan out at once), or the poll for retries that came due.
    */
   private idle(): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -290,10 +269,8 @@ export class DeliveryService {
   }
 
   /**
-   * Fans due events of record out to the channels that subscribe to them and marks the events done, in one
-   * statement (a second fan-out of an event adds nothing: one delivery per event and channel). Returns how
-   * many events it took. An event no channel subscribed to when it was committed is written done already
-   * (src/audit/writer.ts), so a tenant without channels costs this nothing.
+   * Fans due events out to their channels and marks them done in one statement (a second fan-out adds nothing);
+   * returns how many it took. Events no channel heard were written done already, so they cost nothing here.
    */
   async fanOut(limit = FAN_OUT_LIMIT): Promise<number> {
     const r = await this.db.query<{ events: number }>(
@@ -325,10 +302,7 @@ export class DeliveryService {
     return r.rows[0]?.events ?? 0;
   }
 
-  /**
-   * One step of the worker by hand (tests): claims due deliveries fairly and attempts them, waiting for every
-   * attempt; the loop itself never waits for a batch. Returns how many it attempted.
-   */
+  /** One step of the worker by hand (tests): claims, attempts and waits for every attempt; returns how many. */
   async deliverDue(limit = MAX_IN_FLIGHT): Promise<number> {
     const claimed = await this.claim(limit);
     if (!claimed.length) return 0;
@@ -415,7 +389,7 @@ export class DeliveryService {
     }
     try {
       // The attempt is kept only with its delivery: a channel removed while the attempt was under way took
-      // its deliveries with it (issue 20: the attempt's insert failed on the foreign key, 23503).
+      // its deliveries with it, and the insert would fail on the foreign key.
       await this.db.query(
         `WITH attempt AS (
            INSERT INTO delivery_attempts (tenant_id, delivery_id, n, status_code, duration_ms, error, worker)
@@ -443,10 +417,7 @@ export class DeliveryService {
 
   // ---- what the Admin routes do ----------------------------------------------------------------------
 
-  /**
-   * Claims one delivery for an attempt now, whatever its schedule says. 404 when unknown, 409 when its channel
-   * is disabled or another attempt holds it.
-   */
+  /** Claims one delivery for an attempt now: 404 unknown, 409 when its channel is disabled or it is held. */
   private async claimOne(tenantId: string, deliveryId: string): Promise<DeliveryRow> {
     const r = await this.db.query<DeliveryRow>(
       `UPDATE deliveries d SET status = 'delivering', claimed_by = $3, claimed_until = now() + $4::integer * interval '1 millisecond',
@@ -492,11 +463,7 @@ export class DeliveryService {
     return this.get(tenantId, id);
   }
 
-  /**
-   * Queues again, for one channel, every event of record created in [from, to) that it subscribes to: a
-   * delivery it had is due again now (same `webhook-id`, its schedule afresh), one it never had is added.
-   * Deliveries whose attempt is under way are left to it.
-   */
+  /** Queues again every event of [from, to) the channel hears, same `webhook-id`; attempts under way are left. */
   async replay(tenantId: string, channelId: string, from: Date, to: Date): Promise<number> {
     await this.opts.channels.get(tenantId, channelId);
     const r = await this.db.query(

@@ -95,8 +95,7 @@ export class WebhookSender {
     const timestamp = Math.floor(Date.now() / 1000);
     const policy = this.policy(sandbox);
     try {
-      // The form again (the policy may have changed since the channel was saved), and a literal address
-      // here: a connection to an IP address makes no DNS lookup for checkedLookup to refuse.
+      // The form again (the policy may have changed), and literal addresses here, since they bypass checkedLookup.
       const url = checkUrlForm(message.url, policy);
       const host = hostOf(url);
       if (isIP(host)) {

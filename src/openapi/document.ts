@@ -113,10 +113,7 @@ const ErrorEnvelope = Type.Object(
   { description: 'Spec 2.6: the credit-line envelope of a failure' },
 );
 
-/**
- * The steps whose declared errors an operation's document lists, in the order its examples are shown (each
- * declaration, beside its step's code, says on which operations the step runs and what it answers there).
- */
+/** The steps whose declared errors an operation's document lists, in the order its examples show them. */
 export const DOCUMENTED_STEPS: readonly StepErrors[] = [
   tenantErrors,
   validationErrors,
@@ -306,11 +303,7 @@ function documentedQuery(query: unknown): unknown {
   return { ...q, properties };
 }
 
-/**
- * A POST whose entry declares no body reads none: the document offers an optional empty object, which the
- * gateway accepts as it accepts no body. A DELETE declares none (RFC 9110 §9.3.5: a DELETE's body has no
- * defined meaning).
- */
+/** A bodiless POST documents an optional empty object (accepted like no body); a DELETE declares none (RFC 9110). */
 const EMPTY_BODY = { type: 'object', maxProperties: 0, description: 'No field is read: send no body, or `{}`' };
 
 interface StaticRoute {
@@ -395,10 +388,7 @@ function addExamples(op: Operation, operation: OperationShape): void {
   }
 }
 
-/**
- * The schemas as @fastify/swagger writes them into the document (convertJsonSchemaToOpenapi3): `const: x` as
- * `enum: [x]`, `patternProperties` (a TypeBox Record) as `additionalProperties`.
- */
+/** Schemas as @fastify/swagger writes them: `const` as `enum`, `patternProperties` as `additionalProperties`. */
 function asConverted(schemas: Record<string, unknown>): Record<string, unknown> {
   const convert = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(convert);
@@ -490,8 +480,7 @@ export function swaggerOptions(operations: readonly Operation[], listener: Liste
         url,
       };
     },
-    // Error responses are documented here, after conversion: at run time a route's schema serialises its
-    // success body only, and errors are rendered by the one error handler.
+    // Error responses are documented here: at run time the one error handler renders them.
     transformObject: (documentObject) => {
       const doc = (documentObject as { openapiObject: OpenApiShape }).openapiObject;
       const examples: Record<string, unknown> = {};

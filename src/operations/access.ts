@@ -13,20 +13,13 @@ const ACCESS = {
   'audit-read': ['Admin', 'Operations', 'Read-Only'],
   /** Tenant configuration, users, keys and notification channels. */
   admin: ['Admin'],
-  /**
-   * Sandbox simulation helpers (what only the real world moves: a card's delivery, an authorization, a
-   * repayment): the card writers, API Integration included, since a bank's CI runs its contract tests as its
-   * system user.
-   */
+  /** Sandbox simulations: the card writers, API Integration included (a bank's CI runs as its system user). */
   sandbox: ['Admin', 'Operations', 'API Integration'],
   /** A user's own account (its password): every role. */
   self: ROLES,
 } as const satisfies Record<string, readonly Role[]>;
 
-/**
- * A row of the role table; `public`: no token (login, the tenant's public keys); `operator`: an operator key
- * on the management listener, never a tenant's token (no role of a tenant admits it).
- */
+/** A role table row; `public` needs no token; `operator` is an operator key on the management listener only. */
 export type Access = keyof typeof ACCESS | 'public' | 'operator';
 
 /** The tenant roles an access admits; null for `public` and `operator` (no tenant token is asked for). */

@@ -227,8 +227,7 @@ export const adminUserOperations = [
     body: OwnPasswordBody,
     response: MessageResponse,
     encryptedFields: passwordFields('currentPassword', 'newPassword'),
-    // No Idempotency-Key: the change revokes the very token a retry would carry, so a retry is a 401 whatever
-    // its key; logging in with the new password tells whether it took (docs/api.md, decision 0175).
+    // No Idempotency-Key: the change revokes the token a retry would carry (decision 0175).
     idempotent: false,
     errors: [tooShort, Errors.badRequest('currentPassword is not the current password of this user.')],
     execute: async ({ tenant, principal, body, services }) => {

@@ -10,10 +10,7 @@ const OBJECT_NAME = 'auditQuery';
 
 const fieldError = (field: string, message: string): FieldError => ({ field, message, objectName: OBJECT_NAME });
 
-/**
- * RFC 3339 allows instants PostgreSQL refuses (year 0000, offsets beyond ±15:59): those are field errors
- * here, not a 500 from the store.
- */
+/** RFC 3339 instants PostgreSQL refuses (year 0000, offsets past ±15:59) are field errors, not a 500. */
 function storableInstant(value: string): boolean {
   const offset = /(Z|[+-](\d{2}):(\d{2}))$/i.exec(value);
   if (!offset || (offset[2] !== undefined && Number(offset[2]) > 15)) return false;

@@ -39,10 +39,7 @@ function checkCardRef(body: CardActivationBody, objectName: string): FieldError[
   return CARD_REF_FIELDS.map((field) => ({ field, message: 'NotNull', objectName }));
 }
 
-/**
- * Operations wholly in the path take no body: none, or `{}`. Anything else is refused rather than
- * ignored, as on every other route. The schema allows any body (there is none to describe); this checks it.
- */
+/** Operations wholly in the path take no body or `{}`: anything else is refused rather than ignored. */
 export function checkNoBody(body: unknown, objectName: string): FieldError[] {
   if (body === undefined) return [];
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ field: 'body', message: 'TypeMismatch', objectName }];

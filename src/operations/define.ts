@@ -18,9 +18,8 @@ export type { Sealed, SensitiveValues };
 
 export interface EncryptedField {
   /**
-   * Body property that may arrive as a compact JWE string: a top-level name or a dotted path
-   * (`communicationAddress.address1`; `[]` for every item of an array: `cards[].pan`). Fields whose schema
-   * is marked `sensitive()` (schemas/common.ts) are added at route registration (decision 0019).
+   * Body property that may arrive as a JWE: a name or dotted path (`cards[].pan` for items); fields marked
+   * `sensitive()` are added at registration (decision 0019).
    */
   field: string;
   /** When this returns true for the tenant, a plain-text value is refused. */
@@ -29,10 +28,7 @@ export interface EncryptedField {
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/**
- * The listener an operation is served on: `public` (the tenants' API: a tenant header and a bearer token) or
- * `management` (the platform operator's API: an operator key, no tenant header; decision 0190).
- */
+/** The listener: `public` (tenant header and token) or `management` (operator key, decision 0190). */
 export type Listener = 'public' | 'management';
 
 /** The static type of an optional schema: `undefined` when the operation declares none. */
@@ -43,10 +39,7 @@ export interface OperationInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;
-  /**
-   * Public listener: the tenant the request's header names. Management listener: the tenant its path names
-   * (`tenantParam`), found whatever its status; null for an operation that names none.
-   */
+  /** The tenant the header names (public) or the path names, whatever its status (management); null if none. */
   tenant: Tenant;
   /** The caller; null on public operations (login) and on the management listener. */
   principal: Principal | null;
@@ -62,17 +55,11 @@ export interface ExecuteContext<P, Q, B> extends OperationInput<P, Q, B> {
   core: CoreCall;
   services: Services;
   log: FastifyBaseLogger;
-  /**
-   * Records a security event with the request's audit record even when the request fails (a login that
-   * locks its user answers 401): checked against the event's closed schema like any event of record.
-   */
+  /** Records a security event with the audit record even when the request fails (a login locking its user). */
   securityEvent: (event: EventOf) => void;
 }
 
-/**
- * The event of record a completed call adds to the outbox, in its audit record's transaction. Built from
- * the operation's result and input, checked against the type's closed schema (schemas/events.ts).
- */
+/** The event a completed call adds to the outbox with its record, checked against its closed schema. */
 export type EventDecl<V, I> =
   | { [T in EventType]: { type: T; payload: (result: V, input: I) => EventPayload<T> } }[EventType]
   /** An event whose type depends on the result (an authorization approved or declined), or none (undefined). */
@@ -83,9 +70,8 @@ export type EventOf = { [T in EventType]: { type: T; payload: EventPayload<T> } 
 
 type Source = 'params' | 'query' | 'body';
 /**
- * Where each audit target id comes from: `'params'`, `'query'` or `'body'` for the field of the target's own
- * name there (`{ cardId: 'params' }`), or a dotted path (`{ kid: 'body.jwk.kid' }`). Read from the request as
- * it arrived, valid or not; only short strings are kept.
+ * Where audit target ids come from: `'params'`, `'query'`, `'body'` or a dotted path, read as the request
+ * arrived; only short strings are kept.
  */
 export type TargetSpec = Readonly<Record<string, Source | `${Source}.${string}`>>;
 
@@ -112,9 +98,8 @@ export interface OperationSpec<
   /** The listener that serves it; default `public`. A management operation has `access: 'operator'`. */
   listener?: Listener;
   /**
-   * Management listener: the path parameter naming the tenant the operation acts on. The pipeline finds that
-   * tenant before the operation runs (404 when there is none; a disabled one is found too), decrypts password
-   * fields to its key, and the audit record joins its trail.
+   * Management: the path parameter naming the tenant, found first (404 if none, disabled too); its key opens
+   * password fields and its trail takes the record.
    */
   tenantParam?: string;
   method: HttpMethod;
@@ -143,8 +128,7 @@ export interface OperationSpec<
   /** Sandbox tenants only: for any other tenant the route answers as a route that does not exist (decision 0012). */
   sandbox?: true;
   /**
-   * false: no Idempotency-Key handling (a read sent as POST; a write whose retry cannot reach it). 'sealed':
-   * the body or the answer holds a secret (a password, a PIN block, a signing secret shown once): the body is
+   * false: no Idempotency-Key handling; 'sealed': body or answer holds a secret, so the body is
    * fingerprinted under the gateway's key and the answer stored sealed (decision 0175).
    */
   idempotent?: false | 'sealed';
@@ -163,10 +147,7 @@ export interface OperationSpec<
   /** false: not audited (reads of the audit trail itself, public key sets). */
   audit: AuditDecl<V> | false;
   event?: EventDecl<V, OperationInput<StaticOf<P>, StaticOf<Q>, StaticOf<B>>>;
-  /**
-   * A second representation: with `Accept: text/csv` the answer is `rows` of the result under a header of
-   * `columns` (RFC 4180, formula cells neutralised), `text/csv; charset=utf-8`.
-   */
+  /** With `Accept: text/csv`, the result's `rows` under `columns` (RFC 4180, formula cells neutralised). */
   csv?: { columns: readonly string[]; rows: (result: V) => readonly Record<string, unknown>[] };
   /** Documentation examples, from the demo data. */
   examples?: { body?: StaticOf<B>; response?: Static<R> };
@@ -175,10 +156,7 @@ export interface OperationSpec<
 /** An operation as the registrar and the pipeline hold it: the types were checked where it was declared. */
 export type Operation = OperationSpec<TSchema | undefined, TSchema | undefined, TSchema | undefined, TSchema, unknown, SensitiveValues>;
 
-/**
- * Declares one operation. The generic parameters are inferred from the schemas and `execute`, so every
- * function of the entry sees typed input and result.
- */
+/** Declares one operation; generics inferred from the schemas and `execute` type every function of the entry. */
 export function defineOperation<
   Id extends string,
   M extends HttpMethod,
@@ -193,16 +171,12 @@ export function defineOperation<
   return spec as unknown as TypedOperation<Id, M>;
 }
 
-/**
- * An entry as declared: an `Operation` whose id and method are their literals, so that a table keyed by id
- * (`satisfies Record<OperationId, …>`) can be checked by the compiler.
- */
+/** An entry with literal id and method, so tables keyed by id can be checked by the compiler. */
 export type TypedOperation<Id extends string, M extends HttpMethod = HttpMethod> = Operation & { readonly id: Id; readonly method: M };
 
 /**
  * Whether the body may be left out: a POST whose body declares every field optional (no `required`, no
- * `minProperties`), so that no body means what `{}` means (issue 20: a secret rotation without a body answered
- * 400). A PUT or PATCH still needs its body: an empty replacement is more likely a mistake than a wish.
+ * `minProperties`), so that no body means what `{}` means. A PUT or PATCH still needs its body: an empty replacement is more likely a mistake than a wish.
  */
 export function bodyMayBeOmitted(op: Operation): boolean {
   const body = op.body as { type?: unknown; required?: unknown[]; minProperties?: number } | undefined;

@@ -4,21 +4,14 @@ import { TenantIdParams } from '../../schemas/management.js';
 import { Errors } from '../errors.js';
 import type { Operation, TypedOperation } from './define.js';
 
-/**
- * Where the derived entry sits in the management document and what that document says of it where an
- * operator reads it differently from the Admin: its words, its examples, the name its field errors give the
- * request, and the errors it lists besides the unknown tenant (the Admin's, by default). A `description` key
- * present but undefined drops the Admin's description.
- */
+/** How the derived entry is placed and worded in the management document where an operator reads it differently. */
 export type TenantPlace = Pick<Operation, 'tag'> & Partial<Pick<Operation, 'url' | 'summary' | 'description' | 'examples' | 'objectName' | 'errors'>>;
 
 const tenantNotFound = Errors.tenantNotFound('acme');
 
 /**
- * The Admin entry `sourceId` of `from` (`/v1/admin/<rest>`) as the operator's `id` (`/v1/tenants/:tenantId/<rest>`
- * unless `place.url` says otherwise): the same schemas, checks, execute, view, refusals, idempotency and event,
- * the tenant the path names (found whatever its status), a change audited under the Admin entry's action in
- * that tenant's trail with `tenantId` added to its target.
+ * The Admin entry `sourceId` served to operators as `id` under `/v1/tenants/:tenantId/…`: the same schemas,
+ * checks, execute, view and event, audited in that tenant's trail.
  */
 export function forTenant<Id extends string, Source extends Operation, SourceId extends Source['id']>(
   sourceId: SourceId,

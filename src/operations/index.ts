@@ -50,10 +50,7 @@ const managementEntries = [
 export const operations: readonly Operation[] = publicEntries;
 export const managementOperations: readonly Operation[] = managementEntries;
 
-/**
- * The public table's ids, for tables of tests and tools keyed by operation that the compiler checks
- * (`satisfies Record<OperationId, …>`): an entry added to the table without its line there is a type error.
- */
+/** The public table's ids: a table keyed by them (`satisfies Record<OperationId, …>`) must list every entry. */
 export type OperationId = (typeof publicEntries)[number]['id'];
 /** The operations of either listener that change something (every method but GET). */
 export type WriteOperationId = Extract<(typeof publicEntries)[number] | (typeof managementEntries)[number], { method: Exclude<HttpMethod, 'GET'> }>['id'];

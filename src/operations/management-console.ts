@@ -1,11 +1,5 @@
-// What an operator reads and fixes for a tenant without its credentials, and what the console's pages show of
-// the whole gateway (issue 19, decision 0165): a tenant's channels, deliveries and audit trail with its chain's
-// verification, its shadow summary, a customer or card lookup, every core's state, request figures and the
-// built-in connectors. Management listener, operator access, problem dialect.
-//
-// A tenant's channel and delivery operations are its Admin's own entries (channels.ts, core-routing.ts) served
-// under `/v1/tenants/{tenantId}`: the same check, execute and view, the tenant found from the path. Nothing of
-// a delivery retry, a replay or a secret rotation is written twice.
+// What an operator reads and fixes for a tenant without its credentials, and what the console shows of the
+// gateway (decision 0165). A tenant's channel and delivery entries are its Admin's own, served by forTenant.
 import { Type } from '@sinclair/typebox';
 import { AuditChainHead, AuditPage, AuditQuery } from '../../schemas/audit.js';
 import { CardDetailsView, CardIdParams, CardView, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
@@ -73,8 +67,7 @@ const CoreState = Type.Object({
     latencyMs: Type.Object({ avg: Type.Number(), max: Type.Number() }),
   }),
 });
-// The public API's views without `sensitive`: the lookups show masked values only, and the answer's schema
-// drops anything else on the way out.
+// The public views without `sensitive`: lookups show masked values only.
 const CustomerLookupResponse = Type.Object({
   result: Type.Object({ entity: Type.Omit(EntityView, ['sensitive']), cards: Type.Array(CardView), transactions: Type.Array(TransactionView) }),
   pagination: Type.Null(),

@@ -11,6 +11,7 @@ import { connectorsView } from '../services/connectors/connectors-view.js';
 import { createNewTenant, encryptionKeys, setTenantStatus, tenantView, updateTenant, type TenantAdminDeps } from '../services/tenancy/tenant-admin.js';
 import { isTenantId } from '../services/tenancy/tenants.js';
 import { keyCursorOf, pageBounds, pageQueryErrors } from '../paging/key-cursor.js';
+import { PASSWORD_MIN } from '../services/identity/users.js';
 import { defineOperation } from './define.js';
 
 export const TENANTS_TAG = 'Tenants';
@@ -27,6 +28,7 @@ async function viewOf(services: TenantAdminDeps, tenantId: string) {
 
 const envelope = <T>(result: T) => ({ result, pagination: null });
 const notFound = Errors.tenantNotFound('acme');
+const tooShort = Errors.badRequest(`A password needs at least ${PASSWORD_MIN} characters.`);
 
 const statusChange = (verb: 'disable' | 'enable', status: 'disabled' | 'active') =>
   defineOperation({
@@ -83,23 +85,33 @@ export const managementTenantOperations = [
     summary: 'Create a tenant with its whole configuration',
     description:
       'Answers the tenant (secrets as "***") and the public encryption keys its users\' passwords are encrypted to. ' +
-      'The configuration may hold connector secrets: the body is fingerprinted under the gateway\'s key for Idempotency-Key.',
+      'The configuration may hold connector secrets: the body is fingerprinted under the gateway\'s key for Idempotency-Key. ' +
+      'With `admin` the tenant\'s first Admin is created in the same transaction, or neither is: its password (at least ' +
+      `${PASSWORD_MIN} characters) is a compact JWE to the onboarding key (\`GET /v1/onboarding/keys\`), the tenant having no key yet; ` +
+      'every check is made before anything is written.',
     tag: TENANTS_TAG,
     dialect: 'problem',
     access: 'operator',
     objectName: 'tenantRequest',
     body: TenantCreateBody,
     response: TenantCreatedResponse,
+    // The first Admin's password never arrives in clear: the tenant's own key does not exist yet.
+    encryptedFields: [{ field: 'admin.password' }],
     // The configuration may hold connector secrets: fingerprinted under the gateway's key (decision 0175).
     idempotent: 'sealed',
     refusals: ['TENANT_EXISTS'],
+    errors: [tooShort, Errors.plaintextOnboardingPassword()],
     execute: async ({ body, services }) => {
-      const { id, name, config } = body;
-      await createNewTenant(services, { id, ...(name !== undefined ? { name } : {}), config });
-      return { tenant: await viewOf(services, id), encryptionKeys: { keys: await encryptionKeys(services, id) } };
+      const { id, name, config, admin } = body;
+      await createNewTenant(services, { id, ...(name !== undefined ? { name } : {}), config, ...(admin ? { admin } : {}) });
+      return {
+        tenant: await viewOf(services, id),
+        encryptionKeys: { keys: await encryptionKeys(services, id) },
+        ...(admin ? { admin: (await services.users.view(id, admin.username))! } : {}),
+      };
     },
     view: envelope,
-    audit: { target: { tenantId: 'body.id' } },
+    audit: { target: { tenantId: 'body.id', username: 'body.admin.username' } },
     examples: {
       body: {
         id: 'acme',
@@ -107,6 +119,25 @@ export const managementTenantOperations = [
         config: { connector: { id: 'rest', options: { baseUrl: 'https://core.acme.example/api', auth: { type: 'bearer', token: 'core-token' } } } },
       },
     },
+  }),
+
+  defineOperation({
+    id: 'tenant.onboarding-keys',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/onboarding/keys',
+    summary: "The onboarding key (JWKS): what a new tenant's first Admin password is encrypted to",
+    description:
+      'The tenant created with its first Admin (`POST /v1/tenants` with `admin`) has no key of its own before it exists: ' +
+      "the password is encrypted to this key, the same on every gateway process sharing the master key.",
+    tag: TENANTS_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    response: Jwks,
+    execute: async ({ services }) => [services.onboardingKey.publicJwk],
+    view: (keys) => ({ keys }),
+    audit: false,
   }),
 
   defineOperation({
@@ -135,6 +166,7 @@ export const managementTenantOperations = [
     summary: "Change a tenant's name or configuration by JSON merge patch (RFC 7396)",
     description:
       'Validated as at creation. `"***"` where a secret is stored keeps it, a value replaces it, `null` removes a setting. ' +
+      'A key named `constructor`, `prototype` or `__proto__` at any depth is refused (400, naming it) and nothing changes. ' +
       "The tenant's channels hear of the change (`tenant.config-changed`), as of one its own Admin makes.",
     tag: TENANTS_TAG,
     dialect: 'problem',

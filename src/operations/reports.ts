@@ -17,7 +17,7 @@ function checkRange(q: ReportQuery): FieldError[] {
   if (errors.length) return errors;
   const days = daysInRange(q.from, q.to);
   if (days < 1) return [fieldError('to', 'Invalid')];
-  // The constraint, then its bound: a caller learns the maximum from the answer (issue 20, point 11).
+  // The constraint, then its bound: a caller learns the maximum from the answer.
   if (days > REPORT_MAX_DAYS) return [fieldError('to', `Size: at most ${REPORT_MAX_DAYS} days`)];
   return [];
 }

@@ -29,10 +29,7 @@ export function decodeKeyCursor(cursor: string, isKey: (key: string) => boolean 
   }
 }
 
-/**
- * The field errors of a paged list's query, as every list gives them: `limit` below 1 (`Min`) or above the
- * list's maximum (`Max`), a `cursor` the list did not issue (`Invalid`).
- */
+/** A paged list's query errors: `limit` out of range (`Min`/`Max`), a `cursor` the list did not issue. */
 export function pageQueryErrors(
   q: { limit?: number | string; cursor?: string },
   objectName: string,
@@ -63,10 +60,7 @@ export function pageBounds(q: PageQuery): { limit: number; after: string | null 
   };
 }
 
-/**
- * The page from rows fetched with `LIMIT limit + 1` in key order: the extra row only tells that there is a
- * next page, whose cursor names the last row shown.
- */
+/** The page from `LIMIT limit + 1` rows: the extra row only says a next page exists. */
 export function keyPage<R, T>(rows: R[], limit: number, keyOf: (row: R) => string, view: (row: R) => T): KeyPage<T> {
   const shown = rows.slice(0, limit);
   const last = shown[shown.length - 1];

@@ -1,8 +1,6 @@
-// The recorder: every authentication attempt and every write is recorded before it is answered, by a call the
-// answering step makes (the operation step, the error path, an idempotent replay): the record, the write's
-// event of record and the settlement of its Idempotency-Key commit in one statement (src/audit/writer.ts), so
-// that after any crash a retry either replays the answer or finds that nothing was recorded. It reads the
-// request's context (src/request-context.ts) and registers no hook.
+// The recorder: every authentication attempt and write is recorded before it is answered, by the answering
+// step. Record, event and key settlement commit in one statement, so after a crash a retry replays the answer
+// or finds nothing recorded.
 import fp from 'fastify-plugin';
 import type {
   FastifyBaseLogger,
@@ -46,10 +44,8 @@ interface AuditOptions {
 /** The recorder: the one call that records a request's answer, made by the step that answers it. */
 interface Recorder {
   /**
-   * Records the request's answer (`body`, already serialised, its status and content type set on the reply)
-   * when its route is audited: the audit entry, the event of record (or the security event) and the settlement
-   * of the Idempotency-Key the request holds, in one statement. At most once per request. Throws a 500 (the
-   * key given back) when the record could not be committed: the answer must not be sent.
+   * Records an audited route's answer: entry, event and Idempotency-Key settlement in one statement, once.
+   * Throws a 500 (the key given back) when it could not commit: the answer must not be sent.
    */
   record(request: FastifyRequest, reply: FastifyReply, body: string | null): Promise<void>;
   /** Serialises a JSON answer with the route's response schema, records it, and returns the text to send. */
@@ -64,10 +60,7 @@ declare module 'fastify' {
 
 const JOSE = /eyJ[\w-]{8,}(?:\.[\w-]*)*/g;
 
-/**
- * Ids come from the caller's body, valid or not, so a card number or a token sent in an id field must
- * not reach the record: Luhn-valid 13-19 digit runs are masked (first six, last four), JOSE strings dropped.
- */
+/** Ids come from the caller's body: card numbers are masked and JOSE strings dropped before they reach a record. */
 function scrubId(value: string): string {
   return maskCardNumbers(value.replace(JOSE, '[redacted]'), { luhnOnly: true });
 }
@@ -121,8 +114,7 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
     // The Idempotency-Key this request holds is settled by the same statement as its record.
     const held = ctx.idempotency?.token ? { ...ctx.idempotency, token: ctx.idempotency.token } : null;
     try {
-      // Inside the try: a subject that cannot be found (the management listener reads the tenant) fails the
-      // record like the writer would, and the key is given back.
+      // Inside the try: a subject not found fails the record like the writer would, and the key is given back.
       const subject = await subjectOf(request, spec);
       if (!subject) return;
       let settlement: Settlement | undefined;
@@ -151,8 +143,7 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         // A stored response answered again (Idempotency-Key) changed nothing: it is not a second success.
         outcome: ctx.idempotency?.replayed ? 'replayed' : outcomeOf(status, ctx.errorCode),
         status,
-        // Never scrubbed: genReqId (src/app.ts) already replaced a caller's id that could hold a card number or
-        // a token, and a generated UUID's digits may look like one across its dashes.
+        // Never scrubbed: genReqId admits no card number or token, and a UUID's digits can look like one.
         requestId: String(request.id),
         origin: subject.origin !== undefined ? subject.origin : (request.ip ?? null),
         event: (isDone(status) ? ctx.outcome?.event : undefined) ?? ctx.securityEvent ?? undefined,
@@ -163,8 +154,7 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
       // The wait for the batch that commits it (the group commit's span is linked to this one).
       await inStep(request, 'audit', () => services.audit.record(entry));
     } catch (err) {
-      // An unrecorded write must not be acknowledged as done: the caller answers a 500 in the route's dialect
-      // instead, and the key is given back so that a retry (with the same connector key) can run.
+      // An unrecorded write is not acknowledged: a 500 in the route's dialect, the key given back for a retry.
       request.log.error({ err }, 'audit record could not be committed');
       if (held) await services.idempotency.release(held.tenantId, held.scope, held.token).catch(() => undefined);
       throw Errors.internal();
@@ -191,9 +181,8 @@ type Handler = (this: FastifyInstance, request: FastifyRequest, reply: FastifyRe
 const RECORDED = new WeakSet<object>();
 
 /**
- * A hand-written route's handler whose answer is recorded: `handler` returns the JSON answer (never sends it);
- * it is serialised with the route's response schema, recorded, then sent. An error it throws takes the error
- * path, which records too. A route whose config declares `audit` must have such a handler, or be an operation.
+ * A hand-written route's handler whose answer is recorded: `handler` returns the JSON answer, which is
+ * serialised, recorded, then sent; a thrown error takes the error path, which records too.
  */
 export function audited<
   S extends RawServerBase,
@@ -214,11 +203,7 @@ export function audited<
   return answer as unknown as RouteHandlerMethod<S, Rq, Rp, G, C, Sc, T, L>;
 }
 
-/**
- * The listener's onRoute check: a route that declares `audit` but would answer without the recorder does not
- * start (its answers would go unrecorded). An operation's handler is the operation step, which records every
- * answer; a hand-written route's must be `audited(…)`.
- */
+/** onRoute check: a route declaring `audit` that would answer without the recorder does not start. */
 export function refuseUnrecorded(route: RouteOptions): void {
   if (!route.config?.audit || route.config.operation || RECORDED.has(route.handler)) return;
   const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;

@@ -6,6 +6,9 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { CardlineError, Errors } from '../errors.js';
 import { looksLikeCompactJwe } from '../crypto/jwe.js';
 import { openTenantJwe } from '../crypto/tenant-jwe.js';
+import type { KeySource } from '../crypto/keys.js';
+import { onboardingKeySource } from '../crypto/onboarding-key.js';
+import { PLATFORM_TENANT } from '../services/tenancy/tenants.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 import { declareErrors, errorCase, isManagement, takesBody } from '../step-errors.js';
 import { parseStrictJson } from './strict-json.js';
@@ -13,12 +16,9 @@ import { inStep } from './tracing.js';
 
 const JOSE_MEDIA_TYPE = 'application/jose';
 
-/**
- * What this step answers: on every write of the public API, and on the management listener's writes that name
- * a tenant in their path (a JWE is opened to that tenant's key, and only there).
- */
+/** What this step answers: public writes, management writes naming a tenant, and a new tenant's encrypted fields. */
 export const decryptErrors = declareErrors('decrypt', (op) =>
-  takesBody(op) && (!isManagement(op) || op.tenantParam !== undefined)
+  takesBody(op) && (!isManagement(op) || op.tenantParam !== undefined || !!op.encryptedFields?.length)
     ? [errorCase('encrypted-payload', 'An encrypted body or field could not be processed', Errors.encryptedPayload())]
     : [],
 );
@@ -78,11 +78,10 @@ function requiresEncryptedBody(tenant: Tenant, method: string, routeUrl: string)
 }
 
 interface DecryptOptions {
-  /**
-   * Whether the tenant's `encryption.requireEncryptedBody` applies (default true): a policy of the tenant's
-   * own API, not of the operator's management listener, where password fields are still opened.
-   */
+  /** Whether `encryption.requireEncryptedBody` applies (default true): the tenant's API only, not the operator's. */
   tenantPolicy?: boolean;
+  /** Fields of a request naming no tenant (a new tenant's first Admin) open with the onboarding key, never in clear. */
+  onboarding?: boolean;
 }
 
 const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
@@ -92,8 +91,18 @@ const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
     done(null, new EncryptedBody(String(body).trim()));
   });
 
-  const open = (request: FastifyRequest, tenant: Tenant, compact: string, what: string): Promise<string> =>
-    inStep(request, 'decrypt', () => openTenantJwe(app.cardline, tenant.id, compact, request.log, what), { 'cardline.field': what });
+  const open = (request: FastifyRequest, tenant: Tenant | null, compact: string, what: string): Promise<string> =>
+    inStep(
+      request,
+      'decrypt',
+      () =>
+        tenant
+          ? openTenantJwe(app.cardline, tenant.id, compact, request.log, what)
+          : openTenantJwe({ keys: onboardingKeys(), replay: app.cardline.replay }, PLATFORM_TENANT, compact, request.log, what),
+      { 'cardline.field': what },
+    );
+  let onboardingSource: KeySource | undefined;
+  const onboardingKeys = () => (onboardingSource ??= onboardingKeySource(app.cardline.onboardingKey));
 
   app.addHook('preValidation', async (request) => {
     const tenant = request.ctx.tenant;
@@ -111,7 +120,7 @@ const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
     }
 
     const fields = config.encryptedFields;
-    if (!fields?.length || !tenant) return;
+    if (!fields?.length || (!tenant && !opts.onboarding)) return;
     const body = request.body;
     if (body === null || typeof body !== 'object') return;
     for (const { field, required } of fields) {
@@ -119,6 +128,8 @@ const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
         const value = (holder as Record<string | number, unknown>)[key];
         if (typeof value !== 'string') continue;
         if (!looksLikeCompactJwe(value)) {
+          // Without a tenant (a new one's first Admin) there is no policy that could allow plain text.
+          if (!tenant) throw Errors.plaintextOnboardingPassword();
           // A value inside an encrypted body travelled encrypted: the requirement is met.
           if (!bodyEncrypted && required?.(tenant)) throw plaintextRefusal(field);
           continue;

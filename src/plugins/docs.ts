@@ -16,20 +16,12 @@ const PUBLIC_ROUTE = { auth: false, tenant: false, operator: false } as const;
 /** The hashes of the UI's inline scripts and styles, as the package publishes them (none today). */
 const UI_HASHES = createRequire(import.meta.url)('@fastify/swagger-ui/static/csp.json') as { script: string[]; style: string[] };
 
-/**
- * The one style element Swagger UI writes itself: its logo's (`createElement("style",null,".logo_small_svg__cls-2…")`
- * in static/swagger-ui-standalone-preset.js), which the package's csp.json does not list. Admitted by its hash, not
- * by 'unsafe-inline': test/console/browser.test.ts loads /docs in Chromium and fails on any policy error, and
- * test/openapi/docs-page.test.ts recomputes this hash from the installed package.
- */
+/** Swagger UI's logo style, admitted by hash rather than 'unsafe-inline' (a test recomputes it from the package). */
 export const SWAGGER_UI_LOGO_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
 
 /**
- * The page's policy: its scripts, styles, fonts and images from its own origin only; "try it out" may call
- * that origin ('self': the host and port the page was opened at, as the document's server URL '/' is) and
- * nothing else. Unlike the UI's default policy it does not upgrade requests to https (which broke every
- * call of a page served over http at any address but localhost), loads no validator badge from
- * validator.swagger.io, takes no style or font from any https origin, and cannot be framed or post a form.
+ * The page's policy: everything from its own origin only, "try it out" to that origin, no https upgrade
+ * (it broke pages served over http), no outside validator, fonts or styles, no framing, no forms.
  */
 export const DOCS_CSP = [
   "default-src 'none'",
@@ -46,10 +38,7 @@ export const DOCS_CSP = [
   ["style-src 'self'", SWAGGER_UI_LOGO_STYLE, ...UI_HASHES.style].join(' '),
 ].join('; ');
 
-/**
- * Swagger UI on a narrow screen (390 px): its response tables keep a "Links" column that is empty here (no
- * operation declares links) and, with the servers select, push the page sideways; long values and code wrap.
- */
+/** Swagger UI at 390 px: hide the empty Links column and wrap long values. */
 const NARROW_CSS = `@media (max-width: 600px) {
   .swagger-ui .responses-table .response-col_links { display: none; }
   .swagger-ui .opblock-body pre, .swagger-ui .microlight, .swagger-ui .markdown code { white-space: pre-wrap; word-break: break-word; }
@@ -64,8 +53,7 @@ const NARROW_CSS = `@media (max-width: 600px) {
 /** Registered before any route: collects routes for the listener's document and marks the UI's routes public. */
 export const openapiCollector = fp<{ operations: readonly Operation[]; listener?: Listener }>(
   async (app, opts) => {
-    // The UI plugin registers routes without a config of ours; they need neither tenant nor token, and the
-    // auth step refuses any route that does not say so. This runs before that check.
+    // The UI's routes need neither tenant nor token; this runs before the auth step's check that they say so.
     app.addHook('onRoute', (route) => {
       if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) route.config = { ...route.config, ...PUBLIC_ROUTE };
     });
@@ -107,11 +95,7 @@ function referenced(doc: Document, part: unknown): Record<string, Record<string,
   return out;
 }
 
-/**
- * The document cut into sections, one per tag (an operation of several tags is in each), each with the
- * components it uses: what the UI renders at a time. Swagger UI's OpenAPI 3.1 resolver walks the whole
- * document it is given before it draws anything; the public document's 58 operations took it seconds.
- */
+/** The document cut into sections, one per tag with the components it uses: Swagger UI resolves all before drawing. */
 export function documentSection(doc: Document, tag: string): Document {
   const paths: NonNullable<Document['paths']> = {};
   for (const [path, methods] of Object.entries(doc.paths ?? {})) {
@@ -142,8 +126,7 @@ export const docsRoutes: FastifyPluginAsync<{ listener?: Listener }> = async (ap
   });
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
-    // The UI's own assets, served from the package (nothing from a CDN), under a CSP that admits only them
-    // and the page's calls to its own origin, whatever host and port it is served at (decision 0197).
+    // The UI's assets from the package, under a CSP admitting only them and calls to its own origin (0197).
     staticCSP: DOCS_CSP,
     // Same origin as the rest, so the policy admits it: the page fits a phone's width.
     theme: { title: 'Cardline API reference', css: [{ filename: 'narrow.css', content: NARROW_CSS }] },

@@ -140,10 +140,7 @@ function toCardlineError(err: unknown, request: FastifyRequest): CardlineError {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /**
-     * Renders a catalogue error onto the reply in the route's dialect (status, headers, content type) and
-     * returns the body: the one renderer, also for a step that must turn an answer into an error.
-     */
+    /** Renders a catalogue error in the route's dialect and returns the body: the one renderer. */
     renderError(err: CardlineError, request: FastifyRequest, reply: FastifyReply): string;
   }
 }
@@ -171,10 +168,8 @@ const FRAMEWORK_ERROR = Symbol('cardline.frameworkError');
 type Refused = IncomingMessage & { [FRAMEWORK_ERROR]?: { code: string; url: string } };
 
 /**
- * Fastify's `frameworkErrors`: a URL the router cannot read (FST_ERR_BAD_URL, FST_ERR_MAX_PARAM_LENGTH). Its
- * request and reply here bypass every hook (no request id header, no security headers); so the request is
- * routed again, to a path no route has, with the error noted on it: the not-found handler answers it like any
- * other, after the hooks every answer goes through.
+ * Fastify's `frameworkErrors` (an unreadable URL) bypass every hook, so the request is routed again to the
+ * not-found handler, which answers after the hooks every answer goes through.
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw as Refused;
@@ -199,8 +194,7 @@ const readablePath = (path: string): string =>
 
 const errorsPlugin: FastifyPluginAsync<{ problemBaseUrl: string }> = async (app, opts) => {
   app.decorate('renderError', (err: CardlineError, request: FastifyRequest, reply: FastifyReply) => renderError(err, request, reply, opts.problemBaseUrl));
-  // The error path: the answer rendered, then recorded (the audit entry, a security event, the key's
-  // settlement) by the recorder in one statement; an answer that could not be recorded becomes a 500.
+  // The error path: rendered, then recorded in one statement; an answer that could not be recorded becomes a 500.
   app.setErrorHandler(async (err, request, reply) => {
     const error = toCardlineError(err, request);
     if (error.init.status >= 500 && !(err instanceof CardlineError)) {
@@ -244,8 +238,7 @@ const errorsPlugin: FastifyPluginAsync<{ problemBaseUrl: string }> = async (app,
     return reply.send(renderError(error, request, reply, opts.problemBaseUrl, dialect));
   });
 
-  // While the gateway drains (SIGTERM), requests still arriving on open connections are refused in their
-  // route's dialect; Fastify's own answer (return503OnClosing) would be outside both.
+  // While draining, requests on open connections are refused in their route's dialect, not Fastify's.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;

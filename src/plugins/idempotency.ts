@@ -91,6 +91,5 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, op
   });
 };
 
-// Registered after validation (the public API's validate plugin; the management listener validates with
-// Fastify's own schemas, before any preHandler), over the services' store.
+// Registered after validation (the management listener validates before any preHandler).
 export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['request-context', 'errors', 'audit'], decorators: { fastify: ['cardline'] } });

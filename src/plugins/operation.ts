@@ -19,10 +19,7 @@ export function inputOf(request: FastifyRequest): OperationInput<unknown, unknow
   return { params: request.params, query: request.query, body: request.body, tenant: tenant!, principal, operator };
 }
 
-/**
- * What this step answers: what the operation declares (the login's refused credentials, its business refusals,
- * its other errors) and, for an operation that calls the core, the core's answers.
- */
+/** What this step answers: the operation's declared errors and, when it calls the core, the core's answers. */
 export const operationErrors = declareErrors('operation', (op) => [
   ...(op.id === 'authenticate' ? [errorCase('bad-credentials', 'Unknown user, wrong password or locked account', Errors.badCredentials())] : []),
   ...(op.refusals ?? []).map((code) => errorCase(code, BUSINESS_CODES[code].title, Errors.business(code, BUSINESS_CODES[code].description))),

@@ -26,16 +26,11 @@ declare module 'fastify' {
 const BEARER = /^Bearer (\S{1,512})$/;
 
 interface OperatorAuthOptions {
-  /**
-   * Without a key in Authorization: the operator of another credential the request carries (the console's
-   * session cookie, src/console/auth.ts), or null. It may throw its own refusal (an expired session, a change
-   * without the session's CSRF token).
-   */
+  /** Without a key: the operator of another credential (the console's session), or null; may throw its own refusal. */
   session?: (request: FastifyRequest) => Promise<Operator | null>;
   /**
-   * The CLI's in-process principal (src/cli/in-process.ts, decision 0198): a request injected with this
-   * per-process random secret in the IN_PROCESS_HEADER acts as `operator`. Only the CLI's app builder passes
-   * it, and it is honoured only while the app is not listening: no network request can present it.
+   * The CLI's in-process principal (decision 0198): honoured only while the app is not listening,
+   * so no network request can present it.
    */
   inProcess?: { secret: string; operator: Operator };
 }
@@ -55,8 +50,7 @@ const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, 
     const inProcess = request.headers[IN_PROCESS_HEADER];
     let operator: Operator | null;
     if (inProcess !== undefined) {
-      // Only an injected request of the CLI's own app: a listening app (or one built without the secret)
-      // refuses it as it refuses a wrong key.
+      // Only an injected request of the CLI's own app; a listening app refuses it like a wrong key.
       const given = opts.inProcess && !app.server.listening && typeof inProcess === 'string' ? inProcess : null;
       operator = given !== null && timingSafeEqual(digest(given), digest(opts.inProcess!.secret)) ? opts.inProcess!.operator : null;
       ctx.inProcess = operator !== null;

@@ -39,8 +39,7 @@ const rateLimitPlugin: FastifyPluginAsync = async (app) => {
     ...(redis ? { redis, nameSpace: `${config.redisPrefix}rate-limit:` } : {}),
   });
   const limiter = app.createRateLimit();
-  // Limits are per tenant and per user, from the tenant's configuration; a route-level limit would bypass
-  // that (and this plugin's counters), so a route declaring one does not start.
+  // A route-level limit would bypass the tenant's limits and counters, so a route declaring one does not start.
   app.addHook('onRoute', (route) => {
     if (route.config?.rateLimit !== undefined) {
       throw new Error(`Route ${String(route.method)} ${route.url} declares config.rateLimit; limits are set per tenant (rateLimit in its configuration)`);
@@ -60,9 +59,7 @@ const rateLimitPlugin: FastifyPluginAsync = async (app) => {
     reply.header('x-ratelimit-reset', o.resetSeconds);
   };
 
-  // After authentication (registered after the auth plugin): only authenticated callers spend a tenant's
-  // budget, so nobody who merely knows a tenant's id can exhaust it. Login is limited per username by
-  // the lockout rule, never by client address (DESIGN §7).
+  // After authentication, so only authenticated callers spend a tenant's budget; login is limited by lockout (DESIGN §7).
   app.addHook('onRequest', async (request, reply) => {
     const { tenant, principal } = request.ctx;
     const limits = tenant?.config.rateLimit;

@@ -34,10 +34,7 @@ export function sensitivePaths(schema: unknown, prefix = '', depth = 0): string[
   return [...new Set(out)];
 }
 
-/**
- * The body fields that may arrive as compact JWEs (the decrypt step opens them): the operation's declared
- * fields, then those its body schema marks `sensitive()` (decision 0019).
- */
+/** Body fields that may arrive as JWEs: the declared ones, then those marked `sensitive()` (decision 0019). */
 export function encryptedFieldsOf(op: Operation): readonly EncryptedField[] {
   const declared = op.encryptedFields ?? [];
   const fromSchema = sensitivePaths(op.body)

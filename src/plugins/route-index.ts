@@ -56,8 +56,7 @@ const routeIndexPlugin: FastifyPluginAsync = async (app) => {
   const index = new RouteIndex();
   app.decorate('routeIndex', index);
   app.addHook('onRoute', (route) => {
-    // A sandbox route answers 404 to a tenant that is no sandbox, exactly like a route that does not exist
-    // (decision 0012): naming it in an Allow header would tell what its 404 hides.
+    // A sandbox route is 404 to other tenants (0012): an Allow header naming it would reveal what the 404 hides.
     if (route.config?.operation?.sandbox) return;
     const methods = (Array.isArray(route.method) ? route.method : [route.method]) as HTTPMethods[];
     for (const method of methods) index.add(method, route.url, route.config?.dialect ?? 'problem');

@@ -7,10 +7,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { CardlineError, Errors } from '../errors.js';
 import { declareErrors, errorCase, takesBody } from '../step-errors.js';
 
-/**
- * What reading a body answers, on every write: this parser's refusals, and Fastify's own for a body too large
- * or of a media type no parser takes (rendered by the errors step).
- */
+/** What reading a body answers on every write: this parser's refusals and Fastify's too-large or media type. */
 export const bodyErrors = declareErrors('body', (op) =>
   takesBody(op) ? [errorCase('malformed-body', 'The body is not (strict) JSON', Errors.badRequest('The request body is not valid JSON.'))] : [],
 );
@@ -47,9 +44,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 interface Frame {
   object: boolean;
-  /** Keys seen so far (objects only). */
   keys: Set<string> | null;
-  /** Items (arrays) or keys (objects) seen so far. */
   count: number;
   /** In an object: the next string is a key. */
   expectKey: boolean;
@@ -77,11 +72,7 @@ const FORBIDDEN_KEY = 'The request body contains a forbidden key (__proto__, or 
 
 const LONE_SURROGATE = 'contains an unpaired UTF-16 surrogate (an escape from \\uD800 to \\uDFFF without its pair); send valid Unicode text.';
 
-/**
- * Finds string literals that decode to a lone surrogate, which PostgreSQL refuses to store. Raw text is valid
- * UTF-8 already (a surrogate cannot be encoded in it), so only a `\u` escape can make one; literals without
- * one are skipped, and the search for the next escape moves forward only (one pass over the text).
- */
+/** Finds `\u` escapes that decode to a lone surrogate (PostgreSQL refuses them), in one forward pass. */
 function surrogateCheck(text: string): (open: number, close: number) => boolean {
   let next = text.indexOf('\\u');
   return (open, close) => {
@@ -121,10 +112,7 @@ function stringEnd(text: string, open: number): number {
   }
 }
 
-/**
- * Checks a text that JSON.parse accepted against the limits above; throws the first problem as a 400.
- * One pass, no recursion: a stack of open containers.
- */
+/** Checks a text JSON.parse accepted against the limits above, in one pass without recursion. */
 function checkJsonText(text: string): void {
   const frames: Frame[] = [];
   const top = () => frames[frames.length - 1];
@@ -244,8 +232,7 @@ export function parseStrictJson(input: string): unknown {
   }
   // One pass over the text for every other rule, prototype-poisoning keys included.
   checkJsonText(text);
-  // PostgreSQL cannot store U+0000 in text: refused here rather than failing (500) where it is stored.
-  // The escape counts only when its backslash is not itself escaped (an even run of backslashes before).
+  // U+0000 cannot be stored in PostgreSQL text: refused here (an escape counts after an even backslash run).
   if (text.includes('\\u0000') && NUL_ESCAPE.test(text)) throw refuse('The request body contains a NUL character (\\u0000), which is not accepted.');
   return value;
 }
@@ -278,8 +265,7 @@ const strictJsonPlugin: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', async (request) => {
     if (/%00/i.test(request.url)) throw refuse('The URL contains a NUL character (%00), which is not accepted.');
   });
-  // Encrypted bodies (DESIGN §4): `application/jose` has its own parser (the decrypt plugin), which hands
-  // the decrypted plaintext to parseStrictJson, so the same limits apply to what was encrypted.
+  // `application/jose` bodies are decrypted, then parsed here, so the same limits apply (DESIGN §4).
 };
 
 export default fp(strictJsonPlugin, { name: 'strict-json', dependencies: ['errors'] });

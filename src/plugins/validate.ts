@@ -6,10 +6,7 @@ import { Errors } from '../errors.js';
 import { declareErrors, errorCase } from '../step-errors.js';
 import { inStep } from './tracing.js';
 
-/**
- * What validation answers, on every operation: the route's schema (checked by Fastify, rendered by the errors
- * step) and then this step's checks, both as field errors.
- */
+/** What validation answers: the route's schema, then this step's checks, both as field errors. */
 export const validationErrors = declareErrors('validation', (op) => [
   errorCase('validation', 'The request fails validation', Errors.validation([{ field: 'body', message: 'NotNull', objectName: op.objectName }]), false),
 ]);

@@ -14,16 +14,11 @@ export function toCsv(columns: readonly string[], rows: readonly Record<string, 
     if (value === null || value === undefined) return '';
     return typeof value === 'string' ? neutralise(value) : String(value);
   }));
-  // csv-stringify quotes a field holding the delimiter, a quote or the whole record delimiter (CRLF), but not
-  // a lone CR or LF, which a spreadsheet takes as a new row (issue 20: "Acme Ltd\n=2+5" started a row with a
-  // formula): RFC 4180 quotes any line break.
+  // csv-stringify leaves a lone CR or LF unquoted, which a spreadsheet takes as a new row: RFC 4180 quotes any.
   return stringify(records, { header: true, columns: [...columns], record_delimiter: 'windows', quoted_match: /[\r\n]/ });
 }
 
-/**
- * Whether the request prefers text/csv to JSON (Accept, with q-values and wildcards; JSON on a tie and
- * without Accept).
- */
+/** Whether the request prefers text/csv to JSON (q-values and wildcards; JSON on a tie or without Accept). */
 export function prefersCsv(accept: string | undefined): boolean {
   if (!accept) return false;
   const ranges = accept.split(',').map((part) => {

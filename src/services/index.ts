@@ -12,6 +12,8 @@ import { ClientKeyStore } from './identity/client-keys.js';
 import { connectorSecrets } from '../crypto/connector-secrets.js';
 import { KeyRing, checkMasterKey } from './identity/key-ring.js';
 import { MasterKey } from '../crypto/master-key.js';
+import { onboardingKey } from '../crypto/onboarding-key.js';
+import type { TenantKey } from '../crypto/keys.js';
 import { HsmError, type HsmProvider } from '../crypto/hsm/index.js';
 import { SoftwareHsmProvider } from '../crypto/hsm/software.js';
 import { ConnectorInstances, ConnectorRegistry, CoreCaller } from './connectors/index.js';
@@ -41,6 +43,8 @@ export interface Services {
   config: Config;
   db: Db;
   keys: KeyRing;
+  /** What a new tenant's first Admin password is encrypted to before the tenant has keys of its own. */
+  onboardingKey: TenantKey;
   /** Tenants' registered client keys, for encrypted response fields. */
   clientKeys: ClientKeyStore;
   tenants: TenantService;
@@ -49,21 +53,13 @@ export interface Services {
   audit: AuditWriter;
   /** Signed checkpoints of the tenants' trails, published as they grow (decision 0202). */
   checkpoints: CheckpointPublisher;
-  /** Reads of the audit trail (GET /v1/audit). */
   auditLog: AuditLog;
-  /** Reports built from the events of record. */
   reports: Reports;
-  /**
-   * The tenants' HSM (software for development, PKCS#11 in production): PIN keys, one `Hsm` per tenant
-   * (`hsm.forTenant(id)`). Opened with the services; null in a process that sets no PIN (the CLI's).
-   */
+  /** The tenants' HSM (software or PKCS#11), one `Hsm` per tenant; null in a process that sets no PIN. */
   hsm: HsmProvider | null;
-  /** PIN changes through the tenant's HSM. */
   pins: PinService;
   connectorRegistry: ConnectorRegistry;
-  /** Each tenant's connector instance: forTenant, start, readiness, close. */
   connectors: ConnectorInstances;
-  /** Calls a tenant's core with a deadline and counts the outcomes. */
   core: CoreCaller;
   replay: ReplayCache;
   /** The shared-counter connection when REDIS_URL is set (rate limits, replay cache), else null. */
@@ -72,13 +68,9 @@ export interface Services {
   changes: ChangeFeed;
   /** Seals and opens the secrets of tenants' connector options (decision 0035). */
   secrets: ConfigSecrets;
-  /** The platform operators' API keys (the management listener). */
   operatorKeys: OperatorKeys;
-  /** Prometheus metrics, served by the management listener's GET /metrics. */
   metrics: Metrics;
-  /** The tenants' notification channels (decision 0080). */
   channels: ChannelService;
-  /** Deliveries to the channels: the worker, and what the Admin routes ask of it. */
   deliveries: DeliveryService;
   /** Shadow cores: comparisons, divergences and their summary (decision 0112). */
   shadow: ShadowService;
@@ -98,21 +90,14 @@ export interface ServicesOptions {
   connectors?: ConnectorDefinition[];
   /** Close the store with the services (false when the caller owns it). */
   ownsDb?: boolean;
-  /**
-   * The PIN HSM. By default the one the configuration names, opened here (a PKCS#11 one that does not open
-   * fails the boot); null for a process that sets no PIN (the CLI's, decision 0198). One given is the caller's to close.
-   */
+  /** The PIN HSM: by default the configured one, opened here; null where no PIN is set (the CLI, 0198). */
   hsm?: HsmProvider | null;
 }
 
 /** What createServices built, and its lifecycle. */
 export interface CreatedServices {
   services: Services;
-  /**
-   * The gateway's work beyond answering requests: secrets stored in clear sealed, every active tenant's
-   * connector started, the delivery worker and the checkpoint publisher running. The CLI, which runs one
-   * command, does not start them.
-   */
+  /** Start the gateway's background work (sealing clear secrets, connectors, deliveries, checkpoints); not the CLI's. */
   start(): Promise<void>;
   /** Stops what start() started, then closes every service in the reverse order of its construction. */
   close(): Promise<void>;
@@ -147,6 +132,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     // Identity and tenancy: keys, secrets, users, tenants and their caches.
     const keys = new KeyRing(db, masterKey, config.tenantCacheTtlMs, changes, config.keyCacheMax);
     const clientKeys = new ClientKeyStore(db, config.tenantCacheTtlMs, changes);
+    const onboarding = onboardingKey(masterKey);
     const secrets = new ConfigSecrets(masterKey);
     const users = new UserService(db, changes, metrics);
     const tenants = new TenantService(db, config.tenantCacheTtlMs, secrets);
@@ -202,6 +188,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       config,
       db,
       keys,
+      onboardingKey: onboarding,
       clientKeys,
       tenants,
       users,
@@ -258,9 +245,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       const mark = tenants.mark();
       // Secrets stored in clear by an older version are sealed now (decision 0035).
       const stored = await sealLegacySecrets(services, log);
-      // Before the server listens, every active tenant's connector is loaded (external modules by dynamic
-      // import), its options validated and an instance started. One tenant's broken connector is logged
-      // with the reason and leaves that tenant degraded (503, listed by /health/ready), not the gateway down.
+      // Every active tenant's connector starts before listening; a broken one leaves only its tenant at 503.
       const { tenants: active, invalid } = await tenants.listChecked({ stored, primeSince: mark });
       for (const { tenant, reason } of invalid) {
         log.error({ tenant, reason }, 'tenant configuration is invalid; its requests will answer 503 until it is fixed');

@@ -48,10 +48,8 @@ const SQLSTATE_CLASSES: Record<string, string> = {
 const SAFE_FIELDS = ['severity', 'schema', 'table', 'column', 'dataType', 'constraint'] as const;
 
 /**
- * An error the database answered, reduced to what cannot hold a caller's data: the SQLSTATE, the severity and
- * the names of the schema objects involved. The driver's own error is dropped, not kept as `cause`: pg's
- * `detail` ("Failing row contains (...)"), `where` and message (`invalid input syntax for type uuid: "..."`),
- * and PGlite's `query` and `params`, quote rows and parameters, which would reach the log of any caller.
+ * A database error reduced to its SQLSTATE, severity and object names: the driver's message, detail and
+ * params quote rows and parameters, which must not reach a log, so it is dropped, not kept as `cause`.
  */
 export class StoreError extends Error {
   readonly code: string;
@@ -304,27 +302,15 @@ export interface OpenOptions {
   databaseUrl?: string | undefined;
   /** PGlite data directory; 'memory://' keeps everything in memory (tests, benchmarks). */
   dataDir?: string;
-  /**
-   * A PGlite store's dump (`dumpPglite`) that a new in-memory store starts from. PGlite's initdb takes
-   * seconds; loading a migrated dump takes about one (the test suite starts every store this way).
-   */
+  /** A migrated PGlite dump a new in-memory store starts from: about a second instead of initdb's several. */
   loadDataDir?: Blob;
-  /**
-   * A new store on disk starts as a copy of this migrated template directory (src/store/template.ts); by
-   * default the one made at install (dist/store-template/) when it is of this code; null creates it by initdb.
-   */
+  /** A new store on disk starts as a copy of this migrated template (default: dist/store-template/); null: initdb. */
   template?: string | null;
-  /**
-   * PGlite on a worker thread of its own, off the event loop (the gateway's default); in process otherwise
-   * (short CLI commands, most tests).
-   */
+  /** PGlite on a worker thread of its own (the gateway's default), or in process (short CLI commands, tests). */
   thread?: boolean;
 }
 
-/**
- * PostgreSQL's shared buffers inside PGlite: its default (128 MB) is most of an embedded store's memory, and
- * the operating system's page cache holds the data files anyway (PGlite reads them through Node's fs).
- */
+/** PGlite's shared buffers: the default 128 MB would be most of its memory, and the OS caches the files anyway. */
 const PGLITE_SHARED_BUFFERS = '32MB';
 
 async function openPglite(dataDir: string, opts: OpenOptions, release?: () => Promise<void>): Promise<Db> {

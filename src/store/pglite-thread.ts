@@ -1,8 +1,5 @@
-// The embedded store on its own thread (src/store/pglite-worker.ts): the gateway's event loop only posts a
-// statement and takes the answer, while PGlite parses, plans, executes and writes pages beside it. Statements
-// keep their order; a transaction holds the store until it ends, as PGlite in process does. Requests made in
-// one turn of the event loop go in one message, and the thread answers in batches too (decision 0208): a
-// message costs the event loop a structured clone and a wake-up of the other side, whatever it carries.
+// The embedded store on its own thread: the event loop posts statements, in order, one message per turn
+// (decision 0208), and takes the answers while PGlite works beside it.
 import { Worker } from 'node:worker_threads';
 import type { PgliteWorkerData, WorkerAnswer, WorkerError, WorkerRequest } from './pglite-worker.js';
 import type { QueryResult, Queryable } from './queryable.js';
@@ -10,17 +7,10 @@ import type { QueryResult, Queryable } from './queryable.js';
 /** A request without its id (the id is the thread's business). */
 type Request = WorkerRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
-/**
- * The store thread's young generation, MB (decision 0214). Its objects live for one statement (parameters in,
- * rows out, each cloned across); V8's default let it grow to about 32 MB, committed for good, where its live
- * heap is about 15 MB.
- */
+/** The store thread's young generation in MB (decision 0214): its objects live for one statement. */
 const STORE_THREAD_YOUNG_MB = 8;
 
-/**
- * The worker's module: under tsx (development, tests) the TypeScript source, loaded through tsx's loader,
- * which a worker thread does not inherit on Node 20; compiled, the JavaScript beside this file.
- */
+/** The worker's module: the TypeScript source through tsx's loader under tsx, else the compiled file. */
 function spawnWorker(data: PgliteWorkerData): Worker {
   const self = import.meta.url;
   const options = { workerData: data, transferList: data.loadDataDir ? [data.loadDataDir] : [], resourceLimits: { maxYoungGenerationSizeMb: STORE_THREAD_YOUNG_MB } };

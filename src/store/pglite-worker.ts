@@ -1,19 +1,7 @@
-// The embedded store's thread: it owns the PGlite instance, so that PostgreSQL's work (parsing, planning,
-// executing, writing pages) runs beside the event loop instead of on it. The gateway's thread sends each
-// statement as a message and awaits the answer (src/store/pglite-thread.ts).
-//
-// Messages carry arrays: the requests of one turn of the gateway's event loop, handled in their order, and the
-// answers ready in one turn of this thread's (decision 0208).
-// Protocol (every request carries an id; every answer repeats it):
-//   { op: 'query', sql, params, tx? } → { rows, rowCount }
-//   { op: 'exec', sql, tx? }          → {}
-//   { op: 'begin' }                   → { tx }  once the transaction holds PGlite; statements naming tx run in it
-//   { op: 'end', tx, commit }         → {}      after COMMIT (or ROLLBACK) has run
-//   { op: 'dump' }                    → { dump: ArrayBuffer }
-//   { op: 'memory' }                  → { memory: { heapUsed, heapTotal, wasm } }  this thread's V8 heap and PGlite's WebAssembly memory, bytes
-//   { op: 'close' }                   → {}
-// A failure answers { error }: a database error's SQLSTATE and schema names only (never its message, which
-// may quote a row or a parameter), or another error's message.
+// The embedded store's thread: it owns the PGlite instance so PostgreSQL's work runs beside the event loop.
+// Messages carry arrays of requests (one turn of the gateway's loop, decision 0208), each with an id its
+// answer repeats: query, exec, begin/end (a transaction holding PGlite), dump, memory, close. A failure
+// answers { error } with a database error's SQLSTATE only: its message may quote a row or a parameter.
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';

@@ -5,11 +5,7 @@ export interface QueryResult<T> {
 }
 
 export interface Queryable {
-  /**
-   * `options.name`: a statement run on the hot path with this exact text every time. On PostgreSQL it is parsed
-   * and planned once per connection and kept under this name (a prepared statement), so that each run skips
-   * parsing and planning (decision 0228). One name, one text. PGlite ignores it.
-   */
+  /** `options.name`: a hot statement prepared once per PostgreSQL connection under this name (0228); PGlite ignores it. */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { name?: string }): Promise<QueryResult<T>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
@@ -29,15 +25,9 @@ export interface ListenHandlers {
 
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
-  /**
-   * PostgreSQL only: the server's connection string, for work that needs connections of its own beside the
-   * pool (the parallel audit verification's threads). Holds the password, if any: never logged.
-   */
+  /** PostgreSQL only: the connection string for connections beside the pool; holds the password, never logged. */
   readonly connectionString?: string;
-  /**
-   * PostgreSQL only: LISTENs on `channel` over a dedicated connection that reconnects by itself. The embedded
-   * store has one process, which is told of its own changes directly.
-   */
+  /** PostgreSQL only: LISTEN on a dedicated, reconnecting connection (the embedded store hears itself directly). */
   listen?(channel: string, handlers: ListenHandlers): Promise<Listener>;
   /** Runs fn in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;

@@ -28,10 +28,7 @@ export function toCardDetailsView(card: CardDetails): CardDetailsView {
   return view;
 }
 
-/**
- * Preferences as applied: a category switched off disables each of its channels (decision 0010), and a
- * category that names a channel shows the ones it does not name disabled (decision 0176).
- */
+/** Preferences as applied: an off category disables its channels (0010); one naming channels disables the rest (0176). */
 export function effectivePreferences(preferences: Preferences): Preferences {
   const effective = structuredClone(preferences);
   for (const category of [effective.domestic, effective.international]) {

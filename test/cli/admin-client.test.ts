@@ -28,7 +28,7 @@ describe('over HTTP, with an operator key', () => {
     await withTarget(http, operations, async (api) => {
       const created = await api.operatorKey.create({ name: 'typed-temp' });
       expect(created.result.key).toMatch(/^clop_/);
-      expect((await api.operatorKey.list({ limit: '1' }).toArray()).map((k) => k.name)).toEqual(expect.arrayContaining(['typed-client', 'typed-temp']));
+      expect((await api.operatorKey.list({ limit: 1 }).toArray()).map((k) => k.name)).toEqual(expect.arrayContaining(['typed-client', 'typed-temp']));
       expect((await api.operatorKey.revoke('typed-temp')).result.message).toBe("Operator key 'typed-temp' revoked");
       expect((await api.tenant.read('demo')).result).toMatchObject({ id: 'demo', status: 'active' });
       const user = await api.tenantUser.create('demo', { username: 'typed-user', role: 'Read-Only', password: 'Typed-Passw0rd-1' });
@@ -64,7 +64,7 @@ describe('over HTTP, with an operator key', () => {
     await expect(limited.tenant.read('demo')).rejects.toThrow("cardline: this command calls the operation 'tenant.read' without declaring it in withApi's operations.");
     await expect(limited.operatorKey.list().toArray()).rejects.toThrow("the operation 'operator-key.list' without declaring it");
     expect(sent).toEqual([]);
-    expect(await limited.tenant.list({ limit: '200' }).toArray()).toEqual([]);
+    expect(await limited.tenant.list({ limit: 200 }).toArray()).toEqual([]);
     expect(sent).toEqual(['GET /v1/tenants?limit=200']);
   });
 

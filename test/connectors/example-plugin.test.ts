@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { CONTRACT, CONTRACT_OPERATIONS } from '../../connectors/contract.js';
 import { scenarios } from '../../connectors/conformance/index.js';
+import { docBlocks, expectations, outputMatches } from '../helpers/walkthrough.js';
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 import { fromCents, fromIssuePlastic, fromSetCreditLine, toCents, toIssuePlastic } from '../../examples/acme-core/transformers.js';
@@ -47,6 +48,10 @@ describe('npm run connector:check', () => {
       expect(run.stdout, op).toMatch(row);
     }
     expect(run.stdout).toMatch(/\n {2}lockCard\s+cards\s+write\s+offered\s+[1-9]\d* passed\n/);
+    // docs/connectors.md shows this very run: its `# →` lines hold, counts included.
+    const shown = docBlocks('docs/connectors.md').find((b) => b.code.startsWith('npm run connector:check -- ./examples/acme-core/index.ts --options'));
+    const [arrow] = expectations(shown!);
+    expect(outputMatches(arrow!.text, run.stdout), `${arrow!.text}\n---\n${run.stdout}`).toBeUndefined();
   });
 
   it('fails a connector that breaks the contract, with a reason per scenario, exit 1', async () => {

@@ -165,13 +165,27 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await page.getByRole('heading', { name: 'Tenants' }).waitFor();
   });
 
-  it('onboards a tenant with its first Admin, whose password was encrypted in the browser', async () => {
+  it('onboards a tenant with its first Admin in one call: country, zone and maximum asked, the password rule stated before sending', async () => {
     await page.getByRole('button', { name: 'Onboard a tenant' }).click();
+    // The rule is on the page before anything is sent.
+    expect(await page.locator('#t-password-hint').textContent()).toContain('At least 8 characters.');
     await page.getByLabel('Tenant id').fill('north-bank');
     await page.getByLabel('Name', { exact: true }).fill('North Bank');
-    await page.getByLabel('Connector options (JSON)').fill('{ "fixtures": "nope" }');
     await page.getByLabel("First Admin's username").fill('north-admin');
     await page.getByLabel("First Admin's password").fill('north-secret-password-1');
+    // Nothing is guessed: without a home country, a time zone and a maximum the form says what is missing.
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await expect.poll(() => page.locator('form .notice.error').textContent()).toBe('Home country: two capital letters (ISO 3166-1), such as PT or GB.');
+    await page.getByLabel('Home country').fill('gb');
+    expect(await page.getByLabel('Home country').inputValue()).toBe('GB');
+    await page.getByLabel('Time zone').fill('Europe/London');
+    await page.getByLabel('Maximum credit limit').fill('250000.00');
+    await page.getByLabel("First Admin's password").fill('short');
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await expect.poll(() => page.locator('form .notice.error').textContent()).toBe("First Admin's password: at least 8 characters (this one has 5).");
+    expect(await t.app.cardline.tenants.stored('north-bank')).toBeNull();
+    await page.getByLabel("First Admin's password").fill('north-secret-password-1');
+    await page.getByLabel('Connector options (JSON)').fill('{ "fixtures": "nope" }');
     await page.getByRole('button', { name: 'Create tenant' }).click();
     // The connector's own schema refuses the options before anything is created.
     await expect.poll(() => page.locator('form .notice.error').textContent()).toMatch(/^The connector options are refused: connector 'mock' options are invalid/);
@@ -180,7 +194,10 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await page.getByLabel('Connector options (JSON)').fill('{ "fixtures": "demo" }');
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.getByRole('status').first().textContent()).toBe("Tenant north-bank onboarded with its first Admin 'north-admin'.");
+    // The list shows the new tenant without a reload of the page.
     await row('north-bank').waitFor();
+    const stored = await t.app.cardline.tenants.stored('north-bank');
+    expect(stored!.config).toMatchObject({ homeCountry: 'GB', timeZone: 'Europe/London', creditLimit: { maximum: '250000.00', allowDecrease: false } });
     // The Admin signs in on the public API with that password.
     const login = await t.app.inject({
       method: 'POST',
@@ -189,11 +206,11 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
       payload: { username: 'north-admin', password: await t.encrypt('north-secret-password-1', 'north-bank') },
     });
     expect(login.statusCode).toBe(200);
-    const audited = await t.db.query<{ actor: string; action: string }>("SELECT actor, action FROM audit_log WHERE tenant_id = 'north-bank' AND action IN ('tenant.create', 'user.create') ORDER BY seq");
-    expect(audited.rows).toEqual([
-      { actor: 'ops-carol', action: 'tenant.create' },
-      { actor: 'ops-carol', action: 'user.create' },
-    ]);
+    // One operation, one record: the tenant and the Admin it created.
+    const audited = await t.db.query<{ actor: string; action: string; target: Record<string, string> }>(
+      "SELECT actor, action, target FROM audit_log WHERE tenant_id = 'north-bank' AND action IN ('tenant.create', 'user.create') ORDER BY seq",
+    );
+    expect(audited.rows).toEqual([{ actor: 'ops-carol', action: 'tenant.create', target: { tenantId: 'north-bank', username: 'north-admin' } }]);
     await photograph('tenants');
   });
 

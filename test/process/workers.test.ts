@@ -1,6 +1,7 @@
 // CARDLINE_WORKERS=N (decision 0206): refused with its message on the embedded store; on PostgreSQL, two gateway
 // processes on one port share the writes, one /metrics scrape counts both, every event is delivered once, a
-// worker killed mid-load loses no acknowledged write and is replaced, and SIGTERM drains them all (exit 0).
+// worker killed mid-load loses no acknowledged write and is replaced, a replacement killed while it starts is
+// forked again while the other worker answers, and SIGTERM drains them all (exit 0).
 // The PostgreSQL part is skipped without DATABASE_URL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childrenOf } from '../../bench/cluster-arm.js';
@@ -180,6 +181,54 @@ describe.skipIf(!PG)('CARDLINE_WORKERS=2 on PostgreSQL', () => {
     const audited = new Set(rows.rows.map((r) => r.request_id));
     expect(acknowledged.length).toBeGreaterThanOrEqual(killedAt + 60);
     expect(acknowledged.filter((id) => !audited.has(id))).toEqual([]);
+  }, 240_000);
+
+  it('a replacement killed while it starts is forked again after a back-off; the other worker answers throughout', async () => {
+    const primary = gw.proc!.child.pid!;
+    const [victim, healthy] = workersOf(primary);
+    expect(healthy).toBeDefined();
+    let primaryExited = false;
+    void gw.proc!.exited.then(() => (primaryExited = true));
+    const readyLines = () => gw.proc!.output().split('2 gateway processes ready').length - 1;
+    const readyBefore = readyLines();
+
+    process.kill(victim!, 'SIGKILL');
+    // The replacement: a new child of the primary, killed as soon as it exists (long before it can listen).
+    let replacement: number | undefined;
+    while (!replacement) {
+      if (primaryExited) throw new Error(`the primary exited:\n${gw.proc!.output()}`);
+      replacement = workersOf(primary).find((p) => p !== victim && p !== healthy);
+      if (!replacement) await sleep(5);
+    }
+    process.kill(replacement, 'SIGKILL');
+
+    // From now on, one request after another, each on its own connection: the primary hands connections only
+    // to workers that listen, so each lands on the healthy worker until the new one is ready.
+    const answers: (number | string)[] = [];
+    let stop = false;
+    const poller = (async () => {
+      while (!stop) {
+        try {
+          const res = await fetch(`${gw.base}/api/keys`, { headers: { TENANT: 'demo', connection: 'close' }, signal: AbortSignal.timeout(30_000) });
+          await res.arrayBuffer();
+          answers.push(res.status);
+        } catch (err) {
+          answers.push(String((err as Error).cause ?? err));
+        }
+      }
+    })();
+
+    // Forked again after its back-off, and ready: two processes, neither killed one among them.
+    while (answers.length === 0 || readyLines() === readyBefore || workersOf(primary).filter((p) => p !== victim && p !== replacement).length < 2) {
+      if (primaryExited) throw new Error(`the primary exited:\n${gw.proc!.output()}`);
+      await sleep(100);
+    }
+    stop = true;
+    await poller;
+    expect(gw.proc!.output()).toMatch(/gateway process \d exited during start-up \(SIGKILL\); starting another in 1 s/);
+    expect(workersOf(primary)).toContain(healthy);
+    expect(answers.length).toBeGreaterThan(0);
+    expect(answers.filter((status) => status !== 200)).toEqual([]);
   }, 240_000);
 
   it('SIGTERM drains every worker and the primary exits 0', async () => {

@@ -99,27 +99,27 @@ describe('CardlineAdmin', () => {
 
   it('lists the tenants across two pages with the async iterator', async () => {
     const ops = admin();
-    const all = await ops.tenant.list({ limit: '200' }).toArray();
+    const all = await ops.tenant.list({ limit: 200 }).toArray();
     const ids = all.map((tenant) => tenant.id);
     expect(ids).toContain(TENANT);
     expect(ids.length).toBeGreaterThanOrEqual(3);
     seen.length = 0;
 
     const pages: string[][] = [];
-    for await (const page of ops.tenant.list({ limit: String(ids.length - 1) }).pages()) pages.push(page.result.map((tenant) => tenant.id));
+    for await (const page of ops.tenant.list({ limit: ids.length - 1 }).pages()) pages.push(page.result.map((tenant) => tenant.id));
     expect(pages.map((p) => p.length)).toEqual([ids.length - 1, 1]);
     expect(pages.flat()).toEqual(ids);
     expect(seen.map((s) => new URLSearchParams(s.query).has('cursor'))).toEqual([false, true]);
 
     const walked: string[] = [];
-    for await (const tenant of ops.tenant.list({ limit: String(ids.length - 1) })) walked.push(tenant.id);
+    for await (const tenant of ops.tenant.list({ limit: ids.length - 1 })) walked.push(tenant.id);
     expect(walked).toEqual(ids);
   });
 
   it('pages on demand: page() answers the first page, or the one a previous cursor names', async () => {
     const ops = admin();
-    const first = await ops.tenant.list({ limit: '1' }).page();
-    const second = await ops.tenant.list({ limit: '1' }).page(first.pagination!.nextCursor);
+    const first = await ops.tenant.list({ limit: 1 }).page();
+    const second = await ops.tenant.list({ limit: 1 }).page(first.pagination!.nextCursor);
     expect([first.result.length, second.result.length]).toEqual([1, 1]);
     expect(second.result[0]!.id > first.result[0]!.id).toBe(true);
     expect(seen.map((s) => new URLSearchParams(s.query).get('cursor'))).toEqual([null, first.pagination!.nextCursor]);

@@ -1,6 +1,7 @@
 // The SDK's generated code is the operation tables': every operation has its method, public ones on `Cardline`,
 // management ones on `CardlineAdmin`, with typed requests and results. Whether sdk/src/generated/ is what
 // `npm run generate` writes now is test/contract/derived-files.test.ts's.
+import { readFileSync } from 'node:fs';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   Cardline,
@@ -15,8 +16,10 @@ import {
   type TenantCreateBody,
   type TenantCreatedResponse,
   type TenantPageResponse,
+  type TenantListQuery,
   type TenantView,
   type TransactionPageResponse,
+  type TransactionQuery,
   type TransactionView,
   type UpgradeLimitBody,
   type UserCreateBody,
@@ -69,5 +72,51 @@ describe('the SDK generated from the operation table', () => {
     expectTypeOf(admin.tenantUser.create).parameters.toEqualTypeOf<[string, UserCreateBody, CallOptions?]>();
     expectTypeOf(admin.tenantUser.create).returns.resolves.toEqualTypeOf<UserResponse>();
     expectTypeOf(admin.operatorKey.revoke).returns.resolves.toEqualTypeOf<MessageResponse>();
+  });
+});
+
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+
+/** The generated query type's name of each operation, from its method's signature. */
+function queryTypes(file: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of read(file).matchAll(/\(([^()]*)\)[^\n]*=>\n\s+t\.(?:call|paged)(?:<[^\n]*>)?\((?:MANAGEMENT_)?OPERATIONS\["([^"]+)"\]/g)) {
+    const query = /query\??: (?:Omit<)?(\w+)/.exec(m[1]!);
+    if (query) out.set(m[2]!, query[1]!);
+  }
+  return out;
+}
+
+/** Each property's type text of a generated object type. */
+function propertiesOf(types: string, name: string): Record<string, string> {
+  const decl = new RegExp(`export type ${name} = \\{\\n([\\s\\S]*?)\\n\\};`).exec(types);
+  if (!decl) throw new Error(`types.ts declares no object type ${name}`);
+  return Object.fromEntries([...decl[1]!.matchAll(/^ {2}(\w+)\??: (.*);$/gm)].map((p) => [p[1]!, p[2]!]));
+}
+
+describe('query values typed as the documents describe them', () => {
+  it('an integer of either OpenAPI document (limit) is a number, every other query value is not', () => {
+    const types = read('sdk/src/generated/types.ts');
+    let integers = 0;
+    for (const [document, table, file] of [
+      ['schemas/openapi.json', operations, 'sdk/src/generated/operations.ts'],
+      ['schemas/management-openapi.json', managementOperations, 'sdk/src/generated/management.ts'],
+    ] as const) {
+      const doc = JSON.parse(read(document)) as { paths: Record<string, Record<string, { parameters?: { in: string; name: string; schema: { type?: string } }[] }>> };
+      const queries = queryTypes(file);
+      for (const op of table.filter((o) => o.query)) {
+        const params = doc.paths[op.url.replace(/:(\w+)/g, '{$1}')]?.[op.method.toLowerCase()]?.parameters?.filter((p) => p.in === 'query');
+        expect(params?.length, `${document} ${op.id}`).toBeGreaterThan(0);
+        const props = propertiesOf(types, queries.get(op.id)!);
+        for (const p of params!) {
+          const numeric = p.schema.type === 'integer' || p.schema.type === 'number';
+          integers += numeric ? 1 : 0;
+          expect(props[p.name] === 'number', `${op.id} ${p.name}: ${props[p.name]}`).toBe(numeric);
+        }
+      }
+    }
+    expect(integers).toBeGreaterThanOrEqual(10);
+    expectTypeOf<TransactionQuery['limit']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<TenantListQuery['limit']>().toEqualTypeOf<number | undefined>();
   });
 });

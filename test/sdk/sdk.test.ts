@@ -19,6 +19,8 @@ import {
 } from '../../sdk/src/index.js';
 import { LIMIT_URL, PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 
+const COMPACT_JWE = /^[\w-]+\.[\w-]*\.[\w-]+\.[\w-]+\.[\w-]+$/;
+
 interface Seen {
   method: string;
   url: string;
@@ -104,6 +106,38 @@ describe('@cardline/sdk', () => {
     expect(problem.code).toBe('error.business');
     expect(problem.requestId).toMatch(/.+/);
     await cl.card.unlock('CARD-3001');
+  });
+
+  it('refuses a password that is not a string before sending anything (an unset environment variable)', async () => {
+    const cl = client();
+    const unset = process.env.CARDLINE_SDK_TEST_UNSET_PASSWORD;
+    await expect(cl.login('integration', unset as string)).rejects.toThrow(new TypeError('Cardline login: the password must be a non-empty string, got undefined'));
+    await expect(cl.login('integration', '')).rejects.toThrow(new TypeError('Cardline login: the password must be a non-empty string, got an empty string'));
+    await expect(cl.login(42 as unknown as string, PASSWORD)).rejects.toThrow(new TypeError('Cardline login: the username must be a non-empty string, got number'));
+    const asked = client({ credentials: () => ({ username: 'integration', password: unset as string }) });
+    await expect(asked.card.read('CARD-3001')).rejects.toThrow(/the password must be a non-empty string, got undefined/);
+    expect(seen.filter((s) => s.url.endsWith('/api/authenticate'))).toEqual([]);
+  });
+
+  it('encrypts every field an operation accepts as a JWE by default: a user created with a password and no option', async () => {
+    const bodies = new Map<string, unknown>();
+    const cl = client({
+      fetch: (input, init) => {
+        if (typeof init?.body === 'string') bodies.set(`${init.method} ${new URL(String(input)).pathname}`, JSON.parse(init.body));
+        return fetch(input, init);
+      },
+    });
+    await cl.login('admin', PASSWORD);
+    const created = await cl.user.create({ username: 'sdk-default-encrypted', password: 'a-long-password-2', role: 'Read-Only' });
+    expect(created.result).toMatchObject({ username: 'sdk-default-encrypted', role: 'Read-Only' });
+    expect(bodies.get('POST /v1/admin/users')).toEqual({ username: 'sdk-default-encrypted', password: expect.stringMatching(COMPACT_JWE), role: 'Read-Only' });
+    // The entity's contact and address lines too; other fields stay as they are.
+    await cl.entity.update('ENT-1001', { contact: { email: 'ops@example.com', mobile: '+351910000000' } }).catch(() => undefined);
+    expect(bodies.get('PATCH /v1/entities/ENT-1001')).toEqual({ contact: { email: expect.stringMatching(COMPACT_JWE), mobile: expect.stringMatching(COMPACT_JWE) } });
+    // Opting out sends the password as it is, which this tenant refuses.
+    const plain = await cl.user.create({ username: 'sdk-plain', password: 'a-long-password-3', role: 'Read-Only' }, { encryptFields: false }).catch((e: unknown) => e);
+    expect(plain).toMatchObject({ status: 400 });
+    expect(bodies.get('POST /v1/admin/users')).toMatchObject({ username: 'sdk-plain', password: 'a-long-password-3' });
   });
 
   it('types a refusal of the envelope dialect: status, errorCode and message', async () => {
@@ -214,14 +248,14 @@ describe('@cardline/sdk', () => {
       expect(isPending(tx)).toBe(false);
     }
     const amounts: string[] = [];
-    for await (const tx of cl.transaction.list('ENT-1002', { limit: '1' })) amounts.push(tx.amount);
+    for await (const tx of cl.transaction.list('ENT-1002', { limit: 1 })) amounts.push(tx.amount);
     expect(amounts).toEqual(['3.00', '2.00', '1.00']);
     // One page per transaction, each after the cursor of the one before.
     const pages = seen.filter((s) => s.url.includes('/transactions')).map((s) => new URL(s.url).searchParams);
     expect(pages.length).toBeGreaterThanOrEqual(3);
     expect(pages[0]!.get('cursor')).toBeNull();
     expect(pages.slice(1).every((q) => /.+/.test(q.get('cursor') ?? ''))).toBe(true);
-    expect((await cl.transaction.list('ENT-1002', { limit: '2' }).pages().next()).value?.result.map((tx) => tx.amount)).toEqual(['3.00', '2.00']);
+    expect((await cl.transaction.list('ENT-1002', { limit: 2 }).pages().next()).value?.result.map((tx) => tx.amount)).toEqual(['3.00', '2.00']);
   });
 
   it('renews the token before it expires', async () => {

@@ -31,7 +31,7 @@ function Trail(props: { tenantId: string }) {
   const cursor = cursors[cursors.length - 1] ?? null;
   const verified = useLoad(() => admin.tenantAudit.verify(t), [t]);
   const query = (): Omit<AuditQuery, 'cursor'> => {
-    const q: Record<string, string> = { limit: '50' };
+    const q: Record<string, string | number> = { limit: 50 };
     for (const [k, v] of Object.entries(filters)) if (v) q[k] = k === 'from' || k === 'to' ? new Date(v).toISOString() : v;
     return q as Omit<AuditQuery, 'cursor'>;
   };

@@ -27,11 +27,11 @@ export function ChannelsPage(props: { tenantId: string | null; channelId: string
 function ChannelList(props: { tenantId: string; selected: string | null; changes: number }) {
   const t = props.tenantId;
   const channels = useLoad(async () => {
-    const page = await admin.tenantChannel.list(t, { limit: '200' }).page();
+    const page = await admin.tenantChannel.list(t, { limit: 200 }).page();
     // Each channel's recent success rate: of its last deliveries that are settled, the share delivered.
     const rates = await Promise.all(
       page.result.map(async (c) => {
-        const d = await admin.tenantChannel.deliveries(t, c.channelId, { limit: String(RECENT) }).page();
+        const d = await admin.tenantChannel.deliveries(t, c.channelId, { limit: RECENT }).page();
         const settled = d.result.filter((x) => x.status === 'delivered' || x.status === 'failed' || x.attemptCount > 0);
         const ok = settled.filter((x) => x.status === 'delivered').length;
         return { channel: c, settled: settled.length, ok };
@@ -64,7 +64,7 @@ function Deliveries(props: { tenantId: string; channelId: string; onChanged: () 
   const [secret, setSecret] = useState<string | null>(null);
   const [from, setFrom] = useState('');
   const deliveries = useLoad(
-    () => admin.tenantChannel.deliveries(t, c, { limit: '50', ...(status ? { status: status as NonNullable<DeliveryQuery['status']> } : {}) }).page(),
+    () => admin.tenantChannel.deliveries(t, c, { limit: 50, ...(status ? { status: status as NonNullable<DeliveryQuery['status']> } : {}) }).page(),
     [t, c, status],
   );
 

@@ -19,10 +19,7 @@ const hms = uPlot.fmtDate('{HH}:{mm}:{ss}');
 const sec = uPlot.fmtDate(':{ss}');
 const day = uPlot.fmtDate('{D} {MMM} {YYYY}');
 
-/**
- * The time axis' labels (seconds since the epoch, local time, as the other pages write dates): whole minutes
- * as 06:29, the seconds between as :10, and the date under the first tick and under any tick on a new day.
- */
+/** Time axis labels in local time: minutes as 06:29, seconds as :10, the date under a new day's first tick. */
 function timeLabels(splits: number[]): string[] {
   return splits.map((s, i) => {
     const at = new Date(s * 1000);
@@ -32,11 +29,7 @@ function timeLabels(splits: number[]): string[] {
   });
 }
 
-/**
- * The x range: the last SPAN_S seconds up to the latest reading (a second past it, so a point there is whole),
- * or up to now before there is one. Not from uPlot's min/max: with one value uPlot widens a time scale by
- * 86400 / ms, which is 1000 days for timestamps in seconds, and that pushed a single point out of view.
- */
+/** The x range: the last SPAN_S seconds up to the latest reading, not uPlot's own (it widens one point by 1000 days). */
 function timeRange(u: uPlot): uPlot.Range.MinMax {
   const xs = u.data?.[0] ?? [];
   const last = xs.length ? xs[xs.length - 1]! + 1 : Date.now() / 1000;

@@ -3,7 +3,7 @@ import { admin } from '../api.js';
 import { Field, html, useLoad } from '../ui.js';
 
 export function TenantPicker(props: { value: string | null; base: string; platform?: boolean }) {
-  const tenants = useLoad(() => admin.tenant.list({ limit: '200' }).page(), []);
+  const tenants = useLoad(() => admin.tenant.list({ limit: 200 }).page(), []);
   return html`<div class="toolbar">
     <${Field} label="Tenant" id="pick-tenant">
       <select id="pick-tenant" value=${props.value ?? ''} onChange=${(e: Event) => {

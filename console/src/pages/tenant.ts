@@ -129,7 +129,7 @@ function CoreTable(props: { rows: ConnectorView[]; sharedWith: (name: string) =>
 
 function Users(props: { tenantId: string }) {
   const id = props.tenantId;
-  const users = useLoad(() => admin.tenantUser.list(id, { limit: '200' }).page(), [id]);
+  const users = useLoad(() => admin.tenantUser.list(id, { limit: 200 }).page(), [id]);
   const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   // The least privilege unless the operator chooses more.
   const [form, setForm] = useState({ username: '', role: 'Read-Only', password: '' });

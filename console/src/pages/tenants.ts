@@ -29,7 +29,7 @@ export function TenantsPage() {
     }, SEARCH_DEBOUNCE_MS);
     return () => clearTimeout(timer);
   }, [search]);
-  const tenants = useLoad(() => admin.tenant.list({ limit: String(PAGE), ...(query ? { q: query } : {}) }).page(cursor), [query, cursor]);
+  const tenants = useLoad(() => admin.tenant.list({ limit: PAGE, ...(query ? { q: query } : {}) }).page(cursor), [query, cursor]);
   const cores = useLoad(() => admin.gateway.cores(), [tenants.data]);
   // A core that starts failing while the list is open is marked within 15 s.
   useEffect(() => {
@@ -98,10 +98,29 @@ export function TenantsPage() {
   </section>`;
 }
 
-/** Onboard a bank: the tenant, its core, and its first Admin (the password encrypted here to the new tenant's key). */
+/** The first Admin's password rule, the gateway's own (stated before sending, checked again by the gateway). */
+const PASSWORD_MIN = 8;
+const COUNTRY = /^[A-Z]{2}$/;
+const MONEY = /^(?!0+(\.0{1,2})?$)\d{1,15}(\.\d{1,2})?$/;
+/** The IANA zones this browser knows, offered as the time zone's suggestions. */
+const ZONES: readonly string[] = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+
+const EMPTY_FORM = { id: '', name: '', connector: 'mock', options: '{ "fixtures": "demo" }', homeCountry: '', timeZone: '', maximum: '', admin: 'admin', password: '' };
+
+/** What is wrong with the form before anything is sent, in the order of its fields; null when nothing is. */
+function formProblem(form: typeof EMPTY_FORM): string | null {
+  if (!COUNTRY.test(form.homeCountry)) return 'Home country: two capital letters (ISO 3166-1), such as PT or GB.';
+  if (!form.timeZone.trim()) return 'Time zone: choose the IANA zone that decides the bank\'s days, such as Europe/Lisbon.';
+  if (!MONEY.test(form.maximum)) return 'Maximum credit limit: a positive amount with at most two decimals, such as 250000.00.';
+  if (!form.admin.trim()) return "First Admin's username: the bank's first Admin signs in with it.";
+  if (form.password.length < PASSWORD_MIN) return `First Admin's password: at least ${PASSWORD_MIN} characters (this one has ${form.password.length}).`;
+  return null;
+}
+
+/** Onboard a bank and its first Admin by one call, both or neither; nothing about the bank assumed. */
 function Onboard(props: { onDone: (text: string) => void }) {
   const [open, setOpen] = useState(false);
-  const [form, setForm] = useState({ id: '', name: '', connector: 'mock', options: '{ "fixtures": "demo" }', admin: 'admin', password: '' });
+  const [form, setForm] = useState(EMPTY_FORM);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const connectors = useLoad(() => (open ? admin.gateway.connectors() : Promise.resolve(null)), [open]);
@@ -121,6 +140,11 @@ function Onboard(props: { onDone: (text: string) => void }) {
       setError('The connector options are not valid JSON: check quotes and commas, e.g. { "baseUrl": "https://core.bank.example" }.');
       return;
     }
+    const problem = formProblem(form);
+    if (problem) {
+      setError(problem);
+      return;
+    }
     setBusy(true);
     try {
       // The connector's own schema decides, before anything is created.
@@ -129,12 +153,20 @@ function Onboard(props: { onDone: (text: string) => void }) {
         setError(`The connector options are refused: ${check.result.problem}. Correct them and send again.`);
         return;
       }
-      await admin.tenant.create({ id: form.id, ...(form.name ? { name: form.name } : {}), config: { connector: { id: form.connector, options } } });
-      // The password leaves this browser only as a JWE to the new tenant's key (CardlineAdmin encrypts it).
-      if (form.admin && form.password) await admin.tenantUser.create(form.id, { username: form.admin, role: 'Admin', password: form.password });
+      await admin.tenant.create({
+        id: form.id,
+        ...(form.name ? { name: form.name } : {}),
+        config: {
+          connector: { id: form.connector, options },
+          homeCountry: form.homeCountry,
+          timeZone: form.timeZone.trim(),
+          creditLimit: { maximum: form.maximum, allowDecrease: false },
+        },
+        admin: { username: form.admin.trim(), password: form.password },
+      });
       setOpen(false);
-      setForm({ ...form, id: '', name: '', password: '' });
-      props.onDone(`Tenant ${form.id} onboarded${form.admin && form.password ? ` with its first Admin '${form.admin}'` : ''}.`);
+      setForm(EMPTY_FORM);
+      props.onDone(`Tenant ${form.id} onboarded with its first Admin '${form.admin.trim()}'.`);
     } catch (err) {
       setError(messageOf(err));
     } finally {
@@ -142,8 +174,9 @@ function Onboard(props: { onDone: (text: string) => void }) {
     }
   };
 
-  return html`<form class="panel" onSubmit=${submit} aria-labelledby="onboard-h">
+  return html`<form class="panel" onSubmit=${submit} aria-labelledby="onboard-h" noValidate>
     <h2 id="onboard-h">Onboard a tenant</h2>
+    <p>The tenant and its first Admin are created together, or not at all.</p>
     <${Notice} kind="error" text=${error} />
     <div class="grid">
       <${Field} label="Tenant id" id="t-id" hint="What the bank sends in its TENANT header: lower-case letters, digits, '-'.">
@@ -159,9 +192,20 @@ function Onboard(props: { onDone: (text: string) => void }) {
         hint=${schema?.properties ? `Options: ${Object.keys(schema.properties).map((k) => (schema.required?.includes(k) ? `${k} (required)` : k)).join(', ')}` : 'Checked against the connector’s schema before the tenant is created.'}>
         <textarea id="t-options" rows="3" value=${form.options} onInput=${set('options')} aria-describedby="t-options-hint"></textarea>
       <//>
-      <${Field} label="First Admin's username" id="t-admin"><input id="t-admin" value=${form.admin} onInput=${set('admin')} autocomplete="off" /><//>
-      <${Field} label="First Admin's password" id="t-password" hint="Encrypted in this browser to the new tenant's key; never sent in clear.">
-        <input id="t-password" type="password" value=${form.password} onInput=${set('password')} autocomplete="new-password" aria-describedby="t-password-hint" />
+      <${Field} label="Home country" id="t-country" hint="ISO 3166-1 alpha-2, such as PT or GB: a merchant elsewhere makes a card transaction international.">
+        <input id="t-country" required maxLength=${2} value=${form.homeCountry} autocomplete="off" aria-describedby="t-country-hint"
+          onInput=${(e: Event) => setForm({ ...form, homeCountry: (e.target as HTMLInputElement).value.toUpperCase() })} />
+      <//>
+      <${Field} label="Time zone" id="t-zone" hint="The IANA zone that decides the bank's days: daily card limits, report days, date filters.">
+        <input id="t-zone" required list="t-zones" value=${form.timeZone} onInput=${set('timeZone')} autocomplete="off" aria-describedby="t-zone-hint" placeholder="Europe/Lisbon" />
+        <datalist id="t-zones">${ZONES.map((z) => html`<option value=${z} />`)}</datalist>
+      <//>
+      <${Field} label="Maximum credit limit" id="t-maximum" hint="The highest credit limit the bank's product allows, a decimal such as 250000.00.">
+        <input id="t-maximum" required inputMode="decimal" value=${form.maximum} onInput=${set('maximum')} autocomplete="off" aria-describedby="t-maximum-hint" />
+      <//>
+      <${Field} label="First Admin's username" id="t-admin"><input id="t-admin" required value=${form.admin} onInput=${set('admin')} autocomplete="off" /><//>
+      <${Field} label="First Admin's password" id="t-password" hint=${`At least ${PASSWORD_MIN} characters. Encrypted in this browser to the gateway's onboarding key; never sent in clear.`}>
+        <input id="t-password" type="password" required value=${form.password} onInput=${set('password')} autocomplete="new-password" aria-describedby="t-password-hint" />
       <//>
     </div>
     <div class="actions">

@@ -35,9 +35,8 @@ export interface TranslatePinBlockResult {
 }
 
 /**
- * A security module holding one tenant's PIN keys. Keys never leave it in clear; PIN blocks are translated
- * from one key to another inside `translatePinBlock`, the only place where the PIN is in clear at all.
- * A malformed block (or one for another card or key) throws `PinBlockError`; key problems throw `HsmError`.
+ * One tenant's PIN keys, never in clear outside; the PIN is clear only inside `translatePinBlock`.
+ * A malformed block throws `PinBlockError`, key problems `HsmError`.
  */
 export interface Hsm {
   translatePinBlock(input: TranslatePinBlockInput): Promise<TranslatePinBlockResult>;
@@ -97,10 +96,7 @@ export interface OpenedKey {
   wipe?(): void;
 }
 
-/**
- * The translation every implementation shares: checks the request, opens both keys, and runs the
- * ISO 9564-1 decipher → validate → re-encode → encipher sequence through their ciphers.
- */
+/** The translation every HSM shares: check, open both keys, decipher → validate → re-encode → encipher. */
 export async function translateWith(
   input: TranslatePinBlockInput,
   open: (keyId: string) => Promise<OpenedKey>,

@@ -21,9 +21,7 @@ type Handle = Buffer;
 export interface Pkcs11Options {
   /** Path of the vendor's PKCS#11 library (SoftHSM2: /usr/lib/softhsm/libsofthsm2.so). */
   library: string;
-  /** Label of the token holding the keys. */
   tokenLabel: string;
-  /** The token's user PIN. */
   pin: string;
   /** Fill digits of formats 3 and 4 (tests pass a fixed source). */
   random?: RandomSource;
@@ -39,9 +37,8 @@ const HANDLE_LOST = new Set(['CKR_OBJECT_HANDLE_INVALID', 'CKR_KEY_HANDLE_INVALI
 const ckr = (err: unknown): string => /CKR_[A-Z_]+/.exec(String((err as Error)?.message ?? err))?.[0] ?? 'unknown error';
 
 /**
- * Cryptoki is initialised once per process and library, and its login belongs to the process, not to a
- * session: a second provider on the same library would share (and could end) the first one's login, and
- * would "log in" with any PIN. So one provider per library and process; the gateway shares it.
+ * Cryptoki's login belongs to the process: a second provider on one library would share or end it,
+ * so one provider per library and process, shared by the gateway.
  */
 const inUse = new Set<string>();
 
@@ -62,10 +59,7 @@ export class Pkcs11HsmProvider implements HsmProvider {
     private readonly opts: Pkcs11Options,
   ) {}
 
-  /**
-   * Loads the library, finds the token by label and logs in. Fails fast, naming what to fix: the
-   * gateway does not start with a PIN configuration it cannot use.
-   */
+  /** Loads the library, finds the token and logs in, failing fast with what to fix: no start with an unusable PIN setup. */
   static async open(opts: Pkcs11Options): Promise<Pkcs11HsmProvider> {
     let lib: Pkcs11Module;
     try {

@@ -29,11 +29,7 @@ export interface SoftwareHsmOptions {
   random?: RandomSource;
 }
 
-/**
- * Keys live sealed in the store and are opened for the length of one translation, then wiped. This is
- * not a security boundary (the key is in the gateway's memory while in use): it is for development and
- * demos. Production uses a PKCS#11 module (pkcs11.ts) or a payment HSM.
- */
+/** Keys sealed in the store, opened for one translation then wiped: for development, not a security boundary. */
 class SoftwareHsm implements Hsm {
   constructor(private readonly opts: SoftwareHsmOptions) {}
 

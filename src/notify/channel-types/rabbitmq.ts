@@ -1,9 +1,7 @@
-// The `rabbitmq` channel type (AMQP 0-9-1, decision 0241): events published to an exchange of the tenant's broker
-// with a routing key per event type, persistent, the event id as message id; an attempt succeeds only when the
-// broker confirms (publisher confirms). The broker URL holds credentials: kept sealed, never shown or logged; its
-// host passes the address policy when saved and at every connection. One connection per broker URL and process,
-// reused across deliveries, closed when idle and at shutdown; one AMQP channel per Cardline channel, so that a
-// channel error (a missing exchange) closes only its own. amqplib is loaded with the first publish.
+// The `rabbitmq` channel type (AMQP 0-9-1, decision 0241): persistent messages to the tenant's exchange, a routing
+// key per event type, success only on a publisher confirm. The URL's credentials stay sealed; its host passes the
+// address policy. One connection per broker per process, one AMQP channel per Cardline channel (so an error
+// closes only its own); amqplib loads with the first publish.
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
@@ -28,11 +26,7 @@ const IDLE_MS = 5 * 60_000;
 /** What the address policy's refusals name. */
 const TARGETS = 'channels';
 
-/**
- * Checks a broker URL's form: amqps (a sandbox tenant may use amqp to loopback; the operator's allow-list admits
- * named hosts over amqp too), a host, the virtual host as the one path segment, no query or fragment. Throws
- * TargetRefused with a reason that never holds the credentials.
- */
+/** Checks a broker URL's form (amqps, or amqp where allowed; one vhost segment); the reason never holds credentials. */
 function checkBrokerUrl(raw: string, policy: TargetPolicy): URL {
   let url: URL;
   try {
@@ -199,8 +193,7 @@ export class RabbitmqSender implements ChannelSender {
     let broker: Broker | null = null;
     try {
       const policy: TargetPolicy = { sandbox: channel.sandbox, allowHosts: this.opts.allowHosts, targets: TARGETS };
-      // The form again (the policy may have changed since the channel was saved), and a literal address here:
-      // a connection to an IP address makes no DNS lookup for checkedLookup to refuse.
+      // The form again (the policy may have changed), and literal addresses here, since they bypass checkedLookup.
       const host = hostOf(checkBrokerUrl(url, policy));
       if (isIP(host)) {
         const refusal = addressRefusal(host, host, policy);

@@ -24,11 +24,7 @@ export const CHANNEL_REFUSALS: { create: BusinessCodeId[]; update: BusinessCodeI
   update: unique(CHANNEL_TYPES.flatMap((d) => d.refusals.update)),
 };
 
-/**
- * A create body's fields as its type wants them: each required field it lacks is `NotNull`, each field of another
- * type it holds `UnknownProperty`. For a PATCH (`patchable`), each field the channel's type may not change is
- * `UnknownProperty`.
- */
+/** A body's fields as its type wants them: a missing required one is `NotNull`, another type's `UnknownProperty`. */
 export function typeFieldErrors(
   body: Readonly<Record<string, unknown>>,
   type: string,

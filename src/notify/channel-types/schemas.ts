@@ -47,10 +47,7 @@ export const isOptional = (schema: TSchema): boolean => (schema as unknown as Re
 /** What a field checks, whatever it says of itself. */
 const constraintsOf = (schema: TSchema): string => JSON.stringify(schema, (key, value: unknown) => (key === 'description' ? undefined : value));
 
-/**
- * The fields the types declare (`pick`), by name in list order, each with the types that declare it. Two types may
- * share a field only if it checks the same there: at run time the one object holds it once.
- */
+/** The types' fields by name, with the types declaring each; a shared field must check the same in both. */
 export function fieldsOf(
   pick: (d: ChannelTypeDeclaration) => TProperties,
   declarations: readonly ChannelTypeDeclaration[] = DECLARATIONS,
@@ -85,10 +82,7 @@ const createBodies = Object.fromEntries(
   DECLARATIONS.map((d) => [`${d.name}ChannelCreateBody`, Type.Object({ type: Type.Literal(d.type), ...CHANNEL_FIELDS, ...d.fields }, { additionalProperties: false })]),
 );
 
-/**
- * POST /v1/admin/channels. At run time one object whose check (channelFieldErrors) asks each type's required
- * fields (`NotNull`) and refuses another type's (`UnknownProperty`); the document shows the union.
- */
+/** POST /v1/admin/channels: one object checked per type at run time; the document shows the union. */
 export const ChannelCreateBody = documentedAs(
   Type.Object(
     { type: literals(NAMES), ...CHANNEL_FIELDS, ...Object.fromEntries([...fieldsOf(pickFields)].map(([name, declared]) => [name, Type.Optional(declared[0]!.schema)])) },

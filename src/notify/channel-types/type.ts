@@ -51,7 +51,6 @@ export interface DeliveryChannel {
 export interface ChannelSender {
   /** One attempt; it never throws (a failure is a result). `signal` aborts it when the process stops. */
   send(channel: DeliveryChannel, event: OutgoingEvent, signal: AbortSignal): Promise<AttemptResult>;
-  /** Closes what it holds open (at shutdown). */
   close(): Promise<void>;
 }
 
@@ -70,11 +69,7 @@ export interface CheckContext {
   resolve?: Resolver;
 }
 
-/**
- * What the store keeps of a type's own fields: `url` in its column (shown in the view as it is), `settings` as
- * JSON, `secret` sealed under the master key and opened only for delivery. A member left out of a PATCH's
- * answer stays as it was.
- */
+/** What the store keeps: `url` in its column, `settings` as JSON, `secret` sealed (opened only to deliver). */
 export interface StoredFields {
   url?: string | null;
   settings?: Record<string, unknown>;
@@ -107,12 +102,8 @@ export interface ChannelTypeDeclaration<T extends string = string> {
   signingSecret: boolean;
   /** The business codes its checks answer, when a channel is created and when one is changed. */
   refusals: { create: readonly BusinessCodeId[]; update: readonly BusinessCodeId[] };
-  /**
-   * Checks its own fields of a create body (`current` undefined) or of a PATCH (only the changed ones; `current`
-   * the stored channel) and answers what to store; throws a catalogue error (a 409 refusal) otherwise.
-   */
+  /** Checks its fields of a create body or a PATCH (`current` the stored channel); a catalogue error otherwise. */
   prepare(fields: Readonly<Record<string, unknown>>, ctx: CheckContext, current?: StoredChannel): Promise<StoredFields>;
-  /** Its own fields of the view. */
   view(channel: StoredChannel, config: NotifyConfig): Record<string, unknown>;
   /** Its sender, made once per process (nothing is loaded or opened before the first send). */
   sender(ctx: SenderContext): ChannelSender;

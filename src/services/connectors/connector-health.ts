@@ -9,12 +9,7 @@ const BUCKET_MS = 10_000;
 const BUCKETS = 30;
 const WINDOW_SECONDS = (BUCKET_MS * BUCKETS) / 1000;
 
-/**
- * A ring of BUCKETS buckets in one array of numbers (doubles, unboxed), FIELDS per bucket: which ten seconds
- * it counts (a stale one is reset before use), calls, failures, latency sum and max (ms); its last element is
- * the newest slot written. As objects, a ring was 30 of them and their boxed numbers, about 3 KB for every
- * tenant's connector; as one array about 1.2 KB (decision 0214).
- */
+/** A ring of ten-second buckets in one unboxed array (calls, failures, latency sum and max): ~1.2 KB per connector (0214). */
 type Ring = number[];
 const SLOT = 0;
 const CALLS = 1;

@@ -22,16 +22,9 @@ export interface ConnectorInstancesOptions {
   healthCacheMs?: number;
   /** Monotonic clock in milliseconds (tests replace it). */
   now?: () => number;
-  /**
-   * Each tenant's connector secrets (derived from the master key). Without it, instances get secrets
-   * under a random key: fine for connectors that keep nothing at rest, not for the file core's data.
-   */
+  /** Each tenant's connector secrets; without it a random key (fine for connectors that keep nothing at rest). */
   secretsFor?: (tenantId: string) => ConnectorSecrets;
-  /**
-   * Instances kept started at most (decision 0210): past it, the least recently used idle one is closed and
-   * started again on its next call. A gateway with more active connectors than this starts none before
-   * listening (it validates their configuration only): each starts on its tenant's first call.
-   */
+  /** Instances kept started at most (decision 0210); past it the least recently used idle one closes. */
   maxInstances?: number;
 }
 
@@ -54,7 +47,6 @@ interface Instance {
   connector: Promise<Connector>;
   /** The connector once it has started (for the metrics' breaker states). */
   started?: Connector;
-  /** Calls holding a lease on it. */
   inFlight: number;
   /** Replaced by a newer configuration: closed as soon as `inFlight` is zero. */
   retired: boolean;
@@ -72,7 +64,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 const keyOf = (tenantId: string, name: string) => `${tenantId}\u0000${name}`;
 
 export class ConnectorInstances {
-  /** By tenant and connector name. */
   private readonly instances = new Map<string, Instance>();
   /** The newest configuration version seen per tenant: a newer one retires connectors it no longer names. */
   private readonly versions = new Map<string, number>();
@@ -113,10 +104,7 @@ export class ConnectorInstances {
     return this.instanceFor(tenant, name).connector;
   }
 
-  /**
-   * The tenant's connector for one call. While a lease is held the instance is not closed, even when the
-   * tenant's configuration has moved on to a new instance: it is closed when its last lease is released.
-   */
+  /** The tenant's connector for one call; a leased instance is closed only when its last lease is released. */
   async acquire(tenant: Tenant, name = routesOf(tenant.config).defaultName): Promise<ConnectorLease> {
     const instance = this.instanceFor(tenant, name);
     instance.inFlight++;
@@ -167,8 +155,7 @@ export class ConnectorInstances {
       this.instances.set(keyOf(tenant.id, name), existing);
       return existing;
     }
-    // A request that started on an older configuration uses the instance of the newer one rather than
-    // bringing its own back: requests already holding the old instance finish on it (leases).
+    // A request begun on an older configuration uses the newer instance; holders of the old one finish on it.
     if (existing && version < existing.version) return existing;
     if (existing) this.retire(existing);
     const connector = (async () => {
@@ -194,10 +181,7 @@ export class ConnectorInstances {
     return instance;
   }
 
-  /**
-   * Past maxInstances, closes the least recently used instances with no call in flight (a busy one is
-   * skipped: it stays until it is idle and older than the rest). Their next call starts them again.
-   */
+  /** Past maxInstances, closes the least recently used idle instances; their next call starts them again. */
   private evictIdle(): void {
     if (this.instances.size <= this.maxInstances) return;
     for (const [k, instance] of this.instances) {
@@ -245,17 +229,13 @@ export class ConnectorInstances {
     return instance.closing;
   }
 
-  /**
-   * Starts every active tenant's connector before the server listens. A tenant whose connector cannot
-   * load or start is logged and returned, and does not stop the others: its requests answer 503.
-   */
+  /** Starts every active tenant's connector before listening; a failing one is logged and returned, not fatal. */
   async start(tenants: Tenant[]): Promise<DegradedTenant[]> {
     const degraded: DegradedTenant[] = [];
     const all = tenants
       .filter((t) => t.status === 'active')
       .flatMap((tenant) => Object.entries(routesOf(tenant.config).connectors).map(([name, choice]) => ({ tenant, name, choice })));
-    // More connectors than may stay started: each is only loaded and its options validated now (a broken
-    // configuration is still found before listening), and starts on its tenant's first call.
+    // Past maxInstances each is only loaded and validated now, and starts on its tenant's first call.
     const eager = all.length <= this.maxInstances;
     await Promise.all(
       all.map(async ({ tenant, name, choice }) => {
@@ -274,12 +254,8 @@ export class ConnectorInstances {
   }
 
   /**
-   * Readiness of each active tenant's connector: started, and its `health()` (when it has one) answering
-   * within a short timeout. Outcomes are reused for `healthCacheMs`, so probes do not load the cores.
-   * With more active connectors than maxInstances, only those that are started, or whose last start or
-   * probe failed, are probed: one never used
-   * (or closed as idle) is not started for a probe, and counts as healthy until its first call says
-   * otherwise (decision 0210).
+   * Readiness of each active tenant's connector (started, `health()` answering), cached for `healthCacheMs`.
+   * Past maxInstances an idle, never-failed one is not started for a probe (decision 0210).
    */
   async readiness(tenants: Tenant[]): Promise<DegradedTenant[]> {
     const all = tenants.filter((t) => t.status === 'active').flatMap((t) => Object.keys(routesOf(t.config).connectors).map((name) => ({ t, name })));

@@ -69,10 +69,7 @@ export class ConnectorRegistry {
     return [...this.registry.values()].filter((r) => r.source === 'built-in').map((r) => r.definition.id);
   }
 
-  /**
-   * Validates a tenant's connector choice and options against a registered definition; errors name
-   * the field. A connector named by `module` must have been loaded first (`prepare` does both).
-   */
+  /** Validates a tenant's connector choice and options (errors name the field); a `module` must be loaded first. */
   validate(tenantId: string, connectorId: string, options: unknown): unknown {
     const registered = this.registry.get(connectorId);
     if (!registered) {

@@ -41,7 +41,6 @@ export interface CoreCallerOptions {
   timeoutMs: number;
   /** Monotonic clock in milliseconds (tests replace it). */
   now?: () => number;
-  /** Told of every call (the metrics). */
   observer?: Pick<Observer, 'connectorCall'> | undefined;
   /** Each named connector's recent calls (the connectors view). */
   health?: ConnectorHealth | undefined;
@@ -68,13 +67,9 @@ export class CoreCaller {
 
   private readonly observer: Pick<Observer, 'connectorCall'> | undefined;
 
-  /**
-   * Calls one operation under the request's deadline and maps the outcome: succeeded → value;
-   * rejected → business error; pending → 202; transport failures → 502/504.
-   */
+  /** One call under the request's deadline: value, business error, 202 pending, or 502/504 for transport failures. */
   async invoke<O extends ContractOperation>(tenant: Tenant, operation: O, input: OperationInput<O>, ctx: CallContext): Promise<OperationValue<O>> {
-    // The route is read once, from the configuration this request started with: a request in flight
-    // finishes on the connector it began with even if routing changes meanwhile (its lease keeps it open).
+    // The route is read once from the request's configuration; its lease keeps that connector open meanwhile.
     const name = routesOf(tenant.config).byOperation[operation];
     ctx.routed?.(name);
     let lease: ConnectorLease;

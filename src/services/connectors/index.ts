@@ -28,14 +28,10 @@ export type ConnectorServicesOptions = ConnectorRegistryOptions &
   Omit<ConnectorInstancesOptions, 'startTimeoutMs'> & {
     /** Monotonic clock in milliseconds (tests replace it), for probes and latencies alike. */
     now?: () => number;
-    /** Told of every call (the metrics). */
     observer?: Pick<Observer, 'connectorCall'>;
   };
 
-/**
- * The three parts wired together. `timeoutMs` is the deadline of one call and also how long a tenant's
- * connector may take to start before the tenant is reported degraded.
- */
+/** The three parts wired; `timeoutMs` bounds one call and a connector's start before its tenant is degraded. */
 export function createConnectorServices(
   definitions: ConnectorDefinition[],
   logger: FastifyBaseLogger,

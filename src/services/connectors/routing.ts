@@ -18,7 +18,6 @@ export interface Routes {
   /** Every named connector; a single `connector` is named by its id. */
   connectors: Record<string, ConnectorChoice>;
   defaultName: string;
-  /** The connector name of each operation. */
   byOperation: Record<ContractOperation, string>;
   /** Shadowed operations, with the shadow's name and settings. */
   shadow: { name: string; operations: Set<ContractOperation>; writes: 'none' | 'dry-run'; sampleRate: number } | null;
@@ -80,11 +79,7 @@ export function routingProblems(config: Partial<TenantConfig>): string[] {
   return problems;
 }
 
-/**
- * Operations the configuration sends (routing entries and shadow) to a connector whose definition says it
- * does not offer them. `offersOf(name)` is the definition's declaration, or undefined when it declares none
- * (then what it offers is known only once an instance has started, and a missing one answers 501).
- */
+/** Operations the configuration sends to a connector that declares it does not offer them. */
 export function offeringProblems(config: TenantConfig, offersOf: (name: string) => readonly ContractOperation[] | undefined): string[] {
   const problems: string[] = [];
   const check = (at: string, name: string, operations: ContractOperation[]) => {

@@ -1,7 +1,5 @@
-// Shadow mode (decision 0112): after the primary core has answered, the same read (or a write as a dry
-// run) goes to a candidate core; the two answers are compared, normalised, with sensitive fields masked,
-// and what differs is recorded. The caller is never slowed: per tenant a few calls at a time, a bounded
-// queue (what does not fit is dropped and counted) and a deadline on every shadow call.
+// Shadow mode (decision 0112): after the primary answered, the same read (or a dry-run write) goes to a
+// candidate core and the masked, normalised answers are compared. Bounded per tenant, so the caller never waits.
 import { uuidv7 } from 'uuidv7';
 import type { FastifyBaseLogger } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
@@ -44,7 +42,6 @@ export interface ShadowSummary {
 }
 
 export interface ShadowOptions {
-  /** Shadow calls in flight per tenant. */
   concurrency?: number;
   /** Shadow calls waiting per tenant; more are dropped. */
   queue?: number;
@@ -116,11 +113,7 @@ export class ShadowService {
   private readonly deadlineMs: number;
   /** Comparisons under way (tests and shutdown wait for them). */
   private readonly pending = new Set<Promise<void>>();
-  /**
-   * Counts not yet in the store, by tenant, operation and outcome. A shadow that fails or hangs makes one
-   * count per primary call (error or dropped); writing each on the request's heels cost the primary a store
-   * statement per request, so they are added up here and written in one statement every few seconds.
-   */
+  /** Counts not yet stored, summed here and written every few seconds rather than a statement per request. */
   private unflushed = new Map<string, { tenantId: string; operation: string; outcome: ShadowOutcome; calls: number }>();
   private flushing: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
@@ -141,10 +134,7 @@ export class ShadowService {
     this.timer.unref();
   }
 
-  /**
-   * Hands the shadow a call the primary has answered, if the tenant shadows that operation (sampled). Never
-   * waits and never throws: the caller's answer does not depend on it.
-   */
+  /** Hands the shadow an answered call if the tenant shadows it (sampled); never waits, never throws. */
   offer(tenant: Tenant, operation: ContractOperation, input: unknown, primary: PrimaryAnswer, requestId: string): void {
     const shadow = routesOf(tenant.config).shadow;
     if (!shadow || !shadow.operations.has(operation)) return;
@@ -281,7 +271,6 @@ export class ShadowService {
     this.log.warn({ tenant: tenantId, operation, connector, reason, ...(last?.suppressed ? { alsoFailedSinceLastWarning: last.suppressed } : {}) }, 'shadow call failed');
   }
 
-  /** The tenant's divergences, newest first. */
   async divergences(tenantId: string, q: { limit?: string | number | undefined; cursor?: string | undefined }): Promise<{ divergences: Divergence[]; nextCursor: string | null }> {
     const limit = q.limit === undefined ? PAGE_DEFAULT : Number(q.limit);
     const params: unknown[] = [tenantId, limit + 1];

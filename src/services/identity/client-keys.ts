@@ -21,10 +21,7 @@ class ClientKeyError extends Error {
   }
 }
 
-/**
- * Why a value is not a registrable client key, one problem per member (`/d: ...`), or [] when it is.
- * The same checks as the route's schema, for a caller that did not come through it.
- */
+/** Why a value is not a registrable client key (the route schema's checks), or [] when it is. */
 function clientJwkProblems(value: unknown): string[] {
   if (value && typeof value === 'object' && 'd' in value) {
     return ['/d: a private key was given; register the public key only (drop "d") and keep the private key with the client'];

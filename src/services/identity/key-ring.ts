@@ -45,7 +45,6 @@ export interface KeyInfo {
 }
 
 export interface RotationResult {
-  /** The new active key. */
   active: PublicJwk;
   /** The keys it replaced, now retiring (or retired at once when the grace was 0). */
   replaced: { kid: string; status: 'retiring' | 'retired'; retireAt: string }[];
@@ -84,9 +83,8 @@ export class MasterKeyMismatchError extends Error {
 }
 
 /**
- * Checks the master key against the store before anything is written with it: a store whose keys were
- * sealed under another master key would otherwise take new tenants under the wrong key and answer 500 for
- * the old ones. One sealed key is opened (the newest); an empty store accepts any master key.
+ * Checks the master key against the store (the newest sealed key opens) before anything is written with it:
+ * the wrong one would seal new tenants wrongly and fail the old ones. An empty store accepts any.
  */
 export async function checkMasterKey(db: Queryable, masterKey: MasterKey): Promise<void> {
   const r = await db.query<{ tenant_id: string; kid: string; private_jwk_enc: string }>(
@@ -108,11 +106,7 @@ interface Importer {
   open(sealed: string, tenantId: string, kid: string): string;
 }
 
-/**
- * A usable key as loaded: its halves imported on first use, through the ring's LRU. A class, its methods on
- * the prototype: as object literals with closures, a key held four closures and their contexts, about 1 KB
- * each of 20 000 keys (decision 0214).
- */
+/** A usable key, imported on first use through the ring's LRU; a class so 20 000 keys hold no closures (0214). */
 class LoadedKey implements TenantKey {
   readonly kid: string;
   readonly use: KeyUse;
@@ -159,16 +153,9 @@ class LoadedKey implements TenantKey {
 }
 
 export class KeyRing implements KeySource {
-  /**
-   * Each tenant's usable keys (public halves, sealed private halves: about 1 KB of heap, no native memory),
-   * bounded like the tenants (decision 0214).
-   */
+  /** Each tenant's usable keys (about 1 KB of heap each), bounded like the tenants (decision 0214). */
   private readonly cache: LRUCache<string, TenantKeys>;
-  /**
-   * The imported key objects, by tenant and kid, the most recently used `maxImported` of them: a kid's material
-   * never changes, so a reload (after a change, or an expiry) re-imports only keys it no longer holds. Apart
-   * from the sets, so that a set does not keep its keys' native memory (decision 0214).
-   */
+  /** Imported key objects by tenant and kid, LRU-bounded apart from the sets so a set holds no native memory (0214). */
   private readonly imported: LRUCache<string, Imported>;
   /** Key imports done (tests). */
   imports = 0;
@@ -223,10 +210,7 @@ export class KeyRing implements KeySource {
     return publicJwk;
   }
 
-  /**
-   * The tenant's usable keys: active first (newest first), then retiring ones within their grace. A retiring
-   * key past its end is dropped here even from the cache, and marked retired in the store on the next load.
-   */
+  /** The tenant's usable keys, active (newest first) then retiring within grace; expired ones are dropped. */
   async forTenant(tenantId: string): Promise<TenantKeys> {
     const now = Date.now();
     const hit = this.cache.get(tenantId);
@@ -275,10 +259,7 @@ export class KeyRing implements KeySource {
     return r.rows.map((row) => asJwk(row.public_jwk));
   }
 
-  /**
-   * A new active key of `use`; the tenant's active keys of that use become retiring until now + grace
-   * (retired at once when grace is 0). Serialised per tenant by locking the tenant's row.
-   */
+  /** A new active key of `use`; the old active ones retire after `grace`. Serialised by the tenant's row lock. */
   async rotate(tenantId: string, use: KeyUse, graceSeconds: number): Promise<RotationResult> {
     if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
       throw new KeyLifecycleError(`The grace must be a whole number of seconds from 0 to ${MAX_GRACE_SECONDS}.`);

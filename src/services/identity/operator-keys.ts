@@ -52,10 +52,7 @@ const toView = (r: Row): OperatorKeyView => ({
   lastUsedAt: iso(r.last_used_at),
   revokedAt: iso(r.revoked_at),
 });
-/**
- * A revoked key's row is renamed `<name>~revoked-<row id>`, which no key name can be; by its id, so that
- * two revocations of one name within a second do not collide (rows revoked before carry epoch seconds).
- */
+/** A revoked key's row is renamed `<name>~revoked-<row id>`, a name no key can have, freeing the name. */
 const REVOKED_MARK = '~revoked-';
 const REVOKED_SUFFIX = /~revoked-[\w-]+$/;
 const hashOf = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
@@ -110,10 +107,7 @@ export class OperatorKeys {
     return r.rows[0] ? toView(r.rows[0]) : null;
   }
 
-  /**
-   * Revokes a key at once on every process; false when there is no such key. A revoked key's name is
-   * freed (the row is kept, renamed, for the record) so that a new key can take it.
-   */
+  /** Revokes a key at once on every process (false if unknown); the row is kept, renamed, for the record. */
   async revoke(name: string): Promise<boolean> {
     const r = await this.db.query(
       `UPDATE operator_keys SET revoked_at = now(), name = name || '~revoked-' || id
@@ -125,10 +119,7 @@ export class OperatorKeys {
     return true;
   }
 
-  /**
-   * What the store knows of a key, without using it: the name it was created under (a revoked key's name as
-   * it was before the revocation) and whether it is revoked; null when it was never created.
-   */
+  /** What the store knows of a key without using it: its original name and whether it is revoked; null if never created. */
   async lookup(key: string): Promise<{ name: string; revoked: boolean } | null> {
     const r = await this.db.query<{ name: string; revoked_at: Date | string | null }>(
       'SELECT name, revoked_at FROM operator_keys WHERE tenant_id = $1 AND key_hash = $2',

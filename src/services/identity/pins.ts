@@ -9,10 +9,7 @@ import { PinBlockError, type PinBlockFormat } from '../../crypto/pin-block.js';
 import { Errors } from '../../errors.js';
 import type { Tenant } from '../tenancy/tenants.js';
 
-/**
- * The one answer to every block that fails after decryption (wrong key, wrong card, bad control or
- * length or fill): telling them apart would make the route an oracle for whoever probes it.
- */
+/** One answer to every block failing after decryption: telling them apart would make the route an oracle. */
 export const INVALID_PIN_BLOCK = "The PIN block is not valid for this card under the tenant's PIN key and the given format.";
 
 /** A block as the caller sent it: hex under the tenant's PIN key (or `keyId`, another of its keys). */
@@ -33,10 +30,7 @@ export class PinService {
   /** Null: this gateway has no HSM (PIN translation answers 503). */
   constructor(private readonly hsm: HsmProvider | null) {}
 
-  /**
-   * The translation a tenant's block takes; refused before anything else runs when the tenant has no PIN
-   * keys, when this gateway has no HSM, or when `keyId` names the core's key.
-   */
+  /** A tenant's block translation; refused first without PIN keys, without an HSM, or for the core's `keyId`. */
   route(tenant: Tenant, keyId: string | undefined): PinRoute {
     const pin = tenant.config.pin;
     if (!pin) {

@@ -31,11 +31,7 @@ export class TokenError extends Error {
   }
 }
 
-/**
- * ECDSA signatures are malleable: (r, s) and (r, n − s) both verify, so every token would have a second
- * valid spelling (a new cache key, a new string for a block list). Tokens are signed and accepted only
- * with s ≤ n/2 (the "low-S" rule of BIP 62 and libsecp256k1); n is the order of P-256.
- */
+/** ECDSA signatures are malleable, so tokens are signed and accepted only with low S (s ≤ n/2): one spelling each. */
 const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 const P256_HALF_N = P256_N >> 1n;
 const ES256_SIGNATURE_BYTES = 64;
@@ -131,8 +127,7 @@ export class TokenService {
         requiredClaims: ['sub', 'iat', 'exp', 'jti'],
       }));
     } catch (err) {
-      // jose checks the signature before the claims, so an expired token is a genuine one whose time ran out:
-      // worth telling apart in the log (a client not refreshing its token) from a forgery.
+      // jose checks the signature first, so an expired token is genuine: logged apart from a forgery.
       throw new TokenError(err instanceof errors.JWTExpired ? 'expired' : 'signature or claims invalid');
     }
     const { sub, tenant, role, jti, exp, gen } = payload as Record<string, unknown>;

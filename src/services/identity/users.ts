@@ -38,6 +38,12 @@ export interface UserView {
   lastLoginAt: string | null;
 }
 
+/** A new tenant's first Admin, its password checked and hashed (UserService.firstAdmin). */
+export interface FirstAdmin {
+  username: string;
+  passwordHash: string;
+}
+
 /** What verifying a token needs to know of its user, cached per process until the user changes. */
 export interface UserState {
   generation: number;
@@ -112,9 +118,8 @@ export class UserService {
   }
 
   /**
-   * Adds a user, or resets an existing one (new role and password, enabled, unlocked; its id is kept, its
-   * tokens revoked): the CLI's and the demo's `user add`. Resetting a user to what it already is (same role,
-   * same password, enabled) only unlocks it: its tokens stay valid (the demo restarted with its password).
+   * Adds or resets a user (the CLI's and demo's `user add`), revoking its tokens; resetting to the same role and
+   * password only unlocks, so a restarted demo's tokens stay valid.
    */
   async add(tenantId: string, username: string, role: Role, password: string, db: Queryable = this.db): Promise<User> {
     if (!ROLES.includes(role)) throw new Error(`Unknown role '${role}'; one of ${ROLES.join(', ')}`);
@@ -140,6 +145,25 @@ export class UserService {
     await db.query('DELETE FROM login_attempts WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
     await this.changed(tenantId, username, db === this.db ? undefined : db);
     return { id: row.id, tenantId, username, role, generation: Number(row.token_generation) };
+  }
+
+  /** A first Admin, checked (400 naming the rule) and hashed before its tenant's transaction opens. */
+  async firstAdmin(username: string, password: string): Promise<FirstAdmin> {
+    const problem = passwordProblem(password);
+    if (problem) throw Errors.badRequest(problem);
+    return { username, passwordHash: await hash(password, HASH_OPTIONS) };
+  }
+
+  /** Stores a new tenant's first Admin in the tenant's own transaction (`tx`); told to every process at commit. */
+  async insertFirstAdmin(tenantId: string, admin: FirstAdmin, tx: Queryable): Promise<void> {
+    await tx.query('INSERT INTO users (tenant_id, username, id, role, password_hash) VALUES ($1, $2, $3, $4, $5)', [
+      tenantId,
+      admin.username,
+      randomUUID(),
+      'Admin',
+      admin.passwordHash,
+    ]);
+    await this.changes?.publish({ kind: 'user', tenantId, username: admin.username }, tx);
   }
 
   /** Creates a user; refused (409 USER_EXISTS) when the name is taken. */
@@ -175,11 +199,7 @@ export class UserService {
     return r.rows[0] ? toView(r.rows[0]) : null;
   }
 
-  /**
-   * Changes a user's role or disables it (both revoke its tokens). The tenant's last enabled Admin cannot be
-   * demoted or disabled (409 LAST_ADMIN); the Admins are locked while this is decided, so two Admins cannot
-   * demote each other at once.
-   */
+  /** Changes a role or disables (revoking tokens); the Admins are locked so two cannot demote each other to none. */
   async update(tenantId: string, username: string, change: { role?: Role | undefined; disabled?: boolean | undefined }): Promise<UserView> {
     await this.db.transaction(async (tx) => {
       const user = await this.lockForChange(tx, tenantId, username);
@@ -231,10 +251,7 @@ export class UserService {
     await this.changed(tenantId, username);
   }
 
-  /**
-   * A user changes its own password. The current one is checked like a login (a wrong one counts towards
-   * the lockout); every token of the user, this one included, is revoked: log in again with the new one.
-   */
+  /** A user changes its own password: checked like a login, and every token of the user revoked. */
   async changeOwnPassword(tenantId: string, username: string, current: string, next: string): Promise<void> {
     const problem = passwordProblem(next);
     if (problem) throw Errors.badRequest(problem);
@@ -256,8 +273,7 @@ export class UserService {
     );
     const row = r.rows[0];
     const state = row ? { generation: Number(row.token_generation), disabled: row.disabled } : null;
-    // A change told while the row was read (a user disabled, its tokens revoked) may be newer than it:
-    // cached, the older state would stay, since nothing expires it.
+    // A change told while the row was read may be newer than it: caching the older state would keep it.
     if (seen === this.forgotten) this.states.set(key, { state });
     return state;
   }
@@ -276,8 +292,7 @@ export class UserService {
   }
 
   private async lockForChange(tx: Queryable, tenantId: string, username: string): Promise<{ role: Role; disabled: boolean }> {
-    // Every enabled Admin of the tenant is locked first (in a fixed order), then the user itself: concurrent
-    // changes that could remove the last Admin take turns.
+    // Every enabled Admin is locked in a fixed order first, so changes that could remove the last Admin take turns.
     await tx.query("SELECT username FROM users WHERE tenant_id = $1 AND role = 'Admin' AND NOT disabled ORDER BY username FOR UPDATE", [tenantId]);
     const r = await tx.query<{ role: Role; disabled: boolean }>('SELECT role, disabled FROM users WHERE tenant_id = $1 AND username = $2 FOR UPDATE', [
       tenantId,
@@ -298,13 +313,8 @@ export class UserService {
   }
 
   /**
-   * Checks a password. Unknown user, wrong password, disabled and locked account all resolve null:
-   * the caller answers them alike.
-   *
-   * An attempt is registered as "in flight" atomically BEFORE argon2 runs, and refused unchecked when
-   * the user's confirmed failures plus the attempts already in flight reach ten: a burst of concurrent
-   * guesses cannot all slip past the lock while the hashes are computed. Only checked, wrong passwords
-   * count as failures (the tenth locks the user for 30 minutes); a success clears them.
+   * Checks a password; unknown, wrong, disabled and locked all resolve null alike. The attempt is registered
+   * in flight before argon2 runs, so a burst of concurrent guesses cannot slip past the lock of ten failures.
    */
   async authenticate(
     tenantId: string,
@@ -339,11 +349,7 @@ export class UserService {
     return ok ? { id: row.id, tenantId, username: row.username, role: row.role, generation: Number(row.token_generation) } : null;
   }
 
-  /**
-   * Registers an attempt in flight; false (and nothing registered) when the user is locked or the
-   * failures plus attempts in flight already reach the limit. An expired lock starts afresh; attempts
-   * left in flight by a process that died are forgotten after 30 seconds.
-   */
+  /** Registers an attempt in flight, or false when locked or at the limit; a dead process's attempts expire in 30 s. */
   private async beginAttempt(tenantId: string, username: string): Promise<boolean> {
     const r = await this.db.query<{ admitted: boolean }>(
       `INSERT INTO login_attempts AS a (tenant_id, username, failures, in_flight, in_flight_at)
@@ -381,8 +387,7 @@ export class UserService {
       await this.db.query('UPDATE users SET last_login_at = now() WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
       return;
     }
-    // At most ten attempts are admitted before a lock, and a lock that expires resets the count, so the
-    // failure that sets the lock is the one that brings the count to exactly ten: that update reports it.
+    // The failure that sets the lock is the one bringing the count to exactly ten: that update reports it.
     const r = await this.db.query<{ locked_now: boolean }>(
       `UPDATE login_attempts SET
          failures = failures + 1,

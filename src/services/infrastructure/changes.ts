@@ -57,10 +57,7 @@ export class ChangeFeed {
     });
   }
 
-  /**
-   * Records a change made in `tx` (or by a statement already committed): other processes hear it when it
-   * commits. Call `told` after the commit to apply it in this process at once.
-   */
+  /** Records a change made in `tx`, heard by other processes on commit; call `told` after it to apply it here. */
   async publish(change: Change, tx: Queryable = this.db): Promise<void> {
     if (this.db.kind === 'postgres') await tx.query('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, JSON.stringify(change)]);
   }

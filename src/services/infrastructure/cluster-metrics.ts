@@ -22,10 +22,7 @@ let metricsRequests = 0;
 const pending = new Map<number, { resolve: (text: string) => void; reject: (err: Error) => void }>();
 let listening = false;
 
-/**
- * In a worker: makes `registry` the one the primary collects from, and returns a function that fetches
- * every worker's metrics, aggregated, from the primary. Outside a cluster: null.
- */
+/** In a worker: registers with the primary and returns a fetch of every worker's metrics; null outside a cluster. */
 export function clusterMetrics(registry: client.Registry): (() => Promise<string>) | null {
   if (!isClusterWorker()) return null;
   // Constructing an AggregatorRegistry in a worker installs prom-client's answer to the primary's requests.

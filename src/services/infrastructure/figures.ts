@@ -1,9 +1,5 @@
-// The live figures' readings (issue 19): the gateway's request counters and latency histogram, summed over
-// route, method and status, overall and per tenant. They count from the processes' start; the console reads
-// them every few seconds and turns two readings into requests per second, error rate and p50/p99 (figures.ts
-// in the page). No second set of counters: read from the very exposition GET /metrics answers, which under
-// CARDLINE_WORKERS=N is every worker's, aggregated by the primary (src/cluster.ts, decision 0166), so the
-// figures are the whole gateway's whichever worker serves the console.
+// The live figures' readings: request counters and latency, overall and per tenant, read from the very exposition
+// GET /metrics answers (every worker's under CARDLINE_WORKERS, decision 0166); the console turns two into rates.
 import { Type, type Static } from '@sinclair/typebox';
 import type { Metrics } from './metrics.js';
 

@@ -73,10 +73,7 @@ export interface IdempotencyStoreOptions {
   leaseSeconds: number;
   /** Run the sweep periodically (off in short-lived tools). Default true. */
   sweep?: boolean;
-  /**
-   * The key (derived from the master key) that seals answers holding a secret and fingerprints bodies
-   * holding one (decision 0175). Without it, `seal` and `secretFingerprint` refuse.
-   */
+  /** The key sealing secret-holding answers and fingerprints (decision 0175); without it both refuse. */
   key?: MasterKey;
 }
 
@@ -120,10 +117,7 @@ export class IdempotencyStore {
     return this.key;
   }
 
-  /**
-   * The fingerprint of a body holding a secret (a password, a PIN block, connector options): an HMAC under the
-   * store's key, so that a copy of the store cannot be used to test guesses of the secret against it.
-   */
+  /** A secret-holding body's fingerprint: an HMAC, so a copy of the store cannot test guesses of the secret. */
   secretFingerprint(body: unknown, params: unknown): string {
     return this.sealingKey().mac(canonicalize({ body: body ?? null, params: params ?? {} }) ?? 'null');
   }
@@ -134,9 +128,8 @@ export class IdempotencyStore {
   }
 
   /**
-   * Claims the key for a request with this fingerprint. A new or expired key is taken; a completed one
-   * answers its response; a released one (5xx, pending) or an abandoned in-flight one is taken over with
-   * the same connector key, so the core can recognise the retry.
+   * Claims the key: a new or expired one is taken, a completed one answers its response, a released or
+   * abandoned one is taken over with the same connector key so the core recognises the retry.
    */
   async claim(tenantId: string, scope: string, fingerprint: string): Promise<Claim> {
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
@@ -186,11 +179,7 @@ export class IdempotencyStore {
     return { kind: 'in_flight' };
   }
 
-  /**
-   * Takes a new key (true), or finds it taken (false). Claims arriving together share one statement: a row
-   * is inserted for each key not yet there, and RETURNING names, by lock token, the claims that took theirs
-   * (of two claims of one key in one batch, one takes it and the other finds it taken).
-   */
+  /** Takes a new key (true) or finds it taken (false); claims arriving together share one statement. */
   private insert(tenantId: string, scope: string, fingerprint: string, connectorKey: string, token: string): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.inserts.push({ tenantId, scope, fingerprint, connectorKey, token, resolve, reject });

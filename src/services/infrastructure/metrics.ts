@@ -163,8 +163,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800, 7200, 36000],
       registers,
     });
-    // What the store knows is read when Prometheus scrapes, never on a request. Under CARDLINE_WORKERS every
-    // worker reads the same store: the aggregate takes the highest reading, not the sum.
+    // Read at scrape time, never per request; under workers the aggregate takes the highest reading, not the sum.
     const depthGauge = (name: string, help: string, read: (() => Promise<number>) | undefined) => {
       if (!read) return;
       new client.Gauge({
@@ -205,10 +204,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
     return this.tenantLabel ? { ...base, tenant: tenant ?? '' } : base;
   }
 
-  /**
-   * The series a label set names, looked up once: prom-client validates and hashes the labels on every
-   * inc/observe otherwise. As many entries as series, which the label values bound.
-   */
+  /** Series looked up once per label set: prom-client would validate and hash the labels on every call. */
   private readonly series = new Map<object, Map<string, unknown>>();
 
   private child<C>(metric: { labels(labels: Record<string, string>): C }, key: string, labels: () => Record<string, string>): C {

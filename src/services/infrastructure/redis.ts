@@ -8,10 +8,8 @@ import { ConfigError, type Config } from '../../config.js';
 const REDIS_COMMAND_TIMEOUT_MS = 1_000;
 
 /**
- * Connects before the gateway listens, so a wrong or unreachable REDIS_URL fails at boot with a message
- * naming the variable (never the URL: it may carry a password). Afterwards a lost connection does not
- * queue commands: each caller fails fast and decides (rate limits let requests through, the replay
- * cache answers 503) while ioredis reconnects in the background.
+ * Connects before listening, so a bad REDIS_URL fails at boot naming the variable (never the URL). Later a lost
+ * connection fails callers fast (rate limits let requests through, replay answers 503) while ioredis reconnects.
  */
 export async function openRedis(config: Config, log: FastifyBaseLogger): Promise<Redis> {
   if (!config.redisUrl) throw new ConfigError('REDIS_URL', 'is not set');

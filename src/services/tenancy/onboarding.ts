@@ -28,10 +28,7 @@ export type ConnectorChoice = (tenantId: string) => { id: string; options?: Reco
 
 const MOCK_CONNECTOR: ConnectorChoice = () => ({ id: 'mock', options: { fixtures: 'demo' } });
 
-/**
- * Seeds the demo tenants and users when the store has no tenant yet. Returns false when it did nothing.
- * The demo runs on the mock core; tests choose another connector per tenant to run the same contract.
- */
+/** Seeds the demo tenants and users into an empty store (false when it did nothing), on the mock core. */
 export async function seedDemo(deps: OnboardingDeps, password: string, connector: ConnectorChoice = MOCK_CONNECTOR): Promise<boolean> {
   if ((await deps.tenants.count()) > 0) return false;
   for (const t of DEMO_TENANTS) {
@@ -55,21 +52,12 @@ export async function seedDemo(deps: OnboardingDeps, password: string, connector
 
 /** What the demo did with its operator key at this start (decision 0170). */
 export interface DemoOperatorKeySeed {
-  /**
-   * created: a new `demo` key (the chosen one, or a random one returned in `key` to be printed once);
-   * kept: the `demo` key is already the chosen one, or exists and none was chosen;
-   * revoked: the chosen key, or without a choice the `demo` key, was revoked: it stays so, nothing is created;
-   * taken: the chosen key is another operator key's, left as it is.
-   */
+  /** created (a random key is returned once), kept, revoked (stays so, nothing created) or taken by another key. */
   outcome: 'created' | 'kept' | 'revoked' | 'taken';
   key: string | null;
 }
 
-/**
- * The demo's operator key, named `demo` (decision 0170): the key chosen in CARDLINE_DEMO_OPERATOR_KEY replaces
- * it; without one a random key is created the first time. A revocation is never undone by a restart: a chosen
- * key that was revoked stays revoked, and without a chosen key no new `demo` key replaces a revoked one.
- */
+/** The demo's operator key `demo` (decision 0170): the chosen key or a random first one; a revocation survives restarts. */
 export async function seedDemoOperatorKey(keys: OperatorKeys, chosen: string | undefined): Promise<DemoOperatorKeySeed> {
   const existing = await keys.get(DEMO_OPERATOR);
   if (chosen !== undefined) {
@@ -87,10 +75,7 @@ export async function seedDemoOperatorKey(keys: OperatorKeys, chosen: string | u
 
 export const DEMO_OPERATOR = 'demo';
 
-/**
- * Sets every demo user's password (role reset, unlocked) on the demo tenants that exist: the demo's
- * CARDLINE_DEMO_PASSWORD wins over the password the store was first seeded with. Returns those tenants.
- */
+/** Sets every demo user's password to CARDLINE_DEMO_PASSWORD (role reset, unlocked); returns the demo tenants. */
 export async function resetDemoPasswords(deps: Pick<OnboardingDeps, 'tenants' | 'users'>, password: string): Promise<string[]> {
   const reset: string[] = [];
   for (const t of DEMO_TENANTS) {

@@ -12,6 +12,7 @@ import type { UserService } from '../identity/users.js';
 import type { ConnectorRegistry } from '../connectors/index.js';
 import type { ConnectorDefinition, ContractOperation } from '../../../connectors/contract.js';
 import type { ConnectorChoice } from '../../../schemas/tenant.js';
+import { DISPLAY_NAME_PATTERN } from '../../../schemas/common.js';
 import { offeringProblems, routesOf } from '../connectors/routing.js';
 import { TenantConfigError, connectorChoices, isTenantId, parseTenantConfig, type StoredTenant, type Tenant, type TenantService } from './tenants.js';
 
@@ -54,19 +55,19 @@ export const tenantView = (t: StoredTenant): TenantView => ({
 });
 
 const NAME_MAX = 128;
+const DISPLAY_NAME = new RegExp(DISPLAY_NAME_PATTERN, 'u');
 
 function checkName(tenantId: string, name: unknown): string {
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > NAME_MAX) {
     throw new TenantConfigError(tenantId, [`/name: must be 1 to ${NAME_MAX} characters`]);
   }
+  if (!DISPLAY_NAME.test(name)) {
+    throw new TenantConfigError(tenantId, ['/name: must hold no control, bidirectional control or zero-width character']);
+  }
   return name;
 }
 
-/**
- * A configuration as it is stored: defaults filled, the structure and the connector (module loaded, options
- * checked against its schema) validated, secrets sealed. Sealed values carried over from the stored
- * configuration are opened first, so that what is validated is what the connector will get.
- */
+/** A configuration as stored: defaults filled, validated with its connector's options (secrets opened), secrets sealed. */
 async function storableConfig(deps: TenantAdminDeps, tenantId: string, raw: unknown): Promise<Record<string, unknown>> {
   const clear = structuredClone(raw ?? {}) as Record<string, unknown>;
   if (deps.secrets) for (const c of connectorChoices(clear)) if (c.options !== undefined) c.options = deps.secrets.open(tenantId, c.options);
@@ -88,30 +89,40 @@ async function storableConfig(deps: TenantAdminDeps, tenantId: string, raw: unkn
   return config as unknown as Record<string, unknown>;
 }
 
-/** Creates a tenant with its first encryption and signing key pairs, in one transaction. */
-export async function createTenant(deps: TenantAdminDeps, input: { id: string; name?: string; config?: unknown }): Promise<Tenant> {
+/** A tenant to create: its id, name, configuration and, when given, its first Admin. */
+export interface NewTenant {
+  id: string;
+  name?: string;
+  config?: unknown;
+  admin?: { username: string; password: string };
+}
+
+/** Creates a tenant, its first key pairs and, when given, its first Admin in one transaction, every check first. */
+export async function createTenant(deps: TenantAdminDeps, input: NewTenant): Promise<Tenant> {
   if (!isTenantId(input.id)) throw new TenantConfigError(input.id, [`id must match ^[a-z0-9][a-z0-9-]{0,62}$ (lower-case letters, digits, dashes)`]);
   const name = checkName(input.id, input.name ?? input.id);
+  const admin = input.admin ? await deps.users.firstAdmin(input.admin.username, input.admin.password) : undefined;
   const config = await storableConfig(deps, input.id, input.config);
   const change = { kind: 'tenant', tenantId: input.id } as const;
   await deps.db.transaction(async (tx) => {
     await deps.tenants.insert({ id: input.id, name, config }, tx);
     await deps.keys.create(input.id, 'enc', tx);
     await deps.keys.create(input.id, 'sig', tx);
+    if (admin) await deps.users.insertFirstAdmin(input.id, admin, tx);
     await deps.changes?.publish(change, tx);
   });
   deps.keys.invalidate(input.id);
   deps.tenants.invalidate(input.id);
   deps.changes?.told(change);
+  if (admin) {
+    deps.users.forget(input.id, admin.username);
+    deps.changes?.told({ kind: 'user', tenantId: input.id, username: admin.username });
+  }
   return (await deps.tenants.get(input.id))!;
 }
 
-/**
- * Creates a tenant that must not exist yet, as an operator asks for one: an existing id is refused with the
- * business code TENANT_EXISTS, also when two operators create the same id at once and the second meets the
- * primary key (SQLSTATE 23505 is mapped here, never in a route).
- */
-export async function createNewTenant(deps: TenantAdminDeps, input: { id: string; name?: string; config?: unknown }): Promise<Tenant> {
+/** Creates a tenant; an existing id is TENANT_EXISTS, also when two creations race to the primary key. */
+export async function createNewTenant(deps: TenantAdminDeps, input: NewTenant): Promise<Tenant> {
   const exists = () => Errors.business('TENANT_EXISTS', `A tenant '${input.id}' exists already.`);
   if (await deps.tenants.stored(input.id)) throw exists();
   try {
@@ -126,10 +137,29 @@ export async function createNewTenant(deps: TenantAdminDeps, input: { id: string
 const UNIQUE_VIOLATION = '23505';
 
 /**
- * Applies a JSON merge patch (RFC 7396) of `{ name, config }` and validates the result as at creation.
- * A "***" where a secret is stored keeps the secret. Null when the tenant does not exist.
+ * Keys json-merge-patch will not apply: meeting one, it returns what it merged so far and drops the rest of the
+ * patch, so a patch holding one would be answered as applied while only in part. No setting has these names.
  */
+const RESERVED_KEYS = new Set(['constructor', 'prototype', '__proto__']);
+
+/** The JSON pointer of the first reserved key at any depth of a value (own keys, in order), if any. */
+function reservedKeyPointer(value: unknown, at = ''): { pointer: string; key: string } | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const pointer = `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    if (RESERVED_KEYS.has(key)) return { pointer, key };
+    const found = reservedKeyPointer(inner, pointer);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Applies a JSON merge patch of `{ name, config }`, validated as at creation ("***" keeps a secret); null if unknown. */
 export async function updateTenant(deps: TenantAdminDeps, tenantId: string, patch: Record<string, unknown>): Promise<Tenant | null> {
+  const reserved = reservedKeyPointer(patch.config);
+  if (reserved) {
+    throw new TenantConfigError(tenantId, [`${reserved.pointer}: '${reserved.key}' is a reserved key (as are constructor, prototype and __proto__); no setting has that name`]);
+  }
   const change = { kind: 'tenant', tenantId } as const;
   const found = await deps.db.transaction(async (tx) => {
     const stored = await deps.tenants.stored(tenantId, tx, true);
@@ -167,10 +197,7 @@ export async function encryptionKeys(deps: Pick<TenantAdminDeps, 'keys'>, tenant
   return (await deps.keys.forTenant(tenantId)).enc.map((k) => k.publicJwk);
 }
 
-/**
- * Seals the secrets of tenants stored by a version that kept them in clear (decision 0035). A tenant whose
- * connector cannot be loaded is left as it is: it is reported degraded, and fixing it seals it.
- */
+/** Seals secrets a former version stored in clear (decision 0035); a tenant whose connector cannot load is left. */
 export async function sealLegacySecrets(
   deps: TenantAdminDeps,
   log: { warn(obj: object, msg: string): void },

@@ -15,10 +15,7 @@ export interface Tenant {
   name: string;
   status: 'active' | 'disabled';
   config: TenantConfig;
-  /**
-   * Grows with every change: a request keeps the configuration it started with (decision 0034). Absent on
-   * a tenant built outside the store (a test's literal), which counts as the oldest.
-   */
+  /** Grows with every change; a request keeps the configuration it started with (decision 0034). */
   version?: number;
 }
 
@@ -45,10 +42,7 @@ interface TenantRow {
 
 const COLUMNS = 'tenant_id, name, status, config, version, created_at, updated_at';
 
-/**
- * The platform's own pseudo-tenant: operator keys and the audit chain of operator actions that concern no
- * tenant live under it. It cannot collide with a tenant: ids start with a letter or digit.
- */
+/** The platform's pseudo-tenant for operator keys and actions concerning no tenant; no tenant id starts with `_`. */
 export const PLATFORM_TENANT = '_platform';
 
 const TENANT_ID = new RegExp(TENANT_ID_PATTERN);
@@ -139,10 +133,7 @@ export class TenantService {
     this.unknown = new LRUCache({ ...entryBound(unknownMax), ...cacheTtl(cacheTtlMs) });
   }
 
-  /**
-   * The tenant, or null when unknown. Unknown ids are cached too (within UNKNOWN_TENANT_CACHE_MAX, apart
-   * from the tenants), so a flood of them costs no queries and pushes no tenant out of the cache.
-   */
+  /** The tenant or null; unknown ids are cached apart, so a flood of them costs no queries and evicts no tenant. */
   async get(tenantId: string): Promise<Tenant | null> {
     if (!isTenantId(tenantId)) return null;
     const hit = this.cache.get(tenantId);
@@ -177,10 +168,7 @@ export class TenantService {
     return r.rows.map(storedOf);
   }
 
-  /**
-   * One page of the stored tenants in id order: `limit` after the id `after` (key-cursor.ts); with `search`,
-   * only those whose id or name holds it, in any case (a plain substring: no pattern characters).
-   */
+  /** One page of tenants in id order after `after`; `search` matches id or name as a plain substring, any case. */
   async pageStored({ limit, after, search = null }: { limit: number; after: string | null; search?: string | null }): Promise<KeyPage<StoredTenant>> {
     const r = await this.db.query<TenantRow>(
       `SELECT ${COLUMNS} FROM tenants WHERE ($1::text IS NULL OR tenant_id > $1)
@@ -195,11 +183,7 @@ export class TenantService {
     return (await this.listChecked()).tenants;
   }
 
-  /**
-   * Every tenant whose stored configuration is valid, and the ones whose is not (with the reason). With
-   * `primeSince` (a mark() taken before `stored` was read), the valid ones are cached, unless a change was
-   * told since the mark (the boot reads every tenant once: their first requests then need no query).
-   */
+  /** Every tenant with a valid configuration and those without (with the reason); `primeSince` caches the valid ones. */
   async listChecked(opts: { stored?: StoredTenant[]; primeSince?: number } = {}): Promise<{ tenants: Tenant[]; invalid: { tenant: string; reason: string }[] }> {
     const prime = opts.primeSince !== undefined && opts.primeSince === this.invalidations;
     const tenants: Tenant[] = [];
@@ -218,10 +202,8 @@ export class TenantService {
   }
 
   /**
-   * What listChecked() answers, from the cache wherever it holds the stored version: only ids and versions
-   * are read, and only tenants changed since (or never cached, or invalid) are read and checked in full.
-   * Readiness asks this on every probe: with ten thousand tenants, reading and checking every configuration
-   * took about 450 ms of the event loop each time.
+   * listChecked() from the cache where it holds the stored version: only tenants changed since are read in
+   * full (readiness asks on every probe; checking ten thousand configurations took ~450 ms each time).
    */
   async listCurrent(): Promise<{ tenants: Tenant[]; invalid: { tenant: string; reason: string }[] }> {
     const mark = this.mark();

@@ -209,8 +209,7 @@ ALTER TABLE users ADD COLUMN updated_at timestamptz NOT NULL DEFAULT now();
 `,
   },
   {
-    // Reports read the events of record by tenant and time (activity), and by tenant, type and time (credit
-    // limits, transactions).
+    // Reports read events by tenant and time, and by tenant, type and time.
     name: '0009-outbox-reports',
     sql: `
 CREATE INDEX outbox_created ON outbox (tenant_id, created_at);
@@ -326,7 +325,7 @@ CREATE TABLE shadow_calls (
 `,
   },
   {
-    // Idempotency-Key on every write (issue 20, decision 0175): an answer holding a secret shown once (a
+    // Idempotency-Key on every write (decision 0175): an answer holding a secret shown once (a
     // channel's signing secret, an operator key) is stored sealed under a key derived from the master key.
     name: '0014-idempotency-sealed-answers',
     sql: `
@@ -334,7 +333,7 @@ ALTER TABLE idempotency_keys ADD COLUMN sealed boolean NOT NULL DEFAULT false;
 `,
   },
   {
-    // Audit chains per writer (issue 21, decision 0200): every AuditWriter (a gateway process, a thread) appends
+    // Audit chains per writer (decision 0200): every AuditWriter (a gateway process, a thread) appends
     // to a chain of its own, so writers never contend for one head; a tenant's trail is the union of its chains,
     // verified chain by chain. audit_heads only hands out seqs now (blocks per writer, unique per tenant); the
     // records written before become the chain 'legacy', whose positions are their seqs.
@@ -359,7 +358,7 @@ CREATE UNIQUE INDEX audit_log_chain ON audit_log (tenant_id, chain, position);
 `,
   },
   {
-    // Signed checkpoints (issue 21, decision 0202): each tenant's latest, replaced as the trail grows.
+    // Signed checkpoints (decision 0202): each tenant's latest, replaced as the trail grows.
     name: '0016-audit-checkpoints',
     sql: `
 CREATE TABLE audit_checkpoints (
@@ -373,7 +372,7 @@ CREATE TABLE audit_checkpoints (
 `,
   },
   {
-    // The operations console (issue 19, decision 0161): a session per sign-in, shared by every gateway process.
+    // The operations console (decision 0161): a session per sign-in, shared by every gateway process.
     // The platform's rows, as operator keys are (every primary key starts with tenant_id). Only a hash of the session id is stored; the key it was opened with is named by its row, so revoking the
     // key ends its sessions. seen_at moves on each use: a session unused for the idle timeout is over.
     name: '0020-console-sessions',
