@@ -49,7 +49,7 @@ describe('IdempotencyStore: claims arriving together', () => {
     expect([a.kind, b.kind].sort()).toEqual(['in_flight', 'owner']);
     const owner = (a.kind === 'owner' ? a : b) as Extract<typeof a, { kind: 'owner' }>;
     expect(await store.complete('demo', scope, owner.token, { status: 200, contentType: 'application/json', body: '{"ok":true}' })).toBe(true);
-    expect(await store.claim('demo', scope, 'fp')).toEqual({ kind: 'replay', response: { status: 200, contentType: 'application/json', body: '{"ok":true}' } });
+    expect(await store.claim('demo', scope, 'fp')).toEqual({ kind: 'replay', response: { status: 200, contentType: 'application/json', body: '{"ok":true}', location: null } });
     expect(await store.claim('demo', scope, 'other')).toEqual({ kind: 'mismatch' });
   });
 });

@@ -101,6 +101,8 @@ describe('tenants', () => {
         // Defaults filled in (decision 0057).
         homeCountry: 'PT',
         timeZone: 'UTC',
+        currency: 'EUR',
+        traceContext: 'continue',
       },
       createdAt: expect.any(String),
       updatedAt: expect.any(String),

@@ -26,6 +26,7 @@ const PARAMS: Record<string, string> = {
   username: 'nobody-here',
   channelId: '00000000-0000-4000-8000-000000000000',
   deliveryId: '00000000-0000-4000-8000-000000000001',
+  approvalId: '00000000-0000-4000-8000-000000000002',
   tenantId: 'demo',
   name: 'nobody-here',
 };

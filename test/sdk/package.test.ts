@@ -32,7 +32,7 @@ export async function check(baseUrl: string, password: string): Promise<unknown>
   return {
     upgraded: isPending(upgraded) ? 'pending' : upgraded.result,
     page: [page.result.length, typeof page.pagination.nextCursor],
-    created: created.result.username,
+    created: isPending(created) ? 'pending' : created.result.username,
     pinBlock: /^[0-9A-F]{32}$/.test(pinBlock),
     timeoutClass: CardlineTimeoutError.name,
   };
