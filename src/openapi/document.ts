@@ -517,8 +517,10 @@ export function swaggerOptions(operations: readonly Operation[], listener: Liste
         ...doc.components,
         schemas: named.components({ paths: doc.paths, responses: unrouted }),
         responses: unrouted,
+        // Only the headers this document's answers use (the management listener holds no request for approval).
         headers: Object.fromEntries(
           Object.values(HEADERS)
+            .filter((header) => JSON.stringify([doc.paths, unrouted]).includes(`"#/components/headers/${header.name}"`))
             .map((header) => (management && header.name === 'WWWAuthenticate' ? { ...header, description: OPERATOR_WWW_AUTHENTICATE } : header))
             .map(({ name, ...header }) => [name, header]),
         ),
