@@ -8,7 +8,7 @@ const anyOf = (...alternatives) => alternatives.join('|');
 
 const SCHEMAS = '^schemas/';
 const CONNECTORS = '^connectors/';
-const FOUNDATION = '^src/(config|errors|logging)[.]ts$|^src/(paging|domain)/';
+const FOUNDATION = '^src/(config|errors|logging)[.]ts$|^src/(paging|domain|telemetry)/';
 const STORE = '^src/store/';
 const CRYPTO = '^src/crypto/';
 const TRAIL = '^src/(audit|events)/';
@@ -42,7 +42,7 @@ module.exports = {
     {
       name: 'foundation-at-the-bottom',
       comment:
-        'Configuration, the error catalogue, logging, paging cursors and the domain rules are used by every layer of ' +
+        'Configuration, the error catalogue, logging, tracing, paging cursors and the domain rules are used by every layer of ' +
         'src/, so they import nothing of it but each other.',
       severity: 'error',
       from: { path: FOUNDATION },

@@ -474,6 +474,8 @@ async function auditQuery(): Promise<{ rows: number; actionMs: number; outcomeMs
 async function main(): Promise<number> {
   // A separate question with its own setup (bench/shadow.ts): does a hanging or failing shadow core slow the primary?
   if (process.env.BENCH_SHADOW === '1') return (await import('./shadow.js')).benchShadow();
+  // Tracing off, on (every request sampled) and at 10 %, alternated (bench/tracing.ts).
+  if (process.env.BENCH_TRACING === '1') return (await import('./tracing.js')).benchTracing();
   console.log(
     `Cardline bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds (bare, full alternating), ` +
       `warm-up ${WARMUP} s each; store ${STORE}; mock connector; every step on (log line at info to /dev/null; metrics with a tenant label below 1 000 tenants, without from 1 000); node ${process.version}`,

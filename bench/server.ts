@@ -24,6 +24,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { loggerOptions } from '../src/logging.js';
 import { createTenant } from '../src/services/tenancy/onboarding.js';
 import { openDb, storeThreadMemory, type Db } from '../src/store/db.js';
+import { startTracing } from '../src/telemetry/index.js';
 
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'info';
@@ -81,6 +82,8 @@ async function main(): Promise<void> {
   const masterKey = process.env.BENCH_MASTER_KEY;
   if (!tokensFile || !masterKey) throw new Error('BENCH_TOKENS_FILE and BENCH_MASTER_KEY are not set (bench/run.ts sets them)');
   const phase = process.env.BENCH_PHASE || 'all';
+  // The tracing arm (bench/tracing.ts) sets OTEL_*: before the store and the logger, as src/server.ts does.
+  if (phase !== 'seed') await startTracing(process.env);
   const store = storeOf();
   const logger = pino(loggerOptions(LOG_LEVEL), pino.destination({ dest: '/dev/null', sync: false }));
   // From 1 000 tenants on, the metrics drop their tenant label, as docs/operating.md (Metrics) advises for many tenants.

@@ -32,6 +32,11 @@ export interface ConnectorContext {
    * validate and answer as the write would be answered, and change nothing.
    */
   dryRun?: boolean | undefined;
+  /**
+   * While the gateway traces (OpenTelemetry), the W3C `traceparent` of its span for this call: forward it so that
+   * the core's spans join the request's trace (the REST connector sends it as the `traceparent` header).
+   */
+  traceparent?: string | undefined;
 }
 
 /**

@@ -104,6 +104,12 @@ export const TenantConfig = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /**
+     * What the gateway does with a caller's W3C `traceparent` while it traces (OpenTelemetry): `continue` the
+     * caller's trace (the default), or `link`: start a trace of its own that only links to the caller's, so that
+     * a caller outside the bank's trust can neither join the gateway's traces nor decide their sampling.
+     */
+    traceContext: Type.Optional(Type.Union([Type.Literal('continue'), Type.Literal('link')], { default: 'continue' })),
     /** PIN translation keys (schemas/pin.ts); a tenant without them cannot set PINs. */
     pin: Type.Optional(TenantPinConfig),
     /**

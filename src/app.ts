@@ -29,6 +29,7 @@ import idempotency from './plugins/idempotency.js';
 import operation from './plugins/operation.js';
 import strictJson from './plugins/strict-json.js';
 import rateLimit from './plugins/rate-limit.js';
+import tracingStep from './plugins/tracing.js';
 import healthRoutes from './routes/health.js';
 import wellKnownRoutes from './routes/well-known.js';
 import registrar from './plugins/register.js';
@@ -69,6 +70,8 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   await fastify.register(docs.openapiCollector, { operations });
   await fastify.register(strictJson);
   await fastify.register(tenant);
+  // After the tenant (it decides whether a caller's trace is continued); nothing when tracing is off.
+  await fastify.register(tracingStep);
   await fastify.register(auth);
   // After auth: limits count authenticated callers only (per tenant, per user).
   await fastify.register(rateLimit);
@@ -83,11 +86,17 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
   fastify.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url;
     // On the root logger with the request id as a field: no request child is made for this line.
+    const trace = request.ctx.trace?.span.spanContext();
     fastify.log.info(
-      { requestId: request.id, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.ctx.tenant?.id },
+      {
+        requestId: request.id, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.ctx.tenant?.id,
+        ...(trace ? { trace_id: trace.traceId, span_id: trace.spanId } : {}),
+      },
       'request completed',
     );
-    metrics.request(route ?? 'unmatched', request.method, reply.statusCode, request.ctx.tenant?.id ?? null, reply.elapsedTime / 1000);
+    // A sampled request's trace is its latency bucket's exemplar (OpenMetrics scrapes, while tracing is on).
+    const exemplar = trace && trace.traceFlags & 1 ? trace : undefined;
+    metrics.request(route ?? 'unmatched', request.method, reply.statusCode, request.ctx.tenant?.id ?? null, reply.elapsedTime / 1000, exemplar);
   });
 
   await fastify.register(healthRoutes);

@@ -1,6 +1,7 @@
 // Logger options: pino JSON with secrets masked by key at any depth and by shape, in one walk (decision 0207).
 import type { Bindings, ChildLoggerOptions, DestinationStream, Logger, LoggerOptions } from 'pino';
 import { maskCardNumbers } from '../connectors/shared/pan.js';
+import { REQUEST_TRACE, traceLogFields, tracing } from './telemetry/index.js';
 
 const JWT_OR_JWE = /eyJ[\w-]*\.[\w.-]+/g;
 /** Keys masked at any depth whatever their shape: credentials, sensitive fields and encrypted-only response fields. */
@@ -61,6 +62,8 @@ function scrubEntry(entry: Record<string, unknown>): Record<string, unknown> {
 export function loggerOptions(level: string): LoggerOptions {
   return {
     level,
+    // While tracing is on, a line names the span it was logged in (trace_id, span_id); nothing otherwise.
+    ...(tracing() ? { mixin: traceLogFields } : {}),
     formatters: {
       log: scrubEntry,
       // The root logger's own bindings (pid, hostname); a child's are scrubbed by scrubBindings() below.
@@ -102,10 +105,15 @@ class LazyChildLogger {
     private readonly parent: Logger,
     private readonly childBindings: Bindings,
     private readonly options: ChildLoggerOptions,
+    private readonly rawRequest?: object,
   ) {}
 
   private get real(): Logger {
-    return (this.#real ??= this.parent.child(this.childBindings, this.options));
+    if (this.#real) return this.#real;
+    const real = this.parent.child(this.childBindings, this.options);
+    // The request's trace, for the lines it logs outside any span (src/telemetry/index.ts traceLogFields).
+    if (this.rawRequest) Object.defineProperty(real, REQUEST_TRACE, { value: this.rawRequest });
+    return (this.#real = real);
   }
 
   get level(): string {
@@ -138,8 +146,8 @@ class LazyChildLogger {
 }
 
 /** Fastify's childLoggerFactory: a request's logger made only when something logs through it. */
-export function lazyChildLogger(logger: unknown, bindings: Bindings, options: ChildLoggerOptions): Logger {
-  return new LazyChildLogger(logger as Logger, bindings, options) as unknown as Logger;
+export function lazyChildLogger(logger: unknown, bindings: Bindings, options: ChildLoggerOptions, rawRequest?: object): Logger {
+  return new LazyChildLogger(logger as Logger, bindings, options, tracing() ? rawRequest : undefined) as unknown as Logger;
 }
 
 /** The demo on a terminal: pino-pretty lines, fed what the formatters above already masked. */

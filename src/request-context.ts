@@ -6,6 +6,7 @@ import type { DomainEvent } from './events/outbox.js';
 import type { Operator } from './services/identity/operator-keys.js';
 import type { Tenant } from './services/tenancy/tenants.js';
 import type { Principal } from './services/identity/tokens.js';
+import type { RequestTrace } from './telemetry/index.js';
 
 /** A request's hold on its Idempotency-Key (src/plugins/idempotency.ts). */
 export interface IdempotencyHold {
@@ -62,6 +63,8 @@ export class RequestContext {
   errorCode: string | null = null;
   /** The request's record was attempted: an error answered after a failed record is not recorded twice. */
   recorded = false;
+  /** The request's server span while tracing is on (src/plugins/tracing.ts); null when off. */
+  trace: RequestTrace | null = null;
 }
 
 declare module 'fastify' {

@@ -11,6 +11,7 @@ import { buildManagementApp } from './management/app.js';
 import { loggerOptions, prettyLogStream, wantsPrettyLogs } from './logging.js';
 import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/tenancy/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
+import { startTracing } from './telemetry/index.js';
 
 /** What the start is doing, for the message of a start that fails or overruns (decision 0101). */
 let step = 'reading the configuration';
@@ -32,6 +33,9 @@ async function main(): Promise<void> {
     // CARDLINE_WORKERS (decision 0206): this process only forks, balances and drains the gateway processes.
     process.exit(await runPrimary({ workers: config.workers, shutdownGraceMs: config.shutdownGraceMs }));
   }
+  // Before the store and the loggers are made: they are traced (and name their spans) only if tracing is on.
+  step = 'starting OpenTelemetry tracing (OTEL_*)';
+  await startTracing(process.env);
   // Under CARDLINE_WORKERS, the first worker seeds the demo and says so; the others start on what it made.
   const firstProcess = workerIndex() <= 1;
   const started = startDeadline(config.startTimeoutMs);

@@ -3,6 +3,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { stopTracing } from './telemetry/index.js';
 
 /** Tracks each connection's requests so shutdown closes every connection carrying none (counted, for pipelining). */
 export function unusedConnections(servers: readonly Server[]): () => void {
@@ -51,6 +52,8 @@ export function closeOnSignals(apps: FastifyInstance | FastifyInstance[], graceM
     closeIdle.unref();
     all
       .reduce((previous, a) => previous.then(() => a.close()).then(() => void closed++), Promise.resolve())
+      // The spans of the last requests are exported before the process ends (nothing to do when tracing is off).
+      .then(() => stopTracing())
       .then(
       () => process.exit(0),
       (err: unknown) => {

@@ -134,6 +134,7 @@ export class HttpTransport {
     const deadlineAt = Date.now() + this.opts.timeoutMs;
     const headers: Record<string, string> = { 'x-request-id': ctx.requestId };
     if (ctx.idempotencyKey) headers['idempotency-key'] = ctx.idempotencyKey;
+    if (ctx.traceparent) headers.traceparent = ctx.traceparent;
     // A read changes nothing, so repeating it is always safe.
     const repeatable = Boolean(ctx.idempotencyKey) || request.method === 'GET';
     // Where the call stands when the deadline passes, for the error's wording.

@@ -134,6 +134,8 @@ export class CheckpointPublisher {
     private readonly keys: KeySource,
     private readonly intervalMs: number,
     private readonly onError: (tenantId: string, err: unknown) => void,
+    /** Told of each checkpoint published or not (the metrics). */
+    private readonly observer?: { checkpoint(published: boolean): void },
   ) {}
 
   /** The writer committed records of these tenants. */
@@ -159,7 +161,9 @@ export class CheckpointPublisher {
       if (t.startsWith('_')) continue;
       try {
         await publishCheckpoint(this.db, this.keys, t);
+        this.observer?.checkpoint(true);
       } catch (err) {
+        this.observer?.checkpoint(false);
         this.onError(t, err);
       }
     }

@@ -3,6 +3,8 @@
 // never contend for a chain head; `seq` comes in blocks from audit_heads. A batch is one statement across
 // all its tenants (heads, records, events, settlements): atomic without a transaction, one round trip.
 import { uuidv7 } from 'uuidv7';
+import type { Span } from '@opentelemetry/api';
+import { tracing } from '../telemetry/index.js';
 import type { Db } from '../store/db.js';
 import type { DomainEvent } from '../events/outbox.js';
 import { GENESIS_HASH, recordHash, type AuditEntry } from './chain.js';
@@ -34,6 +36,8 @@ export interface WriterEntry extends AuditEntry {
   /** Further events of the same record, after `event` (an approved request's execution: its event, then approval.executed). */
   events?: readonly DomainEvent[] | undefined;
   settlement?: Settlement | undefined;
+  /** The W3C trace context of the request that caused the event: its deliveries continue that trace. Not hashed. */
+  traceparent?: string | undefined;
 }
 
 /**
@@ -42,8 +46,8 @@ export interface WriterEntry extends AuditEntry {
  */
 const outboxCte = (param: string) => `,
          evented AS (
-           INSERT INTO outbox (tenant_id, id, audit_seq, type, aggregate_id, payload, request_id, created_at, status, done_at)
-           SELECT e.tenant_id, e.id, e.audit_seq, e.type, e.aggregate_id, e.payload, e.request_id, e.created_at, s.status,
+           INSERT INTO outbox (tenant_id, id, audit_seq, type, aggregate_id, payload, request_id, traceparent, created_at, status, done_at)
+           SELECT e.tenant_id, e.id, e.audit_seq, e.type, e.aggregate_id, e.payload, e.request_id, e.traceparent, e.created_at, s.status,
                   CASE WHEN s.status = 'done' THEN now() END
              FROM jsonb_populate_recordset(NULL::outbox, ${param}::jsonb) e
              CROSS JOIN LATERAL (
@@ -147,6 +151,7 @@ function storableEntry(e: WriterEntry): WriterEntry {
     origin: orNull(e.origin),
     event: e.event && storableEvent(e.event),
     ...(e.events ? { events: e.events.map(storableEvent) } : {}),
+    traceparent: e.traceparent,
     settlement: e.settlement && {
       ...(e.settlement.tenantId !== undefined ? { tenantId: e.settlement.tenantId } : {}),
       scope: e.settlement.scope,
@@ -166,6 +171,8 @@ interface Pending {
   entry: WriterEntry;
   resolve: () => void;
   reject: (err: unknown) => void;
+  /** The span the record was written from, while tracing is on: its batch's commit is traced under it. */
+  span?: Span | undefined;
 }
 
 /** This writer's chain of one tenant: its size and head, and the seqs it may still use. */
@@ -183,6 +190,8 @@ interface Head {
 export interface AuditObserver {
   auditBatch(records: number, seconds: number): void;
   auditConflict?(): void;
+  /** A record could not be committed. */
+  auditFailed?(): void;
 }
 
 export class AuditWriter {
@@ -221,7 +230,8 @@ export class AuditWriter {
   record(entry: WriterEntry): Promise<void> {
     if (this.closed) return Promise.reject(new Error('audit writer closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ entry: storableEntry(entry), resolve, reject });
+      const t = tracing();
+      this.queue.push({ entry: storableEntry(entry), resolve, reject, span: t?.api.trace.getActiveSpan() });
       this.arrived?.();
       this.draining ??= this.drain();
     });
@@ -294,7 +304,22 @@ export class AuditWriter {
     return batch;
   }
 
-  private async commit(batch: Pending[]): Promise<void> {
+  /**
+   * Commits a batch; while tracing is on, in a span under the first record's request, linked to the others' (one
+   * statement serves them all, decision 0313).
+   */
+  private commit(batch: Pending[]): Promise<void> {
+    const t = tracing();
+    const first = batch[0]?.span;
+    if (!t || !first) return this.commitBatch(batch);
+    const links = batch.slice(1).flatMap((p) => (p.span ? [{ context: p.span.spanContext() }] : []));
+    return t.inSpan('audit group commit', { 'cardline.audit.records': batch.length, 'db.system.name': this.db.kind === 'postgres' ? 'postgresql' : 'pglite' }, () => this.commitBatch(batch), {
+      parent: t.api.trace.setSpan(t.api.context.active(), first),
+      links,
+    });
+  }
+
+  private async commitBatch(batch: Pending[]): Promise<void> {
     try {
       await this.append(batch.map((p) => p.entry));
       for (const p of batch) p.resolve();
@@ -302,11 +327,15 @@ export class AuditWriter {
     } catch {
       // One bad record must not fail the others that happened to share its batch: each is tried alone.
     }
+    const failed = (p: Pending) => (err: unknown) => {
+      this.observer?.auditFailed?.();
+      p.reject(err);
+    };
     if (batch.length === 1) {
-      await this.append([batch[0]!.entry]).then(batch[0]!.resolve, batch[0]!.reject);
+      await this.append([batch[0]!.entry]).then(batch[0]!.resolve, failed(batch[0]!));
       return;
     }
-    for (const p of batch) await this.append([p.entry]).then(p.resolve, p.reject);
+    for (const p of batch) await this.append([p.entry]).then(p.resolve, failed(p));
   }
 
   private async append(entries: WriterEntry[]): Promise<void> {
@@ -336,7 +365,7 @@ export class AuditWriter {
         for (const event of e.event ? [e.event, ...(e.events ?? [])] : (e.events ?? [])) {
           events.push({
             tenant_id: e.tenantId, id: uuidv7(), audit_seq: seq, type: event.type, aggregate_id: event.aggregateId,
-            payload: event.payload, request_id: e.requestId, created_at: e.at.toISOString(),
+            payload: event.payload, request_id: e.requestId, traceparent: e.traceparent ?? null, created_at: e.at.toISOString(),
           });
         }
         return {

@@ -28,6 +28,7 @@ import { PLATFORM_TENANT, isTenantId } from '../services/tenancy/tenants.js';
 import { consoleOperator } from '../console/auth.js';
 import { requestContext } from '../request-context.js';
 import { ConsoleSessions } from '../console/sessions.js';
+import tracingStep from '../plugins/tracing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -81,6 +82,8 @@ const managementApp: FastifyPluginAsync<ManagementOptions> = async (app, opts) =
     session: (request) => consoleOperator(app.consoleSessions, request),
     ...(opts.inProcess ? { inProcess: opts.inProcess } : {}),
   });
+  // An operator's request is traced as the public API's are (nothing when tracing is off).
+  await app.register(tracingStep);
   // Passwords for a tenant's users are opened to that tenant's key (its body policy is its own API's).
   await app.register(decrypt, { tenantPolicy: false, onboarding: true });
   await app.register(validate);

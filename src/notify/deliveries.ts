@@ -20,6 +20,7 @@ import { Errors } from '../errors.js';
 import type { DeliveryObserver } from '../services/infrastructure/metrics.js';
 import type { TenantService } from '../services/tenancy/tenants.js';
 import type { Queryable } from '../store/db.js';
+import { tracing, type Tracing } from '../telemetry/index.js';
 import type { ChannelSenders } from './channel-types/registry.js';
 import type { AttemptResult } from './channel-types/type.js';
 import type { Channel, ChannelService } from './channels.js';
@@ -57,6 +58,8 @@ interface DeliveryRow {
   payload: Record<string, unknown>;
   event_created_at: Date;
   status: DeliveryStatus;
+  /** The trace context of the request that caused the event (null when it was not traced). */
+  traceparent: string | null;
   attempts: number;
   next_attempt_at: Date;
   created_at: Date;
@@ -73,7 +76,7 @@ interface AttemptRow {
 }
 
 const DELIVERY_COLUMNS = `tenant_id, id, seq, channel_id, event_id, event_type, payload, event_created_at, status, attempts,
-                          next_attempt_at, created_at, delivered_at`;
+                          next_attempt_at, created_at, delivered_at, traceparent`;
 const D_COLUMNS = DELIVERY_COLUMNS.split(',').map((c) => `d.${c.trim()}`).join(', ');
 
 export interface DeliveryServiceOptions {
@@ -272,15 +275,15 @@ export class DeliveryService {
   async fanOut(limit = FAN_OUT_LIMIT): Promise<number> {
     const r = await this.db.query<{ events: number }>(
       `WITH due AS (
-         SELECT tenant_id, id, type, payload, created_at FROM outbox
+         SELECT tenant_id, id, type, payload, created_at, traceparent FROM outbox
           WHERE status = 'pending' AND available_at <= now() AND (claimed_until IS NULL OR claimed_until <= now())
           ORDER BY available_at, id
           LIMIT $1
           FOR UPDATE SKIP LOCKED
        ),
        fanned AS (
-         INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at)
-         SELECT e.tenant_id, gen_random_uuid(), c.id, e.id, e.type, e.payload, e.created_at
+         INSERT INTO deliveries (tenant_id, id, channel_id, event_id, event_type, payload, event_created_at, traceparent)
+         SELECT e.tenant_id, gen_random_uuid(), c.id, e.id, e.type, e.payload, e.created_at, e.traceparent
            FROM due e JOIN channels c ON c.tenant_id = e.tenant_id AND c.enabled
             AND ${subscribesSql('c', 'e.type')}
           ORDER BY e.created_at, e.id
@@ -313,14 +316,15 @@ export class DeliveryService {
     if (!channel) return; // removed meanwhile: its deliveries went with it
     const sender = this.opts.senders.of(channel.type);
     const tenant = await this.opts.tenants.get(d.tenant_id);
+    const t = tracing();
     const result: AttemptResult = sender
-      ? await sender.send(
+      ? await this.sendTraced(t, d, channel.type, (traceparent) => sender.send(
           { tenantId: channel.tenantId, id: channel.id, type: channel.type, sandbox: tenant?.config.sandbox === true, url: channel.url,
             settings: channel.settings, secret: channel.secret, signingSecrets: channel.secrets },
           { tenantId: d.tenant_id, eventId: d.event_id, eventType: d.event_type, msgId: webhookIdOf(d.event_id),
-            body: webhookBody(d.event_type, new Date(d.event_created_at), d.payload), createdAt: new Date(d.event_created_at) },
+            body: webhookBody(d.event_type, new Date(d.event_created_at), d.payload), createdAt: new Date(d.event_created_at), traceparent },
           this.abort.signal,
-        )
+        ))
       : // A store shared with a newer version may hold a type this one does not know: the attempt fails and is retried.
         { ok: false, statusCode: null, durationMs: 0, error: `this gateway process does not know the channel type '${channel.type}'`, retryAfterMs: null };
     if (this.abort.signal.aborted && !result.ok) {
@@ -333,6 +337,38 @@ export class DeliveryService {
       return;
     }
     await this.settle(d, channel.type, result);
+  }
+
+  /**
+   * One send, while tracing is on, as a producer span continuing the trace of the request that caused the event
+   * (a new trace when that request was not traced); the receiver gets the span's context.
+   */
+  private sendTraced(t: Tracing | null, d: DeliveryRow, type: string, send: (traceparent: string | undefined) => Promise<AttemptResult>): Promise<AttemptResult> {
+    if (!t) return send(undefined);
+    const parent = t.extract(d.traceparent ?? undefined) ?? t.api.ROOT_CONTEXT;
+    const attributes = {
+      'messaging.system': type === 'nats' ? 'nats' : type === 'rabbitmq' ? 'rabbitmq' : 'webhook',
+      'messaging.operation.type': 'send',
+      'messaging.message.id': d.event_id,
+      'cardline.tenant': d.tenant_id,
+      'cardline.channel': d.channel_id,
+      'cardline.event_type': d.event_type,
+      'cardline.delivery.attempt': d.attempts,
+    };
+    return t.inSpan(
+      `send ${d.event_type}`,
+      attributes,
+      async (span) => {
+        const result = await send(t.traceparent());
+        if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+        if (!result.ok) {
+          span.setAttribute('error.type', result.statusCode !== null ? String(result.statusCode) : 'send_failed');
+          span.setStatus({ code: t.api.SpanStatusCode.ERROR });
+        }
+        return result;
+      },
+      { kind: t.api.SpanKind.PRODUCER, parent },
+    );
   }
 
   private async settle(d: DeliveryRow, type: string, result: AttemptResult): Promise<void> {

@@ -45,11 +45,19 @@ export class NatsPublisher {
   }
 
   /** Publishes one event; success is the stream's acknowledgement (a duplicate is acknowledged too). */
-  async publish(tenantId: string, eventType: string, eventId: string, body: string): Promise<AttemptResult> {
+  async publish(tenantId: string, eventType: string, eventId: string, body: string, traceparent?: string): Promise<AttemptResult> {
     const started = performance.now();
     try {
       const { js } = await this.open();
-      await js.publish(subjectOf(this.opts.subjectPrefix, tenantId, eventType), body, { msgID: eventId, timeout: this.opts.timeoutMs });
+      const options: Parameters<JetStreamClient['publish']>[2] = { msgID: eventId, timeout: this.opts.timeoutMs };
+      if (traceparent) {
+        // The trace context as a message header (the W3C name), as OpenTelemetry's messaging conventions carry it.
+        const { headers } = await import('@nats-io/transport-node');
+        const h = headers();
+        h.set('traceparent', traceparent);
+        options.headers = h;
+      }
+      await js.publish(subjectOf(this.opts.subjectPrefix, tenantId, eventType), body, options);
       return { ok: true, statusCode: null, durationMs: Math.round(performance.now() - started), error: null, retryAfterMs: null };
     } catch (err) {
       const message = (err as Error)?.message ?? String(err);

@@ -27,6 +27,8 @@ export interface WebhookMessage {
   body: string;
   /** The current secret first, then the previous one while its overlap lasts. */
   secrets: readonly string[];
+  /** Sent as the `traceparent` header (not signed: it describes the delivery, not the event). */
+  traceparent?: string;
 }
 
 /** Retry-After as seconds or an HTTP date, in ms from now; null when absent or unreadable. */
@@ -112,6 +114,7 @@ export class WebhookSender {
           'webhook-id': message.msgId,
           'webhook-timestamp': String(timestamp),
           'webhook-signature': message.secrets.map((s) => sign(s, message.msgId, timestamp, message.body)).join(' '),
+          ...(message.traceparent ? { traceparent: message.traceparent } : {}),
         },
         body: message.body,
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,

@@ -20,6 +20,8 @@ import type {
 import { maskCardNumbers } from '../../connectors/shared/pan.js';
 import { outcomeOf } from '../audit/outcome.js';
 import type { Settlement } from '../audit/writer.js';
+import { tracing } from '../telemetry/index.js';
+import { inStep } from './tracing.js';
 import { Errors } from '../errors.js';
 import type { TargetSpec } from '../operations/define.js';
 import type { AuditSpec } from '../route-config.js';
@@ -138,7 +140,8 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
           : null;
         settlement = { tenantId: held.tenantId, scope: held.scope, token: held.token, response };
       }
-      await services.audit.record({
+      const trace = ctx.trace;
+      const entry = {
         tenantId: subject.tenantId,
         at: new Date(),
         actor: subject.actor === null ? null : clip(subject.actor),
@@ -160,7 +163,11 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         origin: subject.origin !== undefined ? subject.origin : (request.ip ?? null),
         event: (isDone(status) ? ctx.outcome?.event : undefined) ?? ctx.securityEvent ?? ctx.pendingApproval?.event ?? undefined,
         settlement,
-      });
+        // The request's own span: an event's deliveries are traced as its children.
+        traceparent: trace ? tracing()!.traceparent(trace.context) : undefined,
+      };
+      // The wait for the batch that commits it (the group commit's span is linked to this one).
+      await inStep(request, 'audit', () => services.audit.record(entry));
     } catch (err) {
       // An unrecorded write is not acknowledged: a 500 in the route's dialect, the key given back for a retry.
       request.log.error({ err }, 'audit record could not be committed');

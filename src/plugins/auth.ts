@@ -1,10 +1,11 @@
 // Bearer-token authentication and the role table, enforced in one place from each route's config.
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
 import { rolesOf } from '../operations/access.js';
 import { TokenError } from '../services/identity/tokens.js';
 import { declareErrors, errorCase } from '../step-errors.js';
+import { inStep } from './tracing.js';
 
 /** What this step answers: on every public-API operation that needs a token. */
 export const authErrors = declareErrors('auth', (op) => {
@@ -33,6 +34,11 @@ const authPlugin: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     if (request.is404 || config.auth === false) return;
+    return inStep(request, 'auth', () => authenticate(request));
+  });
+
+  const authenticate = async (request: FastifyRequest): Promise<void> => {
+    const config = request.routeOptions.config;
     const ctx = request.ctx;
     const tenant = ctx.tenant;
     if (!tenant) throw Errors.tenantHeaderMissing();
@@ -52,7 +58,7 @@ const authPlugin: FastifyPluginAsync = async (app) => {
     }
     ctx.principal = principal;
     if (!config.roles!.includes(principal.role)) throw Errors.forbidden(principal.role);
-  });
+  };
 };
 
 export default fp(authPlugin, { name: 'auth', dependencies: ['tenant'] });

@@ -12,6 +12,7 @@ import { PLATFORM_TENANT } from '../services/tenancy/tenants.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 import { declareErrors, errorCase, isManagement, takesBody } from '../step-errors.js';
 import { parseStrictJson } from './strict-json.js';
+import { inStep } from './tracing.js';
 
 const JOSE_MEDIA_TYPE = 'application/jose';
 
@@ -91,9 +92,15 @@ const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
   });
 
   const open = (request: FastifyRequest, tenant: Tenant | null, compact: string, what: string): Promise<string> =>
-    tenant
-      ? openTenantJwe(app.cardline, tenant.id, compact, request.log, what)
-      : openTenantJwe({ keys: onboardingKeys(), replay: app.cardline.replay }, PLATFORM_TENANT, compact, request.log, what);
+    inStep(
+      request,
+      'decrypt',
+      () =>
+        tenant
+          ? openTenantJwe(app.cardline, tenant.id, compact, request.log, what)
+          : openTenantJwe({ keys: onboardingKeys(), replay: app.cardline.replay }, PLATFORM_TENANT, compact, request.log, what),
+      { 'cardline.field': what },
+    );
   let onboardingSource: KeySource | undefined;
   const onboardingKeys = () => (onboardingSource ??= onboardingKeySource(app.cardline.onboardingKey));
 

@@ -8,6 +8,7 @@ import { Errors } from '../errors.js';
 import { IDEMPOTENCY_KEY_PATTERN, fingerprintOf, scopeHash } from '../services/infrastructure/idempotency.js';
 import { declareErrors, errorCase, isWrite, takesBody } from '../step-errors.js';
 import type { Operation } from '../operations/define.js';
+import { inStep } from './tracing.js';
 
 /** Whether an operation takes an Idempotency-Key: every write that has a caller (a token or an operator key). */
 export const takesIdempotencyKey = (op: Operation): boolean => takesBody(op) && op.idempotent !== false && op.access !== 'public';
@@ -73,7 +74,7 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, op
     });
     // A body holding a secret is fingerprinted under the gateway's key, never as a plain digest (decision 0175).
     const fingerprint = sealed ? store.secretFingerprint(request.body, request.params) : fingerprintOf(request.body, request.params);
-    const claim = await store.claim(owner.tenantId, scope, fingerprint);
+    const claim = await inStep(request, 'idempotency', () => store.claim(owner.tenantId, scope, fingerprint));
     const held = { key: header, tenantId: owner.tenantId, scope, sealed };
     switch (claim.kind) {
       case 'owner':

@@ -18,6 +18,7 @@ import { targetOf } from './audit.js';
 import { prefersCsv, toCsv } from '../reports/csv.js';
 import { declareErrors, errorCase, isManagement } from '../step-errors.js';
 import { BUSINESS_CODES } from '../../schemas/business-codes.js';
+import { inStep } from './tracing.js';
 
 /** The validated request as an operation's functions see it. */
 export function inputOf(request: FastifyRequest): OperationInput<unknown, unknown, unknown> {
@@ -218,7 +219,10 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
     return services.approvals.finish(tenant.id, approval.id, { status, body: JSON.parse(JSON.stringify(body)) as unknown });
   };
 
-  const run = async (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+  const run = (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> =>
+    inStep(request, 'operation', () => execute(op, request, reply), { 'cardline.operation': op.id });
+
+  const execute = async (op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const ctx = request.ctx;
     const input = inputOf(request);
     const { tenant } = input;

@@ -5,6 +5,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import { Errors } from '../errors.js';
 import { declareErrors, errorCase } from '../step-errors.js';
+import { inStep } from './tracing.js';
 
 /** What this step answers: on every public-API operation that needs a token (it counts authenticated callers only). */
 export const rateLimitErrors = declareErrors('rate-limit', (op) =>
@@ -63,33 +64,35 @@ const rateLimitPlugin: FastifyPluginAsync = async (app) => {
     const { tenant, principal } = request.ctx;
     const limits = tenant?.config.rateLimit;
     if (!tenant || !principal || !limits) return;
-    const outcomes: Outcome[] = [];
-    // The user's own limit first: a user already over it does not spend the tenant's budget too.
-    if (limits.perUserPerMinute) {
-      const o = await count(request, `user:${tenant.id}:${principal.sub}`, limits.perUserPerMinute);
-      if (o.exceeded) {
-        headers(reply, o);
-        throw Errors.tooManyRequests(
-          `User '${principal.sub}' has reached the limit of ${o.max} requests per minute; retry in ${o.resetSeconds} s.`,
-          o.resetSeconds,
-        );
+    return inStep(request, 'rate-limit', async () => {
+      const outcomes: Outcome[] = [];
+      // The user's own limit first: a user already over it does not spend the tenant's budget too.
+      if (limits.perUserPerMinute) {
+        const o = await count(request, `user:${tenant.id}:${principal.sub}`, limits.perUserPerMinute);
+        if (o.exceeded) {
+          headers(reply, o);
+          throw Errors.tooManyRequests(
+            `User '${principal.sub}' has reached the limit of ${o.max} requests per minute; retry in ${o.resetSeconds} s.`,
+            o.resetSeconds,
+          );
+        }
+        outcomes.push(o);
       }
-      outcomes.push(o);
-    }
-    if (limits.perTenantPerMinute) {
-      const o = await count(request, `tenant:${tenant.id}`, limits.perTenantPerMinute);
-      if (o.exceeded) {
-        headers(reply, o);
-        throw Errors.tooManyRequests(
-          `Tenant '${tenant.id}' has reached its limit of ${o.max} requests per minute; retry in ${o.resetSeconds} s.`,
-          o.resetSeconds,
-        );
+      if (limits.perTenantPerMinute) {
+        const o = await count(request, `tenant:${tenant.id}`, limits.perTenantPerMinute);
+        if (o.exceeded) {
+          headers(reply, o);
+          throw Errors.tooManyRequests(
+            `Tenant '${tenant.id}' has reached its limit of ${o.max} requests per minute; retry in ${o.resetSeconds} s.`,
+            o.resetSeconds,
+          );
+        }
+        outcomes.push(o);
       }
-      outcomes.push(o);
-    }
-    // The headers describe whichever limit is closer to being reached.
-    const tightest = outcomes.reduce<Outcome | undefined>((a, o) => (!a || o.remaining < a.remaining ? o : a), undefined);
-    if (tightest) headers(reply, tightest);
+      // The headers describe whichever limit is closer to being reached.
+      const tightest = outcomes.reduce<Outcome | undefined>((a, o) => (!a || o.remaining < a.remaining ? o : a), undefined);
+      if (tightest) headers(reply, tightest);
+    });
   });
 };
 

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
 import { declareErrors, errorCase } from '../step-errors.js';
+import { inStep } from './tracing.js';
 
 /** What validation answers: the route's schema, then this step's checks, both as field errors. */
 export const validationErrors = declareErrors('validation', (op) => [
@@ -14,8 +15,10 @@ const validatePlugin: FastifyPluginAsync = async (app) => {
   app.addHook('preHandler', async (request) => {
     const check = request.routeOptions.config.check;
     if (!check) return;
-    const fieldErrors = check(request);
-    if (fieldErrors.length) throw Errors.validation(fieldErrors);
+    return inStep(request, 'validate', async () => {
+      const fieldErrors = check(request);
+      if (fieldErrors.length) throw Errors.validation(fieldErrors);
+    });
   });
 };
 

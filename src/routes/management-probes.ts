@@ -7,9 +7,11 @@ import type { FastifyPluginAsync } from 'fastify';
 const managementProbes: FastifyPluginAsync = async (app) => {
   const config = { operator: false } as const;
   app.get('/health/live', { config, schema: { response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({ status: 'ok' as const }));
-  app.get('/metrics', { config }, async (_request, reply) => {
-    reply.type(app.cardline.metrics.contentType);
-    return app.cardline.metrics.text();
+  app.get('/metrics', { config }, async (request, reply) => {
+    // OpenMetrics (with exemplars linking latency buckets to traces) when the scrape asks for it and tracing is on.
+    const { body, contentType } = await app.cardline.metrics.scrape(request.headers.accept);
+    reply.type(contentType);
+    return body;
   });
 };
 

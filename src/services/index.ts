@@ -40,6 +40,7 @@ import { DeliveryService } from '../notify/deliveries.js';
 import { ShadowService } from './connectors/shadow.js';
 import { ChannelSenders } from '../notify/channel-types/registry.js';
 import { AuthorizationStore } from './transactions/authorizations.js';
+import { tracing } from '../telemetry/index.js';
 
 export interface Services {
   config: Config;
@@ -129,7 +130,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     closers.push(() => changes.close());
     // The gauges read services built below when Prometheus scrapes, never before this function returns.
     const metrics: Metrics = new Metrics(
-      { tenants: config.metricsTenants },
+      { tenants: config.metricsTenants, exemplars: tracing() !== null },
       {
         outboxDepth: async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE status = 'pending'")).rows[0]?.n ?? 0,
         deliveryDepth: () => deliveries.depth(),
@@ -175,8 +176,12 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     const deliveries: DeliveryService = new DeliveryService(db, { config: config.notify, channels, tenants, senders, observer: metrics, log });
 
     // The trail: checkpoints signed as it grows, the writer (which wakes the delivery worker), its readers.
-    const checkpoints = new CheckpointPublisher(db, keys, config.auditCheckpointMs, (tenant, err) =>
-      log.warn({ tenant, reason: err instanceof Error ? err.message : String(err) }, 'audit checkpoint not published'),
+    const checkpoints = new CheckpointPublisher(
+      db,
+      keys,
+      config.auditCheckpointMs,
+      (tenant, err) => log.warn({ tenant, reason: err instanceof Error ? err.message : String(err) }, 'audit checkpoint not published'),
+      metrics,
     );
     const audit = new AuditWriter(db, metrics, () => deliveries.wake(), (written) => checkpoints.wrote(written));
     closers.push(() => audit.close());

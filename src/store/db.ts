@@ -6,34 +6,11 @@ import pg from 'pg';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { PgliteThread } from './pglite-thread.js';
 import type { ThreadMemory, WorkerError } from './pglite-worker.js';
-import type { QueryResult, Queryable } from './queryable.js';
+import type { Db, ListenHandlers, Listener, QueryResult, Queryable } from './queryable.js';
+import { TracedDb } from './traced.js';
+import { tracing } from '../telemetry/index.js';
 
-export type { Queryable } from './queryable.js';
-
-/** A LISTEN held open on its own connection; `close` ends it. */
-export interface Listener {
-  close(): Promise<void>;
-}
-
-interface ListenHandlers {
-  onMessage(payload: string): void;
-  /** The connection was lost and is back: messages sent meanwhile were missed. */
-  onReconnect(): void;
-  onError(err: unknown): void;
-}
-
-export interface Db extends Queryable {
-  readonly kind: 'pglite' | 'postgres';
-  /** PostgreSQL only: the connection string for connections beside the pool; holds the password, never logged. */
-  readonly connectionString?: string;
-  /** PostgreSQL only: LISTEN on a dedicated, reconnecting connection (the embedded store hears itself directly). */
-  listen?(channel: string, handlers: ListenHandlers): Promise<Listener>;
-  /** Runs fn in one transaction; commits when it resolves, rolls back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
-  /** Runs fn holding a cluster-wide advisory lock (migrations, seeding), so replicas take turns. */
-  exclusive<T>(lockId: number, fn: (db: Queryable) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
-}
+export type { Db, Listener, Queryable } from './queryable.js';
 
 /** PGlite is single-process: a second process opening the same directory would corrupt it. */
 export class StoreInUseError extends Error {
@@ -359,6 +336,12 @@ async function openPglite(dataDir: string, opts: OpenOptions, release?: () => Pr
 }
 
 export async function openDb(opts: OpenOptions): Promise<Db> {
+  const db = await openUntraced(opts);
+  const t = tracing();
+  return t ? new TracedDb(db, t) : db;
+}
+
+async function openUntraced(opts: OpenOptions): Promise<Db> {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
@@ -397,12 +380,14 @@ export async function openDb(opts: OpenOptions): Promise<Db> {
 }
 
 /** The data directory of a PGlite store as an uncompressed tarball, for `openDb({ loadDataDir })`. */
-export function dumpPglite(db: Db): Promise<Blob> {
+export function dumpPglite(store: Db): Promise<Blob> {
+  const db = store instanceof TracedDb ? store.inner : store;
   if (!(db instanceof PgliteDb) && !(db instanceof PgliteThreadDb)) throw new Error('Only a PGlite store can be dumped');
   return db.dump();
 }
 
 /** The embedded store's thread's own memory, or null when the store runs on no thread of its own (the benchmark). */
-export function storeThreadMemory(db: Db): Promise<ThreadMemory> | null {
+export function storeThreadMemory(store: Db): Promise<ThreadMemory> | null {
+  const db = store instanceof TracedDb ? store.inner : store;
   return db instanceof PgliteThreadDb ? db.threadMemory() : null;
 }

@@ -102,6 +102,7 @@ describe('tenants', () => {
         homeCountry: 'PT',
         timeZone: 'UTC',
         currency: 'EUR',
+        traceContext: 'continue',
       },
       createdAt: expect.any(String),
       updatedAt: expect.any(String),

@@ -33,7 +33,7 @@ export const nats = defineChannelType({
     if (!config.natsUrl) return unconfigured;
     const publisher = new NatsPublisher({ servers: config.natsUrl, stream: config.natsStream, subjectPrefix: config.natsSubjectPrefix, timeoutMs: 5_000 });
     return {
-      send: (_channel, event) => publisher.publish(event.tenantId, event.eventType, event.eventId, event.body),
+      send: (_channel, event) => publisher.publish(event.tenantId, event.eventType, event.eventId, event.body, event.traceparent),
       close: () => publisher.close(),
     };
   },

@@ -217,7 +217,7 @@ export class RabbitmqSender implements ChannelSender {
               type: event.eventType,
               timestamp: Math.floor(event.createdAt.getTime() / 1000),
               appId: 'cardline',
-              headers: { 'cardline-tenant-id': event.tenantId, 'webhook-id': event.msgId },
+              headers: { 'cardline-tenant-id': event.tenantId, 'webhook-id': event.msgId, ...(event.traceparent ? { traceparent: event.traceparent } : {}) },
             },
             (err: unknown) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
           );

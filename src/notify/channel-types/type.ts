@@ -28,6 +28,8 @@ export interface OutgoingEvent {
   /** `{"type","timestamp","data"}`, the same for every type. */
   body: string;
   createdAt: Date;
+  /** The W3C trace context of the send's span, while tracing is on: a sender hands it on in its message's headers. */
+  traceparent?: string | undefined;
 }
 
 /** A channel as its sender sees it: what the store keeps of its type's fields, its secrets opened. */

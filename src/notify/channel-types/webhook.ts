@@ -11,7 +11,11 @@ const Url = Type.String({ minLength: 8, maxLength: 2048, description: 'https URL
 /** The delivery worker's sender over a transport that sends one signed POST (tests give their own). */
 export const webhookChannelSender = (transport: Pick<WebhookSender, 'send' | 'close'>): ChannelSender => ({
   send: (channel, event, signal) =>
-    transport.send({ url: channel.url!, msgId: event.msgId, body: event.body, secrets: channel.signingSecrets }, channel.sandbox, signal),
+    transport.send(
+      { url: channel.url!, msgId: event.msgId, body: event.body, secrets: channel.signingSecrets, ...(event.traceparent ? { traceparent: event.traceparent } : {}) },
+      channel.sandbox,
+      signal,
+    ),
   close: () => transport.close(),
 });
 

@@ -14,6 +14,7 @@ import {
 } from '../../../connectors/contract.js';
 import { CardlineError, Errors } from '../../errors.js';
 import { scrub } from '../../logging.js';
+import { tracing } from '../../telemetry/index.js';
 import { reasonOf } from './connector-registry.js';
 import type { ConnectorInstances, ConnectorLease } from './connector-instances.js';
 import { ConnectorHealth } from './connector-health.js';
@@ -31,6 +32,8 @@ export interface CallContext {
   idempotencyKey?: string | undefined;
   /** Told which of the tenant's connectors the operation is routed to, before it is called (the audit record names it). */
   routed?: ((connector: string) => void) | undefined;
+  /** The W3C trace context handed to the core, while tracing is on. */
+  traceparent?: string | undefined;
 }
 
 export interface CoreCallerOptions {
@@ -81,7 +84,19 @@ export class CoreCaller {
     try {
       // Not offered: answered here, never sent to the core.
       if (typeof lease.connector[operation] !== 'function') throw Errors.operationNotSupported(operation, name);
-      return await this.call(lease, tenant, name, operation, input, ctx);
+      const t = tracing();
+      if (!t) return await this.call(lease, tenant, name, operation, input, ctx);
+      const attributes = {
+        'cardline.tenant': tenant.id,
+        'cardline.connector': name,
+        'cardline.core.operation': operation,
+        'cardline.core.role': 'routed',
+        'cardline.core.breaker': lease.connector.breakerState?.() ?? 'none',
+      };
+      // The core receives this span's context (a REST core as the traceparent header).
+      return await t.inSpan(`core ${operation}`, attributes, () => this.call(lease, tenant, name, operation, input, { ...ctx, traceparent: t.traceparent() }), {
+        kind: t.api.SpanKind.CLIENT,
+      });
     } finally {
       lease.release();
     }
@@ -152,6 +167,8 @@ export class CoreCaller {
   private record(tenant: Tenant, name: string, operation: string, kind: ErrorKind | 'succeeded', latencyMs: number): void {
     const ms = Math.max(0, latencyMs);
     this.health.record(tenant.id, name, kind, ms);
-    this.observer?.connectorCall(tenant.id, name, operation, kind, ms / 1000);
+    // The call's span, while tracing is on, is its latency bucket's exemplar.
+    const span = tracing()?.api.trace.getActiveSpan()?.spanContext();
+    this.observer?.connectorCall(tenant.id, name, operation, kind, ms / 1000, span && span.traceFlags & 1 ? span : undefined);
   }
 }

@@ -11,10 +11,14 @@ export type CallOutcome = 'succeeded' | 'business' | 'pending' | 'unavailable' |
 /** What the services report as they work; the metrics module turns it into series. */
 export interface Observer {
   request(route: string, method: string, status: number, tenant: string | null, seconds: number): void;
-  connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number): void;
+  connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number, exemplar?: Exemplar): void;
   auditBatch(records: number, seconds: number): void;
   /** An audit batch found its writer's chain head moved and was computed again (decision 0200: never expected). */
   auditConflict(): void;
+  /** An audit record could not be committed (its request answered 500). */
+  auditFailed(): void;
+  /** A signed checkpoint of a tenant's trail was published, or could not be. */
+  checkpoint(published: boolean): void;
   loginFailed(tenant: string): void;
   lockedOut(tenant: string): void;
 }
@@ -37,7 +41,17 @@ export interface DeliveryObserver {
 export interface MetricsOptions {
   /** The tenants with a `tenant` label value of their own (each multiplies the series); the others share `_other`. */
   tenants: MetricsTenants;
+  /** Exemplars on the latency histograms, exposed when the scrape asks for OpenMetrics: on while tracing is on. */
+  exemplars?: boolean;
 }
+
+/** A trace to attach to an observation as its exemplar. */
+export interface Exemplar {
+  traceId: string;
+  spanId: string;
+}
+
+const OPENMETRICS = /application\/openmetrics-text/i;
 
 /** The `tenant` label of every tenant beyond the bound (no tenant id starts with an underscore). */
 export const OTHER_TENANTS = '_other';
@@ -72,6 +86,9 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
   private readonly commitSeconds: client.Histogram<string>;
   private readonly auditConflicts: client.Counter<string>;
   private readonly loginFailures: client.Counter<string>;
+  private readonly auditFailures: client.Counter<string>;
+  private readonly checkpointFailures: client.Counter<string>;
+  private readonly checkpointAt: client.Gauge<string>;
   private readonly lockouts: client.Counter<string>;
   private readonly deliveries: client.Counter<string>;
   private readonly deliveryLag: client.Histogram<string>;
@@ -92,7 +109,9 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
       help: 'Time from the request to its answer, by route pattern, method and status.',
       labelNames: t(['route', 'method', 'status']),
       buckets: SECONDS_BUCKETS,
-      registers,
+      // prom-client refuses exemplars on a Prometheus-text registry at construction: registered below instead.
+      registers: opts.exemplars ? [] : registers,
+      enableExemplars: opts.exemplars === true,
     });
     this.calls = new client.Counter({ name: 'cardline_connector_calls_total', help: 'Calls to a core, by connector, operation and outcome.', labelNames: t(['connector', 'operation', 'outcome']), registers });
     this.callSeconds = new client.Histogram({
@@ -100,7 +119,9 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
       help: 'Time a core took to answer, by connector and operation.',
       labelNames: t(['connector', 'operation']),
       buckets: SECONDS_BUCKETS,
-      registers,
+      // prom-client refuses exemplars on a Prometheus-text registry at construction: registered below instead.
+      registers: opts.exemplars ? [] : registers,
+      enableExemplars: opts.exemplars === true,
     });
     this.shadowCalls = new client.Counter({
       name: 'cardline_shadow_calls_total',
@@ -118,6 +139,18 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
     this.auditConflicts = new client.Counter({
       name: 'cardline_audit_conflict_retries_total',
       help: "Audit batches computed again because the writer's chain head had moved (0 unless two writers share a chain).",
+      registers,
+    });
+    this.auditFailures = new client.Counter({
+      name: 'cardline_audit_write_failures_total',
+      help: 'Audit records that could not be committed (each answered 500 and was not acknowledged).',
+      registers,
+    });
+    this.checkpointFailures = new client.Counter({ name: 'cardline_audit_checkpoint_failures_total', help: 'Signed audit checkpoints that could not be published.', registers });
+    this.checkpointAt = new client.Gauge({
+      name: 'cardline_audit_checkpoint_last_published_timestamp_seconds',
+      help: "When this process last published a signed checkpoint of a tenant's trail (0: none yet).",
+      aggregator: 'max',
       registers,
     });
     this.loginFailures = new client.Counter({ name: 'cardline_login_failures_total', help: 'Logins refused for a wrong password of a known user.', labelNames: t([]), registers });
@@ -175,6 +208,10 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
         },
       });
     }
+    if (opts.exemplars) for (const h of [this.requestSeconds, this.callSeconds]) this.registry.registerMetric(h);
+    this.om = opts.exemplars ? new client.Registry<client.OpenMetricsContentType>() : null;
+    this.om?.setContentType(client.Registry.OPENMETRICS_CONTENT_TYPE);
+    for (const metric of this.om ? this.registry.getMetricsAsArray() : []) this.om!.registerMetric(metric as unknown as client.Metric);
   }
 
   /** The tenant's label value under the bound: its id while it is among the labelled ones, else `_other`. */
@@ -207,18 +244,21 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
     return child;
   }
 
-  request(route: string, method: string, status: number, tenant: string | null, seconds: number): void {
+  request(route: string, method: string, status: number, tenant: string | null, seconds: number, exemplar?: Exemplar): void {
     const label = this.tenantValue(tenant);
     const key = `${route}\u0000${method}\u0000${status}\u0000${label}`;
     const labels = () => this.labels({ route, method, status: String(status) }, label);
     this.child(this.requests, key, labels).inc();
     this.child(this.requestSeconds, key, labels).observe(seconds);
+    if (exemplar && this.om) exemplify(this.requestSeconds, labels(), seconds, exemplar);
   }
 
-  connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number): void {
+  connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number, exemplar?: Exemplar): void {
     const t = this.tenantValue(tenant);
     this.child(this.calls, `${connector}\u0000${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ connector, operation, outcome }, t)).inc();
-    this.child(this.callSeconds, `${connector}\u0000${operation}\u0000${t}`, () => this.labels({ connector, operation }, t)).observe(seconds);
+    const labels = () => this.labels({ connector, operation }, t);
+    this.child(this.callSeconds, `${connector}\u0000${operation}\u0000${t}`, labels).observe(seconds);
+    if (exemplar && this.om) exemplify(this.callSeconds, labels(), seconds, exemplar);
   }
 
   shadowCall(tenant: string, operation: string, outcome: ShadowOutcome): void {
@@ -235,6 +275,15 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
     this.auditConflicts.inc();
   }
 
+  auditFailed(): void {
+    this.auditFailures.inc();
+  }
+
+  checkpoint(published: boolean): void {
+    if (published) this.checkpointAt.set(Date.now() / 1000);
+    else this.checkpointFailures.inc();
+  }
+
   loginFailed(tenant: string): void {
     this.loginFailures.inc(this.labels({}, this.tenantValue(tenant)));
   }
@@ -247,6 +296,9 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
     this.deliveries.inc({ channel_type: channelType, outcome });
     if (lagSeconds !== null) this.deliveryLag.observe({ channel_type: channelType }, lagSeconds);
   }
+
+  /** The same metrics in OpenMetrics, when exemplars are on. */
+  private readonly om: client.Registry<client.OpenMetricsContentType> | null;
 
   /** Every worker's metrics from the primary, when this process is one of CARDLINE_WORKERS (src/cluster.ts). */
   private readonly clusterText = clusterMetrics(this.registry);
@@ -265,4 +317,36 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
   get contentType(): string {
     return this.registry.contentType;
   }
+
+  /**
+   * What a scrape gets: OpenMetrics with its exemplars when it asks for it (Accept) and exemplars are on, the
+   * Prometheus text otherwise (and always under CARDLINE_WORKERS, whose aggregate carries no exemplars).
+   */
+  async scrape(accept: string | undefined): Promise<{ body: string; contentType: string }> {
+    const om = this.om;
+    if (!om || this.clusterText || !accept || !OPENMETRICS.test(accept)) return { body: await this.text(), contentType: this.contentType };
+    // prom-client renames counters (drops `_total`) while it writes OpenMetrics: the names are put back before
+    // anything else reads them, and scrapes take turns.
+    const run = this.scrapes.then(async () => {
+      const counters = (om.getMetricsAsArray() as unknown as { type: string; name: string }[]).filter((m) => m.type === 'counter');
+      const names = counters.map((m) => m.name);
+      try {
+        return await om.metrics();
+      } finally {
+        counters.forEach((m, i) => (m.name = names[i]!));
+      }
+    });
+    this.scrapes = run.catch(() => undefined);
+    return { body: await run, contentType: om.contentType };
+  }
+
+  private scrapes: Promise<unknown> = Promise.resolve();
+}
+
+/** Records an observation's trace as its bucket's exemplar (prom-client keeps the latest per bucket). */
+function exemplify(histogram: client.Histogram<string>, labels: Record<string, string>, seconds: number, exemplar: Exemplar): void {
+  (histogram as unknown as { updateExemplar(l: Record<string, string>, v: number, e: Record<string, string>): void }).updateExemplar(labels, seconds, {
+    trace_id: exemplar.traceId,
+    span_id: exemplar.spanId,
+  });
 }

@@ -409,6 +409,15 @@ ALTER TABLE channels ADD COLUMN settings_sealed text;
 `,
   },
   {
+    // The W3C trace context of the request that caused an event of record (null when tracing is off): the
+    // delivery worker's sends continue that trace and hand it on in the webhook's, NATS's or RabbitMQ's headers.
+    name: '0023-trace-context',
+    sql: `
+ALTER TABLE outbox ADD COLUMN traceparent text;
+ALTER TABLE deliveries ADD COLUMN traceparent text;
+`,
+  },
+  {
     // Four eyes (decision 0320): a write a tenant's policy holds waits here, as validated (its secret
     // fields sealed), until enough checkers approve it, one rejects it, its maker cancels it or it expires. Every
     // decision is one conditional UPDATE of its row, so two checkers at once cannot both execute it.

@@ -1,0 +1,34 @@
+// What the tracing handle offers (src/telemetry/sdk.ts makes it), shared by the switch and the SDK.
+import type { Attributes, Context, Link, Span, SpanKind, Tracer } from '@opentelemetry/api';
+import type * as Api from '@opentelemetry/api';
+import { CardlineError } from '../errors.js';
+
+export interface SpanOptions {
+  kind?: SpanKind;
+  /** The span's parent; by default the active context's span. */
+  parent?: Context | undefined;
+  links?: Link[];
+  /** Made only under a span already (a statement outside any traced work is not a trace of its own). */
+  requireParent?: boolean;
+  startTime?: number;
+}
+
+export interface Tracing {
+  readonly api: typeof Api;
+  readonly tracer: Tracer;
+  /** Runs fn in a new span made current, ended when fn settles; an error marks it (never with its message). */
+  inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, opts?: SpanOptions): Promise<T>;
+  /** The W3C `traceparent` of a context's span (the active one by default); undefined when it has none. */
+  traceparent(ctx?: Context): string | undefined;
+  /** The context a `traceparent` (and its `tracestate`) header carries; undefined when malformed. */
+  extract(traceparent: string | undefined, tracestate?: string | undefined): Context | undefined;
+  /** Exports what is buffered (the test and a graceful shutdown wait for it). */
+  flush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** What an error says on a span: its catalogue code or its type, never its message (it may quote input). */
+export function errorType(err: unknown): { type: string; fault: boolean } {
+  if (err instanceof CardlineError) return { type: err.code, fault: err.init.status >= 500 };
+  return { type: err instanceof Error ? err.name : typeof err, fault: true };
+}

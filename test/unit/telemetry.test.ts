@@ -1,0 +1,70 @@
+// Tracing's switch (issue 31): the standard OTEL_* variables turn it on, and off nothing of the OpenTelemetry SDK
+// is loaded — the only module that imports it at run time is src/telemetry/sdk.ts, itself imported dynamically
+// by startTracing(). The sampler is the one OTEL_TRACES_SAMPLER names.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { samplerFromEnv } from '../../src/telemetry/sdk.js';
+import { startTracing, tracing, tracingRequested } from '../../src/telemetry/index.js';
+import { ROOT } from '../helpers/process.js';
+
+describe('tracingRequested', () => {
+  it.each([
+    [{}, false],
+    [{ OTEL_SERVICE_NAME: 'cardline' }, false],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }, true],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' }, true],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: '  ' }, false],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' }, false],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_TRACES_EXPORTER: 'none' }, false],
+  ])('%j → %s', (env, expected) => {
+    expect(tracingRequested(env)).toBe(expected);
+  });
+
+  it('startTracing without OTEL_* leaves tracing off', async () => {
+    expect(await startTracing({})).toBeNull();
+    expect(tracing()).toBeNull();
+  });
+});
+
+describe('off by default: no module of the gateway imports OpenTelemetry at run time but the SDK loader', () => {
+  const files = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name);
+      return statSync(path).isDirectory() ? files(path) : path.endsWith('.ts') ? [path] : [];
+    });
+  // An import of a value (not `import type`), static or dynamic.
+  const VALUE_IMPORT = /^\s*import\s+(?!type\b)[^;]*?from\s+'@opentelemetry\/|import\(\s*'@opentelemetry\//m;
+
+  it('only src/telemetry/sdk.ts imports @opentelemetry/* values', () => {
+    const importers = [...files(join(ROOT, 'src')), ...files(join(ROOT, 'connectors'))]
+      .filter((f) => VALUE_IMPORT.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(ROOT, f));
+    expect(importers).toEqual(['src/telemetry/sdk.ts']);
+  });
+
+  it('src/telemetry/sdk.ts is imported only dynamically, by startTracing()', () => {
+    const importers = files(join(ROOT, 'src'))
+      .filter((f) => /from\s+'\.{1,2}\/(?:telemetry\/)?sdk\.js'/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(ROOT, f));
+    expect(importers).toEqual([]);
+    expect(readFileSync(join(ROOT, 'src/telemetry/index.ts'), 'utf8')).toContain("await import('./sdk.js')");
+  });
+});
+
+describe('samplerFromEnv', () => {
+  it.each([
+    [{}, 'ParentBased{root=AlwaysOnSampler'],
+    [{ OTEL_TRACES_SAMPLER: 'always_on' }, 'AlwaysOnSampler'],
+    [{ OTEL_TRACES_SAMPLER: 'always_off' }, 'AlwaysOffSampler'],
+    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }, 'TraceIdRatioBased{0.1}'],
+    [{ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }, 'ParentBased{root=TraceIdRatioBased{0.25}'],
+    [{ OTEL_TRACES_SAMPLER: 'parentbased_always_off' }, 'ParentBased{root=AlwaysOffSampler'],
+  ])('%j → %s', (env, described) => {
+    expect(samplerFromEnv(env).toString()).toContain(described);
+  });
+
+  it('refuses a sampler it does not know, naming the ones it does', () => {
+    expect(() => samplerFromEnv({ OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toThrow(/OTEL_TRACES_SAMPLER='jaeger_remote' is not one of always_on/);
+  });
+});
