@@ -267,6 +267,19 @@ describe('races: nothing executes twice', () => {
     expect(final.outcome).toEqual({ status: 200, body: { result: true, exception: null, pagination: null } });
   });
 
+  it('a checker approving twice where two are needed: the second is refused and counts nothing; in parallel too', async () => {
+    await policy({ operation: 'credit-limit.upgrade', when: { newLimitAbove: '100000.00' }, approvers: ['Admin'], approvals: 2 });
+    const id = heldId(await upgrade('admin', '150000.00'));
+    expect((await approve('admin2', id)).json().result.status).toBe('pending');
+    const again = await approve('admin2', id);
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toEqual(problem(409, 'Approval Already Given', "'admin2' approved this request already; the next approval must come from another person.", 'APPROVAL_ALREADY_GIVEN'));
+    const twice = await Promise.all([approve('admin3', id), approve('admin3', id)]);
+    expect(twice.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    expect(await executions(id)).toBe(1);
+    expect((await call('admin', 'GET', `/v1/approvals/${id}`)).json().result.approvals.map((g: { by: string }) => g.by)).toEqual(['admin2', 'admin3']);
+  });
+
   it('cancel and approve at once: one of them wins, and the request executes at most once', async () => {
     const id = heldId(await upgrade('admin', '150000.00'));
     const [cancel, approval] = await Promise.all([call('admin', 'POST', `/v1/approvals/${id}/cancel`), approve('admin2', id)]);
