@@ -91,7 +91,7 @@ function SignIn(props: { message: string | null; onSignedIn: (s: SessionInfo) =>
       <p>Sign in with your operator key. The key is exchanged for a session and is not kept in this browser.</p>
       <${Notice} kind="ok" text=${props.message} />
       <${Notice} kind="error" text=${error} />
-      <${Field} label="Operator key" id="op-key" hint="Create one with: npx cardline operator-key create --name <your name>">
+      <${Field} label="Operator key" id="op-key" hint=${`An operator with a key creates yours while the gateway runs: CARDLINE_OPERATOR_KEY=<their key> npx cardline --admin-url ${location.origin} operator-key create --name <your name>`}>
         <input id="op-key" type="password" required autocomplete="off" value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} aria-describedby="op-key-hint" />
       <//>
       <button type="submit" class="primary" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
