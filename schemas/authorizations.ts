@@ -1,7 +1,7 @@
 // Schemas of card authorizations from a processor (POST /v1/authorizations): what a card network sends, the
 // decision with the trail of the pipeline's steps, and the catalogue of decline reasons.
 import { Type, type Static } from '@sinclair/typebox';
-import { Identifier, Money, PlainText, cardEnvelopeOf } from './common.js';
+import { AMOUNT_PATTERN, Identifier, Money, PlainText, cardEnvelopeOf } from './common.js';
 import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, MCC_PATTERN } from './transactions.js';
 
 const stringEnum = <T extends readonly string[]>(values: T, description: string) =>
@@ -9,6 +9,10 @@ const stringEnum = <T extends readonly string[]>(values: T, description: string)
 
 /** ISO 4217 alphabetic code. */
 export const CURRENCY_PATTERN = '^[A-Z]{3}$';
+
+/** Why a decision endpoint's step fell back to its stand-in: no answer within the deadline, an error, or every slot taken. */
+export const STAND_IN_CAUSES = ['timeout', 'error', 'busy'] as const;
+export type StandInCause = (typeof STAND_IN_CAUSES)[number];
 
 /** The pipeline's steps, in the order they run. */
 export const AUTHORIZATION_STEPS = ['card-state', 'spend-controls', 'decision-endpoint', 'core'] as const;
@@ -52,6 +56,8 @@ export const StepRecord = Type.Object({
   outcome: stringEnum(STEP_OUTCOMES, 'approved, declined or skipped'),
   declineReason: Type.Optional(stringEnum(DECLINE_REASONS, 'why the step declined')),
   detail: Type.Optional(Type.String({ maxLength: 200 })),
+  /** The decision endpoint's step only: the outcome is the tenant's stand-in, and why. */
+  standIn: Type.Optional(stringEnum(STAND_IN_CAUSES, 'timeout, error or busy: the outcome is the stand-in')),
 });
 export type StepRecord = Static<typeof StepRecord>;
 
@@ -79,3 +85,43 @@ export const AuthorizationResponse = cardEnvelopeOf(AuthorizationView);
 
 export const AuthorizationIdParams = Type.Object({ authorizationId: Identifier }, { additionalProperties: false });
 export type AuthorizationIdParams = Static<typeof AuthorizationIdParams>;
+
+/** What the gateway POSTs to the tenant's decision endpoint, signed per Standard Webhooks (`webhook-id` is the authorization id). */
+export const DecisionRequest = Type.Object(
+  {
+    type: Type.Literal('authorization.decision'),
+    authorizationId: Type.String(),
+    cardId: Type.String(),
+    amount: Type.String({ description: 'asked for: a decimal string' }),
+    currency: Type.String(),
+    merchant: Type.Object({ name: Type.String(), id: Type.Optional(Type.String()), mcc: Type.String(), country: Type.String() }),
+    channel: stringEnum(CHANNELS, 'ATM, POS, ECOM or CONTACTLESS'),
+    networkReference: Type.Union([Type.String(), Type.Null()]),
+    /** Whether an `approvedAmount` below `amount` may be answered (the tenant's `authorization.partialApproval`). */
+    partialApproval: Type.Boolean(),
+    at: Type.String({ format: 'date-time' }),
+    /** When the gateway stops waiting and applies the stand-in. */
+    deadline: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type DecisionRequest = Static<typeof DecisionRequest>;
+
+/** The largest answer read from a decision endpoint; a longer one is an error (the stand-in applies). */
+export const DECISION_ANSWER_MAX_BYTES = 4096;
+
+/**
+ * The decision endpoint's answer (200, application/json, at most 4 KiB): `approved`; when declined, optionally a
+ * reason of the catalogue (default DO_NOT_HONOUR); when approved, optionally `approvedAmount`, above zero and at
+ * most the amount (below it only where partial approvals are on). Anything else is an error: the stand-in applies.
+ */
+export const DecisionAnswer = Type.Object(
+  {
+    approved: Type.Boolean(),
+    // Literals, not an enum: the gateway checks answers with TypeBox's compiler, which knows no Unsafe kind.
+    declineReason: Type.Optional(Type.Union(DECLINE_REASONS.map((r) => Type.Literal(r)), { description: 'why the endpoint declines; only when approved is false' })),
+    approvedAmount: Type.Optional(Type.String({ pattern: AMOUNT_PATTERN, description: 'a decimal string; only when approved is true' })),
+  },
+  { additionalProperties: false },
+);
+export type DecisionAnswer = Static<typeof DecisionAnswer>;

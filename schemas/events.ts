@@ -83,6 +83,20 @@ export const EVENT_PAYLOADS = {
   'repayment.received': Type.Object({ repaymentId: Id, entityId: Id, amount: Amount, outstanding: Amount }, closed),
   'authorization.approved': Authorization(Type.Literal('APPROVED'), Type.Null()),
   'authorization.declined': Authorization(Type.Literal('DECLINED'), literals(DECLINE_REASONS)),
+  // A decision endpoint's answer after its deadline that differs from the stand-in the pipeline applied: to reconcile.
+  'authorization.decision-late': Type.Object(
+    {
+      authorizationId: Id,
+      cardId: Id,
+      status: literals(['APPROVED', 'DECLINED'] as const),
+      standIn: literals(['approve', 'decline'] as const),
+      approved: Type.Boolean(),
+      declineReason: Type.Union([literals(DECLINE_REASONS), Type.Null()]),
+      approvedAmount: Type.Union([Amount, Type.Null()]),
+      lateByMs: Type.Integer({ minimum: 0 }),
+    },
+    closed,
+  ),
   // Security events (decision 0083): who and what changed, never a password, hash, token or key material.
   'user.created': Type.Object({ username: Id, role: literals(ROLES) }, closed),
   'user.disabled': Type.Object({ username: Id, by: Type.Union([Id, Type.Null()]) }, closed),
@@ -125,6 +139,7 @@ export const EVENT_AGGREGATE: { [T in EventType]: keyof EventPayload<T> & string
   'repayment.received': 'entityId',
   'authorization.approved': 'cardId',
   'authorization.declined': 'cardId',
+  'authorization.decision-late': 'cardId',
   'user.created': 'username',
   'user.disabled': 'username',
   'user.locked': 'username',

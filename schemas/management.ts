@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { PublicJwk } from './auth.js';
 import { CONTROL_CHARACTERS, DisplayName, INVISIBLE_CHARACTERS, PLAIN_TEXT_PATTERN, Role, cardEnvelopeOf } from './common.js';
 import { PageQuery, pageOf } from './page.js';
-import { TENANT_ID_PATTERN, TenantConfig } from './tenant.js';
+import { DecisionEndpointConfig, TENANT_ID_PATTERN, TenantConfig } from './tenant.js';
 
 export const TenantIdParams = Type.Object({ tenantId: Type.String({ pattern: TENANT_ID_PATTERN }) }, { additionalProperties: false });
 export type TenantIdParams = Static<typeof TenantIdParams>;
@@ -145,6 +145,14 @@ const Nullable = <T extends import('@sinclair/typebox').TSchema>(t: T) => Type.U
 const tenantProps = TenantConfig.properties;
 const rateLimitProps = tenantProps.rateLimit.properties;
 
+const decisionProps = DecisionEndpointConfig.properties;
+
+/** The decision endpoint as a bank reads it back: everything but the signing secret, which is never shown. */
+export const DecisionEndpointView = Type.Object(
+  { url: decisionProps.url, deadlineMs: Type.Integer(), standIn: decisionProps.standIn },
+  { additionalProperties: false },
+);
+
 /** What a bank may change itself (GET/PATCH /v1/admin/config): never its connector, sandbox flag or PIN keys. */
 export const BankConfig = Type.Object({
   creditLimit: tenantProps.creditLimit,
@@ -152,6 +160,8 @@ export const BankConfig = Type.Object({
   rateLimit: Type.Optional(tenantProps.rateLimit),
   encryption: tenantProps.encryption,
   approvals: Type.Optional(tenantProps.approvals),
+  /** The real-time decision endpoint, when one is configured. */
+  authorization: Type.Optional(Type.Object({ decision: Type.Optional(DecisionEndpointView) }, { additionalProperties: false })),
 });
 export type BankConfig = Static<typeof BankConfig>;
 export const BankConfigResponse = cardEnvelopeOf(BankConfig);
@@ -185,6 +195,27 @@ export const BankConfigPatch = Type.Object(
     ),
     /** The whole list of policies, replaced; null removes every policy. A change waits for approval where a policy says so. */
     approvals: Type.Optional(Nullable(tenantProps.approvals)),
+    /** The real-time decision endpoint: fields merged into the current one (a new one needs url, secret, standIn); null removes it. */
+    authorization: Type.Optional(
+      Type.Object(
+        {
+          decision: Type.Optional(
+            Nullable(
+              Type.Object(
+                {
+                  url: Type.Optional(decisionProps.url),
+                  secret: Type.Optional(decisionProps.secret),
+                  deadlineMs: Type.Optional(decisionProps.deadlineMs),
+                  standIn: Type.Optional(decisionProps.standIn),
+                },
+                { additionalProperties: false, minProperties: 1 },
+              ),
+            ),
+          ),
+        },
+        { additionalProperties: false, minProperties: 1 },
+      ),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );

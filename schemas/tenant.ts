@@ -1,7 +1,7 @@
 // A tenant's configuration, validated when a tenant is created or loaded (DESIGN §3, §6).
 import { Type, type Static } from '@sinclair/typebox';
 import { ApprovalPolicies } from './approvals.js';
-import { Money } from './common.js';
+import { Money, sensitive } from './common.js';
 import { TenantPinConfig } from './pin.js';
 import { COUNTRY_PATTERN } from './transactions.js';
 
@@ -12,6 +12,30 @@ export const DEFAULT_CURRENCY = 'EUR';
 export const TENANT_ID_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
 /** An entry of encryption.requireEncryptedBody: `*`, or `[METHOD ]/path` with an optional trailing `*`. */
 export const REQUIRE_ENCRYPTED_BODY_PATTERN = '^(\\*|((GET|POST|PUT|PATCH|DELETE) )?/[A-Za-z0-9._~:{}/-]*\\*?)$';
+
+/** The decision endpoint's deadline (decision 0338): the default, and the most a card network's own timeout leaves. */
+export const DECISION_DEADLINE_DEFAULT_MS = 1000;
+export const DECISION_DEADLINE_MAX_MS = 3000;
+export const DECISION_DEADLINE_MIN_MS = 100;
+/** A Standard Webhooks secret: `whsec_` and base64 of 24 to 64 random bytes. */
+export const DECISION_SECRET_PATTERN = '^whsec_[A-Za-z0-9+/]{32,86}={0,2}$';
+export const STAND_INS = ['approve', 'decline'] as const;
+export type StandIn = (typeof STAND_INS)[number];
+
+/** The tenant's real-time decision endpoint (POST /v1/authorizations asks it after the spend controls). */
+export const DecisionEndpointConfig = Type.Object(
+  {
+    url: Type.String({ minLength: 8, maxLength: 2048, description: 'https URL, under the same address policy as webhooks' }),
+    /** Signs each request per Standard Webhooks; sealed in the store, never shown back or logged. */
+    secret: sensitive(Type.String({ pattern: DECISION_SECRET_PATTERN, description: 'whsec_ and base64 of 24 to 64 random bytes; never shown back' })),
+    deadlineMs: Type.Optional(
+      Type.Integer({ minimum: DECISION_DEADLINE_MIN_MS, maximum: DECISION_DEADLINE_MAX_MS, default: DECISION_DEADLINE_DEFAULT_MS, description: 'how long the pipeline waits for the answer' }),
+    ),
+    standIn: Type.Union([Type.Literal('approve'), Type.Literal('decline')], { description: 'what stands when the endpoint times out, errs or answers what is not an answer' }),
+  },
+  { additionalProperties: false },
+);
+export type DecisionEndpointConfig = Static<typeof DecisionEndpointConfig>;
 
 /** A connector a tenant names: which one, from where, with which options. */
 export const ConnectorChoice = Type.Object(
@@ -100,6 +124,8 @@ export const TenantConfig = Type.Object(
         {
           /** When the credit available is below the amount, approve what is available instead of declining. Default false. */
           partialApproval: Type.Optional(Type.Boolean({ default: false })),
+          /** The tenant's real-time decision endpoint; absent: the pipeline's step is skipped. */
+          decision: Type.Optional(DecisionEndpointConfig),
         },
         { additionalProperties: false },
       ),

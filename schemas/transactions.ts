@@ -14,6 +14,10 @@ export const DECLINE_REASONS = [
   'DAILY_LIMIT_EXCEEDED',
   'DAILY_COUNT_EXCEEDED',
   'INSUFFICIENT_CREDIT',
+  // The tenant's decision endpoint said no without a reason of its own (ISO 8583's 05), or did not answer and its
+  // stand-in is `decline` (91): decision 0339.
+  'DO_NOT_HONOUR',
+  'ISSUER_UNAVAILABLE',
 ] as const;
 export type DeclineReason = (typeof DECLINE_REASONS)[number];
 

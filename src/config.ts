@@ -75,6 +75,15 @@ export interface Config {
   trustProxy: string[] | false;
   /** Notification channels (decision 0080). */
   notify: NotifyConfig;
+  /** Tenants' real-time decision endpoints (decision 0338). */
+  decisions: DecisionsConfig;
+}
+
+export interface DecisionsConfig {
+  /** Calls to one tenant's decision endpoint in flight at once per process; past it, the stand-in (CARDLINE_DECISION_CONCURRENCY). */
+  concurrency: number;
+  /** How long after its deadline a late answer is still awaited, to reconcile (CARDLINE_DECISION_LATE_WINDOW_MS). */
+  lateWindowMs: number;
 }
 
 export interface NotifyConfig {
@@ -278,6 +287,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     keepAliveTimeoutMs: int(env, 'CARDLINE_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 600_000),
     trustProxy: trustProxy(env),
     notify: notifyConfig(env),
+    decisions: {
+      concurrency: int(env, 'CARDLINE_DECISION_CONCURRENCY', 64, 1, 10_000),
+      lateWindowMs: int(env, 'CARDLINE_DECISION_LATE_WINDOW_MS', 10_000, 0, 120_000),
+    },
     ...overrides,
   };
 }

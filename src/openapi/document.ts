@@ -22,6 +22,7 @@ import { tenantConfigErrors, tenantErrors } from '../plugins/tenant.js';
 import { validationErrors } from '../plugins/validate.js';
 import type { ErrorCase, StepErrors } from '../step-errors.js';
 import { NAMED_SCHEMAS } from './components.js';
+import { decisionWebhooks } from './decision-webhook.js';
 import { hoister } from '../../connectors/shared/openapi-hoist.js';
 
 export const OPENAPI_INFO = {
@@ -380,6 +381,7 @@ interface OperationShape {
 interface OpenApiShape {
   paths?: Record<string, Record<string, OperationShape>>;
   components?: Record<string, unknown>;
+  webhooks?: Record<string, unknown>;
   [extension: `x-${string}`]: unknown;
 }
 
@@ -513,9 +515,10 @@ export function swaggerOptions(operations: readonly Operation[], listener: Liste
       }
       // No operation answers 405: the path does, for the methods no operation describes.
       doc['x-unrouted-responses'] = { '405': { $ref: '#/components/responses/MethodNotAllowed' } };
+      if (!management) doc.webhooks = decisionWebhooks(named.hoist);
       doc.components = {
         ...doc.components,
-        schemas: named.components({ paths: doc.paths, responses: unrouted }),
+        schemas: named.components({ paths: doc.paths, responses: unrouted, webhooks: doc.webhooks }),
         responses: unrouted,
         // Only the headers this document's answers use (the management listener holds no request for approval).
         headers: Object.fromEntries(

@@ -15,6 +15,7 @@ import {
   type BankConfig,
 } from '../../schemas/management.js';
 import { PAGE_MAX, PageQuery } from '../../schemas/page.js';
+import { DECISION_DEADLINE_DEFAULT_MS } from '../../schemas/tenant.js';
 import { Errors } from '../errors.js';
 import { updateTenant } from '../services/tenancy/tenant-admin.js';
 import { keyCursorOf, pageBounds, pageQueryErrors } from '../paging/key-cursor.js';
@@ -35,7 +36,14 @@ const bankConfigOf = (tenant: Tenant): BankConfig => ({
   ...(tenant.config.rateLimit ? { rateLimit: tenant.config.rateLimit } : {}),
   encryption: tenant.config.encryption,
   ...(tenant.config.approvals ? { approvals: tenant.config.approvals } : {}),
+  ...decisionOf(tenant),
 });
+
+/** The decision endpoint without its secret, which is never shown back. */
+function decisionOf(tenant: Tenant): Pick<BankConfig, 'authorization'> {
+  const d = tenant.config.authorization?.decision;
+  return d ? { authorization: { decision: { url: d.url, deadlineMs: d.deadlineMs ?? DECISION_DEADLINE_DEFAULT_MS, standIn: d.standIn } } } : {};
+}
 
 const USER_OPS = 'Users';
 
@@ -175,7 +183,7 @@ export const adminUserOperations = [
     id: 'tenant.config-read',
     method: 'GET',
     url: '/v1/admin/config',
-    summary: 'What the bank may configure itself: credit-limit rules, token lifetime, rate limits, encryption policy',
+    summary: 'What the bank may configure itself: credit-limit rules, token lifetime, rate limits, encryption policy, the decision endpoint',
     tag: 'Configuration',
     dialect: 'problem',
     access: 'admin',
@@ -193,7 +201,9 @@ export const adminUserOperations = [
     summary: 'Change what the bank may configure itself (JSON merge patch)',
     description:
       'A JSON merge patch (RFC 7396) of the configuration GET /v1/admin/config shows; `null` removes a rate limit or the ' +
-      'encrypted-body list. The connector, the sandbox flag and the PIN keys are the operator\'s. Applies within seconds on every gateway process.',
+      'encrypted-body list. The connector, the sandbox flag and the PIN keys are the operator\'s. Applies within seconds on every gateway process. ' +
+      '`authorization.decision` is the real-time decision endpoint: its `url` is held to the webhooks\' address policy, its `secret` ' +
+      '(`whsec_`, Standard Webhooks) is sealed and never shown back; `null` removes it.',
     tag: 'Configuration',
     dialect: 'problem',
     access: 'admin',

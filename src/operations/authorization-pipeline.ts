@@ -9,6 +9,7 @@ import type { AuthorizationRecord } from '../services/transactions/authorization
 import type { CoreCall, EventOf } from './define.js';
 import type { Services } from '../services/index.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
+import { decisionEndpointStep } from './decision-step.js';
 
 /** An authorization as the network asks it, whichever route brought it. */
 export interface AuthorizationAsk {
@@ -36,8 +37,19 @@ export interface PipelineContext {
   services: Services;
 }
 
+/** What a step sees: the pipeline's context and the id the authorization will have (unless the core names its own). */
+export interface StepContext extends PipelineContext {
+  authorizationId: string;
+}
+
+/**
+ * A step's record, and what it tells the steps after it: `approvedMinor` caps what the core is asked to hold (a partial
+ * approval by the decision endpoint); `afterwards` runs once the authorization is recorded (a late answer's reconciliation).
+ */
+export type StepResult = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void };
+
 /** A step before the core: a decline reason stops the pipeline; `skipped` says it had nothing to decide. */
-type GatewayStep = (ask: AuthorizationAsk, ctx: PipelineContext) => Promise<StepRecord>;
+type GatewayStep = (ask: AuthorizationAsk, ctx: StepContext) => Promise<StepResult>;
 
 /**
  * The card must be ACTIVE. Read from the core that serves the card (an unknown card is the core's
@@ -53,8 +65,8 @@ const cardState: GatewayStep = async (ask, { core }) => {
 /** Spend controls: the tenant's rules (none are defined yet, so the step records that it had nothing to decide). */
 const spendControls: GatewayStep = async () => ({ step: 'spend-controls', outcome: 'skipped', detail: 'no rules' });
 
-/** The tenant's real-time decision endpoint, when its configuration names one. */
-const decisionEndpoint: GatewayStep = async () => ({ step: 'decision-endpoint', outcome: 'skipped', detail: 'not configured' });
+/** The tenant's real-time decision endpoint, when its configuration names one (src/operations/decision-step.ts). */
+const decisionEndpoint: GatewayStep = decisionEndpointStep;
 
 export interface PipelineOptions {
   /**
@@ -73,9 +85,13 @@ export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, o
   const trail: StepRecord[] = [];
   const amountMinor = toMinor(ask.amount);
   let declined: { step: AuthorizationStep; reason: DeclineReason } | null = null;
+  let capMinor: bigint | null = null;
+  const afterwards: ((a: AuthorizationRecord) => void)[] = [];
   for (const step of steps) {
-    const record = await step(ask, ctx);
+    const { approvedMinor: cap, afterwards: after, ...record } = await step(ask, { ...ctx, authorizationId: generatedId });
     trail.push(record);
+    if (cap !== undefined) capMinor = cap;
+    if (after) afterwards.push(after);
     if (record.outcome === 'declined') {
       declined = { step: record.step, reason: record.declineReason! };
       break;
@@ -85,7 +101,7 @@ export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, o
   let approvedMinor = 0n;
   let id = generatedId;
   if (!declined) {
-    const decision = await opts.decide(ask, generatedId);
+    const decision = await opts.decide(capMinor === null ? ask : { ...ask, amount: fromMinor(capMinor) }, generatedId);
     entityId = decision.entityId;
     id = decision.id ?? generatedId;
     if (decision.declineReason) {
@@ -96,7 +112,7 @@ export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, o
       trail.push({ step: 'core', outcome: 'approved', ...(approvedMinor < amountMinor ? { detail: `partial: ${fromMinor(approvedMinor)} held` } : {}) });
     }
   }
-  return ctx.services.authorizations.insert(ctx.tenant.id, {
+  const recorded = await ctx.services.authorizations.insert(ctx.tenant.id, {
     id,
     cardId: ask.cardId,
     entityId,
@@ -112,6 +128,8 @@ export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, o
     trail,
     at: ask.at,
   });
+  for (const after of afterwards) after(recorded);
+  return recorded;
 }
 
 /** The event of record of a decided authorization. */

@@ -40,6 +40,7 @@ import { DeliveryService } from '../notify/deliveries.js';
 import { ShadowService } from './connectors/shadow.js';
 import { ChannelSenders } from '../notify/channel-types/registry.js';
 import { AuthorizationStore } from './transactions/authorizations.js';
+import { DecisionService } from './transactions/decisions.js';
 import { tracing } from '../telemetry/index.js';
 
 export interface Services {
@@ -78,6 +79,8 @@ export interface Services {
   channels: ChannelService;
   /** Card authorizations as the pipeline decided them, and the amounts that followed. */
   authorizations: AuthorizationStore;
+  /** Tenants' real-time decision endpoints: signed calls, deadlines, stand-ins, late answers (decision 0338). */
+  decisions: DecisionService;
   deliveries: DeliveryService;
   /** Shadow cores: comparisons, divergences and their summary (decision 0112). */
   shadow: ShadowService;
@@ -195,6 +198,8 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     closers.push(() => idempotency.stop());
     const approvals = new ApprovalService(db, masterKey.derive('approvals:v1'), audit);
     closers.push(() => approvals.stop());
+    const decisions = new DecisionService({ config: config.decisions, allowHosts: config.notify.allowHosts, audit, log });
+    closers.push(() => decisions.close());
 
     const services: Services = {
       config,
@@ -210,6 +215,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       auditLog: new AuditLog(db),
       reports: new Reports(db),
       authorizations: new AuthorizationStore(db),
+      decisions,
       hsm,
       pins,
       connectorRegistry,

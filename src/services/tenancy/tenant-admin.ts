@@ -11,10 +11,12 @@ import type { ChangeFeed } from '../infrastructure/changes.js';
 import type { UserService } from '../identity/users.js';
 import type { ConnectorRegistry } from '../connectors/index.js';
 import type { ConnectorDefinition, ContractOperation } from '../../../connectors/contract.js';
-import type { ConnectorChoice } from '../../../schemas/tenant.js';
+import { TenantConfig, type ConnectorChoice } from '../../../schemas/tenant.js';
+import type { DecisionService } from '../transactions/decisions.js';
+import { TargetRefused } from '../../notify/addresses.js';
 import { DISPLAY_NAME_PATTERN } from '../../../schemas/common.js';
 import { offeringProblems, routesOf } from '../connectors/routing.js';
-import { TenantConfigError, connectorChoices, isTenantId, parseTenantConfig, type StoredTenant, type Tenant, type TenantService } from './tenants.js';
+import { TenantConfigError, connectorChoices, isTenantId, withAuthorizationSecrets, parseTenantConfig, type StoredTenant, type Tenant, type TenantService } from './tenants.js';
 
 /** What a definition says it offers with these options; undefined when it declares nothing. */
 function offersOf(definition: ConnectorDefinition, options: unknown): readonly ContractOperation[] | undefined {
@@ -31,6 +33,8 @@ export interface TenantAdminDeps {
   /** Seals the connector's secrets; without it they are stored as given (tests, tools without the master key). */
   secrets?: ConfigSecrets | undefined;
   changes?: ChangeFeed | undefined;
+  /** Checks a decision endpoint's URL under the webhooks' address policy; without it only the form is checked. */
+  decisions?: Pick<DecisionService, 'checkUrl'> | undefined;
 }
 
 /** A tenant as operators see it: configuration with every secret shown as "***". */
@@ -67,11 +71,30 @@ function checkName(tenantId: string, name: unknown): string {
   return name;
 }
 
+/** Refuses a decision endpoint the address policy refuses, when it is new or the sandbox flag changed (400). */
+async function checkDecisionEndpoint(deps: TenantAdminDeps, tenantId: string, config: TenantConfig, before: Record<string, unknown> | undefined): Promise<void> {
+  const url = config.authorization?.decision?.url;
+  if (url === undefined || !deps.decisions) return;
+  const previous = before?.authorization as { decision?: { url?: unknown } } | undefined;
+  if (previous?.decision?.url === url && (before?.sandbox === true) === (config.sandbox === true)) return;
+  try {
+    await deps.decisions.checkUrl(url, config.sandbox === true);
+  } catch (err) {
+    if (err instanceof TargetRefused) throw new TenantConfigError(tenantId, [`/authorization/decision/url: ${err.message}`]);
+    throw err;
+  }
+}
+
 /** A configuration as stored: defaults filled, validated with its connector's options (secrets opened), secrets sealed. */
-async function storableConfig(deps: TenantAdminDeps, tenantId: string, raw: unknown): Promise<Record<string, unknown>> {
+async function storableConfig(deps: TenantAdminDeps, tenantId: string, raw: unknown, before?: Record<string, unknown>): Promise<Record<string, unknown>> {
   const clear = structuredClone(raw ?? {}) as Record<string, unknown>;
-  if (deps.secrets) for (const c of connectorChoices(clear)) if (c.options !== undefined) c.options = deps.secrets.open(tenantId, c.options);
+  if (deps.secrets) {
+    for (const c of connectorChoices(clear)) if (c.options !== undefined) c.options = deps.secrets.open(tenantId, c.options);
+    withAuthorizationSecrets(clear, (holder) => deps.secrets!.open(tenantId, holder));
+  }
   const config = parseTenantConfig(tenantId, clear);
+  await checkDecisionEndpoint(deps, tenantId, config, before);
+  if (deps.secrets) withAuthorizationSecrets(config as unknown as Record<string, unknown>, (holder) => deps.secrets!.seal(tenantId, holder, TenantConfig));
   if (deps.connectorRegistry) {
     const { connectors } = routesOf(config);
     const offers = new Map<string, readonly ContractOperation[] | undefined>();
@@ -163,7 +186,7 @@ export async function updateTenant(deps: TenantAdminDeps, tenantId: string, patc
     if (!stored) return false;
     const current = { name: stored.name, config: stored.config };
     const next = jsonMergePatch.apply(structuredClone(current), keepSealed(patch, current)) as { name?: unknown; config?: unknown };
-    const config = await storableConfig(deps, tenantId, next.config);
+    const config = await storableConfig(deps, tenantId, next.config, stored.config);
     await deps.tenants.update(tenantId, { name: checkName(tenantId, next.name), config }, tx);
     await deps.changes?.publish(change, tx);
     return true;

@@ -88,6 +88,15 @@ export function connectorChoices(raw: Record<string, unknown>): { id?: unknown; 
   return [...(one && typeof one === 'object' ? [one] : []), ...named.filter((c) => c && typeof c === 'object')];
 }
 
+/**
+ * Opens (or seals) the secrets of a raw configuration outside connector options: the decision endpoint's signing
+ * secret, bound to the tenant and its path `authorization.decision.secret` (decision 0338).
+ */
+export function withAuthorizationSecrets(raw: Record<string, unknown>, fn: (holder: { authorization: unknown }) => unknown): void {
+  if (raw.authorization === undefined || raw.authorization === null || typeof raw.authorization !== 'object') return;
+  raw.authorization = (fn({ authorization: raw.authorization }) as { authorization: unknown }).authorization;
+}
+
 export function parseTenantConfig(tenantId: string, raw: unknown): TenantConfig {
   const merged = Value.Default(TenantConfig, structuredClone(raw ?? {})) as Record<string, unknown>;
   for (const key of Object.keys(DEFAULT_TENANT_CONFIG) as (keyof TenantConfig)[]) {
@@ -257,7 +266,10 @@ export class TenantService {
   /** The tenant as the gateway uses it: secrets opened, defaults filled, validated. */
   fromStored(stored: StoredTenant): Tenant {
     const raw = structuredClone(stored.config);
-    if (this.secrets) for (const c of connectorChoices(raw)) if (c.options !== undefined) c.options = this.secrets.open(stored.id, c.options);
+    if (this.secrets) {
+      for (const c of connectorChoices(raw)) if (c.options !== undefined) c.options = this.secrets.open(stored.id, c.options);
+      withAuthorizationSecrets(raw, (holder) => this.secrets!.open(stored.id, holder));
+    }
     return { id: stored.id, name: stored.name, status: stored.status, config: parseTenantConfig(stored.id, raw), version: stored.version };
   }
 

@@ -1,0 +1,45 @@
+// The pipeline's decision-endpoint step: the tenant's own systems decide within its deadline, or its stand-in stands
+// (decision 0338). Recorded on the trail either way; a stand-in says why (`standIn`: timeout, error or busy).
+import type { AuthorizationMerchant, StepRecord } from '../../schemas/authorizations.js';
+import type { Channel } from '../../schemas/transactions.js';
+import { fromMinor } from '../../connectors/shared/money.js';
+import type { Services } from '../services/index.js';
+import type { AuthorizationRecord } from '../services/transactions/authorizations.js';
+import type { Tenant } from '../services/tenancy/tenants.js';
+
+/** What the step reads of the authorization being decided. */
+interface Ask {
+  cardId: string;
+  amount: string;
+  currency: string;
+  merchant: AuthorizationMerchant;
+  channel: Channel;
+  networkReference: string | null;
+  at: Date;
+}
+
+type Result = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void };
+
+export async function decisionEndpointStep(ask: Ask, ctx: { tenant: Tenant; services: Services; authorizationId: string }): Promise<Result> {
+  const endpoint = ctx.tenant.config.authorization?.decision;
+  if (!endpoint) return { step: 'decision-endpoint', outcome: 'skipped', detail: 'not configured' };
+  const decisions = ctx.services.decisions;
+  const decision = await decisions.decide(ctx.tenant.id, ctx.tenant.config.sandbox === true, endpoint, {
+    ...ask,
+    authorizationId: ctx.authorizationId,
+    partialApproval: ctx.tenant.config.authorization?.partialApproval ?? false,
+  });
+  if (decision.kind === 'answered') {
+    const { answer } = decision;
+    if (!answer.approved) return { step: 'decision-endpoint', outcome: 'declined', declineReason: answer.declineReason };
+    if (answer.approvedMinor === null) return { step: 'decision-endpoint', outcome: 'approved' };
+    return { step: 'decision-endpoint', outcome: 'approved', detail: `partial: ${fromMinor(answer.approvedMinor)} approved`, approvedMinor: answer.approvedMinor };
+  }
+  const record: StepRecord =
+    endpoint.standIn === 'approve'
+      ? { step: 'decision-endpoint', outcome: 'approved', standIn: decision.cause, detail: `${decision.detail}: stand-in approve` }
+      : { step: 'decision-endpoint', outcome: 'declined', declineReason: 'ISSUER_UNAVAILABLE', standIn: decision.cause, detail: `${decision.detail}: stand-in decline` };
+  const late = decision.late;
+  if (!late) return record;
+  return { ...record, afterwards: (a) => decisions.reconcile(ctx.tenant.id, endpoint.standIn, a, late) };
+}
