@@ -10,6 +10,7 @@ import { demoFixtures } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
 import { loggerOptions } from '../../src/logging.js';
+import { TenantService } from '../../src/services/tenancy/tenants.js';
 import { PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 import { startDecisionEndpoint, type DecisionEndpoint } from '../helpers/decision-endpoint.js';
 import { validationProblem } from '../helpers/problems.js';
@@ -105,6 +106,8 @@ describe('authorization.decision in the configuration', () => {
     const management = await t.management();
     const tenant = await management.inject({ method: 'GET', url: '/v1/tenants/demo', headers: { authorization: `Bearer ${await t.operatorKey()}` } });
     expect(tenant.json().result.config.authorization.decision.secret).toBe('***');
+    // A tool without the master key (the CLI's store commands) loads the tenant without the endpoint it cannot sign for.
+    expect((await new TenantService(t.db, 0).get('demo'))!.config.authorization?.decision).toBeUndefined();
     // A patch of the deadline alone keeps url, secret and stand-in; null removes the endpoint.
     expect((await patchConfig({ authorization: { decision: { deadlineMs: 2500 } } })).json().result.authorization).toEqual({ decision: { url, deadlineMs: 2500, standIn: 'approve' } });
     const removed = await patchConfig({ authorization: { decision: null } });

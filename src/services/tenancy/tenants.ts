@@ -269,6 +269,10 @@ export class TenantService {
     if (this.secrets) {
       for (const c of connectorChoices(raw)) if (c.options !== undefined) c.options = this.secrets.open(stored.id, c.options);
       withAuthorizationSecrets(raw, (holder) => this.secrets!.open(stored.id, holder));
+    } else {
+      // A tool without the master key cannot sign for the decision endpoint: it sees none rather than a sealed secret.
+      const authorization = raw.authorization as { decision?: { secret?: unknown } } | undefined;
+      if (authorization?.decision && typeof authorization.decision.secret !== 'string') delete authorization.decision;
     }
     return { id: stored.id, name: stored.name, status: stored.status, config: parseTenantConfig(stored.id, raw), version: stored.version };
   }

@@ -172,7 +172,8 @@ export class DecisionService {
     const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), deadlineMs)));
     const first = await Promise.race([call.then((answer) => ({ answer }), (error: unknown) => ({ error })), timedOut]);
     clearTimeout(timer);
-    if (first === 'timeout') {
+    // A call aborted at its own limit as the deadline passes (a late window of 0) timed out all the same.
+    if (first === 'timeout' || ('error' in first && performance.now() - started >= deadlineMs)) {
       const late = call.then(
         (answer) => ({ answer, lateByMs: Math.max(0, Math.round(performance.now() - started - deadlineMs)) }),
         () => null,
