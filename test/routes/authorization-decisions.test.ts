@@ -151,6 +151,18 @@ describe('authorization.decision in the configuration', () => {
           '/authorization/decision/secret: Expected string; /authorization/decision/standIn: Expected union value',
       ),
     );
+    // The operator's patch is held to the same policy, in the management listener's dialect.
+    const management = await t.management();
+    const operatorPatch = await management.inject({
+      method: 'PATCH',
+      url: '/v1/tenants/prod',
+      headers: { authorization: `Bearer ${await t.operatorKey()}` },
+      payload: { config: { authorization: { decision: { url: 'https://169.254.169.254/latest', secret: SECRET, standIn: 'approve' } } } },
+    });
+    expect(operatorPatch.statusCode).toBe(400);
+    expect(operatorPatch.json().detail).toBe(
+      "Tenant 'prod' has an invalid configuration: /authorization/decision/url: 169.254.169.254 resolves to 169.254.169.254, a linkLocal address; decision endpoints may only target public addresses",
+    );
     await configure('/demo/kept');
     const read = await call('GET', '/v1/admin/config', undefined, 'Admin', 'demo');
     expect(read.json().result.authorization).toEqual({ decision: { url, deadlineMs: 3000, standIn: 'approve' } });
@@ -199,6 +211,16 @@ describe('POST /v1/authorizations with a decision endpoint', () => {
     expect(await outstanding()).toBe(0n);
     expect((await mockCore('demo')).state.holds.size).toBe(0);
     expect((await events('authorization.declined')).map((e) => e.payload.declineReason)).toEqual(['INSUFFICIENT_CREDIT', 'DO_NOT_HONOUR']);
+  });
+
+  it('the sandbox route asks the endpoint too, answering its decline in the transaction shape', async () => {
+    await configure('/demo/sandbox');
+    ep.reply('/demo/sandbox', { json: { approved: false } });
+    const res = await call('POST', '/v1/sandbox/cards/CARD-3001/authorizations', { amount: '42.50', merchant: { name: 'Cafe Central', mcc: '5814', country: 'PT' }, channel: 'POS' }, 'API Integration', 'demo');
+    expect(res.statusCode).toBe(201);
+    expect(res.json().result).toMatchObject({ cardId: 'CARD-3001', status: 'DECLINED', declineReason: 'DO_NOT_HONOUR' });
+    expect((await events('transaction.declined')).map((e) => e.payload.declineReason)).toEqual(['DO_NOT_HONOUR']);
+    expect(await outstanding()).toBe(0n);
   });
 
   it('a partial approval is held where the tenant allows partials, and is an error (the stand-in) where it does not', async () => {
