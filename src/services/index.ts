@@ -198,7 +198,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     closers.push(() => idempotency.stop());
     const approvals = new ApprovalService(db, masterKey.derive('approvals:v1'), audit);
     closers.push(() => approvals.stop());
-    const decisions = new DecisionService({ config: config.decisions, allowHosts: config.notify.allowHosts, audit, log });
+    const decisions = new DecisionService({ config: config.decisions, allowHosts: config.notify.allowHosts, audit, log, observer: metrics });
     closers.push(() => decisions.close());
 
     const services: Services = {

@@ -343,6 +343,10 @@ describe('POST /v1/authorizations with a decision endpoint', () => {
       expect(res.json().result.trail[2]).toMatchObject({ outcome: 'declined', standIn: 'timeout', detail: 'no answer within 3000 ms: stand-in decline' });
     }
     expect((await events('authorization.approved')).filter((e) => e.tenant_id === 'demo-b')).toHaveLength(5);
+    // What an operator watches: demo's stand-ins by cause, demo-b's answers.
+    const metrics = await t.app.cardline.metrics.text();
+    expect(metrics).toMatch(/cardline_decision_calls_total\{outcome="busy",tenant="demo"\} 1\n/);
+    expect(metrics).toMatch(/cardline_decision_calls_total\{outcome="approved",tenant="demo-b"\} 5\n/);
     ep.drop('/demo/hangs');
     await t.app.cardline.decisions.idle();
   });

@@ -30,6 +30,13 @@ export interface ShadowObserver {
   shadowCall(tenant: string, operation: string, outcome: ShadowOutcome): void;
 }
 
+/** How a call to a tenant's decision endpoint ended: its answer, or why the stand-in stood (decision 0338). */
+export type DecisionOutcome = 'approved' | 'declined' | 'timeout' | 'error' | 'busy';
+
+export interface DecisionObserver {
+  decisionCall(tenant: string, outcome: DecisionOutcome): void;
+}
+
 /** How a delivery attempt ended: delivered, due again, failed for good, or refused with 410 (channel disabled). */
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'gone';
 
@@ -72,7 +79,7 @@ export interface Gauges {
 const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const BREAKER_STATE = { closed: 0, 'half-open': 1, open: 2 } as const;
 
-export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
+export class Metrics implements Observer, DeliveryObserver, ShadowObserver, DecisionObserver {
   readonly registry = new client.Registry();
   private readonly tenantLabel: boolean;
   private readonly tenants: MetricsTenants;
@@ -93,6 +100,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
   private readonly deliveries: client.Counter<string>;
   private readonly deliveryLag: client.Histogram<string>;
   private readonly shadowCalls: client.Counter<string>;
+  private readonly decisionCalls: client.Counter<string>;
 
   constructor(opts: MetricsOptions, gauges: Gauges = {}) {
     this.tenants = opts.tenants;
@@ -127,6 +135,12 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
       name: 'cardline_shadow_calls_total',
       help: 'Calls copied to a shadow core, by operation and outcome (match, diverged, error, dropped).',
       labelNames: t(['operation', 'outcome']),
+      registers,
+    });
+    this.decisionCalls = new client.Counter({
+      name: 'cardline_decision_calls_total',
+      help: "Authorizations asked of a tenant's decision endpoint, by outcome (approved, declined; the stand-in's timeout, error, busy).",
+      labelNames: t(['outcome']),
       registers,
     });
     this.batchRecords = new client.Histogram({
@@ -264,6 +278,11 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver {
   shadowCall(tenant: string, operation: string, outcome: ShadowOutcome): void {
     const t = this.tenantValue(tenant);
     this.child(this.shadowCalls, `${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ operation, outcome }, t)).inc();
+  }
+
+  decisionCall(tenant: string, outcome: DecisionOutcome): void {
+    const t = this.tenantValue(tenant);
+    this.child(this.decisionCalls, `${outcome}\u0000${t}`, () => this.labels({ outcome }, t)).inc();
   }
 
   auditBatch(records: number, seconds: number): void {

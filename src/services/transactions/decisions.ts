@@ -13,6 +13,7 @@ import type { Channel, DeclineReason } from '../../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../../connectors/shared/money.js';
 import type { DecisionsConfig } from '../../config.js';
 import type { AuditWriter } from '../../audit/writer.js';
+import type { DecisionObserver } from '../infrastructure/metrics.js';
 import { domainEvent } from '../../events/outbox.js';
 import { addressRefusal, checkTarget, checkUrlForm, checkedLookup, hostOf, TargetRefused, type Resolver, type TargetPolicy } from '../../notify/addresses.js';
 import { sign } from '../../notify/webhook.js';
@@ -113,6 +114,7 @@ export interface DecisionServiceOptions {
   allowHosts: readonly string[];
   audit: AuditWriter;
   log: { warn(obj: object, msg: string): void };
+  observer?: DecisionObserver;
   /** Tests resolve names their own way; the default is the system's resolver. */
   resolve?: Resolver;
 }
@@ -156,6 +158,12 @@ export class DecisionService {
 
   /** Asks the tenant's endpoint, waiting at most its deadline; the stand-in's cause and detail otherwise. */
   async decide(tenantId: string, sandbox: boolean, endpoint: DecisionEndpointConfig, ask: DecisionAsk): Promise<Decision> {
+    const decision = await this.ask(tenantId, sandbox, endpoint, ask);
+    this.opts.observer?.decisionCall(tenantId, decision.kind === 'answered' ? (decision.answer.approved ? 'approved' : 'declined') : decision.cause);
+    return decision;
+  }
+
+  private async ask(tenantId: string, sandbox: boolean, endpoint: DecisionEndpointConfig, ask: DecisionAsk): Promise<Decision> {
     const deadlineMs = endpoint.deadlineMs ?? DECISION_DEADLINE_DEFAULT_MS;
     const busy = this.inFlight.get(tenantId) ?? 0;
     if (busy >= this.opts.config.concurrency) {
