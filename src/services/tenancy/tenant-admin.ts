@@ -33,7 +33,7 @@ export interface TenantAdminDeps {
   /** Seals the connector's secrets; without it they are stored as given (tests, tools without the master key). */
   secrets?: ConfigSecrets | undefined;
   changes?: ChangeFeed | undefined;
-  /** Checks a decision endpoint's URL under the webhooks' address policy; without it only the form is checked. */
+  /** Checks a decision endpoint's URL under the webhooks' address policy as it is saved; without it, only when it is called. */
   decisions?: Pick<DecisionService, 'checkUrl'> | undefined;
 }
 
