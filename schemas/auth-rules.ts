@@ -118,8 +118,10 @@ export const AuthRuleView = Type.Object({
   ruleId: Type.String(),
   name: Type.String(),
   level: stringEnum(RULE_LEVELS, 'tenant, entity or card'),
-  cardId: Type.Optional(Type.String()),
-  entityId: Type.Optional(Type.String()),
+  /** The card it applies to (level `card`), else null. */
+  cardId: Type.Union([Type.String(), Type.Null()]),
+  /** The entity it applies to (level `entity`), else null. */
+  entityId: Type.Union([Type.String(), Type.Null()]),
   kind: stringEnum(['conditions', 'velocity'] as const, 'conditions or velocity'),
   activeVersion: Type.Union([Type.Integer(), Type.Null()]),
   shadowVersion: Type.Union([Type.Integer(), Type.Null()]),

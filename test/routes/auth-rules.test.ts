@@ -63,6 +63,7 @@ describe('the rules: create, read, list, versions, promote, remove', () => {
       name: 'No gambling',
       level: 'card',
       cardId: 'CARD-3001',
+      entityId: null,
       kind: 'conditions',
       activeVersion: null,
       shadowVersion: 1,
