@@ -3,6 +3,7 @@
 // the declining rule on the trail, shadow versions recorded and never enforced), velocity limits counted without
 // the history and never passed by parallel authorizations, and backtests that change nothing.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ConnectorUnavailableError } from '../../connectors/contract.js';
 import { demoFixtures, virtualCard } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
@@ -323,6 +324,23 @@ describe('velocity limits', () => {
     const res = await authorize(ask('60000.00', { currency: 'GBP' }), 'partial');
     expect(res.json().result).toMatchObject({ status: 'APPROVED', approvedAmount: '50000.00' });
     expect(await counters()).toEqual({ amount: '5000000', n: 1 });
+  });
+
+  it('a core that cannot be reached (502): nothing recorded, and the count taken back', async () => {
+    await rule({ name: 'One a day', mode: 'active', velocity: { scope: 'card', window: '24h', limitCount: 1 } });
+    const core = await mockCore();
+    core.holdFunds = async () => {
+      throw new ConnectorUnavailableError('the core is down');
+    };
+    try {
+      expect((await authorize(ask('1.00'))).statusCode).toBe(502);
+    } finally {
+      delete (core as Partial<MockCore>).holdFunds;
+    }
+    expect(await counters()).toEqual({ amount: '0', n: 0 });
+    expect(await count('authorizations')).toBe(0);
+    // The one a day is still there to take.
+    expect((await authorize(ask('1.00'))).json().result.status).toBe('APPROVED');
   });
 
   it('a shadow velocity limit is recorded, never enforced, and counts what was approved', async () => {
