@@ -6,7 +6,7 @@ import { DAY_PATTERN, Identifier, Money, PageLimit, PlainText, cardEnvelopeOf, d
 export const CHANNELS = ['ATM', 'POS', 'ECOM', 'CONTACTLESS'] as const;
 export type Channel = (typeof CHANNELS)[number];
 
-/** Why an issuer's authorization host declines, in the order it checks (decision 0052). */
+/** Why an authorization is declined: the issuer host's reasons in the order it checks (decision 0052), then the spend controls', then the decision endpoint's. */
 export const DECLINE_REASONS = [
   'CARD_NOT_ACTIVE',
   'INTERNATIONAL_DISABLED',
@@ -14,6 +14,9 @@ export const DECLINE_REASONS = [
   'DAILY_LIMIT_EXCEEDED',
   'DAILY_COUNT_EXCEEDED',
   'INSUFFICIENT_CREDIT',
+  'SPEND_CONTROL_DECLINED',
+  'VELOCITY_AMOUNT_EXCEEDED',
+  'VELOCITY_COUNT_EXCEEDED',
   // The tenant's decision endpoint said no without a reason of its own (ISO 8583's 05), or did not answer and its
   // stand-in is `decline` (91): decision 0339.
   'DO_NOT_HONOUR',

@@ -41,6 +41,8 @@ import { ShadowService } from './connectors/shadow.js';
 import { ChannelSenders } from '../notify/channel-types/registry.js';
 import { AuthorizationStore } from './transactions/authorizations.js';
 import { DecisionService } from './transactions/decisions.js';
+import { AuthRuleStore } from './transactions/auth-rules.js';
+import { SpendControls } from './transactions/spend-controls.js';
 import { tracing } from '../telemetry/index.js';
 
 export interface Services {
@@ -81,6 +83,10 @@ export interface Services {
   authorizations: AuthorizationStore;
   /** Tenants' real-time decision endpoints: signed calls, deadlines, stand-ins, late answers (decision 0338). */
   decisions: DecisionService;
+  /** Spend-control rules and their versions (decision 0332). */
+  authRules: AuthRuleStore;
+  /** The spend-control step: the rules evaluated, velocity counters kept. */
+  spendControls: SpendControls;
   deliveries: DeliveryService;
   /** Shadow cores: comparisons, divergences and their summary (decision 0112). */
   shadow: ShadowService;
@@ -201,6 +207,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     const decisions = new DecisionService({ config: config.decisions, allowHosts: config.notify.allowHosts, audit, log, observer: metrics });
     closers.push(() => decisions.close());
 
+    const authRules = new AuthRuleStore(db);
     const services: Services = {
       config,
       db,
@@ -216,6 +223,8 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       reports: new Reports(db),
       authorizations: new AuthorizationStore(db),
       decisions,
+      authRules,
+      spendControls: new SpendControls(db, authRules),
       hsm,
       pins,
       connectorRegistry,
