@@ -53,7 +53,7 @@ beforeEach(async () => {
   await t.db.query(`DELETE FROM outbox`);
 });
 
-async function call(method: 'GET' | 'PATCH' | 'POST', url: string, payload: unknown, role: Role, tenant: string) {
+async function call(method: 'GET' | 'PATCH' | 'POST' | 'DELETE', url: string, payload: unknown, role: Role, tenant: string) {
   return t.inject({
     method,
     url,
@@ -221,6 +221,24 @@ describe('POST /v1/authorizations with a decision endpoint', () => {
     expect(res.json().result).toMatchObject({ cardId: 'CARD-3001', status: 'DECLINED', declineReason: 'DO_NOT_HONOUR' });
     expect((await events('transaction.declined')).map((e) => e.payload.declineReason)).toEqual(['DO_NOT_HONOUR']);
     expect(await outstanding()).toBe(0n);
+  });
+
+  it('a spend control that declines comes first: the endpoint is not asked', async () => {
+    await configure('/demo/after-rules');
+    ep.reply('/demo/after-rules', { json: { approved: true } });
+    const rule = await call('POST', '/v1/admin/auth-rules', { name: 'Cap', mode: 'active', cardId: 'CARD-3001', conditions: [{ attribute: 'amount', operation: 'above', value: '500.00' }] }, 'Admin', 'demo');
+    expect(rule.statusCode).toBe(201);
+    try {
+      const declined = (await authorize('600.00')).json().result;
+      expect(declined).toMatchObject({ status: 'DECLINED', declineReason: 'SPEND_CONTROL_DECLINED', decidedBy: 'spend-controls' });
+      expect(declined.trail.map((s: { step: string }) => s.step)).toEqual(['card-state', 'spend-controls']);
+      expect(ep.seen('/demo/after-rules')).toHaveLength(0);
+      const approved = (await authorize('10.00')).json().result;
+      expect(approved.trail[2]).toEqual({ step: 'decision-endpoint', outcome: 'approved' });
+      expect(ep.seen('/demo/after-rules')).toHaveLength(1);
+    } finally {
+      await call('DELETE', `/v1/admin/auth-rules/${rule.json().result.ruleId}`, undefined, 'Admin', 'demo');
+    }
   });
 
   it('a partial approval is held where the tenant allows partials, and is an error (the stand-in) where it does not', async () => {
