@@ -429,7 +429,7 @@ const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/XRequestId' }
  * the router cannot read. Inline, as no operation can refer to them (decision 0283).
  */
 function unroutedResponses(listener: Listener): Record<string, unknown> {
-  const [path, allowed] = listener === 'management' ? ['/v1/tenants', ['GET', 'POST']] : ['/v1/cards/C-1/lock', ['POST']];
+  const [path, allowed] = listener === 'management' ? ['/v1/tenants', ['GET', 'HEAD', 'POST']] : ['/v1/cards/C-1/lock', ['POST']];
   return {
     '400': {
       description: 'The request is not well-formed HTTP/1.1 (request line, headers or framing), or its path holds a malformed percent-encoding and no route has its shape',

@@ -91,6 +91,16 @@ describe('GET /openapi.json on the management listener', () => {
     }
   });
 
+  it("x-unrouted-responses' examples are the listener's answers (405 with Allow, 404)", async () => {
+    const m = await t.management();
+    const unrouted = served['x-unrouted-responses'];
+    const wrongMethod = await m.inject({ method: 'PUT', url: '/v1/tenants' });
+    expect([wrongMethod.statusCode, wrongMethod.headers.allow]).toEqual([405, 'GET, HEAD, POST']);
+    expect(wrongMethod.json()).toEqual(unrouted['405'].content['application/problem+json'].example);
+    const missing = await m.inject({ method: 'GET', url: '/v1/nothing' });
+    expect(missing.json()).toEqual(unrouted['404'].content['application/problem+json'].example);
+  });
+
   it('shows only management routes, and the public document only public ones', () => {
     const management = routesOf(served);
     const publicRoutes = routesOf(publicDocument);
