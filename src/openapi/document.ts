@@ -17,6 +17,7 @@ import { internalErrors, routingErrors } from '../plugins/errors.js';
 import { idempotencyErrors, takesIdempotencyKey } from '../plugins/idempotency.js';
 import { operationErrors } from '../plugins/operation.js';
 import { operatorAuthErrors } from '../plugins/operator-auth.js';
+import { consoleSessionErrors } from '../console/auth.js';
 import { rateLimitErrors } from '../plugins/rate-limit.js';
 import { bodyErrors, bodyLimitErrors } from '../plugins/strict-json.js';
 import { tenantConfigErrors, tenantErrors } from '../plugins/tenant.js';
@@ -126,6 +127,7 @@ export const DOCUMENTED_STEPS: readonly StepErrors[] = [
   bodyLimitErrors,
   authErrors,
   operatorAuthErrors,
+  consoleSessionErrors,
   rateLimitErrors,
   idempotencyErrors,
   sandboxErrors,

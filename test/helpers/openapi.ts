@@ -1,6 +1,6 @@
 // Checks an answer against a committed OpenAPI document: the schema of its route, status and media type, or,
 // for a path or method no operation describes, the document's `x-unrouted-responses`.
-// Every test that calls the gateway through the test app runs each answer through the public document's check.
+// Every test that calls either listener through the test app runs each answer through its document's check.
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { LightMyRequestResponse } from 'fastify';
@@ -118,3 +118,6 @@ export function documentChecker(file: string, opts: { unrouted: boolean }): Chec
  * or a body its schema refuses. Paths and methods the document does not describe pass.
  */
 export const checkAgainstDocument = documentChecker(PUBLIC_DOCUMENT, { unrouted: false });
+
+/** The same for the management listener's answers (TestApp.management()). */
+export const checkAgainstManagementDocument = documentChecker(MANAGEMENT_DOCUMENT, { unrouted: false });
