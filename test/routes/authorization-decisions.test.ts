@@ -147,8 +147,8 @@ describe('authorization.decision in the configuration', () => {
     await patchConfig({ authorization: { decision: null } });
     expect((await patchConfig({ authorization: { decision: { url } } })).json()).toEqual(
       invalidConfiguration(
-        "Tenant 'demo' has an invalid configuration: /authorization/decision/secret: Expected required property; /authorization/decision/standIn: Expected required property; " +
-          '/authorization/decision/secret: Expected string; /authorization/decision/standIn: Expected union value',
+        "Tenant 'demo' has an invalid configuration: /authorization/decision/secret: Expected required property; /authorization/decision/standIn: must be one of approve, decline; " +
+          '/authorization/decision/secret: Expected string; /authorization/decision/standIn: must be one of approve, decline',
       ),
     );
     // The operator's patch is held to the same policy, in the management listener's dialect.
