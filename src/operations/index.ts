@@ -6,6 +6,8 @@ import { adminUserOperations } from './admin-users.js';
 import { approvalOperations } from './approvals.js';
 import { auditOperations } from './audit.js';
 import { authorizationOperations } from './authorizations.js';
+import { authorizationLifecycleOperations } from './authorization-lifecycle.js';
+import { disputeOperations } from './disputes.js';
 import { channelOperations } from './channels.js';
 import { authOperations } from './auth.js';
 import { cardOperations } from './cards.js';
@@ -31,6 +33,8 @@ const publicEntries = [
   ...entityOperations,
   ...transactionOperations,
   ...authorizationOperations,
+  ...authorizationLifecycleOperations,
+  ...disputeOperations,
   ...reportOperations,
   ...pinOperations,
   ...sandboxOperations,

@@ -40,6 +40,7 @@ import { DeliveryService } from '../notify/deliveries.js';
 import { ShadowService } from './connectors/shadow.js';
 import { ChannelSenders } from '../notify/channel-types/registry.js';
 import { AuthorizationStore } from './transactions/authorizations.js';
+import { AuthorizationLedger } from './transactions/ledger.js';
 import { tracing } from '../telemetry/index.js';
 
 export interface Services {
@@ -78,6 +79,8 @@ export interface Services {
   channels: ChannelService;
   /** Card authorizations as the pipeline decided them, and the amounts that followed. */
   authorizations: AuthorizationStore;
+  /** What follows an authorization: reservations of its amounts while the core changes them, and its disputes. */
+  ledger: AuthorizationLedger;
   deliveries: DeliveryService;
   /** Shadow cores: comparisons, divergences and their summary (decision 0112). */
   shadow: ShadowService;
@@ -210,6 +213,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       auditLog: new AuditLog(db),
       reports: new Reports(db),
       authorizations: new AuthorizationStore(db),
+      ledger: new AuthorizationLedger(db),
       hsm,
       pins,
       connectorRegistry,
