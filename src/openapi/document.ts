@@ -95,6 +95,7 @@ export const TAGS: Record<string, string> = {
   Configuration: "The tenant's own configuration (rate limits, encryption, time zone).",
   'Notification channels': 'Webhooks and NATS JetStream channels that receive the events of record, and their deliveries.',
   Cores: "The tenant's core-banking connectors: their health, routing and shadow comparisons.",
+  'Spend controls': "The tenant's authorization rules: conditions and velocity limits on the tenant, an entity or a card, their versions (active or shadow), promotion and backtests.",
   Approvals: "Four eyes: the writes the tenant's approval policies hold, and a second person's approval, rejection or the maker's cancellation.",
   Health: 'Liveness and readiness probes for load balancers and orchestrators.',
   Documentation: 'This document.',

@@ -6,6 +6,7 @@ import { adminUserOperations } from './admin-users.js';
 import { approvalOperations } from './approvals.js';
 import { auditOperations } from './audit.js';
 import { authorizationOperations } from './authorizations.js';
+import { authRuleOperations } from './auth-rules.js';
 import { authorizationLifecycleOperations } from './authorization-lifecycle.js';
 import { disputeOperations } from './disputes.js';
 import { channelOperations } from './channels.js';
@@ -44,6 +45,7 @@ const publicEntries = [
   ...channelOperations,
   ...coreRoutingOperations,
   ...approvalOperations,
+  ...authRuleOperations,
 ];
 
 /** The management listener's table: the platform operator's API (an operator key). */

@@ -40,6 +40,8 @@ import { DeliveryService } from '../notify/deliveries.js';
 import { ShadowService } from './connectors/shadow.js';
 import { ChannelSenders } from '../notify/channel-types/registry.js';
 import { AuthorizationStore } from './transactions/authorizations.js';
+import { AuthRuleStore } from './transactions/auth-rules.js';
+import { SpendControls } from './transactions/spend-controls.js';
 import { AuthorizationLedger } from './transactions/ledger.js';
 import { tracing } from '../telemetry/index.js';
 
@@ -79,6 +81,10 @@ export interface Services {
   channels: ChannelService;
   /** Card authorizations as the pipeline decided them, and the amounts that followed. */
   authorizations: AuthorizationStore;
+  /** Spend-control rules and their versions (decision 0332). */
+  authRules: AuthRuleStore;
+  /** The spend-control step: the rules evaluated, velocity counters kept. */
+  spendControls: SpendControls;
   /** What follows an authorization: reservations of its amounts while the core changes them, and its disputes. */
   ledger: AuthorizationLedger;
   deliveries: DeliveryService;
@@ -199,6 +205,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     const approvals = new ApprovalService(db, masterKey.derive('approvals:v1'), audit);
     closers.push(() => approvals.stop());
 
+    const authRules = new AuthRuleStore(db);
     const services: Services = {
       config,
       db,
@@ -213,6 +220,8 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       auditLog: new AuditLog(db),
       reports: new Reports(db),
       authorizations: new AuthorizationStore(db),
+      authRules,
+      spendControls: new SpendControls(db, authRules),
       ledger: new AuthorizationLedger(db),
       hsm,
       pins,
