@@ -69,6 +69,7 @@ export const MANAGEMENT_TAGS: Record<string, string> = {
   'Tenant users': "A tenant's users as an operator manages them: its first Admin, and recovery when no Admin of its own can act.",
   'Operator keys': 'The keys operators call this API with: shown once, stored as hashes, revoked at once.',
   "A tenant's channels": "A tenant's notification channels and deliveries as its Admin has them under /v1/admin: an operator lists, retries, replays and rotates for it.",
+  "A tenant's approvals": "A tenant's requests held by its approval policy: an operator reads them and, where the policy names Operator, approves or rejects them.",
   Cores: "A tenant's shadow routing as its Admin reads it: per operation, calls by outcome and the match rate.",
   'Audit trails': "A tenant's audit trail or the platform's own, filtered, and whether its hash chain verifies.",
   Lookup: "A tenant's customer or card from its core, masked, with its recent transactions.",

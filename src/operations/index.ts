@@ -16,6 +16,7 @@ import { creditLineOperations } from './credit-line.js';
 import { coreRoutingOperations } from './core-routing.js';
 import type { HttpMethod, Operation } from './define.js';
 import { entityOperations } from './entities.js';
+import { managementApprovalOperations } from './management-approvals.js';
 import { managementConsoleOperations } from './management-console.js';
 import { managementKeyOperations } from './management-keys.js';
 import { managementOperatorKeyOperations } from './management-operator-keys.js';
@@ -55,6 +56,7 @@ const managementEntries = [
   ...managementUserOperations,
   ...managementOperatorKeyOperations,
   ...managementConsoleOperations,
+  ...managementApprovalOperations,
 ];
 
 export const operations: readonly Operation[] = publicEntries;

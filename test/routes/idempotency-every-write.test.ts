@@ -314,6 +314,12 @@ function recipesOf({ ids, jwkA, jwkB }: Fixtures) {
       body: () => ({ from: '2026-02-01T00:00:00Z', to: '2026-02-02T00:00:00Z' }),
       other: () => ({ from: '2026-02-01T00:00:00Z', to: '2026-02-03T00:00:00Z' }),
     },
+    'tenant-approval.approve': { url: `/v1/tenants/demo/approvals/${ids.operatorApprove}/approve` },
+    'tenant-approval.reject': {
+      url: `/v1/tenants/demo/approvals/${ids.operatorReject}/reject`,
+      body: () => ({ reason: 'No review on file' }),
+      other: () => ({ reason: 'Not now' }),
+    },
   } satisfies Record<WriteOperationId, Recipe | typeof EXEMPT>;
 }
 // Were an id widened to `string` (an entry without its literal), any table would satisfy the check above.
@@ -363,12 +369,12 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     ids.retiringB = (await services.keys.rotate('demo-b', 'enc', 3600)).replaced[0]!.kid;
     await t.operatorKey('idem-revoked');
     // Requests held for approval: two of another maker (approved, rejected by the demo Admin), one of the Admin's own (cancelled).
-    const held = async (maker: string) =>
+    const held = async (maker: string, approvers: ('Admin' | 'Operator')[] = ['Admin']) =>
       (
         await services.approvals.create(
           'demo',
           'credit-limit.upgrade',
-          { operation: 'credit-limit.upgrade', approvers: ['Admin'], approvals: 1, expiresAfterSeconds: 3600 },
+          { operation: 'credit-limit.upgrade', approvers, approvals: 1, expiresAfterSeconds: 3600 },
           { username: maker, role: 'Admin', token: `token-of-${maker}` },
           { method: 'POST', route: LIMIT_URL, path: LIMIT_URL, params: {}, body: { entityId: 'ENT-1001', amount: '51000.00' }, sealed: [] },
         )
@@ -376,6 +382,9 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     ids.approve = await held('idem-maker');
     ids.reject = await held('idem-maker');
     ids.cancel = await held('admin');
+    // And two the operator decides on the management listener (the policy names Operator).
+    ids.operatorApprove = await held('idem-maker', ['Operator']);
+    ids.operatorReject = await held('idem-maker', ['Operator']);
     // Card transactions: two held (a clearing, a reversal), two cleared (a refund, a dispute), one with an open dispute.
     const authorization = async (cleared: boolean) => {
       const body = { cardId: 'CARD-3001', amount: '50.00', currency: 'EUR', merchant: { name: 'Cafe Central', mcc: '5814', country: 'PT' }, channel: 'POS' };
