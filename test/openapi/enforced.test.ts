@@ -208,7 +208,7 @@ describe('request bodies', () => {
       .map((o) => o.operation.operationId)
       .sort();
     expect(optional).toEqual(
-      ['approvals.approve', 'approvals.cancel', 'auth-rules.promote', 'card.activate', 'card.issue', 'card.lock', 'card.unlock', 'channel.rotate-secret', 'channel.test', 'delivery.retry', 'card.fulfilment-advance', 'keys.retire', 'user.unlock'].sort(),
+      ['approvals.approve', 'approvals.cancel', 'auth-rules.promote', 'authorization.reverse', 'card.activate', 'card.issue', 'card.lock', 'card.unlock', 'channel.rotate-secret', 'channel.test', 'delivery.retry', 'card.fulfilment-advance', 'keys.retire', 'user.unlock'].sort(),
     );
     expect(doc.components.schemas.EmptyBody).toMatchObject({ type: 'object', maxProperties: 0 });
   });
