@@ -14,6 +14,8 @@ export const APPROVABLE_OPERATIONS = {
   'user.update': ['roles'],
   'keys.rotate': [],
   'tenant.config-update': [],
+  // Every write that makes a rule version enforced: the promotion, and a rule created or updated with `mode: active`.
+  'auth-rules.promote': [],
 } as const satisfies Record<string, readonly (keyof ApprovalCondition)[]>;
 export type ApprovableOperation = keyof typeof APPROVABLE_OPERATIONS;
 
