@@ -7,7 +7,7 @@ import { CommunicationAddress, PlasticCode, Preferences } from '../schemas/cards
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from '../schemas/card-lifecycle.js';
 import { sensitive } from '../schemas/common.js';
 import { Contact, ENTITY_TYPES, PrimaryAddress, REPLACEMENT_REASONS } from '../schemas/entities.js';
-import { CHANNELS, DECLINE_REASONS, HOLD_DECLINE_REASONS, Merchant, TRANSACTION_STATUSES } from '../schemas/transactions.js';
+import { CHANNELS, DECLINE_REASONS, HOLD_DECLINE_REASONS, Merchant, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../schemas/transactions.js';
 
 /**
  * Everything a connector learns about the request it serves. Connectors are stateless between calls;
@@ -272,6 +272,13 @@ export const Transaction = Type.Object({
   status: literals(TRANSACTION_STATUSES),
   declineReason: Type.Union([literals(DECLINE_REASONS), Type.Null()]),
   at: Type.String(),
+  /**
+   * What the entry is; absent means AUTHORIZATION (the sandbox's host decision). A core offering holds lists each
+   * hold (HOLD, its transactionId the authorizationId, DECLINED when declined) and each clearing, reversal (a final
+   * clearing's release too), refund and dispute credit (APPROVED), each with `authorizationId`.
+   */
+  type: Optional(literals(TRANSACTION_TYPES)),
+  authorizationId: Optional(Type.String()),
 });
 export type Transaction = Static<typeof Transaction>;
 
@@ -344,6 +351,8 @@ export const HoldInput = Type.Object({
   channel: literals(CHANNELS),
   partialAllowed: Type.Boolean(),
   at: Type.String(),
+  /** The tenant's home country: a merchant elsewhere makes the transaction list's entries `international`. */
+  homeCountry: Optional(Type.String()),
 });
 export type HoldInput = Static<typeof HoldInput>;
 

@@ -5,7 +5,7 @@ import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from './card
 import { CommunicationAddress, PlasticCode, Preferences } from './cards.js';
 import { AMOUNT_PATTERN, Identifier, PlainText } from './common.js';
 import { Contact, ENTITY_TYPES, PrimaryAddress, REPLACEMENT_REASONS } from './entities.js';
-import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, HOLD_DECLINE_REASONS, Merchant, TRANSACTION_STATUSES } from './transactions.js';
+import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, HOLD_DECLINE_REASONS, Merchant, TRANSACTION_STATUSES, TRANSACTION_TYPES } from './transactions.js';
 
 export const CORE_PROTOCOL_VERSION = '1.0.0';
 
@@ -139,6 +139,7 @@ export const CoreHoldRequest = Type.Object(
     channel: literals(CHANNELS),
     partialAllowed: Type.Boolean({ description: 'when the amount is above the available credit, hold what is available instead of declining' }),
     at: Instant,
+    homeCountry: Type.Optional(Type.String({ pattern: COUNTRY_PATTERN, description: "the tenant's: a merchant elsewhere is international" })),
   },
   { additionalProperties: false },
 );
@@ -282,6 +283,8 @@ export const CoreTransaction = Type.Object({
   status: literals(TRANSACTION_STATUSES),
   declineReason: Type.Union([literals(DECLINE_REASONS), Type.Null()]),
   at: Instant,
+  type: Type.Optional(literals(TRANSACTION_TYPES)),
+  authorizationId: Type.Optional(Identifier),
 });
 export type CoreTransaction = Static<typeof CoreTransaction>;
 

@@ -6,6 +6,7 @@ import { Preferences } from './cards.js';
 import { ENTITY_PARTS, ENTITY_TYPES, REPLACEMENT_REASONS } from './entities.js';
 import { CHANNELS, DECLINE_REASONS } from './transactions.js';
 import { AUTHORIZATION_STEPS } from './authorizations.js';
+import { DISPUTE_OUTCOMES, DISPUTE_REASONS } from './authorization-lifecycle.js';
 import { ROLES } from './common.js';
 
 const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -13,6 +14,7 @@ const literals = <T extends readonly string[]>(values: T) => Type.Union(values.m
 const Id = Type.String({ minLength: 1, maxLength: 128 });
 const Amount = Type.String({ pattern: '^\\d{1,15}(\\.\\d{1,2})?$' });
 const CardState = literals(CARD_STATES);
+const Currency = Type.String({ pattern: '^[A-Z]{3}$' });
 const closed = { additionalProperties: false } as const;
 
 /** A card changed state (activated, locked, unlocked): the card and where it is now. */
@@ -83,6 +85,18 @@ export const EVENT_PAYLOADS = {
   'repayment.received': Type.Object({ repaymentId: Id, entityId: Id, amount: Amount, outstanding: Amount }, closed),
   'authorization.approved': Authorization(Type.Literal('APPROVED'), Type.Null()),
   'authorization.declined': Authorization(Type.Literal('DECLINED'), literals(DECLINE_REASONS)),
+  // What follows an authorization: the change's amount, and the amounts it leaves (decision 0343).
+  'authorization.cleared': Type.Object(
+    { authorizationId: Id, cardId: Id, entityId: Id, currency: Currency, amount: Amount, final: Type.Boolean(), released: Amount, held: Amount, cleared: Amount },
+    closed,
+  ),
+  'authorization.reversed': Type.Object({ authorizationId: Id, cardId: Id, entityId: Id, currency: Currency, amount: Amount, held: Amount, reversed: Amount }, closed),
+  'transaction.refunded': Type.Object({ transactionId: Id, cardId: Id, entityId: Id, currency: Currency, amount: Amount, refunded: Amount }, closed),
+  'dispute.opened': Type.Object({ disputeId: Id, transactionId: Id, cardId: Id, entityId: Id, currency: Currency, amount: Amount, reason: literals(DISPUTE_REASONS) }, closed),
+  'dispute.resolved': Type.Object(
+    { disputeId: Id, transactionId: Id, cardId: Id, entityId: Id, currency: Currency, amount: Amount, outcome: literals(DISPUTE_OUTCOMES), credited: Amount },
+    closed,
+  ),
   // Security events (decision 0083): who and what changed, never a password, hash, token or key material.
   'user.created': Type.Object({ username: Id, role: literals(ROLES) }, closed),
   'user.disabled': Type.Object({ username: Id, by: Type.Union([Id, Type.Null()]) }, closed),
@@ -125,6 +139,11 @@ export const EVENT_AGGREGATE: { [T in EventType]: keyof EventPayload<T> & string
   'repayment.received': 'entityId',
   'authorization.approved': 'cardId',
   'authorization.declined': 'cardId',
+  'authorization.cleared': 'cardId',
+  'authorization.reversed': 'cardId',
+  'transaction.refunded': 'cardId',
+  'dispute.opened': 'cardId',
+  'dispute.resolved': 'cardId',
   'user.created': 'username',
   'user.disabled': 'username',
   'user.locked': 'username',

@@ -33,6 +33,12 @@ export const TransactionDayRow = Type.Object({
   approved: Type.Integer({ minimum: 0 }),
   declined: Type.Integer({ minimum: 0 }),
   approvedAmount: Type.String({ description: 'a decimal string' }),
+  clearings: Type.Integer({ minimum: 0 }),
+  clearedAmount: Type.String({ description: 'a decimal string' }),
+  reversals: Type.Integer({ minimum: 0 }),
+  reversedAmount: Type.String({ description: 'released by reversals and final clearings: a decimal string' }),
+  refunds: Type.Integer({ minimum: 0 }),
+  refundedAmount: Type.String({ description: 'a decimal string' }),
 });
 export type TransactionDayRow = Static<typeof TransactionDayRow>;
 

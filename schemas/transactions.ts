@@ -26,6 +26,13 @@ export const HOLD_DECLINE_REASONS = ['CARD_NOT_ACTIVE', 'INSUFFICIENT_CREDIT'] a
 export const TRANSACTION_STATUSES = ['APPROVED', 'DECLINED'] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 
+/**
+ * What an entry of the transaction list is: an issuer host's decision posted at once (the sandbox's), or an
+ * authorization's hold and what followed it, each entry naming the authorization (decision 0343).
+ */
+export const TRANSACTION_TYPES = ['AUTHORIZATION', 'HOLD', 'CLEARING', 'REVERSAL', 'REFUND', 'DISPUTE_CREDIT'] as const;
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+
 const stringEnum = <T extends readonly string[]>(values: T, description: string) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
 
@@ -70,6 +77,16 @@ export type TransactionView = Static<typeof TransactionView>;
 
 export const TransactionResponse = cardEnvelopeOf(TransactionView);
 
+/** An entry of the transaction list: a transaction and, for what follows an authorization, which one. */
+export const TransactionListItem = Type.Composite([
+  TransactionView,
+  Type.Object({
+    type: stringEnum(TRANSACTION_TYPES, 'AUTHORIZATION (decided and posted at once), HOLD, CLEARING, REVERSAL, REFUND or DISPUTE_CREDIT'),
+    authorizationId: Type.Union([Type.String(), Type.Null()], { description: 'the authorization a hold and what followed it belong to' }),
+  }),
+]);
+export type TransactionListItem = Static<typeof TransactionListItem>;
+
 export const RepaymentView = Type.Object({
   repaymentId: Type.String(),
   entityId: Type.String(),
@@ -111,6 +128,6 @@ export type TransactionQuery = Static<typeof TransactionQuery>;
 
 /** Newest first; `nextCursor` names the next (older) page, null on the last. */
 export const TransactionPageResponse = Type.Object({
-  result: Type.Array(TransactionView),
+  result: Type.Array(TransactionListItem),
   pagination: Type.Object({ nextCursor: Type.Union([Type.String(), Type.Null()]) }),
 });

@@ -177,6 +177,9 @@ export const Errors = {
     new CardlineError('CL_AUTHORIZATION_NOT_FOUND', { status: 404, detail: `This tenant has no authorization '${authorizationId}'.` }),
   authRuleNotFound: (ruleId: string) =>
     new CardlineError('CL_AUTH_RULE_NOT_FOUND', { status: 404, detail: `This tenant has no auth rule '${ruleId}'.` }),
+  transactionNotFound: (transactionId: string) =>
+    new CardlineError('CL_TRANSACTION_NOT_FOUND', { status: 404, detail: `This tenant has no card transaction '${transactionId}'.` }),
+  disputeNotFound: (disputeId: string) => new CardlineError('CL_DISPUTE_NOT_FOUND', { status: 404, detail: `This tenant has no dispute '${disputeId}'.` }),
   approvalNotFound: (approvalId: string) =>
     new CardlineError('CL_APPROVAL_NOT_FOUND', { status: 404, detail: `This tenant has no approval '${approvalId}'.` }),
   /**

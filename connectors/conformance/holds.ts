@@ -2,6 +2,7 @@
 // clearings, reversals, refunds and dispute credits, whose amounts never go below zero or above what they derive from.
 import { randomUUID } from 'node:crypto';
 import type { HoldInput, HoldState } from '../contract.js';
+import { fromMinor, toMinor } from '../shared/money.js';
 import { check, describeResult, expectAmount, expectEqual, expectRejected, expectSucceeded, fail } from './expect.js';
 import type { Scenario, ScenarioContext } from './types.js';
 
@@ -112,6 +113,28 @@ export const holdScenarios: Scenario[] = [
       'crediting beyond what was cleared',
       'DISPUTE_EXCEEDS_CLEARED',
     );
+  }),
+
+  scenario('lists a hold and what followed it in the transaction list, each entry naming the authorization', async (s) => {
+    const h = await held(s, '100.00', 'holding 100.00', { homeCountry: 'PT' });
+    const id = h.authorizationId;
+    expectSucceeded(await s.connector.clearFunds({ authorizationId: id, amount: '30.00', final: false, at: now() }, s.ctx()), 'clearing 30.00');
+    expectSucceeded(await s.connector.reverseHold({ authorizationId: id, amount: '20.00', at: now() }, s.ctx()), 'reversing 20.00');
+    expectSucceeded(await s.connector.clearFunds({ authorizationId: id, amount: '40.00', final: true, at: now() }, s.ctx()), 'clearing 40.00, final');
+    expectSucceeded(await s.connector.refund({ authorizationId: id, amount: '5.00', at: now() }, s.ctx()), 'refunding 5.00');
+    const declined = await held(s, '99999.00', 'holding more than is available');
+    const page = expectSucceeded(await s.connector.listTransactions({ entityId: 'ENT-1001', limit: 50 }, s.ctx()), 'listing the transactions of ENT-1001');
+    const mine = page.transactions.filter((t) => t.authorizationId === id || t.authorizationId === declined.authorizationId);
+    const shown = mine.map((t) => `${t.type} ${t.status} ${fromMinor(toMinor(t.amount))}`);
+    // Newest first: the decline, the refund, the final clearing's release and clearing, the reversal, the first clearing, the hold.
+    const expected = ['HOLD DECLINED 99999.00', 'REFUND APPROVED 5.00', 'REVERSAL APPROVED 10.00', 'CLEARING APPROVED 40.00', 'REVERSAL APPROVED 20.00', 'CLEARING APPROVED 30.00', 'HOLD APPROVED 100.00'];
+    check(JSON.stringify(shown) === JSON.stringify(expected), `expected the entries ${JSON.stringify(expected)}, got ${JSON.stringify(shown)}`);
+    const hold = mine[mine.length - 1]!;
+    expectEqual(hold.transactionId, id, "the hold's transactionId (the authorization's id)");
+    expectEqual(hold.channel, 'POS', "the hold's channel");
+    expectEqual(hold.international, false, "the hold's international (a merchant in the home country)");
+    expectEqual(mine[0]!.declineReason, 'INSUFFICIENT_CREDIT', "the declined hold's declineReason");
+    check(new Set(mine.map((t) => t.transactionId)).size === mine.length, `every entry has its own transactionId, got ${JSON.stringify(mine.map((t) => t.transactionId))}`);
   }),
 
   scenario('a retried hold with the same idempotency key holds once', async (s) => {

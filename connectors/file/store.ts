@@ -9,7 +9,7 @@ import { Value } from '@sinclair/typebox/value';
 import { ConnectorTimeoutError, ConnectorUnavailableError, isWriteOperation, type ConnectorSecrets, type OperationResult } from '../contract.js';
 import { BLOCK_REASONS, CARD_FORMS, CARD_STATES, FULFILMENT_STEPS } from '../../schemas/card-lifecycle.js';
 import { ENTITY_TYPES } from '../../schemas/entities.js';
-import { CHANNELS, DECLINE_REASONS, HOLD_DECLINE_REASONS, TRANSACTION_STATUSES } from '../../schemas/transactions.js';
+import { CHANNELS, DECLINE_REASONS, HOLD_DECLINE_REASONS, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../../schemas/transactions.js';
 import { CoreBank, type CoreOperation } from '../mock/core.js';
 import { demoFixtures, emptyFixtures, fromSnapshot, toSnapshot, type MockCoreSnapshot, type MockCoreState } from '../mock/fixtures.js';
 import { isAtomicTemp, writeDurably } from '../shared/durable-write.js';
@@ -544,6 +544,8 @@ const FixturesSchema = Type.Object({
         status: oneOf(TRANSACTION_STATUSES),
         declineReason: Type.Union([oneOf(DECLINE_REASONS), Type.Null()]),
         at: Type.String(),
+        type: Type.Optional(oneOf(TRANSACTION_TYPES.filter((t) => t !== 'AUTHORIZATION'))),
+        authorizationId: Type.Optional(Id),
       }),
     ),
   ),
@@ -563,6 +565,9 @@ const FixturesSchema = Type.Object({
         refundedMinor: Minor,
         creditedMinor: Minor,
         at: Type.String(),
+        merchant: Type.Optional(Type.Object({ name: Type.String(), mcc: Type.String(), country: Type.String() })),
+        channel: Type.Optional(oneOf(CHANNELS)),
+        international: Type.Optional(Type.Boolean()),
       }),
     ),
   ),

@@ -104,6 +104,8 @@ function transactionOf(t: MockTransaction): Transaction {
     status: t.status,
     declineReason: t.declineReason,
     at: t.at,
+    ...(t.type !== undefined ? { type: t.type } : {}),
+    ...(t.authorizationId !== undefined ? { authorizationId: t.authorizationId } : {}),
   };
 }
 
@@ -286,7 +288,7 @@ export class CoreBank implements BankOperations {
       const international = input.merchant.country !== input.homeCountry;
       const reason = this.declineReason(card, entity, input, amount, international);
       const t: MockTransaction = {
-        transactionId: `TXN-${String(this.state.transactions.length + 1).padStart(8, '0')}`,
+        transactionId: this.nextTransactionId(),
         seq: this.state.transactions.length + 1,
         cardId: card.cardId,
         entityId: card.entityId,
@@ -339,9 +341,13 @@ export class CoreBank implements BankOperations {
         refundedMinor: 0n,
         creditedMinor: 0n,
         at: input.at,
+        merchant: { name: input.merchant.name, mcc: input.merchant.mcc, country: input.merchant.country },
+        channel: input.channel,
+        international: input.homeCountry !== undefined && input.merchant.country !== input.homeCountry,
       };
       this.state.holds.set(hold.authorizationId, hold);
       entity.outstandingMinor += held;
+      this.list(hold, 'HOLD', reason ? amount : held, input.at, reason);
       return succeeded(holdStateOf(hold, entity));
     });
   }
@@ -354,7 +360,11 @@ export class CoreBank implements BankOperations {
         }
         hold.heldMinor -= amount;
         hold.clearedMinor += amount;
-        if (input.final) this.release(hold, entity, hold.heldMinor);
+        this.list(hold, 'CLEARING', amount, input.at);
+        if (input.final && hold.heldMinor > 0n) {
+          this.list(hold, 'REVERSAL', hold.heldMinor, input.at);
+          this.release(hold, entity, hold.heldMinor);
+        }
         return succeeded(holdStateOf(hold, entity));
       }),
     );
@@ -369,6 +379,7 @@ export class CoreBank implements BankOperations {
           return rejected('REVERSAL_EXCEEDS_HELD', `Authorization ${h.authorizationId} holds ${fromMinor(h.heldMinor)}; a reversal of ${fromMinor(minor)} is more than that.`);
         }
         this.release(h, entity, minor);
+        this.list(h, 'REVERSAL', minor, input.at);
         return succeeded(holdStateOf(h, entity));
       });
     });
@@ -382,6 +393,7 @@ export class CoreBank implements BankOperations {
         }
         hold.refundedMinor += amount;
         this.giveBack(entity, amount);
+        this.list(hold, 'REFUND', amount, input.at);
         return succeeded(holdStateOf(hold, entity));
       }),
     );
@@ -395,6 +407,7 @@ export class CoreBank implements BankOperations {
         }
         hold.creditedMinor += amount;
         this.giveBack(entity, amount);
+        this.list(hold, 'DISPUTE_CREDIT', amount, input.at);
         return succeeded(holdStateOf(hold, entity));
       }),
     );
@@ -536,6 +549,30 @@ export class CoreBank implements BankOperations {
     return change(hold, this.state.entities.get(hold.entityId)!, minor);
   }
 
+  /** `TXN-` and the next number of the core's own transactions (a hold is listed under its authorization's id). */
+  private nextTransactionId(): string {
+    return `TXN-${String(this.state.transactions.filter((t) => t.transactionId.startsWith('TXN-')).length + 1).padStart(8, '0')}`;
+  }
+
+  /** Lists what happened to a hold: the hold itself under the authorization's id, every later change under its own. */
+  private list(hold: MockHold, type: NonNullable<MockTransaction['type']>, amount: bigint, at: string, declineReason: MockHold['declineReason'] = null): void {
+    this.state.transactions.push({
+      transactionId: type === 'HOLD' ? hold.authorizationId : this.nextTransactionId(),
+      seq: this.state.transactions.length + 1,
+      cardId: hold.cardId,
+      entityId: hold.entityId,
+      amountMinor: amount,
+      channel: hold.channel ?? 'POS',
+      merchant: hold.merchant ? { ...hold.merchant } : { name: 'unknown', mcc: '0000', country: 'ZZ' },
+      international: hold.international ?? false,
+      status: declineReason ? 'DECLINED' : 'APPROVED',
+      declineReason,
+      at,
+      type,
+      authorizationId: hold.authorizationId,
+    });
+  }
+
   /** Releases part of a hold: no longer held, no longer owed. */
   private release(hold: MockHold, entity: MockEntity, amount: bigint): void {
     hold.heldMinor -= amount;
@@ -587,6 +624,7 @@ export class CoreBank implements BankOperations {
       const today = this.state.transactions.filter(
         (t) =>
           t.cardId === card.cardId &&
+          t.type === undefined &&
           t.status === 'APPROVED' &&
           t.channel === input.channel &&
           t.international === international &&

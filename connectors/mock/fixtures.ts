@@ -3,7 +3,7 @@
 import type { Preferences } from '../../schemas/cards.js';
 import type { BlockReason, CardForm, CardState, Fulfilment } from '../../schemas/card-lifecycle.js';
 import type { Contact, EntityType } from '../../schemas/entities.js';
-import type { Channel, DeclineReason, Merchant, TransactionStatus } from '../../schemas/transactions.js';
+import type { Channel, DeclineReason, Merchant, TransactionStatus, TransactionType } from '../../schemas/transactions.js';
 
 interface Address {
   address1: string;
@@ -65,6 +65,9 @@ export interface MockTransaction {
   status: TransactionStatus;
   declineReason: DeclineReason | null;
   at: string;
+  /** Absent for the sandbox host's decisions (AUTHORIZATION); a hold and what followed it name their authorization. */
+  type?: Exclude<TransactionType, 'AUTHORIZATION'> | undefined;
+  authorizationId?: string | undefined;
 }
 
 /** An authorization's hold and what followed it, in minor units (contract.ts, HoldState). */
@@ -81,6 +84,10 @@ export interface MockHold {
   refundedMinor: bigint;
   creditedMinor: bigint;
   at: string;
+  /** Where and how, for the transaction list's entries (holds of older snapshots have none). */
+  merchant?: Merchant | undefined;
+  channel?: Channel | undefined;
+  international?: boolean | undefined;
 }
 
 type HoldAmount = 'authorizedMinor' | 'heldMinor' | 'clearedMinor' | 'reversedMinor' | 'refundedMinor' | 'creditedMinor';

@@ -171,6 +171,7 @@ export const toCoreHold = (input: HoldInput): CoreHoldRequest => ({
   channel: input.channel,
   partialAllowed: input.partialAllowed,
   at: input.at,
+  ...(input.homeCountry !== undefined ? { homeCountry: input.homeCountry } : {}),
 });
 
 export const toCoreClearing = (input: ClearInput): CoreClearingRequest => ({ amount: input.amount, final: input.final, at: input.at });
@@ -393,6 +394,8 @@ function fromCoreTransactionBody(t: CoreTransaction): Transaction {
     // A decline names its reason; an approval none.
     declineReason: t.status === 'APPROVED' ? null : t.declineReason,
     at: t.at,
+    ...(t.type !== undefined ? { type: t.type } : {}),
+    ...(t.authorizationId !== undefined ? { authorizationId: t.authorizationId } : {}),
   };
 }
 

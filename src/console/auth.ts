@@ -4,6 +4,7 @@
 import type { FastifyRequest } from 'fastify';
 import { CardlineError } from '../errors.js';
 import type { Operator } from '../services/identity/operator-keys.js';
+import { declareErrors, errorCase, isManagement, isWrite } from '../step-errors.js';
 import { CSRF_HEADER, ConsoleSessions, sessionIdOf } from './sessions.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -34,6 +35,16 @@ export const ConsoleErrors = {
       detail: 'There is no console session: sign in with an operator key.',
     }),
 };
+
+/** What the session answers on a management operation called with its cookie instead of an operator key. */
+export const consoleSessionErrors = declareErrors('console-session', (op) =>
+  isManagement(op)
+    ? [
+        errorCase('console-session-expired', 'The console session (its cookie instead of an operator key) ended after its idle timeout', ConsoleErrors.sessionExpired(15)),
+        ...(isWrite(op.method) ? [errorCase('console-csrf', "A change sent with the console session's cookie without the session's CSRF token (X-CSRF-Token)", ConsoleErrors.csrf())] : []),
+      ]
+    : [],
+);
 
 /** The console session's operator or null; throws for an idle session and for a change without its CSRF token. */
 export async function consoleOperator(sessions: ConsoleSessions, request: FastifyRequest): Promise<Operator | null> {

@@ -3,6 +3,7 @@
 // error dialects with the statuses each operation can really answer — what each pipeline step that runs on
 // its route declares it can answer (DOCUMENTED_STEPS) — with examples from the catalogue.
 import { Type } from '@sinclair/typebox';
+import { maxHeaderSize } from 'node:http';
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { RouteOptions } from 'fastify';
 import { Problem, documentedFormOf } from '../../schemas/common.js';
@@ -16,6 +17,7 @@ import { internalErrors, routingErrors } from '../plugins/errors.js';
 import { idempotencyErrors, takesIdempotencyKey } from '../plugins/idempotency.js';
 import { operationErrors } from '../plugins/operation.js';
 import { operatorAuthErrors } from '../plugins/operator-auth.js';
+import { consoleSessionErrors } from '../console/auth.js';
 import { rateLimitErrors } from '../plugins/rate-limit.js';
 import { bodyErrors, bodyLimitErrors } from '../plugins/strict-json.js';
 import { tenantConfigErrors, tenantErrors } from '../plugins/tenant.js';
@@ -35,7 +37,7 @@ export const OPENAPI_INFO = {
     'every other route in the problem record of spec 2.8 (`application/problem+json`). Money is always a decimal string. ' +
     'A JSON body may instead be sent whole as a compact JWE (`Content-Type: application/jose`) to a key of `GET /api/keys`. ' +
     'Every answer carries `X-Request-Id`. A path called with a method it does not answer is refused with 405 and an `Allow` ' +
-    'header listing the methods it does answer, in the dialect of the path (`x-unrouted-responses`, `components.responses.MethodNotAllowed`).\n\n' +
+    'header listing the methods it does answer, in the dialect of the path; what a path no operation has answers is under `x-unrouted-responses`.\n\n' +
     '**Trying a call from this page:** get a token with `npx cardline login --gateway <this page\'s origin> --tenant <tenant> ' +
     '--username <user> --password-stdin` (it encrypts the password to the tenant\'s key and prints the `id_token`; on the demo ' +
     'the tenant is `demo`, the users `admin`, `ops`, `integration` and `viewer`, the password the demo was started with), ' +
@@ -85,7 +87,8 @@ export const TAGS: Record<string, string> = {
   Cards: 'Card reads and the physical-card upgrade (spec 2.7).',
   'Card lifecycle': 'Activating, locking, unlocking, blocking and replacing cards, and their preferences.',
   Customers: 'Registering business entities (customers), reading and updating them, issuing their cards and listing their transactions.',
-  Authorizations: "Authorizations from the card processor, decided by the pipeline (card state, spend controls, the tenant's decision endpoint, the core's hold), and their decision trails.",
+  Authorizations: "Authorizations from the card processor, decided by the pipeline (card state, spend controls, the tenant's decision endpoint, the core's hold), their decision trails, and what follows: clearings, reversals and refunds.",
+  Disputes: "Disputes of card transactions: opened by the bank's people for at most what was cleared, resolved once (won credits the credit line back).",
   Reports: "Activity, credit-limit changes and transactions per day, from the gateway's own events of record (JSON or CSV).",
   PIN: 'Setting a card PIN from an encrypted PIN block.',
   Sandbox: 'Sandbox tenants only: simulated authorizations, repayments and card fulfilment, to test against.',
@@ -127,6 +130,7 @@ export const DOCUMENTED_STEPS: readonly StepErrors[] = [
   bodyLimitErrors,
   authErrors,
   operatorAuthErrors,
+  consoleSessionErrors,
   rateLimitErrors,
   idempotencyErrors,
   sandboxErrors,
@@ -421,29 +425,52 @@ function hoistOperation(operation: OperationShape, hoist: (schema: unknown) => u
   }
 }
 
-/** The answer of a path to a method that no operation of the path describes, in the path's dialect. */
-const unroutedResponses = (listener: Listener) => (listener === 'management' ? MANAGEMENT_UNROUTED_RESPONSES : UNROUTED_RESPONSES);
+const problemOf = (error: CardlineError) => ({ [PROBLEM_MEDIA_TYPE]: { schema: { $ref: '#/components/schemas/Problem' }, example: renderProblem(error, PROBLEM_BASE).body } });
+const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/XRequestId' } };
 
-const MANAGEMENT_UNROUTED_RESPONSES = {
-  MethodNotAllowed: {
-    description: 'The path exists but does not answer this method; Allow lists the methods it answers',
-    headers: { Allow: { $ref: '#/components/headers/Allow' }, 'X-Request-Id': { $ref: '#/components/headers/XRequestId' } },
-    content: {
-      [PROBLEM_MEDIA_TYPE]: { schema: { $ref: '#/components/schemas/Problem' }, example: renderProblem(Errors.methodNotAllowed('PUT', '/v1/tenants', ['GET', 'POST']), PROBLEM_BASE).body },
+/**
+ * What a listener answers where no operation runs (the document's root, `x-unrouted-responses`): a path no
+ * operation has, a method its path does not answer (405, in the path's dialect), a request the HTTP parser or
+ * the router cannot read. Inline, as no operation can refer to them (decision 0283).
+ */
+function unroutedResponses(listener: Listener): Record<string, unknown> {
+  const [path, allowed] = listener === 'management' ? ['/v1/tenants', ['GET', 'HEAD', 'POST']] : ['/v1/cards/C-1/lock', ['POST']];
+  return {
+    '400': {
+      description: 'The request is not well-formed HTTP/1.1 (request line, headers or framing), or its path holds a malformed percent-encoding and no route has its shape',
+      headers: REQUEST_ID,
+      content: problemOf(Errors.malformedUrl()),
     },
-  },
-};
+    '404': { description: 'No operation has this path', headers: REQUEST_ID, content: problemOf(Errors.notFound('GET', '/v1/nothing')) },
+    '405': {
+      description: 'The path exists but does not answer this method; Allow lists the methods it answers',
+      headers: { Allow: { description: HEADERS.allow!.description, schema: HEADERS.allow!.schema }, ...REQUEST_ID },
+      content: {
+        ...problemOf(Errors.methodNotAllowed('PUT', path, allowed)),
+        ...(listener === 'public'
+          ? {
+              [ENVELOPE_MEDIA_TYPE]: {
+                schema: { $ref: '#/components/schemas/ErrorEnvelope' },
+                example: renderEnvelope(Errors.methodNotAllowed('GET', '/credit-line-management/business-entity-manager/upgradeLimit', ['POST'])).body,
+              },
+            }
+          : {}),
+      },
+    },
+  };
+}
 
-const UNROUTED_RESPONSES = {
-  MethodNotAllowed: {
-    description: 'The path exists but does not answer this method; Allow lists the methods it answers',
-    headers: { Allow: { $ref: '#/components/headers/Allow' }, 'X-Request-Id': { $ref: '#/components/headers/XRequestId' } },
-    content: {
-      [PROBLEM_MEDIA_TYPE]: { schema: { $ref: '#/components/schemas/Problem' }, example: renderProblem(Errors.methodNotAllowed('PUT', '/v1/cards/C-1/lock', ['POST']), PROBLEM_BASE).body },
-      [ENVELOPE_MEDIA_TYPE]: { schema: { $ref: '#/components/schemas/ErrorEnvelope' }, example: renderEnvelope(Errors.methodNotAllowed('GET', '/credit-line-management/business-entity-manager/upgradeLimit', ['POST'])).body },
-    },
-  },
-};
+/**
+ * What the HTTP parser answers before any route runs, whatever the operation (src/app.ts, clientErrorHandler):
+ * always a problem record, documented once and named by every operation.
+ */
+const LISTENER_RESPONSES = {
+  '408': ['RequestTimeout', 'The request did not arrive in time (its headers, or the whole request)', Errors.requestTimeout()],
+  '431': ['HeadersTooLarge', "The request's headers are larger than the HTTP parser accepts", Errors.headersTooLarge(maxHeaderSize)],
+} as const;
+const listenerResponses = Object.fromEntries(
+  Object.values(LISTENER_RESPONSES).map(([name, description, error]) => [name, { description, headers: REQUEST_ID, content: problemOf(error) }]),
+);
 
 /** The security scheme of each listener's document. */
 const SECURITY_SCHEMES = {
@@ -511,18 +538,18 @@ export function swaggerOptions(operations: readonly Operation[], listener: Liste
           for (const response of Object.values(operation.responses ?? {}) as { headers?: Record<string, unknown> }[]) {
             response.headers = { ...response.headers, ...headerRef('x-request-id') };
           }
+          for (const [status, [name]] of Object.entries(LISTENER_RESPONSES)) operation.responses = { ...operation.responses, [status]: { $ref: `#/components/responses/${name}` } };
         }
       }
-      // No operation answers 405: the path does, for the methods no operation describes.
-      doc['x-unrouted-responses'] = { '405': { $ref: '#/components/responses/MethodNotAllowed' } };
+      doc['x-unrouted-responses'] = unrouted;
       doc.components = {
         ...doc.components,
-        schemas: named.components({ paths: doc.paths, responses: unrouted }),
-        responses: unrouted,
+        schemas: named.components({ paths: doc.paths, unrouted, responses: listenerResponses }),
+        responses: listenerResponses,
         // Only the headers this document's answers use (the management listener holds no request for approval).
         headers: Object.fromEntries(
           Object.values(HEADERS)
-            .filter((header) => JSON.stringify([doc.paths, unrouted]).includes(`"#/components/headers/${header.name}"`))
+            .filter((header) => JSON.stringify([doc.paths, listenerResponses]).includes(`"#/components/headers/${header.name}"`))
             .map((header) => (management && header.name === 'WWWAuthenticate' ? { ...header, description: OPERATOR_WWW_AUTHENTICATE } : header))
             .map(({ name, ...header }) => [name, header]),
         ),

@@ -7,6 +7,8 @@ const ACCESS = {
   'credit-limit-write': ['Admin', 'API Integration'],
   /** Authorizations from the card processor: the bank's systems (and its administrators), never its operations staff. */
   'authorization-write': ['Admin', 'API Integration'],
+  /** Disputes: the bank's people who take a cardholder's claim and answer for its outcome, not its systems. */
+  'dispute-write': ['Admin', 'Operations'],
   /** Card lifecycle and customer writes (upgrade, activate, lock/unlock/block, PIN, preferences). */
   'card-write': ['Admin', 'Operations', 'API Integration'],
   /** Reads of cards, entities, limits, preferences, transactions and reports. */

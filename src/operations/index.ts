@@ -7,6 +7,8 @@ import { approvalOperations } from './approvals.js';
 import { auditOperations } from './audit.js';
 import { authorizationOperations } from './authorizations.js';
 import { authRuleOperations } from './auth-rules.js';
+import { authorizationLifecycleOperations } from './authorization-lifecycle.js';
+import { disputeOperations } from './disputes.js';
 import { channelOperations } from './channels.js';
 import { authOperations } from './auth.js';
 import { cardOperations } from './cards.js';
@@ -33,6 +35,8 @@ const publicEntries = [
   ...entityOperations,
   ...transactionOperations,
   ...authorizationOperations,
+  ...authorizationLifecycleOperations,
+  ...disputeOperations,
   ...reportOperations,
   ...pinOperations,
   ...sandboxOperations,

@@ -155,6 +155,7 @@ export const managementConsoleOperations = [
     tenantParam: 'tenantId',
     response: CustomerLookupResponse,
     callsCore: true,
+    refusals: ['ENTITY_NOT_FOUND'],
     errors: [tenantNotFound],
     execute: async ({ params, core }) => {
       const { entityId } = params;
@@ -182,6 +183,7 @@ export const managementConsoleOperations = [
     tenantParam: 'tenantId',
     response: CardLookupResponse,
     callsCore: true,
+    refusals: ['CARD_NOT_FOUND'],
     errors: [tenantNotFound],
     execute: async ({ params, core }) => {
       const card = await core('getCard', { cardId: params.cardId });

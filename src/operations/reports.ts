@@ -70,11 +70,16 @@ export const reportOperations = [
     ...report,
     id: 'report.transactions',
     url: '/v1/reports/transactions',
-    summary: 'Authorizations per day: approved, declined, approved amount',
-    description: `Days without an authorization are left out. ${RANGE_DOC}`,
+    summary: 'Card transactions per day: authorizations approved and declined, holds, clearings, reversals and refunds',
+    description:
+      'Authorizations (the sandbox host\'s and the processor\'s holds) approved and declined, and the approved amount; clearings, ' +
+      `reversals and refunds with their amounts (reversedAmount counts what final clearings released too). Days without any are left out. ${RANGE_DOC}`,
     response: TransactionsReport,
     execute: ({ query, tenant, services }) => services.reports.transactions(tenant.id, rangeOf(query, tenant)),
     view: (rows) => ({ result: rows, pagination: null }),
-    csv: { columns: ['date', 'approved', 'declined', 'approvedAmount'], rows: (rows) => rows },
+    csv: {
+      columns: ['date', 'approved', 'declined', 'approvedAmount', 'clearings', 'clearedAmount', 'reversals', 'reversedAmount', 'refunds', 'refundedAmount'],
+      rows: (rows) => rows,
+    },
   }),
 ];

@@ -8,7 +8,7 @@ import { TRANSACTION_PAGE_DEFAULT, TRANSACTION_PAGE_MAX, TransactionPageResponse
 import { boundOf } from '../domain/days.js';
 import { CardlineError, Errors } from '../errors.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
-import { toTransactionView } from '../views/entities.js';
+import { toTransactionListItem } from '../views/entities.js';
 import { defineOperation } from './define.js';
 
 const OBJECT_NAME = 'transactionQuery';
@@ -53,9 +53,10 @@ export const transactionOperations = [
     id: 'transaction.list',
     method: 'GET',
     url: '/v1/entities/:entityId/transactions',
-    summary: "A customer's transactions, approved and declined, newest first",
+    summary: "A customer's transactions, approved and declined, newest first: host decisions, holds and what followed them",
     description:
-      'Filters: `from`, `to` (a day YYYY-MM-DD of the tenant\'s time zone, both inclusive, or a date-time with an offset, `to` ' +
+      'Each entry has a `type`: AUTHORIZATION (the sandbox host\'s decision), HOLD (listed under the authorization\'s id), CLEARING, ' +
+      'REVERSAL, REFUND or DISPUTE_CREDIT, the last five naming their `authorizationId`. Filters: `from`, `to` (a day YYYY-MM-DD of the tenant\'s time zone, both inclusive, or a date-time with an offset, `to` ' +
       'exclusive), `cardId`, `status`. Pages: `limit` (1..200, default 50) and `cursor` (`pagination.nextCursor` of the previous ' +
       'page). Money is a decimal string; the card number never appears.',
     tag: 'Customers',
@@ -87,7 +88,7 @@ export const transactionOperations = [
       }
     },
     view: (page) => ({
-      result: page.transactions.map(toTransactionView),
+      result: page.transactions.map(toTransactionListItem),
       pagination: { nextCursor: page.next === null ? null : encodeTransactionCursor(page.next) },
     }),
     audit: { target: { entityId: 'params', cardId: 'query' } },

@@ -50,25 +50,46 @@ export class Reports {
     }));
   }
 
-  /** Per day: approved and declined authorizations, and the approved amount. */
+  /**
+   * Per day: authorizations approved and declined (the sandbox host's and the processor's) with the approved amount,
+   * and clearings, reversals and refunds with their amounts; what a final clearing released counts as reversed.
+   */
   async transactions(tenantId: string, range: ReportRange): Promise<TransactionDayRow[]> {
-    const r = await this.db.query<{ date: string; approved: number; declined: number; minor: string }>(
+    type Column = 'date' | 'approved' | 'declined' | 'clearings' | 'reversals' | 'refunds' | 'approved_minor' | 'cleared_minor' | 'reversed_minor' | 'refunded_minor';
+    const r = await this.db.query<Record<Column, string>>(
       `SELECT to_char(created_at AT TIME ZONE $4, 'YYYY-MM-DD') AS date,
-              count(*) FILTER (WHERE type = 'transaction.approved')::integer AS approved,
-              count(*) FILTER (WHERE type = 'transaction.declined')::integer AS declined,
-              coalesce(sum(round((payload->>'amount')::numeric * 100)) FILTER (WHERE type = 'transaction.approved'), 0)::text AS minor
+              count(*) FILTER (WHERE type IN ('transaction.approved', 'authorization.approved'))::text AS approved,
+              count(*) FILTER (WHERE type IN ('transaction.declined', 'authorization.declined'))::text AS declined,
+              (coalesce(sum(round((payload->>'amount')::numeric * 100)) FILTER (WHERE type = 'transaction.approved'), 0)
+                + coalesce(sum(round((payload->>'approvedAmount')::numeric * 100)) FILTER (WHERE type = 'authorization.approved'), 0))::bigint::text AS approved_minor,
+              count(*) FILTER (WHERE type = 'authorization.cleared')::text AS clearings,
+              (coalesce(sum(round((payload->>'amount')::numeric * 100)) FILTER (WHERE type = 'authorization.cleared'), 0))::bigint::text AS cleared_minor,
+              count(*) FILTER (WHERE type = 'authorization.reversed')::text AS reversals,
+              (coalesce(sum(round((payload->>'amount')::numeric * 100)) FILTER (WHERE type = 'authorization.reversed'), 0)
+                + coalesce(sum(round((payload->>'released')::numeric * 100)) FILTER (WHERE type = 'authorization.cleared'), 0))::bigint::text AS reversed_minor,
+              count(*) FILTER (WHERE type = 'transaction.refunded')::text AS refunds,
+              (coalesce(sum(round((payload->>'amount')::numeric * 100)) FILTER (WHERE type = 'transaction.refunded'), 0))::bigint::text AS refunded_minor
          FROM outbox
-        WHERE tenant_id = $1 AND type IN ('transaction.approved', 'transaction.declined')
+        WHERE tenant_id = $1
+          AND type IN ('transaction.approved', 'transaction.declined', 'authorization.approved', 'authorization.declined',
+                       'authorization.cleared', 'authorization.reversed', 'transaction.refunded')
           AND created_at >= $2::timestamptz AND created_at < $3::timestamptz
         GROUP BY 1
         ORDER BY 1`,
       [tenantId, ...bounds(range)],
     );
+    const money = (minor: string) => fromMinor(BigInt(minor));
     return r.rows.map((row) => ({
       date: row.date,
       approved: Number(row.approved),
       declined: Number(row.declined),
-      approvedAmount: fromMinor(BigInt(row.minor)),
+      approvedAmount: money(row.approved_minor),
+      clearings: Number(row.clearings),
+      clearedAmount: money(row.cleared_minor),
+      reversals: Number(row.reversals),
+      reversedAmount: money(row.reversed_minor),
+      refunds: Number(row.refunds),
+      refundedAmount: money(row.refunded_minor),
     }));
   }
 }

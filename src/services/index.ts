@@ -42,6 +42,7 @@ import { ChannelSenders } from '../notify/channel-types/registry.js';
 import { AuthorizationStore } from './transactions/authorizations.js';
 import { AuthRuleStore } from './transactions/auth-rules.js';
 import { SpendControls } from './transactions/spend-controls.js';
+import { AuthorizationLedger } from './transactions/ledger.js';
 import { tracing } from '../telemetry/index.js';
 
 export interface Services {
@@ -84,6 +85,8 @@ export interface Services {
   authRules: AuthRuleStore;
   /** The spend-control step: the rules evaluated, velocity counters kept. */
   spendControls: SpendControls;
+  /** What follows an authorization: reservations of its amounts while the core changes them, and its disputes. */
+  ledger: AuthorizationLedger;
   deliveries: DeliveryService;
   /** Shadow cores: comparisons, divergences and their summary (decision 0112). */
   shadow: ShadowService;
@@ -219,6 +222,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       authorizations: new AuthorizationStore(db),
       authRules,
       spendControls: new SpendControls(db, authRules),
+      ledger: new AuthorizationLedger(db),
       hsm,
       pins,
       connectorRegistry,

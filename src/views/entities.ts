@@ -2,7 +2,7 @@
 // lines are personal data: masked here, in full only sealed to the tenant's client key (spec 2.5, 5.3).
 import type { EntityDetails, Transaction } from '../../connectors/contract.js';
 import type { EntityView } from '../../schemas/entities.js';
-import type { TransactionView } from '../../schemas/transactions.js';
+import type { TransactionListItem, TransactionView } from '../../schemas/transactions.js';
 import type { Sealed } from '../crypto/response-fields.js';
 
 /** Every letter and digit after the first of each word: `10 Demo Street` → `1* D*** S*****`. */
@@ -65,3 +65,10 @@ export function toTransactionView(t: Transaction): TransactionView {
     at: t.at,
   };
 }
+
+/** An entry of the transaction list: a core that lists no type lists host decisions (AUTHORIZATION). */
+export const toTransactionListItem = (t: Transaction): TransactionListItem => ({
+  ...toTransactionView(t),
+  type: t.type ?? 'AUTHORIZATION',
+  authorizationId: t.authorizationId ?? null,
+});

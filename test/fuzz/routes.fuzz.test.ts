@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockCore } from '../../connectors/mock/index.js';
 import cardlineApp, { serverOptions } from '../../src/app.js';
 import { PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { contentTypes, headerText, jsonText, mutated, usually } from './arbitraries.js';
 
 const SEED = 7_300_421;
 const RUNS_PER_ROUTE = 20;
@@ -154,35 +155,6 @@ const concrete = (url: string) => url.replace(/:(\w+)/g, (_m, p: string) => PATH
 // ---------------------------------------------------------------------------------------------------
 // Generators.
 
-const headerText = fc.stringMatching(/^[\x21-\x7e][\x20-\x7e]{0,40}$/);
-const jsonText = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v) ?? 'null');
-
-/** A valid body with one thing changed: a field dropped, added, or given another type, at the top or one level down. */
-function mutated(valid: unknown) {
-  if (valid === null || typeof valid !== 'object' || Array.isArray(valid)) return jsonText;
-  const base = valid as Record<string, unknown>;
-  const keys = Object.keys(base);
-  return fc
-    .record({
-      kind: fc.constantFrom('drop', 'add', 'retype', 'nested'),
-      pick: fc.nat(),
-      name: fc.oneof(fc.constantFrom('amount', 'entityId', 'role', '__proto__', 'constructor', 'tenant'), fc.string({ maxLength: 12 })),
-      value: fc.jsonValue({ maxDepth: 2 }),
-    })
-    .map(({ kind, pick, name, value }) => {
-      const body: Record<string, unknown> = structuredClone(base);
-      const key = keys.length ? keys[pick % keys.length]! : name;
-      if (kind === 'drop') delete body[key];
-      else if (kind === 'add') body[name] = value;
-      else if (kind === 'retype') body[key] = value;
-      else {
-        const inner = body[key];
-        body[key] = inner && typeof inner === 'object' && !Array.isArray(inner) ? { ...inner, [name]: value } : { [name]: value };
-      }
-      return JSON.stringify(body);
-    });
-}
-
 function bodyArb(route: Route) {
   const valid = sample(route.body);
   return fc.oneof(
@@ -193,10 +165,6 @@ function bodyArb(route: Route) {
     { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
   );
 }
-
-/** Mostly what a client sends, sometimes nothing, sometimes something odd. */
-const usually = <T>(usual: fc.Arbitrary<T>, odd: fc.Arbitrary<T>, absent = 1) =>
-  fc.oneof({ weight: 6, arbitrary: usual }, { weight: 2, arbitrary: odd }, { weight: absent, arbitrary: fc.constant(undefined) });
 
 const headersArb = fc.record({
   tenant: usually(fc.constant('demo'), fc.oneof(fc.constantFrom('demo-b', 'DEMO', ' demo', 'unknown-bank', '', 'demo,demo-b'), headerText)),
@@ -211,19 +179,7 @@ const headersArb = fc.record({
   ),
   contentType: usually(
     fc.constant('application/json'),
-    fc.oneof(
-      fc.constantFrom(
-          'application/json; charset=utf-8',
-          'application/json; charset=latin1',
-          'application/problem+json',
-          'text/plain',
-          'application/jose',
-          'multipart/form-data; boundary=x',
-          'application/x-www-form-urlencoded',
-        'json',
-      ),
-      headerText,
-    ),
+    contentTypes,
   ),
   idempotencyKey: fc.oneof(fc.constant(undefined), fc.uuid(), headerText, fc.constant('k'.repeat(300))),
 });

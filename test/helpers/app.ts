@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDb, type Db } from '../../src/store/db.js';
 import { copyTemplate } from '../../src/store/template.js';
-import { checkAgainstDocument } from './openapi.js';
+import { checkAgainstDocument, checkAgainstManagementDocument } from './openapi.js';
 import type { Operation } from '../../src/operations/define.js';
 import type { Role } from '../../schemas/common.js';
 import { adminQuery, databaseUrl } from './global-setup.js';
@@ -148,6 +148,17 @@ async function startCore(kind: TestConnector): Promise<{ choice: ConnectorChoice
   return { choice: () => ({ id: 'mock', options: { fixtures: 'demo' } }), stop: async () => undefined };
 }
 
+/** The management listener with every answer of `inject(options)` checked against its committed document. */
+function checkedInjections(app: FastifyInstance): FastifyInstance {
+  const inject = app.inject.bind(app);
+  app.inject = (async (o: InjectOptions) => {
+    const res = await inject(o);
+    checkAgainstManagementDocument(String(o.method ?? 'GET'), String(o.url ?? (o as { path?: string }).path ?? '/'), res);
+    return res;
+  }) as FastifyInstance['inject'];
+  return app;
+}
+
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const testDb = await createTestDb();
   // The delivery worker drains the outbox only in the tests of notification channels (they switch it on).
@@ -201,7 +212,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     masterKey,
     token,
     encrypt,
-    management: () => (management ??= buildManagementApp({ services: app.cardline, config, ...(opts.logger ? { logger: opts.logger } : {}) })),
+    management: () => (management ??= buildManagementApp({ services: app.cardline, config, ...(opts.logger ? { logger: opts.logger } : {}) }).then(checkedInjections)),
     operatorKey: async (name = `operator-${++operators}`) => (await app.cardline.operatorKeys.create(name)).key,
     // Every answer is checked against the committed OpenAPI document (its route's schema for the status).
     inject: async (o) => {

@@ -8,6 +8,7 @@ import { MANAGEMENT_OPENAPI_FILE, openapiText, staleFiles, staleMessage } from '
 import { renderProblem, Errors } from '../../src/errors.js';
 import { managementOperations, operations } from '../../src/operations/index.js';
 import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { MANAGEMENT_DOCUMENT, documentChecker } from '../helpers/openapi.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 let t: TestApp;
@@ -73,6 +74,31 @@ describe('GET /openapi.json on the management listener', () => {
     expect(Object.keys(served.paths['/v1/tenants/{tenantId}/users'].post.requestBody.content)).toEqual(['application/json', 'application/jose']);
     // Without a tenant in the path there is no key to encrypt to: JSON only.
     expect(Object.keys(served.paths['/v1/operator-keys'].post.requestBody.content)).toEqual(['application/json']);
+  });
+
+  it('declares what the lookups answer for a customer or a card the core does not hold (409, as served)', async () => {
+    const m = await t.management();
+    const check = documentChecker(MANAGEMENT_DOCUMENT, { unrouted: true });
+    const authorization = `Bearer ${await t.operatorKey()}`;
+    const cases = [
+      ['/v1/tenants/demo/customers/ENT-9999', 'Entity Not Found', 'Entity ENT-9999 does not exist.', 'ENTITY_NOT_FOUND'],
+      ['/v1/tenants/demo/cards/CARD-9999', 'Card Not Found', 'Card CARD-9999 does not exist.', 'CARD_NOT_FOUND'],
+    ] as const;
+    for (const [url, title, detail, businessCode] of cases) {
+      const res = await m.inject({ method: 'GET', url, headers: { authorization } });
+      expect(res.json()).toEqual({ type: `${PROBLEM_BASE}/problem-with-message`, title, status: 409, message: 'error.business', detail, businessCode });
+      expect(() => check('GET', url, res)).not.toThrow();
+    }
+  });
+
+  it("x-unrouted-responses' examples are the listener's answers (405 with Allow, 404)", async () => {
+    const m = await t.management();
+    const unrouted = served['x-unrouted-responses'];
+    const wrongMethod = await m.inject({ method: 'PUT', url: '/v1/tenants' });
+    expect([wrongMethod.statusCode, wrongMethod.headers.allow]).toEqual([405, 'GET, HEAD, POST']);
+    expect(wrongMethod.json()).toEqual(unrouted['405'].content['application/problem+json'].example);
+    const missing = await m.inject({ method: 'GET', url: '/v1/nothing' });
+    expect(missing.json()).toEqual(unrouted['404'].content['application/problem+json'].example);
   });
 
   it('shows only management routes, and the public document only public ones', () => {

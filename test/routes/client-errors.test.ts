@@ -1,6 +1,6 @@
 // What Node's HTTP parser refuses before a request exists: malformed framing (400), a request too slow (408),
 // headers too large (431). Each answer is a problem record with the headers every other answer carries, on
-// both listeners, over raw sockets (no HTTP client would send these).
+// both listeners, over raw sockets (no HTTP client would send these), and is what the listener's document declares.
 import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { buildManagementApp } from '../../src/management/app.js';
 import { PROBLEM_BASE, createTestDb, type TestDb } from '../helpers/app.js';
+import { MANAGEMENT_DOCUMENT, PUBLIC_DOCUMENT, readDocument } from '../helpers/openapi.js';
 
 let testDb: TestDb;
 let gateway: FastifyInstance;
@@ -70,6 +71,28 @@ async function everyAnswersHeaders(port: number): Promise<Record<string, string>
 
 const problem = (status: number, title: string, detail: string) => ({ type: `${PROBLEM_BASE}/problem-with-message`, title, status, message: `error.http.${status}`, detail });
 
+const DOCUMENTS = { public: readDocument(PUBLIC_DOCUMENT), management: readDocument(MANAGEMENT_DOCUMENT) };
+
+/**
+ * The listener's document declares the answer: 408 and 431 on every operation (the probes, the key set, the
+ * metrics and the document included), by one component whose example is the answer; 400 where no operation is read.
+ */
+function expectDocumented(listener: 'public' | 'management', status: number, body: unknown) {
+  const document = DOCUMENTS[listener];
+  if (status === 400) {
+    expect(document['x-unrouted-responses']['400']!.description).toMatch(/not well-formed HTTP\/1\.1/);
+    return;
+  }
+  const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ where: `${method} ${path}`, op })));
+  expect(operations.map(({ where }) => where)).toEqual(expect.arrayContaining(['get /health/live', 'get /openapi.json']));
+  const missing = operations.filter(({ op }) => !op.responses[String(status)]?.$ref).map(({ where }) => where);
+  expect(missing, `operations without a ${status}`).toEqual([]);
+  const refs = new Set(operations.map(({ op }) => JSON.stringify(op.responses[String(status)])));
+  expect(refs.size).toBe(1);
+  const name = (JSON.parse([...refs][0]!) as { $ref: string }).$ref.replace('#/components/responses/', '');
+  expect(document.components.responses![name]!.content!['application/problem+json']!.example).toEqual(body);
+}
+
 describe.each(['public', 'management'] as const)('on the %s listener', (listener) => {
   const expectAnswer = async (answer: Raw, status: number, title: string, detail: string) => {
     expect(answer.status).toBe(status);
@@ -77,6 +100,7 @@ describe.each(['public', 'management'] as const)('on the %s listener', (listener
     expect(answer.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(answer.headers).toMatchObject(await everyAnswersHeaders(ports[listener]));
+    expectDocumented(listener, status, JSON.parse(answer.body));
   };
 
   it('malformed framing → 400', async () => {

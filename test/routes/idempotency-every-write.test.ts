@@ -208,6 +208,23 @@ function recipesOf({ ids, jwkA, jwkB }: Fixtures) {
       body: () => ({ cardId: 'CARD-3001', ...auth('12.00')(), currency: 'EUR' }),
       other: () => ({ cardId: 'CARD-3001', ...auth('13.00')(), currency: 'EUR' }),
     },
+    'authorization.clear': {
+      url: `/v1/authorizations/${ids.clear}/clear`,
+      body: () => ({ amount: '5.00', currency: 'EUR' }),
+      other: () => ({ amount: '6.00', currency: 'EUR' }),
+    },
+    'authorization.reverse': { url: `/v1/authorizations/${ids.reverse}/reverse`, body: () => ({ amount: '5.00' }), other: () => ({ amount: '6.00' }) },
+    'transaction.refund': {
+      url: `/v1/transactions/${ids.refund}/refund`,
+      body: () => ({ amount: '5.00', currency: 'EUR' }),
+      other: () => ({ amount: '6.00', currency: 'EUR' }),
+    },
+    'dispute.open': {
+      url: `/v1/transactions/${ids.disputed}/disputes`,
+      body: () => ({ reason: 'FRAUD', amount: '5.00', currency: 'EUR' }),
+      other: () => ({ reason: 'FRAUD', amount: '6.00', currency: 'EUR' }),
+    },
+    'dispute.resolve': { url: `/v1/disputes/${ids.dispute}/resolve`, body: () => ({ outcome: 'WON' }), other: () => ({ outcome: 'LOST' }) },
     'repayment.receive': { url: '/v1/sandbox/entities/ENT-1001/repayments', body: () => ({ amount: '1.00' }), other: () => ({ amount: '2.00' }) },
     'card.fulfilment-advance': { url: '/v1/sandbox/cards/CARD-3002/fulfilment/advance' },
     'card.block': { url: '/v1/cards/CARD-3003/block', body: () => ({ reasonCode: 'LOST' }), other: () => ({ reasonCode: 'STOLEN' }) },
@@ -368,6 +385,19 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     // And two the operator decides on the management listener (the policy names Operator).
     ids.operatorApprove = await held('idem-maker', ['Operator']);
     ids.operatorReject = await held('idem-maker', ['Operator']);
+    // Card transactions: two held (a clearing, a reversal), two cleared (a refund, a dispute), one with an open dispute.
+    const authorization = async (cleared: boolean) => {
+      const body = { cardId: 'CARD-3001', amount: '50.00', currency: 'EUR', merchant: { name: 'Cafe Central', mcc: '5814', country: 'PT' }, channel: 'POS' };
+      const id = (await send('public', { method: 'POST', url: '/v1/authorizations', body })).json().result.authorizationId as string;
+      if (cleared) await send('public', { method: 'POST', url: `/v1/authorizations/${id}/clear`, body: { amount: '50.00', currency: 'EUR', final: true } });
+      return id;
+    };
+    ids.clear = await authorization(false);
+    ids.reverse = await authorization(false);
+    ids.refund = await authorization(true);
+    ids.disputed = await authorization(true);
+    const disputed = await send('public', { method: 'POST', url: `/v1/transactions/${await authorization(true)}/disputes`, body: { reason: 'FRAUD', amount: '10.00', currency: 'EUR' } });
+    ids.dispute = disputed.json().result.disputeId;
     const jwk = async () => ({ ...(await exportJWK((await generateKeyPair('ECDH-ES+A256KW', { crv: 'P-256', extractable: true })).publicKey)) });
     recipes = recipesOf({ ids, jwkA: await jwk(), jwkB: await jwk() });
     writes = await writesOf();

@@ -35,6 +35,8 @@ async function call(method: 'GET' | 'POST', url: string, { payload, role = 'Admi
 const today = () => new Date().toISOString().slice(0, 10);
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 const CAFE = { name: 'Cafe Central', mcc: '5814', country: 'PT' };
+/** A day of host decisions only: no clearing, reversal or refund. */
+const NO_CHANGES = { clearings: 0, clearedAmount: '0.00', reversals: 0, reversedAmount: '0.00', refunds: 0, refundedAmount: '0.00' };
 const REGISTRATION = {
   name: 'Oficina Lda',
   type: 'BUSINESS',
@@ -84,7 +86,7 @@ describe('the three reports, JSON', () => {
   it('transactions: approved, declined and the approved amount per day', async () => {
     await aDay();
     const res = await call('GET', `/v1/reports/transactions?from=${today()}&to=${today()}`, { role: 'API Integration' });
-    expect(res.json()).toEqual({ result: [{ date: today(), approved: 2, declined: 1, approvedAmount: '49.75' }], pagination: null });
+    expect(res.json()).toEqual({ result: [{ date: today(), approved: 2, declined: 1, approvedAmount: '49.75', ...NO_CHANGES }], pagination: null });
   });
 
   it('a range without events is empty', async () => {
@@ -99,7 +101,7 @@ describe('CSV with Accept: text/csv', () => {
     const res = await call('GET', `/v1/reports/transactions?from=${today()}&to=${today()}`, { accept: 'text/csv' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
-    expect(res.body).toBe(`date,approved,declined,approvedAmount\r\n${today()},2,1,49.75\r\n`);
+    expect(res.body).toBe(`date,approved,declined,approvedAmount,clearings,clearedAmount,reversals,reversedAmount,refunds,refundedAmount\r\n${today()},2,1,49.75,0,0.00,0,0.00,0,0.00\r\n`);
     const activity = await call('GET', `/v1/reports/activity?from=${today()}&to=${today()}`, { accept: 'text/csv' });
     expect(activity.body.split('\r\n')).toEqual([
       'date,eventType,count',
@@ -154,13 +156,13 @@ describe("days are the tenant's time zone's", () => {
     }
     const kolkata = await call('GET', '/v1/reports/transactions?from=2026-03-09&to=2026-03-10', { tenant: 'kolkata', role: 'Read-Only' });
     expect(kolkata.json().result).toEqual([
-      { date: '2026-03-09', approved: 1, declined: 0, approvedAmount: '10.00' },
-      { date: '2026-03-10', approved: 1, declined: 0, approvedAmount: '2.50' },
+      { date: '2026-03-09', approved: 1, declined: 0, approvedAmount: '10.00', ...NO_CHANGES },
+      { date: '2026-03-10', approved: 1, declined: 0, approvedAmount: '2.50', ...NO_CHANGES },
     ]);
     const only10th = await call('GET', '/v1/reports/activity?from=2026-03-10&to=2026-03-10', { tenant: 'kolkata', role: 'Read-Only' });
     expect(only10th.json().result).toEqual([{ date: '2026-03-10', eventType: 'transaction.approved', count: 1 }]);
     const utc = await call('GET', '/v1/reports/transactions?from=2026-03-09&to=2026-03-09');
-    expect(utc.json().result).toEqual([{ date: '2026-03-09', approved: 2, declined: 0, approvedAmount: '12.50' }]);
+    expect(utc.json().result).toEqual([{ date: '2026-03-09', approved: 2, declined: 0, approvedAmount: '12.50', ...NO_CHANGES }]);
   });
 });
 

@@ -78,6 +78,8 @@ const transaction = (n: number, amount: string, patch: Record<string, unknown> =
   at: ISO,
   ...patch,
 });
+/** A host decision as the transaction list shows it: of type AUTHORIZATION, belonging to no authorization. */
+const listed = (n: number, amount: string, patch: Record<string, unknown> = {}) => ({ ...transaction(n, amount, patch), type: 'AUTHORIZATION', authorizationId: null });
 
 async function events() {
   const r = await t.db.query<{ type: string; aggregate_id: string; payload: unknown }>(
@@ -287,12 +289,12 @@ describe('GET /v1/entities/{entityId}/transactions', () => {
     expect(first.statusCode).toBe(200);
     const next = encodeTransactionCursor('TXN-00000003');
     expect(first.json()).toEqual({
-      result: [transaction(4, '60000.00', { status: 'DECLINED', declineReason: 'INSUFFICIENT_CREDIT' }), transaction(3, '3.00')],
+      result: [listed(4, '60000.00', { status: 'DECLINED', declineReason: 'INSUFFICIENT_CREDIT' }), listed(3, '3.00')],
       pagination: { nextCursor: next },
     });
     await authorize('5.00');
     const second = await list(`?limit=2&cursor=${next}`);
-    expect(second.json()).toEqual({ result: [transaction(2, '2.00'), transaction(1, '1.00')], pagination: { nextCursor: null } });
+    expect(second.json()).toEqual({ result: [listed(2, '2.00'), listed(1, '1.00')], pagination: { nextCursor: null } });
     expect((await list('?status=DECLINED')).json().result.map((x: { amount: string }) => x.amount)).toEqual(['60000.00']);
     expect((await list('?cardId=CARD-3001&status=APPROVED&limit=1')).json().pagination.nextCursor).not.toBeNull();
   });

@@ -20,7 +20,7 @@ import {
   type TenantView,
   type TransactionPageResponse,
   type TransactionQuery,
-  type TransactionView,
+  type TransactionListItem,
   type UpgradeLimitBody,
   type UserCreateBody,
   type UserResponse,
@@ -62,7 +62,7 @@ describe('the SDK generated from the operation table', () => {
     expectTypeOf(cl.creditLimit.upgrade).parameter(0).toEqualTypeOf<UpgradeLimitBody>();
     expectTypeOf(cl.card.lock).parameter(0).toEqualTypeOf<string>();
     expectTypeOf(cl.card.lock).returns.resolves.toEqualTypeOf<CardOperationResponse | Pending>();
-    expectTypeOf(cl.transaction.list).returns.toEqualTypeOf<Paged<TransactionView, TransactionPageResponse>>();
+    expectTypeOf(cl.transaction.list).returns.toEqualTypeOf<Paged<TransactionListItem, TransactionPageResponse>>();
     expectTypeOf<ReturnType<typeof cl.keys.public>>().resolves.toHaveProperty('keys');
 
     const admin = new CardlineAdmin({ baseUrl: 'http://127.0.0.1:1', operatorKey: 'clop_x' });

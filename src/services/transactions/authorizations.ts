@@ -25,7 +25,7 @@ export interface AuthorizationRecord {
   at: Date;
 }
 
-interface Row {
+export interface Row {
   id: string;
   card_id: string;
   entity_id: string | null;
@@ -47,11 +47,11 @@ interface Row {
   created_at: Date | string;
 }
 
-const COLUMNS =
+export const COLUMNS =
   'id, card_id, entity_id, status, decline_reason, decided_by, amount_minor::text, approved_minor::text, held_minor::text, cleared_minor::text, ' +
   'reversed_minor::text, refunded_minor::text, credited_minor::text, currency, merchant, channel, network_reference, trail, created_at';
 
-const fromRow = (r: Row): AuthorizationRecord => ({
+export const fromRow = (r: Row): AuthorizationRecord => ({
   id: r.id,
   cardId: r.card_id,
   entityId: r.entity_id,

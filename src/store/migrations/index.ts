@@ -528,4 +528,43 @@ CREATE TABLE auth_rule_counters (
 );
 `,
   },
+  {
+    // After the authorization: the amounts changes in flight reserve (of what is held, or of what was cleared), so
+    // that two changes admitted together never go beyond the amount, each expiring should its gateway stop mid-call;
+    // and the disputes, whose open ones claim what was cleared until they are resolved, once.
+    name: '0030-authorization-lifecycle',
+    sql: `
+CREATE TABLE authorization_reservations (
+  tenant_id        text NOT NULL,
+  id               text NOT NULL,
+  authorization_id text NOT NULL,
+  pool             text NOT NULL CHECK (pool IN ('held', 'cleared')),
+  amount_minor     bigint NOT NULL CHECK (amount_minor > 0),
+  expires_at       timestamptz NOT NULL,
+  PRIMARY KEY (tenant_id, id),
+  FOREIGN KEY (tenant_id, authorization_id) REFERENCES authorizations (tenant_id, id) ON DELETE CASCADE
+);
+CREATE INDEX authorization_reservations_of ON authorization_reservations (tenant_id, authorization_id);
+CREATE TABLE disputes (
+  tenant_id        text NOT NULL,
+  id               text NOT NULL,
+  authorization_id text NOT NULL,
+  card_id          text NOT NULL,
+  entity_id        text NOT NULL,
+  amount_minor     bigint NOT NULL CHECK (amount_minor > 0),
+  currency         text NOT NULL,
+  reason           text NOT NULL,
+  note             text,
+  status           text NOT NULL CHECK (status IN ('OPEN', 'RESOLVING', 'WON', 'LOST')),
+  opened_by        text,
+  resolved_by      text,
+  created_at       timestamptz NOT NULL DEFAULT now(),
+  resolving_since  timestamptz,
+  resolved_at      timestamptz,
+  PRIMARY KEY (tenant_id, id),
+  FOREIGN KEY (tenant_id, authorization_id) REFERENCES authorizations (tenant_id, id) ON DELETE CASCADE
+);
+CREATE INDEX disputes_authorization ON disputes (tenant_id, authorization_id);
+`,
+  },
 ];
