@@ -484,4 +484,13 @@ CREATE INDEX authorizations_card ON authorizations (tenant_id, card_id, created_
 CREATE INDEX authorizations_created ON authorizations (tenant_id, created_at);
 `,
   },
+  {
+    // Audit chains are leased, not opened per start (decision 0286): a writer takes a chain no live writer holds
+    // and continues it. holder: the writer appending to it; lease_until: after it, another writer may take it
+    // over. Chains of earlier starts have no holder and are taken first.
+    name: '0026-audit-chain-leases',
+    sql: `
+ALTER TABLE audit_chains ADD COLUMN holder text, ADD COLUMN lease_until timestamptz;
+`,
+  },
 ];
