@@ -216,7 +216,8 @@ describe('cardline --admin-url', () => {
 
   it('names what is missing: the operator key, a reachable API, a URL', async () => {
     expect((await cli(['tenant', 'list'], { CARDLINE_OPERATOR_KEY: undefined })).stderr).toBe(
-      'error: Set CARDLINE_OPERATOR_KEY to an operator key (`cardline operator-key create`, or the one the demo printed) to use the management API.\n',
+      'error: Set CARDLINE_OPERATOR_KEY to an operator key to use the management API: the one the demo printed, or one an operator with a key creates for you: ' +
+        `\`CARDLINE_OPERATOR_KEY=<their key> npx cardline --admin-url ${url} operator-key create --name <name>\`.\n`,
     );
     // A port nobody listens on (taken, then closed).
     const server = createServer();
