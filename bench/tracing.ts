@@ -2,7 +2,9 @@
 // starts its `full` target — tracing off (no OTEL_* variable), on with every request sampled, and on at 10 %
 // (parentbased_traceidratio 0.1) — both exporting to a local OTLP/HTTP receiver; loaded in turn, round after
 // round, so that the machine's load falls on all three alike. Prints each arm's median throughput and its ratio
-// to the off arm (issue 31's targets: off within 2 % of before, on at least 0.85x).
+// to the off arm (targets: off within 2 % of before, on at least 0.85x). BENCH_BASELINE_ROOT, a checkout of a
+// commit from before the instrumentation (installed with npm ci), adds a fourth arm: that gateway, loaded in
+// the same rounds, which is what "before" means.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +25,7 @@ const CONNECTIONS = int('BENCH_CONNECTIONS', 32);
 interface Arm {
   name: string;
   env: Record<string, string>;
+  root?: string;
   child?: ChildProcess;
   port?: number;
   token?: string;
@@ -32,8 +35,9 @@ interface Arm {
 async function start(arm: Arm): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-tracing-'));
   const tokensFile = join(dir, 'tokens.json');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'server.ts')], {
-    cwd: ROOT,
+  const root = arm.root ?? ROOT;
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench', 'server.ts')], {
+    cwd: root,
     env: { ...process.env, ...arm.env, NODE_ENV: 'production', BENCH_TOKENS_FILE: tokensFile, BENCH_MASTER_KEY: MasterKey.generate(), BENCH_PHASE: 'all' },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
@@ -71,6 +75,8 @@ export async function benchTracing(): Promise<number> {
     { name: 'tracing on, every request', env: { ...exporting, OTEL_TRACES_SAMPLER: 'always_on' }, rps: [] },
     { name: 'tracing on, 10 %', env: { ...exporting, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }, rps: [] },
   ];
+  const baseline = process.env.BENCH_BASELINE_ROOT;
+  if (baseline) arms.push({ name: `before the instrumentation (${baseline})`, env: {}, root: resolve(baseline), rps: [] });
   console.log(`Cardline tracing bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, arms alternated; in-memory store; mock connector`);
   try {
     for (const arm of arms) await start(arm);

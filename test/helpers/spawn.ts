@@ -17,6 +17,10 @@ export function runProcess(command: string, args: string[], opts: { cwd: string;
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A child that exits without reading its stdin closes the pipe first: that EPIPE is not the run's failure.
+    child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') reject(err);
+    });
     child.stdin.end(opts.input ?? '');
   });
 }
