@@ -123,8 +123,9 @@ const RESERVE = `
   RETURNING tenant_id, seq`;
 
 /**
- * Takes, per tenant, a chain no live writer holds: never held, given back, or unwritten for longer than its lease
- * (its writer died or went idle). Rows locked by an append under way are skipped, so two writers never share one.
+ * Takes, per tenant, a chain no live writer holds: never held or given back first, else the one unwritten for
+ * longest past its lease (its writer died or went idle). Rows locked by an append under way are skipped, so two
+ * writers never share one.
  */
 const CLAIM = `
   WITH free AS (
@@ -133,7 +134,7 @@ const CLAIM = `
       CROSS JOIN LATERAL (
         SELECT c.tenant_id, c.chain FROM audit_chains c
          WHERE c.tenant_id = w.tenant_id AND (c.holder IS NULL OR c.holder = $2 OR c.lease_until < now())
-         ORDER BY c.chain LIMIT 1 FOR UPDATE SKIP LOCKED
+         ORDER BY c.holder IS NOT NULL AND c.holder <> $2, c.lease_until NULLS FIRST, c.chain LIMIT 1 FOR UPDATE SKIP LOCKED
       ) f
   )
   UPDATE audit_chains c SET holder = $2, lease_until = now() + $3 * interval '1 millisecond'

@@ -168,21 +168,54 @@ describe.skipIf(!PG)('audit chain leases, writers on connections of their own ta
     await testDb.drop();
   });
 
-  it('no chain is ever appended to by two writers: every record once, every chain whole, and the chain count stays bounded', { timeout: 300_000 }, async () => {
+  it('writers started one after another beside two others, each on its own connections, leave no more chains than ran at once', { timeout: 300_000 }, async () => {
+    const tenants = ['churn-a', 'churn-b', 'churn-c'];
+    let stop = false;
+    const steady = new AuditWriter(pools[0]!);
+    const steadyLoop = (async () => {
+      for (let n = 0; !stop; n++) await Promise.all(tenants.map((t) => steady.record(entry(t, `churn-steady-${n}`))));
+    })();
+    // Two lanes: in each, a writer starts, writes to every tenant, and closes before the next starts.
+    const lane = async (l: number) => {
+      for (let s = 0; s < 12; s++) {
+        const w = new AuditWriter(pools[l]!);
+        await Promise.all(Array.from({ length: 9 }, (_, i) => w.record(entry(tenants[i % 3]!, `churn${l}-${s}-${i}`))));
+        await w.close();
+      }
+    };
+    await Promise.all([lane(1), lane(2)]);
+    stop = true;
+    await steadyLoop;
+    await steady.close();
+    for (const t of tenants) {
+      expect(await verifyChain(testDb.db, t)).toMatchObject({ ok: true });
+      // 25 writers wrote to each tenant, at most three at once: at most three chains (one each before the fix).
+      expect({ t, chains: (await chainsOf(testDb.db, t)).length <= 3 }).toEqual({ t, chains: true });
+    }
+  });
+
+  it('no chain is ever appended to by two writers, also while every lease runs out all the time: every record once, every chain whole', { timeout: 300_000 }, async () => {
     const tenants = ['load-a', 'load-b', 'load-c'];
     const ids: string[] = [];
     const writers: AuditWriter[] = [];
     let stop = false;
-    // Leases run out all the time: any chain not locked by an append under way may be claimed by another writer.
+    // One writer runs throughout; two lanes start a writer after another, each abandoned (a killed process).
+    const steady = new AuditWriter(pools[0]!);
+    writers.push(steady);
+    // Leases run out all the time, the steady writer's first in line to be taken over: any chain not locked by an
+    // append under way may be claimed by another writer while its holder goes on writing.
     const expiring = (async () => {
       while (!stop) {
-        await testDb.db.query("UPDATE audit_chains SET lease_until = now() - interval '1 second' WHERE holder IS NOT NULL");
+        // It locks every held row at once, in no order: PostgreSQL may end it as a deadlock's victim; it runs again.
+        await testDb.db
+          .query(
+            "UPDATE audit_chains SET lease_until = CASE WHEN holder = $1 THEN '-infinity'::timestamptz ELSE now() - interval '1 second' END WHERE holder IS NOT NULL",
+            [steady.holder],
+          )
+          .catch(() => undefined);
         await new Promise((resolve) => setImmediate(resolve));
       }
     })();
-    // One writer runs throughout; two lanes start a writer after another, closing half of them and abandoning the rest.
-    const steady = new AuditWriter(pools[0]!);
-    writers.push(steady);
     const steadyLoop = (async () => {
       let n = 0;
       while (!stop) {
@@ -199,7 +232,6 @@ describe.skipIf(!PG)('audit chain leases, writers on connections of their own ta
         const batch = Array.from({ length: 9 }, (_, i) => `lane${l}-${s}-${i}`);
         ids.push(...batch);
         await Promise.all(batch.map((id, i) => w.record(entry(tenants[i % 3]!, id))));
-        if (s % 2 === 0) await w.close();
       }
     };
     await Promise.all([lane(1), lane(2)]);
@@ -207,16 +239,16 @@ describe.skipIf(!PG)('audit chain leases, writers on connections of their own ta
     await Promise.all([steadyLoop, expiring]);
     await steady.close();
 
-    const counts = await testDb.db.query<{ request_id: string; n: number }>('SELECT request_id, count(*)::int AS n FROM audit_log GROUP BY request_id');
+    const counts = await testDb.db.query<{ request_id: string; n: number }>(
+      'SELECT request_id, count(*)::int AS n FROM audit_log WHERE tenant_id = ANY($1::text[]) GROUP BY request_id',
+      [tenants],
+    );
     const byId = new Map(counts.rows.map((r) => [r.request_id, r.n]));
     expect(ids.filter((id) => byId.get(id) !== 1)).toEqual([]);
     expect(counts.rows.length).toBe(ids.length);
-    for (const t of tenants) {
-      expect(await verifyChain(testDb.db, t)).toMatchObject({ ok: true });
-      // 25 writers started on each tenant; at most three write at once, and an abandoned one holds its chain a while.
-      expect((await chainsOf(testDb.db, t)).length).toBeLessThanOrEqual(6);
-    }
-    expect(writers.reduce((sum, w) => sum + w.chainsTaken, 0)).toBeGreaterThan(0);
+    // The chain count is not asserted here: the statement that makes leases run out locks every held row, and a
+    // claim passes locked rows over (the test above bounds it).
+    for (const t of tenants) expect(await verifyChain(testDb.db, t)).toMatchObject({ ok: true });
     expect(writers.map((w) => w.conflictRetries).filter((n) => n > 0)).toEqual([]);
   });
 });
