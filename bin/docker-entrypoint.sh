@@ -4,7 +4,7 @@
 set -e
 case "${1:-}" in
   cardline) shift; exec node /app/bin/cardline.js "$@" ;;
-  tenant|user|operator-key|keys|audit|encrypt|login|master-key|file-core|--admin-url|--admin-url=*|help|--help|-h|--version|-V) exec node /app/bin/cardline.js "$@" ;;
+  tenant|user|operator-key|keys|approvals|audit|encrypt|login|master-key|file-core|--admin-url|--admin-url=*|help|--help|-h|--version|-V) exec node /app/bin/cardline.js "$@" ;;
   --demo) exec node /app/dist/src/server.js "$@" ;;
   mock-core) shift; exec node /app/dist/src/mock-core/main.js "$@" ;;
   "") exec node /app/dist/src/server.js ;;

@@ -1,6 +1,7 @@
 // Schemas of card authorizations from a processor (POST /v1/authorizations): what a card network sends, the
 // decision with the trail of the pipeline's steps, and the catalogue of decline reasons.
 import { Type, type Static } from '@sinclair/typebox';
+import { RuleEvaluation } from './auth-rules.js';
 import { Identifier, Money, PlainText, cardEnvelopeOf } from './common.js';
 import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, MCC_PATTERN } from './transactions.js';
 
@@ -52,6 +53,10 @@ export const StepRecord = Type.Object({
   outcome: stringEnum(STEP_OUTCOMES, 'approved, declined or skipped'),
   declineReason: Type.Optional(stringEnum(DECLINE_REASONS, 'why the step declined')),
   detail: Type.Optional(Type.String({ maxLength: 200 })),
+  /** Spend controls: the rule whose active version declined. */
+  ruleId: Type.Optional(Type.String()),
+  /** Spend controls: each rule version evaluated, active and shadow, with its verdict. */
+  rules: Type.Optional(Type.Array(RuleEvaluation)),
 });
 export type StepRecord = Static<typeof StepRecord>;
 

@@ -45,6 +45,8 @@ export const BUSINESS_CODES = {
   REVERSAL_EXCEEDS_HELD: { title: 'Reversal Exceeds Held', status: 409, envelopeStatus: 409, description: 'The reversal is more than the authorization still holds; nothing held is left to release.' },
   REFUND_EXCEEDS_CLEARED: { title: 'Refund Exceeds Cleared', status: 409, envelopeStatus: 409, description: 'The refund is more than was cleared and not yet refunded or credited back.' },
   DISPUTE_EXCEEDS_CLEARED: { title: 'Dispute Exceeds Cleared', status: 409, envelopeStatus: 409, description: 'The disputed amount is more than was cleared and not yet refunded or credited back (a transaction not cleared cannot be disputed).' },
+  AUTH_RULE_LIMIT: { title: 'Auth Rule Limit', status: 409, envelopeStatus: 409, description: 'The card, the entity or the tenant has 50 rules already, the most one target may have; remove one (or widen one) before adding another.' },
+  AUTH_RULE_NO_SHADOW: { title: 'No Shadow Version', status: 409, envelopeStatus: 409, description: 'The rule has no shadow version to promote; PATCH it with a new definition first.' },
   APPROVAL_NOT_PENDING: { title: 'Approval Not Pending', status: 409, envelopeStatus: 409, description: 'The approval was already executed, rejected or cancelled; nothing more can be decided on it.' },
   APPROVAL_EXPIRED: { title: 'Approval Expired', status: 409, envelopeStatus: 409, description: 'The approval waited longer than its policy allows and expired; nothing was executed. The maker sends the request again.' },
   APPROVAL_BY_MAKER: { title: 'Approval By Maker', status: 403, envelopeStatus: 403, description: 'The maker of a request cannot approve it, neither as the same user nor with the token the request was made with; a second person must.' },

@@ -6,7 +6,7 @@ import { DAY_PATTERN, Identifier, Money, PageLimit, PlainText, cardEnvelopeOf, d
 export const CHANNELS = ['ATM', 'POS', 'ECOM', 'CONTACTLESS'] as const;
 export type Channel = (typeof CHANNELS)[number];
 
-/** Why an issuer's authorization host declines, in the order it checks (decision 0052). */
+/** Why an authorization is declined: the issuer host's reasons in the order it checks (decision 0052), then the spend controls'. */
 export const DECLINE_REASONS = [
   'CARD_NOT_ACTIVE',
   'INTERNATIONAL_DISABLED',
@@ -14,6 +14,9 @@ export const DECLINE_REASONS = [
   'DAILY_LIMIT_EXCEEDED',
   'DAILY_COUNT_EXCEEDED',
   'INSUFFICIENT_CREDIT',
+  'SPEND_CONTROL_DECLINED',
+  'VELOCITY_AMOUNT_EXCEEDED',
+  'VELOCITY_COUNT_EXCEEDED',
 ] as const;
 export type DeclineReason = (typeof DECLINE_REASONS)[number];
 

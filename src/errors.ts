@@ -180,6 +180,8 @@ export const Errors = {
     new CardlineError('CL_DELIVERY_NOT_FOUND', { status: 404, detail: `This tenant has no delivery '${deliveryId}'.` }),
   authorizationNotFound: (authorizationId: string) =>
     new CardlineError('CL_AUTHORIZATION_NOT_FOUND', { status: 404, detail: `This tenant has no authorization '${authorizationId}'.` }),
+  authRuleNotFound: (ruleId: string) =>
+    new CardlineError('CL_AUTH_RULE_NOT_FOUND', { status: 404, detail: `This tenant has no auth rule '${ruleId}'.` }),
   approvalNotFound: (approvalId: string) =>
     new CardlineError('CL_APPROVAL_NOT_FOUND', { status: 404, detail: `This tenant has no approval '${approvalId}'.` }),
   /**

@@ -6,6 +6,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { messageOf, session, sessionRequest, type SessionInfo } from './api.js';
 import { Field, Notice, html } from './ui.js';
+import { ApprovalsPage } from './pages/approvals.js';
 import { AuditPage } from './pages/audit.js';
 import { ChannelsPage } from './pages/channels.js';
 import { CoresPage } from './pages/cores.js';
@@ -17,6 +18,7 @@ import { TenantsPage } from './pages/tenants.js';
 const NAV = [
   ['#/tenants', 'Tenants'],
   ['#/channels', 'Channels'],
+  ['#/approvals', 'Approvals'],
   ['#/audit', 'Audit'],
   ['#/cores', 'Cores'],
   ['#/figures', 'Live figures'],
@@ -54,6 +56,8 @@ function Page(props: { hash: string }) {
       return a ? html`<${TenantPage} key=${a} tenantId=${a} />` : html`<${TenantsPage} />`;
     case 'channels':
       return html`<${ChannelsPage} tenantId=${a} channelId=${b} />`;
+    case 'approvals':
+      return html`<${ApprovalsPage} tenantId=${a} />`;
     case 'audit':
       return html`<${AuditPage} tenantId=${a} />`;
     case 'cores':

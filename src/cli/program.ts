@@ -31,6 +31,12 @@ export const COMMANDS: readonly { name: string; term: string; summary: string; l
     summary: "A tenant's gateway keys, and its client key for encrypted response fields.",
     load: async () => (await import('./keys.js')).keysCommand(),
   },
+  {
+    name: 'approvals',
+    term: 'approvals',
+    summary: "A tenant's requests held for a second person: list, show, approve, reject.",
+    load: async () => (await import('./approvals.js')).approvalsCommand(),
+  },
   { name: 'audit', term: 'audit', summary: "Check a tenant's tamper-evident audit trail.", load: async () => (await import('./audit.js')).auditCommand() },
   { name: 'file-core', term: 'file-core', summary: "Export or import a file core's state (fixtures JSON).", load: async () => (await import('./file-core.js')).fileCoreCommand() },
 ];
@@ -71,11 +77,11 @@ export async function createProgram(argv: string[], opts: { all?: boolean } = {}
     .addHelpText(
       'after',
       `
-Store commands (tenant, user, operator-key, keys, audit, encrypt --store) use the store configured by
+Store commands (tenant, user, operator-key, keys, approvals, audit, encrypt --store) use the store configured by
 DATABASE_URL or CARDLINE_DATA_DIR, as the gateway does; see \`cardline <command> --help\`.
 
-With --admin-url (or CARDLINE_ADMIN_URL), tenant, user and operator-key commands, and keys rotate, retire and
-register-client, call a running gateway's management API instead, with the operator key in
+With --admin-url (or CARDLINE_ADMIN_URL), tenant, user, operator-key and approvals commands, and keys rotate,
+retire and register-client, call a running gateway's management API instead, with the operator key in
 CARDLINE_OPERATOR_KEY: the way to onboard while the gateway runs on its embedded store.`,
     );
 

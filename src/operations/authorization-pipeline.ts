@@ -7,6 +7,8 @@ import type { Channel, DeclineReason } from '../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../connectors/shared/money.js';
 import type { AuthorizationRecord } from '../services/transactions/authorizations.js';
 import type { CoreCall, EventOf } from './define.js';
+import type { ValueOf } from '../services/connectors/index.js';
+import { DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
 import type { Services } from '../services/index.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 
@@ -36,22 +38,38 @@ export interface PipelineContext {
   services: Services;
 }
 
+/** What the steps of one authorization share: the card, read once; what to settle once the pipeline decided. */
+interface PipelineRun {
+  card: () => Promise<ValueOf<'getCard'>>;
+  /** Called with the amount approved (0 on a decline or a failure): spend controls count what was approved. */
+  settles: ((approvedMinor: bigint) => Promise<void>)[];
+}
+
 /** A step before the core: a decline reason stops the pipeline; `skipped` says it had nothing to decide. */
-type GatewayStep = (ask: AuthorizationAsk, ctx: PipelineContext) => Promise<StepRecord>;
+type GatewayStep = (ask: AuthorizationAsk, ctx: PipelineContext, run: PipelineRun) => Promise<StepRecord>;
 
 /**
  * The card must be ACTIVE. Read from the core that serves the card (an unknown card is the core's
  * CARD_NOT_FOUND refusal, answered as such): the card processor may not be the credit line's core.
  */
-const cardState: GatewayStep = async (ask, { core }) => {
-  const card = await core('getCard', { cardId: ask.cardId });
+const cardState: GatewayStep = async (_ask, _ctx, run) => {
+  const card = await run.card();
   return card.state === 'ACTIVE'
     ? { step: 'card-state', outcome: 'approved' }
     : { step: 'card-state', outcome: 'declined', declineReason: 'CARD_NOT_ACTIVE', detail: `card is ${card.state}` };
 };
 
-/** Spend controls: the tenant's rules (none are defined yet, so the step records that it had nothing to decide). */
-const spendControls: GatewayStep = async () => ({ step: 'spend-controls', outcome: 'skipped', detail: 'no rules' });
+/** Spend controls: the tenant's rules, the card's and its entity's (decision 0332); `skipped` when there are none. */
+const spendControls: GatewayStep = async (ask, { tenant, services }, run) => {
+  const { record, settle } = await services.spendControls.decide(
+    tenant.id,
+    tenant.config.timeZone ?? DEFAULT_TIME_ZONE,
+    { cardId: ask.cardId, amountMinor: toMinor(ask.amount), currency: ask.currency, merchant: ask.merchant, channel: ask.channel, at: ask.at },
+    async () => (await run.card()).entityId,
+  );
+  run.settles.push(settle);
+  return record;
+};
 
 /** The tenant's real-time decision endpoint, when its configuration names one. */
 const decisionEndpoint: GatewayStep = async () => ({ step: 'decision-endpoint', outcome: 'skipped', detail: 'not configured' });
@@ -68,13 +86,34 @@ export interface PipelineOptions {
 
 /** Runs the steps in order and records the authorization with its trail. */
 export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, opts: PipelineOptions): Promise<AuthorizationRecord> {
+  let card: Promise<ValueOf<'getCard'>> | undefined;
+  const settles: PipelineRun['settles'] = [];
+  const run: PipelineRun = { card: () => (card ??= ctx.core('getCard', { cardId: ask.cardId })), settles };
+  const settle = async (approvedMinor: bigint) => {
+    for (const s of settles.splice(0)) await s(approvedMinor);
+  };
+  try {
+    return await decide(ask, ctx, opts, run, settle);
+  } finally {
+    // A failure before the decision counts nothing; once settled, this finds nothing left to settle.
+    await settle(0n);
+  }
+}
+
+async function decide(
+  ask: AuthorizationAsk,
+  ctx: PipelineContext,
+  opts: PipelineOptions,
+  run: PipelineRun,
+  settle: (approvedMinor: bigint) => Promise<void>,
+): Promise<AuthorizationRecord> {
   const generatedId = `auth_${randomUUID().replaceAll('-', '')}`;
   const steps: GatewayStep[] = [...(opts.cardStateInGateway ? [cardState] : []), spendControls, decisionEndpoint];
   const trail: StepRecord[] = [];
   const amountMinor = toMinor(ask.amount);
   let declined: { step: AuthorizationStep; reason: DeclineReason } | null = null;
   for (const step of steps) {
-    const record = await step(ask, ctx);
+    const record = await step(ask, ctx, run);
     trail.push(record);
     if (record.outcome === 'declined') {
       declined = { step: record.step, reason: record.declineReason! };
@@ -96,6 +135,7 @@ export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, o
       trail.push({ step: 'core', outcome: 'approved', ...(approvedMinor < amountMinor ? { detail: `partial: ${fromMinor(approvedMinor)} held` } : {}) });
     }
   }
+  await settle(approvedMinor);
   return ctx.services.authorizations.insert(ctx.tenant.id, {
     id,
     cardId: ask.cardId,

@@ -27,7 +27,14 @@ export function toAuthorizationView(a: AuthorizationRecord): AuthorizationView {
     merchant: { name: a.merchant.name, ...(a.merchant.id !== undefined ? { id: a.merchant.id } : {}), mcc: a.merchant.mcc, country: a.merchant.country },
     channel: a.channel,
     networkReference: a.networkReference,
-    trail: a.trail.map((s) => ({ step: s.step, outcome: s.outcome, ...(s.declineReason ? { declineReason: s.declineReason } : {}), ...(s.detail ? { detail: s.detail } : {}) })),
+    trail: a.trail.map((s) => ({
+      step: s.step,
+      outcome: s.outcome,
+      ...(s.declineReason ? { declineReason: s.declineReason } : {}),
+      ...(s.detail ? { detail: s.detail } : {}),
+      ...(s.ruleId ? { ruleId: s.ruleId } : {}),
+      ...(s.rules ? { rules: s.rules } : {}),
+    })),
     at: a.at.toISOString(),
   };
 }

@@ -6,6 +6,7 @@ import { adminUserOperations } from './admin-users.js';
 import { approvalOperations } from './approvals.js';
 import { auditOperations } from './audit.js';
 import { authorizationOperations } from './authorizations.js';
+import { authRuleOperations } from './auth-rules.js';
 import { channelOperations } from './channels.js';
 import { authOperations } from './auth.js';
 import { cardOperations } from './cards.js';
@@ -13,6 +14,7 @@ import { creditLineOperations } from './credit-line.js';
 import { coreRoutingOperations } from './core-routing.js';
 import type { HttpMethod, Operation } from './define.js';
 import { entityOperations } from './entities.js';
+import { managementApprovalOperations } from './management-approvals.js';
 import { managementConsoleOperations } from './management-console.js';
 import { managementKeyOperations } from './management-keys.js';
 import { managementOperatorKeyOperations } from './management-operator-keys.js';
@@ -40,6 +42,7 @@ const publicEntries = [
   ...channelOperations,
   ...coreRoutingOperations,
   ...approvalOperations,
+  ...authRuleOperations,
 ];
 
 /** The management listener's table: the platform operator's API (an operator key). */
@@ -49,6 +52,7 @@ const managementEntries = [
   ...managementUserOperations,
   ...managementOperatorKeyOperations,
   ...managementConsoleOperations,
+  ...managementApprovalOperations,
 ];
 
 export const operations: readonly Operation[] = publicEntries;

@@ -40,6 +40,8 @@ import { DeliveryService } from '../notify/deliveries.js';
 import { ShadowService } from './connectors/shadow.js';
 import { ChannelSenders } from '../notify/channel-types/registry.js';
 import { AuthorizationStore } from './transactions/authorizations.js';
+import { AuthRuleStore } from './transactions/auth-rules.js';
+import { SpendControls } from './transactions/spend-controls.js';
 import { tracing } from '../telemetry/index.js';
 
 export interface Services {
@@ -78,6 +80,10 @@ export interface Services {
   channels: ChannelService;
   /** Card authorizations as the pipeline decided them, and the amounts that followed. */
   authorizations: AuthorizationStore;
+  /** Spend-control rules and their versions (decision 0332). */
+  authRules: AuthRuleStore;
+  /** The spend-control step: the rules evaluated, velocity counters kept. */
+  spendControls: SpendControls;
   deliveries: DeliveryService;
   /** Shadow cores: comparisons, divergences and their summary (decision 0112). */
   shadow: ShadowService;
@@ -196,6 +202,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     const approvals = new ApprovalService(db, masterKey.derive('approvals:v1'), audit);
     closers.push(() => approvals.stop());
 
+    const authRules = new AuthRuleStore(db);
     const services: Services = {
       config,
       db,
@@ -210,6 +217,8 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       auditLog: new AuditLog(db),
       reports: new Reports(db),
       authorizations: new AuthorizationStore(db),
+      authRules,
+      spendControls: new SpendControls(db, authRules),
       hsm,
       pins,
       connectorRegistry,

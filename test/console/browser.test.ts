@@ -435,6 +435,84 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await expect.poll(() => page.locator('.notice.error').textContent()).toMatch(/ENT-9999/);
   });
 
+  it("shows a tenant's pending approvals, approves one (executed at once) and rejects one with a reason, only where the policy names Operator", async () => {
+    const policies = [
+      { operation: 'credit-limit.upgrade', when: { newLimitAbove: '100000.00' }, approvers: ['Admin', 'Operator'] },
+      { operation: 'user.create', when: { roles: ['Admin'] }, approvers: ['Admin'] },
+    ];
+    expect((await m.inject({ method: 'PATCH', url: '/v1/tenants/demo', headers: { authorization: `Bearer ${key}` }, payload: { config: { approvals: policies } } })).statusCode).toBe(200);
+    const integration = { TENANT: 'demo', authorization: `Bearer ${await t.token('API Integration')}` };
+    const hold = async (entityId: string, amount: string) => {
+      const res = await t.app.inject({ method: 'POST', url: '/credit-line-management/business-entity-manager/upgradeLimit', headers: integration, payload: { entityId, amount } });
+      expect(res.statusCode, res.body).toBe(202);
+      return String(res.headers.location).split('/').pop()!;
+    };
+    const raise = await hold('ENT-1001', '150000.00');
+    const refuse = await hold('ENT-1002', '160000.00');
+    const newAdmin = await t.app.inject({
+      method: 'POST',
+      url: '/v1/admin/users',
+      headers: { 'X-TENANT-ID': 'demo', authorization: `Bearer ${await t.token('Admin')}` },
+      payload: { username: 'second-admin', role: 'Admin', password: await t.encrypt('second-Admin-passw0rd') },
+    });
+    expect(newAdmin.statusCode).toBe(202);
+    const limitOf = async (entityId: string) =>
+      (await t.app.inject({ method: 'POST', url: '/credit-line-management/business-entity-manager/fetchLimit', headers: integration, payload: { entityId } })).json().result.creditLimit as string;
+
+    await page.goto(`${base}/console/#/approvals/demo`);
+    const row = (id: string) => page.locator(`tr[data-approval="${id}"]`);
+    await row(raise).waitFor();
+    expect(await page.getByLabel('Status').inputValue()).toBe('pending');
+    expect(await page.locator('tr[data-approval]').count()).toBe(3);
+    // What will execute, who asked, until when, and the approvals so far.
+    expect(await row(raise).textContent()).toMatch(
+      /^credit-limit\.upgradePOST \/credit-line-management\/business-entity-manager\/upgradeLimit(entityIdENT-1001amount150000\.00|amount150000\.00entityIdENT-1001)integrationAPI Integration · .+ UTC0 of 1Approvers: Admin, Operator\d{1,2} \w{3} \d{4}, \d{2}:\d{2} UTCApproveReject$/,
+    );
+    // A secret field is shown as the gateway holds it, and an operator may not decide where the policy does not name Operator.
+    const userRow = page.locator('tr[data-approval]', { hasText: 'user.create' });
+    expect(await userRow.textContent()).toContain('password[encrypted]');
+    expect(await userRow.textContent()).toContain('Only Admin may decide: the policy does not name Operator.');
+    expect(await userRow.getByRole('button').count()).toBe(0);
+    await photograph('approvals');
+
+    // A change without the session's CSRF token is refused, and nothing executes.
+    const forged = await page.evaluate<number>(`fetch('/v1/tenants/demo/approvals/${raise}/approve', { method: 'POST', credentials: 'same-origin' }).then((r) => r.status)`);
+    expect(forged).toBe(403);
+    expect(await limitOf('ENT-1001')).toBe('50000.00');
+
+    // Approve asks first, then executes the request at once.
+    await row(raise).getByRole('button', { name: 'Approve' }).click();
+    expect(await row(raise).getByRole('group').textContent()).toBe('Approve credit-limit.upgrade by integration? It executes now.ApproveCancel');
+    await photograph('approvals-confirm');
+    await row(raise).getByRole('group').getByRole('button', { name: 'Approve' }).click();
+    await expect.poll(() => page.locator('.notice.ok').first().textContent()).toBe('Approved and executed: credit-limit.upgrade answered 200.');
+    await expect.poll(() => row(raise).count()).toBe(0);
+    expect(await limitOf('ENT-1001')).toBe('150000.00');
+
+    // Reject takes a reason; nothing executes.
+    await row(refuse).getByRole('button', { name: 'Reject credit-limit.upgrade by integration' }).click();
+    await page.getByLabel('Reason for rejecting').fill('No credit review on file');
+    await photograph('approvals-reject');
+    await page.getByRole('form', { name: 'Reject the request' }).getByRole('button', { name: 'Reject' }).click();
+    await expect.poll(() => page.locator('.notice.ok').first().textContent()).toBe('Rejected: credit-limit.upgrade by integration will not run.');
+    await expect.poll(() => row(refuse).count()).toBe(0);
+    expect(await limitOf('ENT-1002')).toBe('50000.00');
+
+    // Every status: the outcome of the executed one, the reason of the rejected one.
+    await page.getByLabel('Status').selectOption('');
+    await expect.poll(() => row(raise).textContent()).toContain('executed: 200');
+    expect(await row(refuse).textContent()).toContain('rejectedby operator:ops-carol: No credit review on file');
+    await photograph('approvals-decided');
+    const audited = await t.db.query<{ actor: string; action: string; status: number }>(
+      "SELECT actor, action, status FROM audit_log WHERE tenant_id = 'demo' AND role = 'Operator' AND action LIKE 'approvals.%' ORDER BY seq",
+    );
+    expect(audited.rows).toEqual([
+      { actor: 'ops-carol', action: 'approvals.approve', status: 200 },
+      { actor: 'ops-carol', action: 'approvals.reject', status: 200 },
+    ]);
+    await m.inject({ method: 'PATCH', url: '/v1/tenants/demo', headers: { authorization: `Bearer ${key}` }, payload: { config: { approvals: null } } });
+  });
+
   it('searches every tenant, not only the page shown: a tenant past the first page is found', async () => {
     // Enough tenants that the list's first page (20) ends before zz-harbour.
     for (const id of [...Array.from({ length: 18 }, (_, i) => `x-bank-${String(i + 1).padStart(2, '0')}`), 'zz-harbour']) {

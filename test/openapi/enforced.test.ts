@@ -135,6 +135,7 @@ describe('the documented limits are the enforced ones', () => {
 
   it('every page size is an integer 1..max, as the operation checks it', () => {
     expect(limited().map((o) => o.path).sort()).toEqual([
+      '/v1/admin/auth-rules',
       '/v1/admin/channels',
       '/v1/admin/channels/{channelId}/deliveries',
       '/v1/admin/shadow/divergences',
@@ -191,7 +192,7 @@ describe('request bodies', () => {
       .map((o) => o.operation.operationId)
       .sort();
     expect(optional).toEqual(
-      ['approvals.approve', 'approvals.cancel', 'card.activate', 'card.issue', 'card.lock', 'card.unlock', 'channel.rotate-secret', 'channel.test', 'delivery.retry', 'card.fulfilment-advance', 'keys.retire', 'user.unlock'].sort(),
+      ['approvals.approve', 'approvals.cancel', 'auth-rules.promote', 'card.activate', 'card.issue', 'card.lock', 'card.unlock', 'channel.rotate-secret', 'channel.test', 'delivery.retry', 'card.fulfilment-advance', 'keys.retire', 'user.unlock'].sort(),
     );
     expect(doc.components.schemas.EmptyBody).toMatchObject({ type: 'object', maxProperties: 0 });
   });

@@ -23,6 +23,16 @@ beforeAll(async () => {
   tenantToken = await t.token('Admin');
   // A channel of demo's, so that an operator's read of its deliveries has one to read.
   VALUES.channelId = (await t.app.cardline.channels.create('demo', true, { type: 'webhook', url: 'http://127.0.0.1:9/matrix', eventTypes: ['*'] })).channelId;
+  // And a request of demo's held for approval, so that an operator's read of it has one to read.
+  VALUES.approvalId = (
+    await t.app.cardline.approvals.create(
+      'demo',
+      'credit-limit.upgrade',
+      { operation: 'credit-limit.upgrade', approvers: ['Admin'] },
+      { username: 'admin', role: 'Admin', token: 'matrix-token' },
+      { method: 'POST', route: '/credit-line-management/business-entity-manager/upgradeLimit', path: '/credit-line-management/business-entity-manager/upgradeLimit', params: {}, body: { entityId: 'ENT-1001', amount: '60000.00' }, sealed: [] },
+    )
+  ).id;
 });
 afterAll(() => t.close());
 
@@ -66,6 +76,10 @@ describe('the management listener: every operator route refuses everything but a
       ['tenant-channel.rotate-secret', 'channel.rotate-secret'],
       ['tenant-channel.replay', 'channel.replay'],
       ['tenant-shadow.summary', 'shadow.summary'],
+      ['tenant-approval.list', 'approvals.list'],
+      ['tenant-approval.read', 'approvals.read'],
+      ['tenant-approval.approve', 'approvals.approve'],
+      ['tenant-approval.reject', 'approvals.reject'],
     ] as const;
     for (const [managed, admin] of pairs) {
       const op = managementOperations.find((o) => o.id === managed)!;

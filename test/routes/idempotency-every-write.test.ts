@@ -245,6 +245,19 @@ function recipesOf({ ids, jwkA, jwkB }: Fixtures) {
     'channel.rotate-secret': { url: `/v1/admin/channels/${ids.rotate}/rotate-secret`, body: () => ({ overlapSeconds: 60 }), other: () => ({ overlapSeconds: 120 }) },
     'channel.test': { url: `/v1/admin/channels/${ids.test}/test` },
     'delivery.retry': { url: `/v1/admin/deliveries/${ids.delivery}/retry` },
+    'auth-rules.create': {
+      url: '/v1/admin/auth-rules',
+      body: () => ({ name: 'Idem rule', cardId: 'CARD-3001', conditions: [{ attribute: 'mcc', operation: 'is-one-of', values: ['7995'] }] }),
+      other: () => ({ name: 'Idem rule two', cardId: 'CARD-3001', conditions: [{ attribute: 'mcc', operation: 'is-one-of', values: ['7995'] }] }),
+    },
+    'auth-rules.update': { url: `/v1/admin/auth-rules/${ids.rulePatch}`, body: () => ({ name: 'one' }), other: () => ({ name: 'two' }) },
+    'auth-rules.remove': { url: `/v1/admin/auth-rules/${ids.ruleRemove}` },
+    'auth-rules.promote': { url: `/v1/admin/auth-rules/${ids.rulePromote}/promote` },
+    'auth-rules.backtest': {
+      url: `/v1/admin/auth-rules/${ids.rulePatch}/backtest`,
+      body: () => ({ from: '2026-01-01', to: '2026-01-02' }),
+      other: () => ({ from: '2026-01-01', to: '2026-01-03' }),
+    },
     'channel.replay': {
       url: `/v1/admin/channels/${ids.replay}/replay`,
       body: () => ({ from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' }),
@@ -283,6 +296,12 @@ function recipesOf({ ids, jwkA, jwkB }: Fixtures) {
       url: `/v1/tenants/demo/channels/${ids.replay}/replay`,
       body: () => ({ from: '2026-02-01T00:00:00Z', to: '2026-02-02T00:00:00Z' }),
       other: () => ({ from: '2026-02-01T00:00:00Z', to: '2026-02-03T00:00:00Z' }),
+    },
+    'tenant-approval.approve': { url: `/v1/tenants/demo/approvals/${ids.operatorApprove}/approve` },
+    'tenant-approval.reject': {
+      url: `/v1/tenants/demo/approvals/${ids.operatorReject}/reject`,
+      body: () => ({ reason: 'No review on file' }),
+      other: () => ({ reason: 'Not now' }),
     },
   } satisfies Record<WriteOperationId, Recipe | typeof EXEMPT>;
 }
@@ -325,17 +344,20 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     const channel = async (path: string) => (await services.channels.create('demo', true, { type: 'webhook', url: `http://127.0.0.1:1/${path}`, eventTypes: ['*'] })).channelId;
     for (const c of ['patch', 'remove', 'rotate', 'test', 'replay']) ids[c] = await channel(c);
     ids.delivery = (await services.deliveries.test('demo', ids.test!)).deliveryId;
+    for (const r of ['rulePatch', 'ruleRemove', 'rulePromote']) {
+      ids[r] = (await services.authRules.create('demo', { name: r, conditions: [{ attribute: 'channel', operation: 'is-one-of', values: ['ATM'] }] }, 'admin')).ruleId;
+    }
     // Keys a rotation replaced, for the retirements (encryption keys: the tokens in use stay valid).
     ids.retiring = (await services.keys.rotate('demo', 'enc', 3600)).replaced[0]!.kid;
     ids.retiringB = (await services.keys.rotate('demo-b', 'enc', 3600)).replaced[0]!.kid;
     await t.operatorKey('idem-revoked');
     // Requests held for approval: two of another maker (approved, rejected by the demo Admin), one of the Admin's own (cancelled).
-    const held = async (maker: string) =>
+    const held = async (maker: string, approvers: ('Admin' | 'Operator')[] = ['Admin']) =>
       (
         await services.approvals.create(
           'demo',
           'credit-limit.upgrade',
-          { operation: 'credit-limit.upgrade', approvers: ['Admin'], approvals: 1, expiresAfterSeconds: 3600 },
+          { operation: 'credit-limit.upgrade', approvers, approvals: 1, expiresAfterSeconds: 3600 },
           { username: maker, role: 'Admin', token: `token-of-${maker}` },
           { method: 'POST', route: LIMIT_URL, path: LIMIT_URL, params: {}, body: { entityId: 'ENT-1001', amount: '51000.00' }, sealed: [] },
         )
@@ -343,6 +365,9 @@ describe('every write of both listeners honours Idempotency-Key', () => {
     ids.approve = await held('idem-maker');
     ids.reject = await held('idem-maker');
     ids.cancel = await held('admin');
+    // And two the operator decides on the management listener (the policy names Operator).
+    ids.operatorApprove = await held('idem-maker', ['Operator']);
+    ids.operatorReject = await held('idem-maker', ['Operator']);
     const jwk = async () => ({ ...(await exportJWK((await generateKeyPair('ECDH-ES+A256KW', { crv: 'P-256', extractable: true })).publicKey)) });
     recipes = recipesOf({ ids, jwkA: await jwk(), jwkB: await jwk() });
     writes = await writesOf();

@@ -432,6 +432,13 @@ const ROLES_OF = {
   'approvals.approve': EVERYONE,
   'approvals.reject': EVERYONE,
   'approvals.cancel': EVERYONE,
+  'auth-rules.list': ADMIN,
+  'auth-rules.create': ADMIN,
+  'auth-rules.read': ADMIN,
+  'auth-rules.update': ADMIN,
+  'auth-rules.remove': ADMIN,
+  'auth-rules.promote': ADMIN,
+  'auth-rules.backtest': ADMIN,
 } as const satisfies Record<OperationId, readonly Role[] | typeof NO_TOKEN>;
 // Were an id widened to `string` (an entry without its literal), any table would satisfy the check above.
 const _idsAreLiterals: string extends OperationId ? never : true = true;

@@ -242,6 +242,29 @@ describe('@cardline/sdk', () => {
     expect(sleeps).toHaveLength(1);
   });
 
+  it('keeps spend controls: cl.authRules creates, pages, promotes and backtests a rule the pipeline enforces', async () => {
+    const admin = client();
+    await admin.login('admin', PASSWORD);
+    const created = (await admin.authRules.create({ name: 'No ATM', cardId: 'CARD-3003', conditions: [{ attribute: 'channel', operation: 'is-one-of', values: ['ATM'] }] })).result;
+    expect(created).toMatchObject({ level: 'card', cardId: 'CARD-3003', activeVersion: null, shadowVersion: 1 });
+    const listed: string[] = [];
+    for await (const rule of admin.authRules.list({ cardId: 'CARD-3003' })) listed.push(rule.ruleId);
+    expect(listed).toEqual([created.ruleId]);
+    expect((await admin.authRules.promote(created.ruleId)).result).toMatchObject({ activeVersion: 1, shadowVersion: null });
+    const integration = client();
+    await integration.login('integration', PASSWORD);
+    const atm = { cardId: 'CARD-3003', amount: '40.00', currency: 'EUR', merchant: { name: 'ATM', mcc: '6011', country: 'PT' }, channel: 'ATM' as const };
+    const declined = await integration.authorization.create(atm);
+    expect(isPending(declined) ? null : declined.result).toMatchObject({ status: 'DECLINED', decidedBy: 'spend-controls', trail: [{}, { ruleId: created.ruleId }] });
+    const day = new Date().toISOString().slice(0, 10);
+    const report = (await admin.authRules.backtest(created.ruleId, { from: day, to: day })).result;
+    expect(report).toMatchObject({ ruleId: created.ruleId, version: 1, declined: { count: 1, amount: '40.00' }, byReason: [{ declineReason: 'SPEND_CONTROL_DECLINED', count: 1, amount: '40.00' }] });
+    const refused = (await admin.authRules.create({ name: 'Bad', conditions: [{ attribute: 'mcc', operation: 'is-one-of', values: ['60A1'] }] }).catch((e: unknown) => e)) as CardlineProblemError;
+    expect(refused).toBeInstanceOf(CardlineProblemError);
+    expect(refused.fieldErrors).toEqual([{ field: 'conditions.0.values.0', message: 'Pattern', objectName: 'authRuleRequest' }]);
+    await admin.authRules.remove(created.ruleId);
+  });
+
   it('pages a customer’s transactions with an async iterator', async () => {
     const cl = client();
     await cl.login('integration', PASSWORD);

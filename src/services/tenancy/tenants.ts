@@ -1,5 +1,6 @@
 // Tenants: onboarding records and their configuration, read through a cache that a change refreshes
 // (src/services/infrastructure/changes.ts). Secrets in a connector's options are stored sealed and opened here, in memory.
+import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { LRUCache } from 'lru-cache';
@@ -88,6 +89,12 @@ export function connectorChoices(raw: Record<string, unknown>): { id?: unknown; 
   return [...(one && typeof one === 'object' ? [one] : []), ...named.filter((c) => c && typeof c === 'object')];
 }
 
+/** A choice among named values (an approver role) says which, where TypeBox would say only "Expected union value". */
+function choicesOf(schema: TSchema): string | undefined {
+  const values = (schema.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const);
+  return values?.length && values.every((v) => typeof v === 'string') ? `must be one of ${values.join(', ')}` : undefined;
+}
+
 export function parseTenantConfig(tenantId: string, raw: unknown): TenantConfig {
   const merged = Value.Default(TenantConfig, structuredClone(raw ?? {})) as Record<string, unknown>;
   for (const key of Object.keys(DEFAULT_TENANT_CONFIG) as (keyof TenantConfig)[]) {
@@ -96,7 +103,7 @@ export function parseTenantConfig(tenantId: string, raw: unknown): TenantConfig 
     if (merged[key] === undefined) merged[key] = structuredClone(DEFAULT_TENANT_CONFIG[key]);
   }
   // The compiled check first: the error list is built only for a configuration that fails it.
-  const errors = tenantConfigCheck.Check(merged) ? [] : [...tenantConfigCheck.Errors(merged)].map((e) => `${e.path || '/'}: ${e.message}`);
+  const errors = tenantConfigCheck.Check(merged) ? [] : [...tenantConfigCheck.Errors(merged)].map((e) => `${e.path || '/'}: ${choicesOf(e.schema) ?? e.message}`);
   if (typeof merged.timeZone === 'string' && !isTimeZone(merged.timeZone)) errors.push(`/timeZone: '${merged.timeZone}' is not an IANA time zone (such as UTC or Europe/Lisbon)`);
   if (errors.length === 0) errors.push(...routingProblems(merged as Partial<TenantConfig>), ...approvalPolicyProblems((merged as Partial<TenantConfig>).approvals));
   if (errors.length) throw new TenantConfigError(tenantId, errors);

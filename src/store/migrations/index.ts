@@ -493,4 +493,48 @@ CREATE INDEX authorizations_created ON authorizations (tenant_id, created_at);
 ALTER TABLE audit_chains ADD COLUMN holder text, ADD COLUMN lease_until timestamptz;
 `,
   },
+  {
+    // Spend controls as data (decision 0332): rules naming their active and shadow versions, versions never
+    // changed, and velocity counters in buckets (a decision reads at most 61 rows of one counter).
+    name: '0027-auth-rules',
+    sql: `
+CREATE TABLE auth_rules (
+  tenant_id      text NOT NULL REFERENCES tenants (tenant_id) ON DELETE CASCADE,
+  id             uuid NOT NULL,
+  name           text NOT NULL,
+  level          text NOT NULL CHECK (level IN ('tenant', 'entity', 'card')),
+  target_id      text NOT NULL,
+  kind           text NOT NULL CHECK (kind IN ('conditions', 'velocity')),
+  active_version integer,
+  shadow_version integer,
+  latest_version integer NOT NULL,
+  created_at     timestamptz NOT NULL DEFAULT now(),
+  updated_at     timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, id),
+  CHECK ((level = 'tenant') = (target_id = ''))
+);
+CREATE INDEX auth_rules_target ON auth_rules (tenant_id, level, target_id, id);
+CREATE TABLE auth_rule_versions (
+  tenant_id  text NOT NULL,
+  rule_id    uuid NOT NULL,
+  version    integer NOT NULL CHECK (version > 0),
+  definition jsonb NOT NULL,
+  created_by text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, rule_id, version),
+  FOREIGN KEY (tenant_id, rule_id) REFERENCES auth_rules (tenant_id, id) ON DELETE CASCADE
+);
+CREATE TABLE auth_rule_counters (
+  tenant_id    text NOT NULL,
+  rule_id      uuid NOT NULL,
+  counter      text NOT NULL,
+  scope_value  text NOT NULL,
+  bucket       bigint NOT NULL,
+  amount_minor bigint NOT NULL CHECK (amount_minor >= 0),
+  count        integer NOT NULL CHECK (count >= 0),
+  PRIMARY KEY (tenant_id, rule_id, counter, scope_value, bucket),
+  FOREIGN KEY (tenant_id, rule_id) REFERENCES auth_rules (tenant_id, id) ON DELETE CASCADE
+);
+`,
+  },
 ];

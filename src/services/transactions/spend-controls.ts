@@ -1,0 +1,209 @@
+// The spend-control step's engine (decision 0332): evaluates the rules an authorization meets, conditions first,
+// then velocity limits against counters kept in buckets, so a decision reads at most 61 rows per counter and never
+// the transaction history. A velocity check and its count are one transaction under the counter's lock:
+// parallel authorizations on one card take turns and never pass a limit together.
+import type { RuleEvaluation } from '../../../schemas/auth-rules.js';
+import type { StepRecord } from '../../../schemas/authorizations.js';
+import type { DeclineReason } from '../../../schemas/transactions.js';
+import { BUCKETS_PER_WINDOW, bucketsAt, compileRule, localMinutes, velocityVerdict, type CompiledRule, type CompiledVelocity, type RuleFacts } from '../../domain/auth-rules.js';
+import type { Db, Queryable } from '../../store/db.js';
+import type { AuthRuleStore, LoadedRule } from './auth-rules.js';
+
+/** What the step needs of an authorization. */
+export interface SpendAsk {
+  cardId: string;
+  amountMinor: bigint;
+  currency: string;
+  merchant: { mcc: string; country: string; id?: string };
+  channel: string;
+  at: Date;
+}
+
+/** The step's record, and what to do once the pipeline decided: count what was approved, release the rest. */
+export interface SpendDecision {
+  record: StepRecord;
+  settle: (approvedMinor: bigint) => Promise<void>;
+}
+
+/** A count added to a bucket by this authorization, to be taken back if it is not approved in full. */
+interface Reservation {
+  ruleId: string;
+  counter: string;
+  scopeValue: string;
+  bucket: number;
+  amountMinor: bigint;
+}
+
+const DEFAULT_REASON: DeclineReason = 'SPEND_CONTROL_DECLINED';
+const COMPILED_MAX = 10_000;
+
+/** Thrown inside the counting transaction to roll it back: an active limit declined. */
+class Declined extends Error {}
+
+const nothingToSettle = async () => {};
+
+export class SpendControls {
+  /** Versions never change: each is compiled once (bounded: cleared when full). */
+  private readonly compiled = new Map<string, CompiledRule>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly rules: AuthRuleStore,
+  ) {}
+
+  private compile(ruleId: string, version: number, definition: LoadedRule['versions'][number]['definition']): CompiledRule {
+    const key = `${ruleId}:${version}`;
+    let c = this.compiled.get(key);
+    if (!c) {
+      if (this.compiled.size >= COMPILED_MAX) this.compiled.clear();
+      c = compileRule(definition);
+      this.compiled.set(key, c);
+    }
+    return c;
+  }
+
+  /**
+   * Decides the step. `entityOf` reads the card's entity (free where the card-state step already read the card);
+   * it is called only when a rule needs it.
+   */
+  async decide(tenantId: string, timeZone: string, ask: SpendAsk, entityOf: () => Promise<string>): Promise<SpendDecision> {
+    let entityId: string | null = null;
+    const first = await this.rules.forAuthorization(tenantId, ask.cardId, null);
+    const { entityRules } = first;
+    let { rules } = first;
+    const entityScoped = rules.some((r) => r.versions.some((v) => v.definition.velocity?.scope === 'entity'));
+    if (entityRules || entityScoped) {
+      entityId = await entityOf();
+      if (entityRules) rules = (await this.rules.forAuthorization(tenantId, ask.cardId, entityId)).rules;
+    }
+    if (rules.length === 0) return { record: { step: 'spend-controls', outcome: 'skipped', detail: 'no rules' }, settle: nothingToSettle };
+
+    const facts: RuleFacts = {
+      mcc: ask.merchant.mcc,
+      merchantCountry: ask.merchant.country,
+      merchantId: ask.merchant.id ?? null,
+      channel: ask.channel,
+      amountMinor: ask.amountMinor,
+      currency: ask.currency,
+      localMinutes: localMinutes(ask.at, timeZone),
+    };
+    const evaluations: RuleEvaluation[] = [];
+    let declined: { rule: LoadedRule; version: number; reason: DeclineReason } | null = null;
+    const velocities: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; v: CompiledVelocity }[] = [];
+
+    // Conditions first: cheap, and a decline there spares the counters.
+    for (const rule of rules) {
+      for (const { mode, version, definition } of rule.versions) {
+        const compiled = this.compile(rule.id, version, definition);
+        if (compiled.velocity) {
+          if (compiled.velocity.counts(facts)) velocities.push({ rule, mode, version, compiled, v: compiled.velocity });
+          else evaluations.push({ ruleId: rule.id, version, mode, outcome: 'approved' });
+          continue;
+        }
+        const hit = compiled.declines!(facts);
+        const reason = compiled.declineReason ?? DEFAULT_REASON;
+        evaluations.push({ ruleId: rule.id, version, mode, outcome: hit ? 'declined' : 'approved', ...(hit ? { declineReason: reason } : {}) });
+        if (hit && mode === 'active' && !declined) declined = { rule, version, reason };
+      }
+    }
+
+    let reservations: Reservation[] = [];
+    if (!declined && velocities.length > 0) {
+      const scopeValueOf = (v: CompiledVelocity) => (v.spec.scope === 'card' ? ask.cardId : entityId!);
+      // One counter per rule and thing counted: an active and a shadow version counting the same share it.
+      const counters = new Map<string, Reservation>();
+      for (const { rule, v } of velocities) {
+        const scopeValue = scopeValueOf(v);
+        const key = `${rule.id}|${v.counter}|${scopeValue}`;
+        if (!counters.has(key)) counters.set(key, { ruleId: rule.id, counter: v.counter, scopeValue, bucket: bucketsAt(ask.at, v.bucketSeconds).bucket, amountMinor: ask.amountMinor });
+      }
+      const verdicts: RuleEvaluation[] = [];
+      try {
+        await this.db.transaction(async (tx) => {
+          const totals = new Map<string, { amountMinor: bigint; count: number }>();
+          // Locks in one global order (the key's), so two authorizations needing the same counters never deadlock.
+          const keys = [...counters.keys()].sort();
+          for (const key of keys) {
+            const c = counters.get(key)!;
+            const bucketSeconds = velocities.find((x) => x.rule.id === c.ruleId && x.v.counter === c.counter)!.v.bucketSeconds;
+            totals.set(key, await lockAndRead(tx, tenantId, c, bucketsAt(ask.at, bucketSeconds).oldest));
+          }
+          for (const { rule, mode, version, compiled, v } of velocities) {
+            const verdict = velocityVerdict(v, totals.get(`${rule.id}|${v.counter}|${scopeValueOf(v)}`)!, ask.amountMinor);
+            const reason = compiled.declineReason ?? verdict ?? undefined;
+            verdicts.push({ ruleId: rule.id, version, mode, outcome: verdict ? 'declined' : 'approved', ...(verdict ? { declineReason: reason } : {}) });
+            if (verdict && mode === 'active' && !declined) declined = { rule, version, reason: reason! };
+          }
+          if (declined) throw new Declined();
+          for (const key of keys) await count(tx, tenantId, counters.get(key)!);
+        });
+        reservations = [...counters.values()];
+      } catch (err) {
+        if (!(err instanceof Declined)) throw err;
+      }
+      evaluations.push(...verdicts);
+    }
+
+    const decided = declined as { rule: LoadedRule; version: number; reason: DeclineReason } | null;
+    const record: StepRecord = decided
+      ? {
+          step: 'spend-controls',
+          outcome: 'declined',
+          declineReason: decided.reason,
+          ruleId: decided.rule.id,
+          detail: `declined by rule '${decided.rule.name.slice(0, 120)}' (version ${decided.version})`,
+          rules: evaluations,
+        }
+      : { step: 'spend-controls', outcome: 'approved', rules: evaluations };
+    return { record, settle: reservations.length ? (approved) => this.settle(tenantId, reservations, approved) : nothingToSettle };
+  }
+
+  /** Takes back what was counted beyond what the pipeline approved (all of it, and the count, on a decline). */
+  private async settle(tenantId: string, reservations: Reservation[], approvedMinor: bigint): Promise<void> {
+    for (const r of reservations) {
+      const amount = r.amountMinor - approvedMinor;
+      const count = approvedMinor === 0n ? 1 : 0;
+      if (amount === 0n && count === 0) continue;
+      try {
+        await this.db.query(
+          `UPDATE auth_rule_counters SET amount_minor = GREATEST(amount_minor - $6::bigint, 0), count = GREATEST(count - $7, 0)
+           WHERE tenant_id = $1 AND rule_id = $2::uuid AND counter = $3 AND scope_value = $4 AND bucket = $5`,
+          [tenantId, r.ruleId, r.counter, r.scopeValue, r.bucket, amount.toString(), count],
+          { name: 'auth-rule-counters-release' },
+        );
+      } catch {
+        // A count not taken back only makes the limit stricter until its bucket leaves the window.
+      }
+    }
+  }
+}
+
+/** Takes the counter's lock for the transaction and reads what its window holds (at most 61 buckets). */
+async function lockAndRead(tx: Queryable, tenantId: string, c: Reservation, oldest: number): Promise<{ amountMinor: bigint; count: number }> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`auth-rule-counter|${tenantId}|${c.ruleId}|${c.counter}|${c.scopeValue}`], {
+    name: 'auth-rule-counters-lock',
+  });
+  const r = await tx.query<{ amount: string; n: string }>(
+    `SELECT COALESCE(sum(amount_minor), 0)::text AS amount, COALESCE(sum(count), 0)::text AS n FROM auth_rule_counters
+     WHERE tenant_id = $1 AND rule_id = $2::uuid AND counter = $3 AND scope_value = $4 AND bucket >= $5`,
+    [tenantId, c.ruleId, c.counter, c.scopeValue, oldest],
+    { name: 'auth-rule-counters-read' },
+  );
+  return { amountMinor: BigInt(r.rows[0]!.amount), count: Number(r.rows[0]!.n) };
+}
+
+/** Adds the authorization to its bucket, and drops the buckets that left the window. */
+async function count(tx: Queryable, tenantId: string, c: Reservation): Promise<void> {
+  await tx.query(
+    `INSERT INTO auth_rule_counters (tenant_id, rule_id, counter, scope_value, bucket, amount_minor, count) VALUES ($1, $2::uuid, $3, $4, $5, $6, 1)
+     ON CONFLICT (tenant_id, rule_id, counter, scope_value, bucket)
+     DO UPDATE SET amount_minor = auth_rule_counters.amount_minor + EXCLUDED.amount_minor, count = auth_rule_counters.count + 1`,
+    [tenantId, c.ruleId, c.counter, c.scopeValue, c.bucket, c.amountMinor.toString()],
+    { name: 'auth-rule-counters-add' },
+  );
+  await tx.query(
+    `DELETE FROM auth_rule_counters WHERE tenant_id = $1 AND rule_id = $2::uuid AND counter = $3 AND scope_value = $4 AND bucket < $5`,
+    [tenantId, c.ruleId, c.counter, c.scopeValue, c.bucket - BUCKETS_PER_WINDOW],
+    { name: 'auth-rule-counters-prune' },
+  );
+}
