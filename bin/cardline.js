@@ -6,8 +6,11 @@
 import { existsSync } from 'node:fs';
 import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
-import { ensureBuilt } from './build.js';
+import { requireNode } from './node-version.js';
 
+// Before the rest is loaded: on an older Node that could fail with a reason that does not name the version.
+requireNode();
+const { ensureBuilt } = await import('./build.js');
 const compiled = new URL('../dist/src/cli/index.js', import.meta.url);
 
 await ensureBuilt();

@@ -14,6 +14,8 @@ export const APPROVABLE_OPERATIONS = {
   'user.update': ['roles'],
   'keys.rotate': [],
   'tenant.config-update': [],
+  // Every write that makes a rule version enforced: the promotion, and a rule created or updated with `mode: active`.
+  'auth-rules.promote': [],
 } as const satisfies Record<string, readonly (keyof ApprovalCondition)[]>;
 export type ApprovableOperation = keyof typeof APPROVABLE_OPERATIONS;
 
@@ -42,7 +44,11 @@ const APPROVAL_EXPIRY_MAX = 30 * 86_400;
 
 export const ApprovalPolicy = Type.Object(
   {
-    operation: Type.String({ minLength: 1, maxLength: 64, description: 'an operation id of the table: `credit-limit.upgrade`' }),
+    operation: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: `the operation it holds, one of ${Object.keys(APPROVABLE_OPERATIONS).map((o) => `\`${o}\``).join(', ')}`,
+    }),
     /** Any condition that holds puts the call under the policy; none given: every call. */
     when: Type.Optional(ApprovalCondition),
     approvers: Type.Array(Type.Union(APPROVER_ROLES.map((r) => Type.Literal(r))), { minItems: 1, uniqueItems: true }),

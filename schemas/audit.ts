@@ -37,7 +37,7 @@ const Nullable = <T extends import('@sinclair/typebox').TSchema>(t: T, options: 
 /** A record of the tenant's own trail; `hash` and `prevHash` let a client re-verify the chain. */
 export const AuditRecordView = Type.Object({
   seq: Type.Integer({ minimum: 1 }),
-  chain: Type.String({ description: "the writer's chain the record belongs to (one per gateway process; `legacy` for records written before)" }),
+  chain: Type.String({ description: "the writer's chain the record belongs to (one per gateway process writing at the same time, continued by later ones; `legacy` for records written before)" }),
   position: Type.Integer({ minimum: 1, description: 'the place of the record in its chain, from 1; `prevHash` is the hash of the record before it there' }),
   id: Type.String(),
   at: Type.String({ format: 'date-time' }),

@@ -47,6 +47,7 @@ export const BUSINESS_CODES = {
   DISPUTE_EXCEEDS_CLEARED: { title: 'Dispute Exceeds Cleared', status: 409, envelopeStatus: 409, description: 'The disputed amount is more than was cleared and not yet refunded or credited back (a transaction not cleared cannot be disputed).' },
   AUTH_RULE_LIMIT: { title: 'Auth Rule Limit', status: 409, envelopeStatus: 409, description: 'The card, the entity or the tenant has 50 rules already, the most one target may have; remove one (or widen one) before adding another.' },
   AUTH_RULE_NO_SHADOW: { title: 'No Shadow Version', status: 409, envelopeStatus: 409, description: 'The rule has no shadow version to promote; PATCH it with a new definition first.' },
+  AUTH_RULE_CHANGED: { title: 'Auth Rule Changed', status: 409, envelopeStatus: 409, description: 'The rule changed after this request was held for approval; nothing was enforced. Make the request again, so that a checker sees the version it enforces.' },
   AUTHORIZATION_DECLINED: { title: 'Authorization Declined', status: 409, envelopeStatus: 409, description: 'The authorization was declined: nothing was held, so nothing can be cleared, reversed, refunded or disputed.' },
   TRANSACTION_NOT_CLEARED: { title: 'Transaction Not Cleared', status: 409, envelopeStatus: 409, description: 'Nothing of the transaction was cleared yet: only a cleared amount can be disputed.' },
   DISPUTE_NOT_OPEN: { title: 'Dispute Not Open', status: 409, envelopeStatus: 409, description: 'The dispute was already resolved (or a resolution of it is under way): a dispute is resolved once.' },

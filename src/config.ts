@@ -56,6 +56,8 @@ export interface Config {
   tenantCacheTtlMs: number | null;
   /** How often each tenant's audit trail gets a signed checkpoint while it grows; 0: none (decision 0202). */
   auditCheckpointMs: number;
+  /** How long an audit chain stays its writer's after its last append, before another may continue it (decision 0286). */
+  auditChainLeaseMs: number;
   /** Gateway keys kept imported at most (CARDLINE_KEY_CACHE_MAX, decisions 0209, 0214). */
   keyCacheMax: number;
   /** Connector instances kept started at most (CARDLINE_CONNECTOR_INSTANCES_MAX, decision 0210). */
@@ -277,6 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     connectorTimeoutMs: int(env, 'CARDLINE_CONNECTOR_TIMEOUT_MS', 10_000, 10, 600_000),
     tenantCacheTtlMs: env.CARDLINE_TENANT_CACHE_TTL_MS === undefined || env.CARDLINE_TENANT_CACHE_TTL_MS === '' ? null : int(env, 'CARDLINE_TENANT_CACHE_TTL_MS', 0, 0, 3_600_000),
     auditCheckpointMs: int(env, 'CARDLINE_AUDIT_CHECKPOINT_MS', 5_000, 0, 3_600_000),
+    auditChainLeaseMs: int(env, 'CARDLINE_AUDIT_CHAIN_LEASE_MS', 60_000, 1_000, 86_400_000),
     keyCacheMax: int(env, 'CARDLINE_KEY_CACHE_MAX', DEFAULT_KEY_CACHE_MAX, 1, 1_000_000),
     connectorInstancesMax: int(env, 'CARDLINE_CONNECTOR_INSTANCES_MAX', DEFAULT_MAX_INSTANCES, 1, 1_000_000),
     shutdownGraceMs: int(env, 'CARDLINE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),

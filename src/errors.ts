@@ -148,10 +148,15 @@ export const Errors = {
       detail: `The field ${field} must be a compact JWE encrypted to the tenant's key (GET /api/keys).`,
     }),
   /** The management listener: no operator key, or one that is unknown or revoked. */
-  operatorUnauthorized: () =>
+  /** `adminUrl`: the management listener as the caller reached it, for the CLI's --admin-url. */
+  operatorUnauthorized: (adminUrl = "<this listener's URL>") =>
     new CardlineError('CL_OPERATOR_UNAUTHORIZED', {
       status: 401,
-      detail: 'A valid operator key is required: Authorization: Bearer <key> (create one with `npx cardline operator-key create --name <name>`).',
+      // The store command cannot run beside a gateway on the embedded store: the running gateway's way comes first.
+      detail:
+        'A valid operator key is required: Authorization: Bearer <key>. While the gateway runs, an operator with a key creates yours: ' +
+        `\`CARDLINE_OPERATOR_KEY=<their key> npx cardline --admin-url ${adminUrl} operator-key create --name <name>\`; ` +
+        'with no operator key yet, `npx cardline operator-key create --name <name>` on the store (the embedded store only while the gateway is stopped).',
       headers: { 'www-authenticate': 'Bearer' },
     }),
   operatorThrottled: (retryAfterSeconds: number, scope: 'address' | 'all addresses') =>

@@ -1,7 +1,9 @@
 // Durable audit with group commit: records queue while a batch commits; a write is acknowledged only after
 // its batch committed. Each writer appends to a hash chain of its own per tenant (decision 0200), so writers
-// never contend for a chain head; `seq` comes in blocks from audit_heads. A batch is one statement across
-// all its tenants (heads, records, events, settlements): atomic without a transaction, one round trip.
+// never contend for a chain head; it leases a chain no live writer holds before opening one (0286), so chains
+// do not pile up with restarts. `seq` comes in blocks from audit_heads. A batch is one statement across all
+// its tenants (heads, records, events, settlements): atomic without a transaction, one round trip.
+import { hostname } from 'node:os';
 import { uuidv7 } from 'uuidv7';
 import type { Span } from '@opentelemetry/api';
 import { tracing } from '../telemetry/index.js';
@@ -18,6 +20,8 @@ const LINGER_FROM = 4;
 const LINGER_MS = 2;
 /** Seqs a writer takes at once per tenant: the trail's order is each writer's, not a clock's (`at` is). */
 export const SEQ_BLOCK = 128;
+/** How long a chain stays its writer's after its last append; then another writer may take it over (0286). */
+export const CHAIN_LEASE_MS = 60_000;
 
 /** The request's Idempotency-Key, settled with its record: the stored response, or null to release the key. */
 export interface Settlement {
@@ -84,11 +88,13 @@ const settleCte = (param: string) => `,
 const APPEND = (ctes: string, returning = '') => `
   WITH input AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb)
-           AS i(tenant_id text, chain text, old_size bigint, old_head text, new_size bigint, new_head text, last_seq bigint)
+           AS i(tenant_id text, chain text, old_size bigint, old_head text, new_size bigint, new_head text, last_seq bigint,
+                holder text, lease_ms bigint)
        ),
        locked AS (
          SELECT c.tenant_id FROM audit_chains c
            JOIN input i ON c.tenant_id = i.tenant_id AND c.chain = i.chain AND c.size = i.old_size AND c.head = i.old_head
+                       AND c.holder = i.holder
           ORDER BY c.tenant_id FOR UPDATE OF c
        ),
        verdict AS (
@@ -96,9 +102,11 @@ const APPEND = (ctes: string, returning = '') => `
             AND NOT EXISTS (SELECT 1 FROM audit_chains c JOIN input i ON c.tenant_id = i.tenant_id AND c.chain = i.chain WHERE i.old_size = 0) AS ok
        ),
        moved AS (
-         INSERT INTO audit_chains (tenant_id, chain, size, head, last_seq)
-         SELECT tenant_id, chain, new_size, new_head, last_seq FROM input WHERE (SELECT ok FROM verdict)
-         ON CONFLICT (tenant_id, chain) DO UPDATE SET size = EXCLUDED.size, head = EXCLUDED.head, last_seq = EXCLUDED.last_seq
+         INSERT INTO audit_chains (tenant_id, chain, size, head, last_seq, holder, lease_until)
+         SELECT tenant_id, chain, new_size, new_head, last_seq, holder, now() + lease_ms * interval '1 millisecond'
+           FROM input WHERE (SELECT ok FROM verdict)
+         ON CONFLICT (tenant_id, chain) DO UPDATE
+           SET size = EXCLUDED.size, head = EXCLUDED.head, last_seq = EXCLUDED.last_seq, lease_until = EXCLUDED.lease_until
        )${ctes}
   INSERT INTO audit_log (tenant_id, seq, chain, position, id, at, actor, role, action, method, route, target, outcome, status,
                          request_id, origin, prev_hash, hash)
@@ -113,6 +121,48 @@ const RESERVE = `
   SELECT t.tenant_id, t.n FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id text, n bigint) ORDER BY t.tenant_id
   ON CONFLICT (tenant_id) DO UPDATE SET seq = audit_heads.seq + EXCLUDED.seq
   RETURNING tenant_id, seq`;
+
+/**
+ * Takes, per tenant, a chain no live writer holds: never held or given back first, else the one unwritten for
+ * longest past its lease (its writer died or went idle). Rows locked by an append under way are skipped, so two
+ * writers never share one.
+ */
+const CLAIM = `
+  WITH free AS (
+    SELECT f.tenant_id, f.chain
+      FROM unnest($1::text[]) AS w(tenant_id)
+      CROSS JOIN LATERAL (
+        SELECT c.tenant_id, c.chain FROM audit_chains c
+         WHERE c.tenant_id = w.tenant_id AND (c.holder IS NULL OR c.holder = $2 OR c.lease_until < now())
+         ORDER BY c.holder IS NOT NULL AND c.holder <> $2, c.lease_until NULLS FIRST, c.chain LIMIT 1 FOR UPDATE SKIP LOCKED
+      ) f
+  )
+  UPDATE audit_chains c SET holder = $2, lease_until = now() + $3 * interval '1 millisecond'
+    FROM free WHERE c.tenant_id = free.tenant_id AND c.chain = free.chain
+  RETURNING c.tenant_id, c.chain, c.size, c.head, c.last_seq`;
+
+/** Gives this writer's chains back on close: the next writer to start continues them at once. */
+const RELEASE = `
+  UPDATE audit_chains c SET holder = NULL, lease_until = NULL
+    FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id text, chain text)
+   WHERE c.tenant_id = r.tenant_id AND c.chain = r.chain AND c.holder = $2`;
+
+/**
+ * Only one process opens an embedded store, so a holder found there when the first writer of this process claims
+ * is a process that died without giving its chains back: they are free at once, not after their lease.
+ */
+const leftOver = new WeakMap<Db, Promise<unknown>>();
+function freeLeftOver(db: Db): Promise<unknown> {
+  let done = leftOver.get(db);
+  if (!done) {
+    done = db.query('UPDATE audit_chains SET holder = NULL, lease_until = NULL WHERE holder IS NOT NULL').catch((err: unknown) => {
+      leftOver.delete(db);
+      throw err;
+    });
+    leftOver.set(db, done);
+  }
+  return done;
+}
 
 /**
  * Text the store accepts whatever a client sent (a lone surrogate or U+0000 becomes U+FFFD): a record must never
@@ -175,8 +225,9 @@ interface Pending {
   span?: Span | undefined;
 }
 
-/** This writer's chain of one tenant: its size and head, and the seqs it may still use. */
+/** This writer's chain of one tenant: which, its size and head, and the seqs it may still use. */
 interface Head {
+  chain: string;
   size: number;
   hash: string;
   /** The last seq this chain used (0 before its first record). */
@@ -190,6 +241,8 @@ interface Head {
 export interface AuditObserver {
   auditBatch(records: number, seconds: number): void;
   auditConflict?(): void;
+  /** Another writer took over a chain this writer had left unwritten past its lease; it moved to another. */
+  auditChainTaken?(): void;
   /** A record could not be committed. */
   auditFailed?(): void;
 }
@@ -200,10 +253,16 @@ export class AuditWriter {
   private closed = false;
   /** This writer's chain of each tenant it wrote to: where its head is, and its block of seqs. */
   private readonly heads = new Map<string, Head>();
-  /** The chain this writer appends to, in every tenant: its own, so that no other writer moves its head. */
+  /** The chain this writer opens in a tenant where it finds none free to continue. */
   readonly chain: string = uuidv7();
+  /** Who holds the chains this writer appends to: no other writer appends to them meanwhile (decision 0286). */
+  readonly holder: string = `${hostname()}:${process.pid}:${uuidv7()}`;
+  /** Tenants where this writer opened `chain`: after losing it there, it opens another. */
+  private readonly opened = new Set<string>();
   /** Batches that found a chain head moved and were computed again: 0 unless two writers share a chain. */
   conflictRetries = 0;
+  /** Chains taken over by another writer after this one left them unwritten past their lease. */
+  chainsTaken = 0;
   /** Tenants with a batch under way: their next records wait, so that one tenant's batches never race. */
   private readonly busy = new Set<string>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -223,8 +282,15 @@ export class AuditWriter {
     private readonly onCommitted?: (tenants: string[]) => void,
     /** Under load, how long a batch may wait for more records (gather()); none on the embedded store. */
     private readonly lingerMs: number = db.kind === 'postgres' ? LINGER_MS : 0,
+    /** How long a chain stays this writer's after its last append (CARDLINE_AUDIT_CHAIN_LEASE_MS). */
+    private readonly leaseMs: number = CHAIN_LEASE_MS,
   ) {
     this.maxInFlight = db.kind === 'postgres' ? 4 : 1;
+  }
+
+  /** The chain this writer appends to in a tenant, from its first record there until it closes. */
+  chainOf(tenantId: string): string | undefined {
+    return this.heads.get(tenantId)?.chain;
   }
 
   record(entry: WriterEntry): Promise<void> {
@@ -342,6 +408,7 @@ export class AuditWriter {
     const started = performance.now();
     const tenants = [...new Set(entries.map((e) => e.tenantId))];
     for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
+      await this.claim(tenants.filter((t) => !this.heads.has(t)));
       await this.reserve(entries);
       const next = new Map<string, Head>();
       const events: Record<string, unknown>[] = [];
@@ -369,7 +436,7 @@ export class AuditWriter {
           });
         }
         return {
-          tenant_id: e.tenantId, seq, chain: this.chain, position, id, at: e.at.toISOString(), actor: e.actor, role: e.role,
+          tenant_id: e.tenantId, seq, chain: from.chain, position, id, at: e.at.toISOString(), actor: e.actor, role: e.role,
           action: e.action, method: e.method, route: e.route, target: e.target, outcome: e.outcome, status: e.status,
           request_id: e.requestId, origin: e.origin, prev_hash: prev, hash,
         };
@@ -377,7 +444,10 @@ export class AuditWriter {
       const heads = tenants.map((t) => {
         const from = this.heads.get(t)!;
         const to = next.get(t)!;
-        return { tenant_id: t, chain: this.chain, old_size: from.size, old_head: from.hash, new_size: to.size, new_head: to.hash, last_seq: to.lastSeq };
+        return {
+          tenant_id: t, chain: from.chain, old_size: from.size, old_head: from.hash, new_size: to.size, new_head: to.hash, last_seq: to.lastSeq,
+          holder: this.holder, lease_ms: this.leaseMs,
+        };
       });
       const params: unknown[] = [JSON.stringify(heads), JSON.stringify(rows)];
       const param = (value: unknown) => `$${params.push(value)}`;
@@ -401,12 +471,45 @@ export class AuditWriter {
         this.onCommitted?.(tenants);
         return;
       }
-      // Only a statement whose outcome this writer never learnt can have moved its own chain: recompute, counted.
-      this.conflictRetries += 1;
-      this.observer?.auditConflict?.();
-      await this.reload(tenants);
+      // A chain taken over by another writer is left to it; otherwise only a statement whose outcome this writer
+      // never learnt can have moved its own chain: recompute, counted.
+      const taken = await this.reload(tenants);
+      if (taken > 0) {
+        this.chainsTaken += taken;
+        for (let i = 0; i < taken; i++) this.observer?.auditChainTaken?.();
+      } else {
+        this.conflictRetries += 1;
+        this.observer?.auditConflict?.();
+      }
     }
     throw new Error(`audit chain of tenant${tenants.length > 1 ? 's' : ''} '${tenants.join("', '")}' moved under its writer; gave up after ${MAX_CONFLICT_RETRIES} retries`);
+  }
+
+  /** Gives each tenant a chain to append to: one no live writer holds, else a new one of this writer's. */
+  private async claim(tenants: string[]): Promise<void> {
+    if (!tenants.length) return;
+    if (this.db.kind === 'pglite') await freeLeftOver(this.db);
+    const r = await this.db.query<{ tenant_id: string; chain: string; size: string | number; head: string; last_seq: string | number }>(
+      CLAIM,
+      [tenants, this.holder, this.leaseMs],
+      { name: 'cardline_audit_claim' },
+    );
+    const claimed = new Map(r.rows.map((row) => [row.tenant_id, row]));
+    for (const t of tenants) {
+      const row = claimed.get(t);
+      // No seqs yet (next > end): the first batch takes a block, above every seq the chain holds.
+      const head = row
+        ? { chain: row.chain, size: Number(row.size), hash: row.head, lastSeq: Number(row.last_seq) }
+        : { chain: this.open(t), size: 0, hash: GENESIS_HASH, lastSeq: 0 };
+      this.heads.set(t, { ...head, next: 1, end: 0 });
+    }
+  }
+
+  /** A new chain's id: this writer's own, unless it opened that one here before and lost it. */
+  private open(tenantId: string): string {
+    if (this.opened.has(tenantId)) return uuidv7();
+    this.opened.add(tenantId);
+    return this.chain;
   }
 
   /** Makes sure each tenant of the batch has enough seqs left in its block, taking new blocks when not. */
@@ -423,7 +526,7 @@ export class AuditWriter {
     for (const row of r.rows) {
       const end = Number(row.seq);
       const n = short.find((s) => s.tenant_id === row.tenant_id)!.n;
-      const h = this.heads.get(row.tenant_id) ?? { size: 0, hash: GENESIS_HASH, lastSeq: 0, next: 0, end: 0 };
+      const h = this.heads.get(row.tenant_id)!;
       // The seqs left in the old block are given up: seqs are unique per tenant, not contiguous.
       this.heads.set(row.tenant_id, { ...h, next: end - n + 1, end });
     }
@@ -435,30 +538,45 @@ export class AuditWriter {
     return stored !== null && [...next].every(([t, h]) => stored.get(t)?.head === h.hash);
   }
 
-  /** Reads this writer's chains of these tenants as stored (after a conflict). */
-  private async reload(tenants: string[]): Promise<void> {
+  /** Reads this writer's chains of these tenants as stored (after a refused batch); how many another writer took. */
+  private async reload(tenants: string[]): Promise<number> {
     const stored = await this.stored(tenants);
+    let taken = 0;
     for (const t of tenants) {
       const row = stored.get(t);
       const h = this.heads.get(t)!;
+      if (row && row.holder !== this.holder) {
+        // Another writer continues it now: this one claims a chain again on its next attempt.
+        this.heads.delete(t);
+        taken += 1;
+        continue;
+      }
       const lastSeq = row?.lastSeq ?? 0;
       // Seqs the stored chain used are gone from the block: a new block is taken when too few remain.
-      this.heads.set(t, { size: row?.size ?? 0, hash: row?.head ?? GENESIS_HASH, lastSeq, next: Math.max(h.next, lastSeq + 1), end: h.end });
+      this.heads.set(t, { ...h, size: row?.size ?? 0, hash: row?.head ?? GENESIS_HASH, lastSeq, next: Math.max(h.next, lastSeq + 1) });
     }
+    return taken;
   }
 
-  /** This writer's chains of these tenants, as committed. */
-  private async stored(tenants: string[]): Promise<Map<string, { size: number; head: string; lastSeq: number }>> {
-    const r = await this.db.query<{ tenant_id: string; size: string | number; head: string; last_seq: string | number }>(
-      'SELECT tenant_id, size, head, last_seq FROM audit_chains WHERE chain = $1 AND tenant_id = ANY($2::text[])',
-      [this.chain, tenants],
+  /** This writer's chains of these tenants, as committed, with who holds each now. */
+  private async stored(tenants: string[]): Promise<Map<string, { size: number; head: string; lastSeq: number; holder: string | null }>> {
+    const chains = tenants.map((t) => ({ tenant_id: t, chain: this.heads.get(t)!.chain }));
+    const r = await this.db.query<{ tenant_id: string; size: string | number; head: string; last_seq: string | number; holder: string | null }>(
+      `SELECT c.tenant_id, c.size, c.head, c.last_seq, c.holder
+         FROM audit_chains c JOIN jsonb_to_recordset($1::jsonb) AS r(tenant_id text, chain text) ON c.tenant_id = r.tenant_id AND c.chain = r.chain`,
+      [JSON.stringify(chains)],
     );
-    return new Map(r.rows.map((row) => [row.tenant_id, { size: Number(row.size), head: row.head, lastSeq: Number(row.last_seq) }]));
+    return new Map(r.rows.map((row) => [row.tenant_id, { size: Number(row.size), head: row.head, lastSeq: Number(row.last_seq), holder: row.holder }]));
   }
 
-  /** Waits for queued records to commit; later records are refused. */
+  /** Waits for queued records to commit, then gives this writer's chains back; later records are refused. */
   async close(): Promise<void> {
     this.closed = true;
     while (this.draining) await this.draining;
+    if (!this.heads.size) return;
+    const chains = [...this.heads].map(([t, h]) => ({ tenant_id: t, chain: h.chain }));
+    this.heads.clear();
+    // Not given back (the store is gone): the leases run out, and the chains are free after that.
+    await this.db.query(RELEASE, [JSON.stringify(chains), this.holder]).catch(() => undefined);
   }
 }

@@ -91,7 +91,12 @@ export function remoteTarget(command: Command): Target | null {
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') fail(`--admin-url must be an http or https URL, not '${url}'.`);
   const key = process.env.CARDLINE_OPERATOR_KEY;
-  if (!key) fail('Set CARDLINE_OPERATOR_KEY to an operator key (`cardline operator-key create`, or the one the demo printed) to use the management API.');
+  if (!key) {
+    fail(
+      'Set CARDLINE_OPERATOR_KEY to an operator key to use the management API: the one the demo printed, or one an operator with a key creates for you: ' +
+        `\`CARDLINE_OPERATOR_KEY=<their key> npx cardline --admin-url ${url} operator-key create --name <name>\`.`,
+    );
+  }
   return { where: base.toString(), client: { baseUrl: base.toString(), operatorKey: key } };
 }
 

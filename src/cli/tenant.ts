@@ -5,11 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import jsonMergePatch from 'json-merge-patch';
-import { DEFAULT_HOME_COUNTRY, DEFAULT_TENANT_CONFIG, DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
+import { DEFAULT_HOME_COUNTRY, DEFAULT_TENANT_CONFIG, DEFAULT_TIME_ZONE, type TenantConfig } from '../../schemas/tenant.js';
 import type { PublicJwk } from '../crypto/keys.js';
 import { PAGE_MAX } from '../../schemas/page.js';
 import type { TenantCreateBody, TenantPatchBody } from '../../sdk/src/generated/types.js';
 import { STORE_HELP, checkUsername, fail, integer, money, orderedJwk, printJson, readStdin, table, tenantId } from './common.js';
+import { connectorsLabel } from '../services/connectors/routing.js';
 import { withApi } from './api.js';
 import { REMOTE_HELP } from './remote.js';
 
@@ -237,7 +238,7 @@ ${STORE_HELP}`,
       const query = { limit: PAGE_MAX, ...(opts.search === undefined ? {} : { q: opts.search }) };
       const tenants = await withApi(command, { operations: ['tenant.list'] }, (api) => api.tenant.list(query).toArray());
       if (opts.json) return printJson(tenants);
-      table([['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, String((t.config.connector as { id?: unknown } | undefined)?.id ?? '?'), t.name])]);
+      table([['ID', 'STATUS', 'CONNECTOR', 'NAME'], ...tenants.map((t) => [t.id, t.status, connectorsLabel(t.config as TenantConfig), t.name])]);
     });
 
   for (const [verb, status, what] of [

@@ -56,8 +56,9 @@ export const MANAGEMENT_OPENAPI_INFO = {
   description:
     "The platform operator's API, served on the management listener (CARDLINE_ADMIN_HOST:CARDLINE_ADMIN_PORT, loopback by " +
     'default; keep it on a private network): tenants with their whole configuration, their users, and operator keys. Every ' +
-    'call but the liveness probe, the metrics and this document carries `Authorization: Bearer <operator key>` (create one ' +
-    'with `npx cardline operator-key create --name <name>`); a tenant\'s id_token is never one. No tenant header: a route ' +
+    'call but the liveness probe, the metrics and this document carries `Authorization: Bearer <operator key>` (an operator ' +
+    'with a key creates one while the gateway runs: `CARDLINE_OPERATOR_KEY=<their key> npx cardline --admin-url <this listener> ' +
+    'operator-key create --name <name>`); a tenant\'s id_token is never one. No tenant header: a route ' +
     "names the tenant it acts on in its path. Errors are problem records of spec 2.8 (`application/problem+json`). Every " +
     "write takes `Idempotency-Key`, and every call is recorded in the trail of the tenant it concerns (else the platform's). " +
     'Passwords for a tenant\'s users are compact JWEs to the tenant\'s key (`GET /v1/tenants/{tenantId}/keys`). Every answer ' +
@@ -481,7 +482,7 @@ const SECURITY_SCHEMES = {
     operatorKey: {
       type: 'http',
       scheme: 'bearer',
-      description: 'An operator key (`clop_…`), created with `npx cardline operator-key create --name <name>` or POST /v1/operator-keys; never a tenant\'s id_token',
+      description: 'An operator key (`clop_…`), created with POST /v1/operator-keys (`npx cardline --admin-url <this listener> operator-key create --name <name>`); never a tenant\'s id_token',
     },
   },
 } as const satisfies Record<Listener, Record<string, { type: 'http'; scheme: 'bearer'; description: string; bearerFormat?: string }>>;

@@ -67,7 +67,7 @@ export const auditOperations = [
     url: '/v1/audit/checkpoints/latest',
     summary: "The latest signed checkpoint of the tenant's audit trail",
     description:
-      'Every chain of the trail (one per gateway process) with its size and head, the trail\'s size and root, and the time, ' +
+      'Every chain of the trail (one per gateway process writing at the same time) with its size and head, the trail\'s size and root, and the time, ' +
       "signed as a compact JWS (ES256) with the tenant's token-signing key `kid` (published in /.well-known/jwks.json). The " +
       'gateway takes one every few seconds while the trail grows (CARDLINE_AUDIT_CHECKPOINT_MS), and one on first ask. Save ' +
       'the answer; `npx cardline audit verify --tenant T --checkpoint FILE` proves later, offline, that the trail still ' +

@@ -13,6 +13,7 @@ import {
   BacktestResponse,
   RULES_PER_TARGET,
   isRuleId,
+  type AuthRuleDetail,
 } from '../../schemas/auth-rules.js';
 import type { FieldError } from '../../schemas/common.js';
 import { MessageResponse } from '../../schemas/management.js';
@@ -21,6 +22,7 @@ import { definitionErrors } from '../domain/auth-rules.js';
 import { boundOf } from '../domain/days.js';
 import { Errors } from '../errors.js';
 import { keyCursorOf, pageBounds, pageQueryErrors } from '../paging/key-cursor.js';
+import type { Services } from '../services/index.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 import { defineOperation } from './define.js';
 
@@ -45,6 +47,16 @@ function backtestRange(body: { from: string; to: string }, tenant: Tenant, objec
   if (!to) errors.push({ field: 'to', message: 'Invalid', objectName });
   if (from && to && (to <= from || to.getTime() - from.getTime() > (BACKTEST_MAX_DAYS + 1) * 86_400_000)) errors.push({ field: 'to', message: 'Invalid', objectName });
   return { from, to, errors };
+}
+
+const hasDefinition = (body: AuthRulePatchBody): boolean => body.conditions !== undefined || body.velocity !== undefined || body.declineReason !== undefined;
+
+/** The rule a PATCH changes, once its definition is checked against the rule's kind. */
+async function ruleToChange(services: Services, tenant: Tenant, ruleId: string, body: AuthRulePatchBody): Promise<AuthRuleDetail> {
+  const current = await services.authRules.get(tenant.id, ruleId);
+  const kindErrors = definitionErrors(body, 'authRulePatch', current.kind);
+  if (kindErrors.length) throw Errors.validation(kindErrors);
+  return current;
 }
 
 export const authRuleOperations = [
@@ -98,6 +110,8 @@ export const authRuleOperations = [
       ...(body.conditions === undefined && body.velocity === undefined ? [{ field: 'conditions', message: 'NotNull', objectName: 'authRuleRequest' }] : []),
       ...definitionErrors(body, 'authRuleRequest'),
     ],
+    // Created already enforced: the tenant's policy on promotions holds it (a shadow rule declines nobody).
+    approval: { policy: 'auth-rules.promote', facts: ({ body }) => (body.mode === 'active' ? {} : null) },
     execute: ({ tenant, body, principal, services }) => services.authRules.create(tenant.id, body, principal?.sub ?? null),
     view: (rule) => ({ result: rule, pagination: null }),
     audit: { target: { cardId: 'body', entityId: 'body' } },
@@ -139,14 +153,23 @@ export const authRuleOperations = [
     params: AuthRuleIdParams,
     body: AuthRulePatchBody,
     response: AuthRuleResponse,
-    refusals: ['AUTH_RULE_NO_SHADOW'],
+    refusals: ['AUTH_RULE_NO_SHADOW', 'AUTH_RULE_CHANGED'],
     errors: [notFound],
     check: ({ body }) => definitionErrors(body, 'authRulePatch'),
-    execute: async ({ tenant, params, body, principal, services }) => {
-      const current = await services.authRules.get(tenant.id, params.ruleId);
-      const kindErrors = definitionErrors(body, 'authRulePatch', current.kind);
-      if (kindErrors.length) throw Errors.validation(kindErrors);
-      return services.authRules.update(tenant.id, params.ruleId, body, principal?.sub ?? null);
+    // A PATCH that enforces a version (a new one with `mode: active`, or `mode: active` over a shadow one) is a promotion.
+    approval: {
+      policy: 'auth-rules.promote',
+      facts: async ({ tenant, params, body, services }) => {
+        if (body.mode !== 'active') return null;
+        const current = await ruleToChange(services, tenant, params.ruleId, body);
+        if (hasDefinition(body) || current.shadowVersion !== null) return {};
+        if (current.activeVersion === null) throw Errors.business('AUTH_RULE_NO_SHADOW', `Rule ${params.ruleId} has no version to enforce.`);
+        return null;
+      },
+    },
+    execute: async ({ tenant, params, body, principal, services, heldAt }) => {
+      await ruleToChange(services, tenant, params.ruleId, body);
+      return services.authRules.update(tenant.id, params.ruleId, body, principal?.sub ?? null, heldAt);
     },
     view: (rule) => ({ result: rule, pagination: null }),
     audit: { target: { ruleId: 'params' } },
@@ -182,9 +205,17 @@ export const authRuleOperations = [
     objectName: 'authRulePromoteRequest',
     params: AuthRuleIdParams,
     response: AuthRuleResponse,
-    refusals: ['AUTH_RULE_NO_SHADOW'],
+    refusals: ['AUTH_RULE_NO_SHADOW', 'AUTH_RULE_CHANGED'],
     errors: [notFound],
-    execute: ({ tenant, params, services }) => services.authRules.promote(tenant.id, params.ruleId),
+    // What the gateway refuses alone (no such rule, nothing to promote) is refused now, not after a checker's approval.
+    approval: {
+      facts: async ({ tenant, params, services }) => {
+        const rule = await services.authRules.get(tenant.id, params.ruleId);
+        if (rule.shadowVersion === null) throw Errors.business('AUTH_RULE_NO_SHADOW', `Rule ${params.ruleId} has no shadow version to promote.`);
+        return {};
+      },
+    },
+    execute: ({ tenant, params, services, heldAt }) => services.authRules.promote(tenant.id, params.ruleId, heldAt),
     view: (rule) => ({ result: rule, pagination: null }),
     audit: { target: { ruleId: 'params' } },
   }),

@@ -13,7 +13,7 @@ import type { Operator } from '../services/identity/operator-keys.js';
 import type { Principal } from '../services/identity/tokens.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 import type { Access } from './access.js';
-import type { ApprovalCondition } from '../../schemas/approvals.js';
+import type { ApprovableOperation, ApprovalCondition } from '../../schemas/approvals.js';
 import type { ApprovalFacts } from '../domain/approval-policy.js';
 import type { Approval } from '../services/tenancy/approvals.js';
 
@@ -66,6 +66,8 @@ export interface ExecuteContext<P, Q, B> extends OperationInput<P, Q, B> {
    * and approval.executed; the outcome, success or refusal, is stored on the approval, which is returned.
    */
   executeApproved: (approval: Approval) => Promise<Approval>;
+  /** When the request executing was held for approval (null: it runs as it arrived); a write may refuse what changed since. */
+  heldAt: Date | null;
 }
 
 /**
@@ -73,7 +75,10 @@ export interface ExecuteContext<P, Q, B> extends OperationInput<P, Q, B> {
  * policy's condition about a request. `facts` may read the core (the current limit) when `when` needs it.
  */
 export interface ApprovalDecl<I> {
-  facts?: (ctx: I & { core: CoreCall }, when: ApprovalCondition | undefined) => ApprovalFacts | Promise<ApprovalFacts>;
+  /** The policy that governs it when it is another operation's (a rule created already enforced: `auth-rules.promote`). */
+  policy?: ApprovableOperation;
+  /** `null`: this request is not one the policy governs (a rule created as shadow), and runs as today. */
+  facts?: (ctx: I & { core: CoreCall; services: Services }, when: ApprovalCondition | undefined) => ApprovalFacts | null | Promise<ApprovalFacts | null>;
 }
 
 /** The event a completed call adds to the outbox with its record, checked against its closed schema. */

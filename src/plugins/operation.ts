@@ -109,12 +109,12 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
    * validated (its secret fields sealed) in a pending approval, and answered 202 in the route's dialect.
    */
   const holdIfPolicy = async (op: Operation, request: FastifyRequest, input: OperationInput<unknown, unknown, unknown>): Promise<void> => {
-    const policy = policyFor(input.tenant.config, op.id);
+    const policy = op.approval ? policyFor(input.tenant.config, op.approval.policy ?? op.id) : undefined;
     const principal = input.principal;
     if (!policy || !principal || !op.approval) return;
     // A read the condition needs goes without the write's idempotency key: that key is the write's alone.
-    const facts = op.approval.facts ? await op.approval.facts({ ...input, core: coreFor(op, input.tenant, request, undefined) }, policy.when) : {};
-    if (!policyHolds(policy.when, facts)) return;
+    const facts = op.approval.facts ? await op.approval.facts({ ...input, core: coreFor(op, input.tenant, request, undefined), services }, policy.when) : {};
+    if (!facts || !policyHolds(policy.when, facts)) return;
     const approval = await services.approvals.create(
       input.tenant.id,
       op.id,
@@ -170,6 +170,7 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
         log: request.log,
         securityEvent: () => undefined,
         executeApproved: () => Promise.reject(new Error('An approved request cannot execute another approval')),
+        heldAt: new Date(approval.createdAt),
       });
       const concluded = await conclude(op, result, input, request.log);
       event = concluded.event;
@@ -237,6 +238,7 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
       log: request.log,
       securityEvent,
       executeApproved: (approval) => executeApproved(approval, request),
+      heldAt: null,
     });
     const { event, sealed } = await conclude(op, result, input, request.log);
     ctx.outcome = { result, event };

@@ -22,6 +22,13 @@ export const operatorAuthErrors = declareErrors('operator-auth', (op) =>
     : [],
 );
 
+/** A plain host (name or address, and port) as the caller sent it; anything else is not echoed back. */
+const PLAIN_HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/** This listener as the caller reached it: where the CLI's --admin-url points. */
+const listenerUrl = (request: FastifyRequest): string | undefined =>
+  PLAIN_HOST.test(request.host) ? `${request.protocol}://${request.host}` : undefined;
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** false: no operator key needed (the management listener's probe and metrics, its documents). */
@@ -77,7 +84,7 @@ const operatorAuthPlugin: FastifyPluginAsync<OperatorAuthOptions> = async (app, 
     }
     if (!operator) {
       request.log.info('operator key refused');
-      throw Errors.operatorUnauthorized();
+      throw Errors.operatorUnauthorized(listenerUrl(request));
     }
     ctx.operator = operator;
 

@@ -195,7 +195,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       (tenant, err) => log.warn({ tenant, reason: err instanceof Error ? err.message : String(err) }, 'audit checkpoint not published'),
       metrics,
     );
-    const audit = new AuditWriter(db, metrics, () => deliveries.wake(), (written) => checkpoints.wrote(written));
+    const audit = new AuditWriter(db, metrics, () => deliveries.wake(), (written) => checkpoints.wrote(written), undefined, config.auditChainLeaseMs);
     closers.push(() => audit.close());
     const operatorKeyThrottle = new OperatorKeyThrottle(audit, log, undefined, redis ? { client: redis, prefix: config.redisPrefix } : null);
     // Answers holding a secret are sealed, and bodies holding one fingerprinted, under a key of their own.

@@ -1,6 +1,6 @@
 // A store upgraded across migration 0015 (decision 0200): the records written as one chain per tenant before it
-// become the chain `legacy` (position = seq) and verify as they did; writers append chains of their own after
-// them, and a saved checkpoint covers the legacy chain like any other.
+// become the chain `legacy` (position = seq) and verify as they did; a writer continues that chain, no live writer
+// holding it (decision 0286), and a saved checkpoint covers the legacy chain like any other.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GENESIS_HASH, recordHash } from '../../src/audit/chain.js';
 import { chainHeads } from '../../src/audit/checkpoint.js';
@@ -47,7 +47,7 @@ describe('audit records written before chains per writer (migration 0015)', () =
   });
   afterAll(() => testDb.drop());
 
-  it('verify as the chain `legacy`; records appended since go to the writer\'s chain, after them in seq', async () => {
+  it('verify as the chain `legacy`; records appended since continue it, after them in seq', async () => {
     const legacy = await verifyChain(db, TENANT);
     expect(legacy).toMatchObject({ ok: true, records: BEFORE });
     expect(legacy.ok && legacy.chains.map((c) => [c.chain, c.size])).toEqual([['legacy', BEFORE]]);
@@ -57,12 +57,9 @@ describe('audit records written before chains per writer (migration 0015)', () =
     for (let i = 1; i <= 3; i++) await writer.record(record(BEFORE + i));
     await writer.close();
     const grown = await verifyChain(db, TENANT, { checkpoint: saved });
-    expect(grown.ok && grown.chains.map((c) => [c.chain, c.size]).sort()).toEqual([[writer.chain, 3], ['legacy', BEFORE]].sort());
-    const seqs = await db.query<{ chain: string; seq: string }>('SELECT chain, seq FROM audit_log WHERE tenant_id = $1 ORDER BY seq', [TENANT]);
-    expect(seqs.rows.map((r) => [r.chain === 'legacy' ? 'legacy' : 'writer', Number(r.seq)])).toEqual([
-      ...[1, 2, 3, 4, 5].map((s) => ['legacy', s]),
-      ...[6, 7, 8].map((s) => ['writer', s]),
-    ]);
+    expect(grown.ok && grown.chains.map((c) => [c.chain, c.size])).toEqual([['legacy', BEFORE + 3]]);
+    const seqs = await db.query<{ chain: string; position: string; seq: string }>('SELECT chain, position, seq FROM audit_log WHERE tenant_id = $1 ORDER BY seq', [TENANT]);
+    expect(seqs.rows.map((r) => [r.chain, Number(r.position), Number(r.seq)])).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((s) => ['legacy', s, s]));
 
     // A legacy record edited after the upgrade is named in that chain.
     await db.query("UPDATE audit_log SET outcome = 'refused' WHERE tenant_id = $1 AND seq = 3", [TENANT]);

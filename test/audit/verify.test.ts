@@ -366,7 +366,7 @@ describe('cardline audit verify', () => {
       }
       const checkpoint = await publishCheckpoint(app.cardline.db, app.cardline.keys, 'demo');
       ({ root } = checkpoint);
-      chain = app.cardline.audit.chain;
+      chain = app.cardline.audit.chainOf('demo')!;
       // Saved as an operator would: the answer of GET /v1/audit/checkpoints/latest.
       checkpointFile = join(dataDir, 'checkpoint.json');
       await writeFile(checkpointFile, JSON.stringify({ result: checkpoint, pagination: null }));

@@ -116,6 +116,16 @@ describe('cardline --admin-url', () => {
     expect(JSON.parse((await cli(['tenant', 'list', '--search', 'no-such-bank', '--json'])).stdout)).toEqual([]);
   });
 
+  it('lists a tenant on several cores by the cores it routes to and the one in shadow, not as ?', async () => {
+    const mock = { id: 'mock', options: { fixtures: 'demo' } };
+    const file = join(dir, 'spread.json');
+    writeFileSync(file, JSON.stringify({ connectors: { processor: mock, old: mock, new: mock }, routing: { default: 'old', operations: { cards: 'processor' } }, shadow: { connector: 'new', operations: ['credit-line'] } }));
+    const created = await cli(['tenant', 'create', 'spreadbank', '--name', 'Spread Bank', '--config', file]);
+    expect(created.code, created.stderr).toBe(0);
+    const list = await cli(['tenant', 'list', '--search', 'spread']);
+    expect(list.stdout.trim().split('\n').slice(1)).toEqual([expect.stringMatching(/^spreadbank +active +old=mock, processor=mock \(\+shadow new=mock\) +Spread Bank$/)]);
+  });
+
   it('refuses a configuration the gateway refuses, with its reason, and changes nothing', async () => {
     const bad = await cli(['tenant', 'update', 'northbank', '--time-zone', 'Mars/Olympus']);
     expect(bad.code).toBe(1);
@@ -216,7 +226,8 @@ describe('cardline --admin-url', () => {
 
   it('names what is missing: the operator key, a reachable API, a URL', async () => {
     expect((await cli(['tenant', 'list'], { CARDLINE_OPERATOR_KEY: undefined })).stderr).toBe(
-      'error: Set CARDLINE_OPERATOR_KEY to an operator key (`cardline operator-key create`, or the one the demo printed) to use the management API.\n',
+      'error: Set CARDLINE_OPERATOR_KEY to an operator key to use the management API: the one the demo printed, or one an operator with a key creates for you: ' +
+        `\`CARDLINE_OPERATOR_KEY=<their key> npx cardline --admin-url ${url} operator-key create --name <name>\`.\n`,
     );
     // A port nobody listens on (taken, then closed).
     const server = createServer();

@@ -157,7 +157,7 @@ describe('events of record from the routes', () => {
       BEGIN RAISE EXCEPTION 'simulated commit failure'; END $$;
       CREATE TRIGGER ${trigger} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION cardline_test_fail();`);
     // The writer's chain (decision 0200) does not move: its size and head stay where they were.
-    const chainOf = () => t.db.query<{ size: string | number; head: string }>("SELECT size, head FROM audit_chains WHERE tenant_id = 'demo' AND chain = $1", [t.app.cardline.audit.chain]);
+    const chainOf = () => t.db.query<{ size: string | number; head: string }>("SELECT size, head FROM audit_chains WHERE tenant_id = 'demo' AND chain = $1", [t.app.cardline.audit.chainOf('demo')]);
     const head = await chainOf();
     const requestId = rid('fail');
     const res = await upgradeLimit(requestId, '68000.00');

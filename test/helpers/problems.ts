@@ -17,3 +17,12 @@ export const validationProblem = (objectName: string, ...fields: [field: string,
   message: 'error.validation',
   fieldErrors: fields.map(([field, message]) => ({ field, message, objectName })),
 });
+
+/**
+ * The management listener's 401 detail: how to get a key while the gateway runs (the listener as the caller
+ * reached it, `http://localhost:80` under inject), and on the store without one.
+ */
+export const operatorUnauthorizedDetail = (adminUrl = 'http://localhost:80') =>
+  'A valid operator key is required: Authorization: Bearer <key>. While the gateway runs, an operator with a key creates yours: ' +
+  `\`CARDLINE_OPERATOR_KEY=<their key> npx cardline --admin-url ${adminUrl} operator-key create --name <name>\`; ` +
+  'with no operator key yet, `npx cardline operator-key create --name <name>` on the store (the embedded store only while the gateway is stopped).';

@@ -11,7 +11,7 @@ import { differences, MASK } from '../../src/services/connectors/shadow.js';
 import type { ConnectorView } from '../../schemas/core-routing.js';
 import { CONTRACT, CONTRACT_OPERATIONS } from '../../connectors/contract.js';
 import { PROBLEM_BASE, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
-import { validationProblem } from '../helpers/problems.js';
+import { operatorUnauthorizedDetail, validationProblem } from '../helpers/problems.js';
 
 const FETCH_LIMIT_URL = '/credit-line-management/business-entity-manager/fetchLimit';
 const ACME = './examples/acme-core/index.ts';
@@ -157,7 +157,7 @@ describe('per-operation routing', () => {
         title: 'Unauthorized',
         status: 401,
         message: 'error.http.401',
-        detail: 'A valid operator key is required: Authorization: Bearer <key> (create one with `npx cardline operator-key create --name <name>`).',
+        detail: operatorUnauthorizedDetail(),
       });
     }
   });

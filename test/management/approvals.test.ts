@@ -107,7 +107,7 @@ describe("the operator and a tenant's approval policies", () => {
       problem(
         400,
         'Bad Request',
-        "Tenant 'demo' has an invalid configuration: /approvals/0/operation: 'card.fly' is not an operation that can wait for approval (credit-limit.upgrade, user.create, user.update, keys.rotate, tenant.config-update)",
+        "Tenant 'demo' has an invalid configuration: /approvals/0/operation: 'card.fly' is not an operation that can wait for approval (credit-limit.upgrade, user.create, user.update, keys.rotate, tenant.config-update, auth-rules.promote)",
       ),
     );
     const role = await op('PATCH', '/v1/tenants/demo', { config: { approvals: [{ operation: 'keys.rotate', approvers: ['operator'] }] } });

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildMockCore } from '../../connectors/mock-core/server.js';
 import { LIMIT_URL, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { operatorUnauthorizedDetail } from '../helpers/problems.js';
 
 let t: TestApp;
 let m: FastifyInstance;
@@ -38,7 +39,7 @@ const problem = (status: number, title: string, detail: string, extra: Record<st
 const UNAUTHORIZED = problem(
   401,
   'Unauthorized',
-  'A valid operator key is required: Authorization: Bearer <key> (create one with `npx cardline operator-key create --name <name>`).',
+  operatorUnauthorizedDetail(),
 );
 
 const restConfig = (bank: string, token = 'core-token-1') => ({

@@ -11,6 +11,7 @@ import { buildManagementApp } from '../../src/management/app.js';
 import { defineOperation } from '../../src/operations/define.js';
 import { managementOperations, operations } from '../../src/operations/index.js';
 import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { operatorUnauthorizedDetail } from '../helpers/problems.js';
 
 /** What a newcomer writes: the example of docs/operating.md, "Adding an operation", word for word (checked below). */
 const cardState = defineOperation({
@@ -139,7 +140,7 @@ describe('one entry in the management table', () => {
       title: 'Unauthorized',
       status: 401,
       message: 'error.http.401',
-      detail: 'A valid operator key is required: Authorization: Bearer <key> (create one with `npx cardline operator-key create --name <name>`).',
+      detail: operatorUnauthorizedDetail(),
     });
     const unknown = await m.inject({ method: 'GET', url: '/v1/tenants/nobody/status', headers: await operator() });
     expect(unknown.statusCode).toBe(404);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operation } from '../../src/operations/define.js';
 import { managementOperations, operations } from '../../src/operations/index.js';
 import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { operatorUnauthorizedDetail } from '../helpers/problems.js';
 
 let t: TestApp;
 let m: FastifyInstance;
@@ -44,7 +45,7 @@ const OPERATOR_401 = {
   title: 'Unauthorized',
   status: 401,
   message: 'error.http.401',
-  detail: 'A valid operator key is required: Authorization: Bearer <key> (create one with `npx cardline operator-key create --name <name>`).',
+  detail: operatorUnauthorizedDetail(),
 };
 
 const TOKEN_DETAIL = 'A valid bearer token for this tenant is required; obtain one from POST /api/authenticate.';

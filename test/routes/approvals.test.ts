@@ -364,7 +364,7 @@ describe('policies', () => {
       problem(
         400,
         'Bad Request',
-        "Tenant 'demo' has an invalid configuration: /approvals/0/operation: 'card.fly' is not an operation that can wait for approval (credit-limit.upgrade, user.create, user.update, keys.rotate, tenant.config-update)",
+        "Tenant 'demo' has an invalid configuration: /approvals/0/operation: 'card.fly' is not an operation that can wait for approval (credit-limit.upgrade, user.create, user.update, keys.rotate, tenant.config-update, auth-rules.promote)",
       ),
     );
     const config = await call('admin', 'GET', '/v1/admin/config');

@@ -5,6 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Cardline, CardlineAdmin, CardlineProblemError } from '../../sdk/src/index.js';
 import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { operatorUnauthorizedDetail } from '../helpers/problems.js';
 
 interface Seen {
   method: string;
@@ -203,7 +204,7 @@ describe('CardlineAdmin', () => {
       title: 'Unauthorized',
       status: 401,
       message: 'error.http.401',
-      detail: 'A valid operator key is required: Authorization: Bearer <key> (create one with `npx cardline operator-key create --name <name>`).',
+      detail: operatorUnauthorizedDetail(managementUrl.replace(/\/$/, '')),
     });
   });
 

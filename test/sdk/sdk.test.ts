@@ -245,12 +245,15 @@ describe('@cardline/sdk', () => {
   it('keeps spend controls: cl.authRules creates, pages, promotes and backtests a rule the pipeline enforces', async () => {
     const admin = client();
     await admin.login('admin', PASSWORD);
-    const created = (await admin.authRules.create({ name: 'No ATM', cardId: 'CARD-3003', conditions: [{ attribute: 'channel', operation: 'is-one-of', values: ['ATM'] }] })).result;
+    const made = await admin.authRules.create({ name: 'No ATM', cardId: 'CARD-3003', conditions: [{ attribute: 'channel', operation: 'is-one-of', values: ['ATM'] }] });
+    if (isPending(made)) throw new Error(`held: ${made.detail}`);
+    const created = made.result;
     expect(created).toMatchObject({ level: 'card', cardId: 'CARD-3003', activeVersion: null, shadowVersion: 1 });
     const listed: string[] = [];
     for await (const rule of admin.authRules.list({ cardId: 'CARD-3003' })) listed.push(rule.ruleId);
     expect(listed).toEqual([created.ruleId]);
-    expect((await admin.authRules.promote(created.ruleId)).result).toMatchObject({ activeVersion: 1, shadowVersion: null });
+    const promoted = await admin.authRules.promote(created.ruleId);
+    expect(isPending(promoted) ? null : promoted.result).toMatchObject({ activeVersion: 1, shadowVersion: null });
     const integration = client();
     await integration.login('integration', PASSWORD);
     const atm = { cardId: 'CARD-3003', amount: '40.00', currency: 'EUR', merchant: { name: 'ATM', mcc: '6011', country: 'PT' }, channel: 'ATM' as const };

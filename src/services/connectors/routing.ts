@@ -50,6 +50,22 @@ function resolve(config: TenantConfig): Routes {
   return { connectors, defaultName, byOperation, shadow };
 }
 
+/**
+ * A tenant's cores in one line (`cardline tenant list`, decision 0287): its connector's id; with several, each one
+ * routing sends operations to, the default first, as `name=id` (the name alone where it is the id), then the
+ * shadow: `old=rest, processor=rest (+shadow new=rest)`. `-` when none is named.
+ */
+export function connectorsLabel(config: TenantConfig): string {
+  const { connectors, defaultName, byOperation, shadow } = resolve(config);
+  const label = (name: string) => {
+    const id = connectors[name]?.id;
+    return id === undefined || id === name ? name : `${name}=${id}`;
+  };
+  const routed = [...new Set([defaultName, ...Object.values(byOperation)])].filter((name) => name !== '');
+  const cores = routed.map(label).join(', ') || '-';
+  return shadow ? `${cores} (+shadow ${label(shadow.name)})` : cores;
+}
+
 /** What the schema cannot say about `connector`, `connectors`, `routing` and `shadow`; each problem names its field. */
 export function routingProblems(config: Partial<TenantConfig>): string[] {
   const problems: string[] = [];

@@ -70,6 +70,17 @@ const definitionOf = (b: { declineReason?: RuleDefinition['declineReason']; cond
   ...(b.velocity !== undefined ? { velocity: b.velocity } : {}),
 });
 
+/**
+ * A write held for approval enforces what its checker saw: a rule changed since it was held (a new shadow version
+ * put in its place) is refused, not enforced unseen.
+ */
+function unchangedSince(r: RuleRow, heldAt: Date | null): RuleRow {
+  if (heldAt && new Date(r.updated_at) > heldAt) {
+    throw Errors.business('AUTH_RULE_CHANGED', `Rule ${r.id} changed after this request was held for approval; nothing was enforced. Make the request again.`);
+  }
+  return r;
+}
+
 export class AuthRuleStore {
   constructor(private readonly db: Db) {}
 
@@ -116,9 +127,9 @@ export class AuthRuleStore {
    * A new definition is a new version: shadowed beside the active one, or active at once when `mode` says so.
    * `mode` alone promotes the shadow version (`active`) or stops enforcing the active one (`shadow`).
    */
-  async update(tenantId: string, ruleId: string, patch: AuthRulePatchBody, by: string | null): Promise<AuthRuleView> {
+  async update(tenantId: string, ruleId: string, patch: AuthRulePatchBody, by: string | null, heldAt: Date | null = null): Promise<AuthRuleView> {
     await this.db.transaction(async (tx) => {
-      const r = await this.row(tx, tenantId, ruleId, true);
+      const r = unchangedSince(await this.row(tx, tenantId, ruleId, true), heldAt);
       const changes = definitionOf(patch);
       let active = r.active_version;
       let shadow = r.shadow_version;
@@ -147,9 +158,9 @@ export class AuthRuleStore {
   }
 
   /** The shadow version becomes the active one (the active one it replaces is retired). */
-  async promote(tenantId: string, ruleId: string): Promise<AuthRuleView> {
+  async promote(tenantId: string, ruleId: string, heldAt: Date | null = null): Promise<AuthRuleView> {
     await this.db.transaction(async (tx) => {
-      const r = await this.row(tx, tenantId, ruleId, true);
+      const r = unchangedSince(await this.row(tx, tenantId, ruleId, true), heldAt);
       if (r.shadow_version === null) throw Errors.business('AUTH_RULE_NO_SHADOW', `Rule ${ruleId} has no shadow version to promote.`);
       await tx.query(`UPDATE auth_rules SET active_version = shadow_version, shadow_version = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2::uuid`, [tenantId, ruleId]);
     });

@@ -485,6 +485,15 @@ CREATE INDEX authorizations_created ON authorizations (tenant_id, created_at);
 `,
   },
   {
+    // Audit chains are leased, not opened per start (decision 0286): a writer takes a chain no live writer holds
+    // and continues it. holder: the writer appending to it; lease_until: after it, another writer may take it
+    // over. Chains of earlier starts have no holder and are taken first.
+    name: '0026-audit-chain-leases',
+    sql: `
+ALTER TABLE audit_chains ADD COLUMN holder text, ADD COLUMN lease_until timestamptz;
+`,
+  },
+  {
     // Spend controls as data (decision 0332): rules naming their active and shadow versions, versions never
     // changed, and velocity counters in buckets (a decision reads at most 61 rows of one counter).
     name: '0027-auth-rules',
