@@ -193,6 +193,9 @@ describe('cardline --admin-url approvals', () => {
   it('without an operator key it says how to get one', async () => {
     const r = await cli(['approvals', 'list', '--tenant', 'demo'], { CARDLINE_OPERATOR_KEY: undefined });
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe('error: Set CARDLINE_OPERATOR_KEY to an operator key (`cardline operator-key create`, or the one the demo printed) to use the management API.\n');
+    expect(r.stderr).toBe(
+      'error: Set CARDLINE_OPERATOR_KEY to an operator key to use the management API: the one the demo printed, or one an operator with a key creates for you: ' +
+        `\`CARDLINE_OPERATOR_KEY=<their key> npx cardline --admin-url ${url} operator-key create --name <name>\`.\n`,
+    );
   });
 });

@@ -27,6 +27,7 @@ const PARAMS: Record<string, string> = {
   channelId: '00000000-0000-4000-8000-000000000000',
   deliveryId: '00000000-0000-4000-8000-000000000001',
   approvalId: '00000000-0000-4000-8000-000000000002',
+  ruleId: '00000000-0000-4000-8000-000000000003',
   tenantId: 'demo',
   name: 'nobody-here',
 };
