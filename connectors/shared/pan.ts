@@ -22,10 +22,18 @@ export function maskPan(value: string): string {
 /** 13-19 digits, maybe grouped by single spaces or dashes, not inside a longer run; letters around do not hide it. */
 const DIGIT_RUN = /(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)/g;
 
-/** Masks card-number runs in text; `luhnOnly` keeps ids with long non-Luhn numbers readable. */
+/** A UUID, whose last two groups can join into a Luhn-valid run one time in ten. */
+const UUID_OR_DIGIT_RUN = new RegExp(`([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})|${DIGIT_RUN.source}`, 'gi');
+
+/**
+ * Masks card-number runs in text; `luhnOnly` keeps ids readable: those with long non-Luhn numbers, and UUIDs
+ * (a key id, an approval id), which are ids whatever their digits add up to.
+ */
 export function maskCardNumbers(text: string, { luhnOnly }: { luhnOnly: boolean }): string {
-  return text.replace(DIGIT_RUN, (run) => {
+  if (!luhnOnly) return text.replace(DIGIT_RUN, (run) => maskPan(run.replace(/\D/g, '')));
+  return text.replace(UUID_OR_DIGIT_RUN, (run, uuid: string | undefined) => {
+    if (uuid) return run;
     const digits = run.replace(/\D/g, '');
-    return !luhnOnly || luhnValid(digits) ? maskPan(digits) : run;
+    return luhnValid(digits) ? maskPan(digits) : run;
   });
 }

@@ -59,3 +59,18 @@ describe('log masking', () => {
     expect(line).toMatchObject({ requestId: 'r-1', method: 'POST', route: '/a/b', status: 200, ms: 3, tenant: 'demo', msg: 'request completed' });
   });
 });
+
+describe('audit masking (Luhn-valid runs only)', () => {
+  // A key id whose last groups join into a Luhn-valid 13-digit run ("0-394298183903"): it was masked in an
+  // audit record's target, one run in several hundred.
+  const kid = '6afb9a42-4a98-4c4e-b5b0-394298183903';
+
+  it('keeps a UUID whole, whatever its digits add up to', () => {
+    expect(maskCardNumbers(`{"kid":"${kid}"}`, { luhnOnly: true })).toBe(`{"kid":"${kid}"}`);
+  });
+
+  it('still masks a card number beside it, and logs still mask every long run', () => {
+    expect(maskCardNumbers(`${kid} paid with 4000000000000002`, { luhnOnly: true })).toBe(`${kid} paid with 400000******0002`);
+    expect(maskCardNumbers(kid, { luhnOnly: false })).toBe('6afb9a42-4a98-4c4e-b5b039429***3903');
+  });
+});
