@@ -22,7 +22,7 @@ export function maskPan(value: string): string {
 /** 13-19 digits, maybe grouped by single spaces or dashes, not inside a longer run; letters around do not hide it. */
 const DIGIT_RUN = /(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)/g;
 
-/** A UUID, whose last two groups can join into a Luhn-valid run one time in ten. */
+/** A UUID: where its digit groups join into a 13-19 digit run, that run is Luhn-valid one time in ten. */
 const UUID_OR_DIGIT_RUN = new RegExp(`([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})|${DIGIT_RUN.source}`, 'gi');
 
 /**
