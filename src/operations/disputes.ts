@@ -11,7 +11,6 @@ import {
   type DisputeView,
 } from '../../schemas/authorization-lifecycle.js';
 import { Errors } from '../errors.js';
-import { routesOf } from '../services/connectors/routing.js';
 import type { DisputeRecord } from '../services/transactions/ledger.js';
 import { amountsOf, refusalOf } from './authorization-lifecycle.js';
 import { defineOperation, type EventOf } from './define.js';
@@ -67,12 +66,10 @@ export const disputeOperations = [
     callsCore: true,
     refusals: ['DISPUTE_EXCEEDS_CLEARED', 'TRANSACTION_NOT_CLEARED', 'AUTHORIZATION_DECLINED'],
     errors: [Errors.transactionNotFound('auth_…')],
-    execute: async ({ params, body, tenant, principal, services }) => {
+    execute: async ({ params, body, tenant, principal, services, log }) => {
       const id = params.transactionId;
-      // The capability is asked of the connector crediting disputes, without calling it.
-      const name = routesOf(tenant.config).byOperation.creditDispute;
-      const connector = await services.connectors.forTenant(tenant, name);
-      if (typeof connector.creditDispute !== 'function') throw Errors.operationNotSupported('creditDispute', name);
+      // A dispute the core could never credit is not opened.
+      await services.core.ensureOffered(tenant, 'creditDispute', log);
       const amountMinor = toMinor(body.amount);
       const opened = await services.ledger.openDispute(tenant.id, id, {
         amountMinor,

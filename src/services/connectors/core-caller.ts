@@ -48,6 +48,11 @@ export interface CoreCallerOptions {
   shadow?: Pick<ShadowService, 'offer'> | undefined;
 }
 
+/** Not offered: answered here, never sent to the core. */
+function offered({ connector }: ConnectorLease, operation: ContractOperation, name: string): void {
+  if (typeof connector[operation] !== 'function') throw Errors.operationNotSupported(operation, name);
+}
+
 export class CoreCaller {
   private readonly timeoutMs: number;
   readonly health: ConnectorHealth;
@@ -72,18 +77,9 @@ export class CoreCaller {
     // The route is read once from the request's configuration; its lease keeps that connector open meanwhile.
     const name = routesOf(tenant.config).byOperation[operation];
     ctx.routed?.(name);
-    let lease: ConnectorLease;
+    const lease = await this.lease(tenant, name, ctx.logger);
     try {
-      lease = await this.instances.acquire(tenant, name);
-    } catch (err) {
-      ctx.logger.error({ tenant: tenant.id, connector: name, reason: reasonOf(err) }, 'tenant connector is not available');
-      throw Errors.unavailable(
-        `The core-banking connector of tenant '${tenant.id}' could not be started; this is a configuration problem on the gateway and retrying will not help until its operator fixes it.`,
-      );
-    }
-    try {
-      // Not offered: answered here, never sent to the core.
-      if (typeof lease.connector[operation] !== 'function') throw Errors.operationNotSupported(operation, name);
+      offered(lease, operation, name);
       const t = tracing();
       if (!t) return await this.call(lease, tenant, name, operation, input, ctx);
       const attributes = {
@@ -99,6 +95,31 @@ export class CoreCaller {
       });
     } finally {
       lease.release();
+    }
+  }
+
+  /**
+   * Refuses (501) an operation the connector it is routed to does not offer, without calling it: for a change that
+   * must not be recorded when the core could never apply it later.
+   */
+  async ensureOffered(tenant: Tenant, operation: ContractOperation, logger: FastifyBaseLogger): Promise<void> {
+    const name = routesOf(tenant.config).byOperation[operation];
+    const lease = await this.lease(tenant, name, logger);
+    try {
+      offered(lease, operation, name);
+    } finally {
+      lease.release();
+    }
+  }
+
+  private async lease(tenant: Tenant, name: string, logger: FastifyBaseLogger): Promise<ConnectorLease> {
+    try {
+      return await this.instances.acquire(tenant, name);
+    } catch (err) {
+      logger.error({ tenant: tenant.id, connector: name, reason: reasonOf(err) }, 'tenant connector is not available');
+      throw Errors.unavailable(
+        `The core-banking connector of tenant '${tenant.id}' could not be started; this is a configuration problem on the gateway and retrying will not help until its operator fixes it.`,
+      );
     }
   }
 
