@@ -140,6 +140,45 @@ describe('clearing', () => {
   });
 });
 
+describe('every change is idempotent under Idempotency-Key', () => {
+  it('a reversal, a refund, a dispute opened and its resolution, each retried under its key: the first answer again, nothing changed', async () => {
+    const id = await approved('100.00');
+    const key = (k: string) => ({ 'Idempotency-Key': k });
+    /** Sends twice under one key: the retry answers the first answer and changes nothing in the gateway or the core. */
+    const twice = async (status: number, send: () => ReturnType<typeof call>) => {
+      const first = await send();
+      expect(first.statusCode, first.body).toBe(status);
+      const before = await snapshot(id);
+      const retry = await send();
+      expect(retry.statusCode).toBe(status);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(retry.body).toBe(first.body);
+      expect(await snapshot(id)).toEqual(before);
+      return first;
+    };
+    await twice(200, () => reverse(id, { amount: '10.00', currency: 'EUR' }, key('reverse-retry-0001')));
+    expect((await mockCore()).state.holds.get(id)!.reversedMinor).toBe(1000n);
+    await clear(id, '90.00', { final: true });
+    await twice(200, () => call('POST', `/v1/transactions/${id}/refund`, { amount: '5.00', currency: 'EUR' }, 'API Integration', 'demo', key('refund-retry-0001')));
+    expect((await mockCore()).state.holds.get(id)!.refundedMinor).toBe(500n);
+    const opened = await twice(201, () =>
+      call('POST', `/v1/transactions/${id}/disputes`, { reason: 'FRAUD', amount: '20.00', currency: 'EUR' }, 'Operations', 'demo', key('dispute-retry-0001')),
+    );
+    const disputeId = opened.json().result.disputeId as string;
+    expect((await t.db.query(`SELECT id FROM disputes`)).rows).toEqual([{ id: disputeId }]);
+    await twice(200, () => call('POST', `/v1/disputes/${disputeId}/resolve`, { outcome: 'WON' }, 'Operations', 'demo', key('resolve-retry-0001')));
+    expect((await mockCore()).state.holds.get(id)!.creditedMinor).toBe(2000n);
+    expect((await events('')).map((e) => e.type).filter((type) => type !== 'authorization.approved')).toEqual([
+      'authorization.reversed',
+      'authorization.cleared',
+      'transaction.refunded',
+      'dispute.opened',
+      'dispute.resolved',
+    ]);
+    expect((await call('GET', `/v1/transactions/${id}`)).json().result).toEqual(state(id, { cleared: '90.00', reversed: '10.00', refunded: '5.00', credited: '20.00' }));
+  });
+});
+
 describe('reversal', () => {
   it('reverses part, then the rest (no amount), releasing the credit; reversing twice is 409 and changes nothing', async () => {
     const id = await approved('100.00');
@@ -383,9 +422,11 @@ describe('disputes', () => {
 
   it('refuses a dispute on an uncleared transaction, above what was cleared, in another currency, or from API Integration; nothing changes', async () => {
     const id = await approved('100.00');
+    const untouched = await snapshot(id);
     const uncleared = await openDispute(id, '10.00');
     expect(uncleared.statusCode).toBe(409);
     expect(uncleared.json()).toEqual(businessProblem('Transaction Not Cleared', 'TRANSACTION_NOT_CLEARED', `Nothing of transaction ${id} was cleared yet; only a cleared amount can be disputed.`));
+    expect(await snapshot(id)).toEqual(untouched);
     await clear(id, '30.00');
     const before = await snapshot(id);
     const above = await openDispute(id, '30.01');
@@ -447,7 +488,18 @@ describe('what a bank reads: the transaction list and the transactions report', 
 });
 
 describe('a core without the capabilities', () => {
-  it('answers 501 for a clearing and a dispute, sends nothing to the core, and changes nothing', async () => {
+  const notSupported = (operation: string, res: Awaited<ReturnType<typeof call>>) => ({
+    type: `${PROBLEM_BASE}/problem-with-message`,
+    title: 'Not Implemented',
+    status: 501,
+    message: 'error.http.501',
+    detail: supportDetail(`The operation ${operation} is not offered by the core-banking connector 'acme-core' this tenant routes it to; nothing was sent to the core.`, res),
+    businessCode: 'OPERATION_NOT_SUPPORTED',
+  });
+
+  /** An approved authorization of 100.00 on the acme core, which offers none of the changes after it. */
+  const acmeAuthorization = async () => {
+    await t.db.query(`DELETE FROM disputes WHERE tenant_id = 'acme'`);
     await t.db.query(`DELETE FROM authorizations WHERE tenant_id = 'acme'`);
     await t.app.cardline.authorizations.insert('acme', {
       id: 'auth_acme1',
@@ -465,24 +517,32 @@ describe('a core without the capabilities', () => {
       trail: [],
       at: new Date(),
     });
+  };
+
+  it('answers 501 for a clearing and a dispute, sends nothing to the core, and changes nothing', async () => {
+    await acmeAuthorization();
     const res = await call('POST', '/v1/authorizations/auth_acme1/clear', { amount: '10.00', currency: 'EUR' }, 'API Integration', 'acme');
     expect(res.statusCode).toBe(501);
-    expect(res.json()).toEqual({
-      type: `${PROBLEM_BASE}/problem-with-message`,
-      title: 'Not Implemented',
-      status: 501,
-      message: 'error.http.501',
-      detail: supportDetail("The operation clearFunds is not offered by the core-banking connector 'acme-core' this tenant routes it to; nothing was sent to the core.", res),
-      businessCode: 'OPERATION_NOT_SUPPORTED',
-    });
+    expect(res.json()).toEqual(notSupported('clearFunds', res));
     const dispute = await call('POST', '/v1/transactions/auth_acme1/disputes', { reason: 'FRAUD', amount: '1.00', currency: 'EUR' }, 'Operations', 'acme');
     expect(dispute.statusCode).toBe(501);
-    expect(dispute.json().detail).toBe(
-      supportDetail("The operation creditDispute is not offered by the core-banking connector 'acme-core' this tenant routes it to; nothing was sent to the core.", dispute),
-    );
+    expect(dispute.json()).toEqual(notSupported('creditDispute', dispute));
     const row = await t.db.query(`SELECT held_minor::text, cleared_minor::text FROM authorizations WHERE tenant_id = 'acme'`);
     expect(row.rows).toEqual([{ held_minor: '10000', cleared_minor: '0' }]);
     expect((await t.db.query(`SELECT count(*)::int AS n FROM authorization_reservations WHERE tenant_id = 'acme'`)).rows).toEqual([{ n: 0 }]);
     expect((await t.db.query(`SELECT count(*)::int AS n FROM disputes WHERE tenant_id = 'acme'`)).rows).toEqual([{ n: 0 }]);
+  });
+  it('answers 501 for a reversal and a refund too (the refund of an amount the gateway counts as cleared), changing nothing', async () => {
+    await acmeAuthorization();
+    await t.db.query(`UPDATE authorizations SET held_minor = 5000, cleared_minor = 5000 WHERE tenant_id = 'acme' AND id = 'auth_acme1'`);
+    const reversed = await call('POST', '/v1/authorizations/auth_acme1/reverse', { amount: '10.00', currency: 'EUR' }, 'API Integration', 'acme');
+    expect(reversed.statusCode).toBe(501);
+    expect(reversed.json()).toEqual(notSupported('reverseHold', reversed));
+    const refunded = await call('POST', '/v1/transactions/auth_acme1/refund', { amount: '10.00', currency: 'EUR' }, 'API Integration', 'acme');
+    expect(refunded.statusCode).toBe(501);
+    expect(refunded.json()).toEqual(notSupported('refund', refunded));
+    const row = await t.db.query(`SELECT held_minor::text, cleared_minor::text, reversed_minor::text, refunded_minor::text FROM authorizations WHERE tenant_id = 'acme'`);
+    expect(row.rows).toEqual([{ held_minor: '5000', cleared_minor: '5000', reversed_minor: '0', refunded_minor: '0' }]);
+    expect((await t.db.query(`SELECT count(*)::int AS n FROM authorization_reservations WHERE tenant_id = 'acme'`)).rows).toEqual([{ n: 0 }]);
   });
 });
