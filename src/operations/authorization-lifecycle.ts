@@ -83,21 +83,22 @@ export interface Change {
   releasedMinor: bigint;
 }
 
+/** One change of an authorization's amounts: its id, what kind it is (for the refusal's words) and what it reserves. */
+interface ChangeAsk {
+  id: string;
+  kind: 'clearing' | 'reversal' | 'refund';
+  objectName: string;
+  ask: ReserveAsk;
+}
+
 /**
  * Reserves, calls the core, merges its answer; a refusal, failure or unknown outcome (502, 504, 202) ends the
  * reservation without merging, so a retry under the same Idempotency-Key is admitted again and the core, which
  * received the same key, applies it once.
  */
-async function change(
-  services: Services,
-  tenantId: string,
-  id: string,
-  ask: ReserveAsk,
-  refuse: (reason: Refusal, standing: Standing | null) => CardlineError,
-  apply: (amountMinor: bigint) => Promise<HoldState>,
-): Promise<Change> {
+async function change(services: Services, tenantId: string, { id, kind, objectName, ask }: ChangeAsk, apply: (amountMinor: bigint) => Promise<HoldState>): Promise<Change> {
   const admitted = await services.ledger.reserve(tenantId, id, ask);
-  if (!admitted.ok) throw refuse(admitted.reason, admitted.standing);
+  if (!admitted.ok) throw refusalOf(admitted.reason, kind, id, admitted.standing, ask.amountMinor, objectName);
   const amountMinor = ask.amountMinor ?? admitted.reservedMinor;
   let state: HoldState;
   try {
@@ -110,7 +111,15 @@ async function change(
   return { standing, amountMinor, releasedMinor: admitted.reservedMinor - amountMinor };
 }
 
-const minorOf = (amount: string | undefined) => (amount === undefined ? null : toMinor(amount));
+const stateView = (s: Standing) => ({ result: toTransactionStateView(s), pagination: null });
+
+/** What every change's event says after the transaction's id: whose money it is and how much moved. */
+const moved = (c: Change) => ({
+  cardId: c.standing.record.cardId,
+  entityId: c.standing.record.entityId!,
+  currency: c.standing.record.currency,
+  amount: fromMinor(c.amountMinor),
+});
 
 const CLEAR = 'clearingRequest';
 const REVERSE = 'reversalRequest';
@@ -139,27 +148,18 @@ export const authorizationLifecycleOperations = [
     errors: [Errors.authorizationNotFound('auth_…')],
     execute: ({ params, body, tenant, core, services }) => {
       const id = params.authorizationId;
-      const amountMinor = toMinor(body.amount);
       const final = body.final ?? false;
-      return change(
-        services,
-        tenant.id,
-        id,
-        { pool: 'held', amountMinor, final, currency: body.currency },
-        (reason, standing) => refusalOf(reason, 'clearing', id, standing, amountMinor, CLEAR),
-        (amount) => core('clearFunds', { authorizationId: id, amount: fromMinor(amount), final, at: new Date().toISOString() }),
+      return change(services, tenant.id, { id, kind: 'clearing', objectName: CLEAR, ask: { pool: 'held', amountMinor: toMinor(body.amount), final, currency: body.currency } }, (amount) =>
+        core('clearFunds', { authorizationId: id, amount: fromMinor(amount), final, at: new Date().toISOString() }),
       );
     },
-    view: (c) => ({ result: toTransactionStateView(c.standing), pagination: null }),
+    view: (c) => stateView(c.standing),
     audit: { target: { authorizationId: 'params' } },
     event: {
       type: 'authorization.cleared',
       payload: (c, { body }) => ({
         authorizationId: c.standing.record.id,
-        cardId: c.standing.record.cardId,
-        entityId: c.standing.record.entityId!,
-        currency: c.standing.record.currency,
-        amount: fromMinor(c.amountMinor),
+        ...moved(c),
         final: body.final ?? false,
         released: fromMinor(c.releasedMinor),
         held: fromMinor(c.standing.record.heldMinor),
@@ -189,27 +189,19 @@ export const authorizationLifecycleOperations = [
     errors: [Errors.authorizationNotFound('auth_…')],
     execute: ({ params, body, tenant, core, services }) => {
       const id = params.authorizationId;
-      const amountMinor = minorOf(body.amount);
-      return change(
-        services,
-        tenant.id,
-        id,
-        { pool: 'held', amountMinor, currency: body.currency },
-        (reason, standing) => refusalOf(reason, 'reversal', id, standing, amountMinor, REVERSE),
-        // The amount is always named: what the gateway reserved, not what the core holds by then.
-        (amount) => core('reverseHold', { authorizationId: id, amount: fromMinor(amount), at: new Date().toISOString() }),
+      const amountMinor = body.amount === undefined ? null : toMinor(body.amount);
+      // The amount is always named: what the gateway reserved, not what the core holds by then.
+      return change(services, tenant.id, { id, kind: 'reversal', objectName: REVERSE, ask: { pool: 'held', amountMinor, currency: body.currency } }, (amount) =>
+        core('reverseHold', { authorizationId: id, amount: fromMinor(amount), at: new Date().toISOString() }),
       );
     },
-    view: (c) => ({ result: toTransactionStateView(c.standing), pagination: null }),
+    view: (c) => stateView(c.standing),
     audit: { target: { authorizationId: 'params' } },
     event: {
       type: 'authorization.reversed',
       payload: (c) => ({
         authorizationId: c.standing.record.id,
-        cardId: c.standing.record.cardId,
-        entityId: c.standing.record.entityId!,
-        currency: c.standing.record.currency,
-        amount: fromMinor(c.amountMinor),
+        ...moved(c),
         held: fromMinor(c.standing.record.heldMinor),
         reversed: fromMinor(c.standing.record.reversedMinor),
       }),
@@ -237,26 +229,17 @@ export const authorizationLifecycleOperations = [
     errors: [Errors.transactionNotFound('auth_…')],
     execute: ({ params, body, tenant, core, services }) => {
       const id = params.transactionId;
-      const amountMinor = toMinor(body.amount);
-      return change(
-        services,
-        tenant.id,
-        id,
-        { pool: 'cleared', amountMinor, currency: body.currency },
-        (reason, standing) => refusalOf(reason, 'refund', id, standing, amountMinor, REFUND),
-        (amount) => core('refund', { authorizationId: id, amount: fromMinor(amount), at: new Date().toISOString() }),
+      return change(services, tenant.id, { id, kind: 'refund', objectName: REFUND, ask: { pool: 'cleared', amountMinor: toMinor(body.amount), currency: body.currency } }, (amount) =>
+        core('refund', { authorizationId: id, amount: fromMinor(amount), at: new Date().toISOString() }),
       );
     },
-    view: (c) => ({ result: toTransactionStateView(c.standing), pagination: null }),
+    view: (c) => stateView(c.standing),
     audit: { target: { transactionId: 'params' } },
     event: {
       type: 'transaction.refunded',
       payload: (c) => ({
         transactionId: c.standing.record.id,
-        cardId: c.standing.record.cardId,
-        entityId: c.standing.record.entityId!,
-        currency: c.standing.record.currency,
-        amount: fromMinor(c.amountMinor),
+        ...moved(c),
         refunded: fromMinor(c.standing.record.refundedMinor),
       }),
     },
@@ -280,7 +263,7 @@ export const authorizationLifecycleOperations = [
       if (!found) throw Errors.transactionNotFound(params.transactionId);
       return found;
     },
-    view: (s) => ({ result: toTransactionStateView(s), pagination: null }),
+    view: stateView,
     audit: { target: { transactionId: 'params' } },
   }),
 ];
