@@ -2,6 +2,7 @@
 // transaction's amounts as they stand. Each change is admitted by the gateway's ledger (a reservation under the
 // authorization's row lock) before the core's capability applies it, so nothing goes below zero or beyond the
 // amount, even when changes race (decisions 0343, 0344).
+import type { FastifyBaseLogger } from 'fastify';
 import type { HoldState } from '../../connectors/contract.js';
 import { fromMinor, toMinor } from '../../connectors/shared/money.js';
 import { AuthorizationIdParams } from '../../schemas/authorizations.js';
@@ -16,6 +17,7 @@ import {
 import type { BusinessCodeId } from '../../schemas/business-codes.js';
 import { type CardlineError, Errors } from '../errors.js';
 import type { Services } from '../services/index.js';
+import type { Tenant } from '../services/tenancy/tenants.js';
 import type { CoreAmounts, Refusal, ReserveAsk, Standing } from '../services/transactions/ledger.js';
 import { defineOperation } from './define.js';
 
@@ -83,12 +85,20 @@ export interface Change {
   releasedMinor: bigint;
 }
 
-/** One change of an authorization's amounts: its id, what kind it is (for the refusal's words) and what it reserves. */
+/** One change of an authorization's amounts: its id, what kind it is (for the refusal's words), what it reserves, the core's capability. */
 interface ChangeAsk {
   id: string;
   kind: 'clearing' | 'reversal' | 'refund';
   objectName: string;
   ask: ReserveAsk;
+  operation: 'clearFunds' | 'reverseHold' | 'refund';
+}
+
+/** Who asks for a change: the tenant, the gateway's services and the request's log. */
+interface ChangeContext {
+  tenant: Tenant;
+  services: Services;
+  log: FastifyBaseLogger;
 }
 
 /**
@@ -96,7 +106,10 @@ interface ChangeAsk {
  * reservation without merging, so a retry under the same Idempotency-Key is admitted again and the core, which
  * received the same key, applies it once.
  */
-async function change(services: Services, tenantId: string, { id, kind, objectName, ask }: ChangeAsk, apply: (amountMinor: bigint) => Promise<HoldState>): Promise<Change> {
+async function change({ tenant, services, log }: ChangeContext, { id, kind, objectName, ask, operation }: ChangeAsk, apply: (amountMinor: bigint) => Promise<HoldState>): Promise<Change> {
+  // A core that could never apply the change answers 501 whatever the amounts, as a dispute's opening does.
+  await services.core.ensureOffered(tenant, operation, log);
+  const tenantId = tenant.id;
   const admitted = await services.ledger.reserve(tenantId, id, ask);
   if (!admitted.ok) throw refusalOf(admitted.reason, kind, id, admitted.standing, ask.amountMinor, objectName);
   const amountMinor = ask.amountMinor ?? admitted.reservedMinor;
@@ -146,10 +159,11 @@ export const authorizationLifecycleOperations = [
     callsCore: true,
     refusals: ['CLEAR_EXCEEDS_HELD', 'AUTHORIZATION_DECLINED', 'AUTHORIZATION_NOT_FOUND'],
     errors: [Errors.authorizationNotFound('auth_…')],
-    execute: ({ params, body, tenant, core, services }) => {
+    execute: ({ params, body, tenant, core, services, log }) => {
       const id = params.authorizationId;
       const final = body.final ?? false;
-      return change(services, tenant.id, { id, kind: 'clearing', objectName: CLEAR, ask: { pool: 'held', amountMinor: toMinor(body.amount), final, currency: body.currency } }, (amount) =>
+      const ask: ReserveAsk = { pool: 'held', amountMinor: toMinor(body.amount), final, currency: body.currency };
+      return change({ tenant, services, log }, { id, kind: 'clearing', objectName: CLEAR, ask, operation: 'clearFunds' }, (amount) =>
         core('clearFunds', { authorizationId: id, amount: fromMinor(amount), final, at: new Date().toISOString() }),
       );
     },
@@ -187,11 +201,11 @@ export const authorizationLifecycleOperations = [
     callsCore: true,
     refusals: ['REVERSAL_EXCEEDS_HELD', 'AUTHORIZATION_DECLINED', 'AUTHORIZATION_NOT_FOUND'],
     errors: [Errors.authorizationNotFound('auth_…')],
-    execute: ({ params, body, tenant, core, services }) => {
+    execute: ({ params, body, tenant, core, services, log }) => {
       const id = params.authorizationId;
       const amountMinor = body.amount === undefined ? null : toMinor(body.amount);
       // The amount is always named: what the gateway reserved, not what the core holds by then.
-      return change(services, tenant.id, { id, kind: 'reversal', objectName: REVERSE, ask: { pool: 'held', amountMinor, currency: body.currency } }, (amount) =>
+      return change({ tenant, services, log }, { id, kind: 'reversal', objectName: REVERSE, ask: { pool: 'held', amountMinor, currency: body.currency }, operation: 'reverseHold' }, (amount) =>
         core('reverseHold', { authorizationId: id, amount: fromMinor(amount), at: new Date().toISOString() }),
       );
     },
@@ -227,9 +241,10 @@ export const authorizationLifecycleOperations = [
     callsCore: true,
     refusals: ['REFUND_EXCEEDS_CLEARED', 'AUTHORIZATION_DECLINED', 'AUTHORIZATION_NOT_FOUND'],
     errors: [Errors.transactionNotFound('auth_…')],
-    execute: ({ params, body, tenant, core, services }) => {
+    execute: ({ params, body, tenant, core, services, log }) => {
       const id = params.transactionId;
-      return change(services, tenant.id, { id, kind: 'refund', objectName: REFUND, ask: { pool: 'cleared', amountMinor: toMinor(body.amount), currency: body.currency } }, (amount) =>
+      const ask: ReserveAsk = { pool: 'cleared', amountMinor: toMinor(body.amount), currency: body.currency };
+      return change({ tenant, services, log }, { id, kind: 'refund', objectName: REFUND, ask, operation: 'refund' }, (amount) =>
         core('refund', { authorizationId: id, amount: fromMinor(amount), at: new Date().toISOString() }),
       );
     },

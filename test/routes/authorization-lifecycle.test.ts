@@ -545,4 +545,14 @@ describe('a core without the capabilities', () => {
     expect(row.rows).toEqual([{ held_minor: '5000', cleared_minor: '5000', reversed_minor: '0', refunded_minor: '0' }]);
     expect((await t.db.query(`SELECT count(*)::int AS n FROM authorization_reservations WHERE tenant_id = 'acme'`)).rows).toEqual([{ n: 0 }]);
   });
+  it('answers 501 before the amounts are weighed: a refund where nothing is cleared, a reversal where nothing is held', async () => {
+    await acmeAuthorization();
+    const refunded = await call('POST', '/v1/transactions/auth_acme1/refund', { amount: '10.00', currency: 'EUR' }, 'API Integration', 'acme');
+    expect(refunded.statusCode).toBe(501);
+    expect(refunded.json()).toEqual(notSupported('refund', refunded));
+    await t.db.query(`UPDATE authorizations SET held_minor = 0, reversed_minor = 10000 WHERE tenant_id = 'acme' AND id = 'auth_acme1'`);
+    const reversed = await call('POST', '/v1/authorizations/auth_acme1/reverse', {}, 'API Integration', 'acme');
+    expect(reversed.statusCode).toBe(501);
+    expect(reversed.json()).toEqual(notSupported('reverseHold', reversed));
+  });
 });
