@@ -1,12 +1,9 @@
 // Schemas of spend controls as data (/v1/admin/auth-rules): a rule applies to the tenant, an entity or a card and
 // is either conditions that decline when all hold, or a velocity limit; its versions, and a backtest's report.
 import { Type, type Static } from '@sinclair/typebox';
-import { Identifier, Money, PlainText, cardEnvelopeOf } from './common.js';
+import { Identifier, Money, PlainText, cardEnvelopeOf, stringEnum } from './common.js';
 import { PageQuery, pageOf } from './page.js';
 import { DECLINE_REASONS } from './transactions.js';
-
-const stringEnum = <T extends readonly string[]>(values: T, description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
 
 /** What a condition may look at: the authorization's merchant, channel, amount, currency and the tenant's local time. */
 export const RULE_ATTRIBUTES = ['mcc', 'merchantCountry', 'merchantId', 'channel', 'amount', 'currency', 'localTime'] as const;

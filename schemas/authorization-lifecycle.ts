@@ -1,11 +1,8 @@
 // Schemas of what follows an authorization: clearings, reversals and refunds of a card transaction (whose id is
 // its authorization's, decision 0343), its amounts as they stand, and its disputes.
 import { Type, type Static } from '@sinclair/typebox';
-import { Identifier, Money, PlainText, cardEnvelopeOf } from './common.js';
+import { Identifier, Money, PlainText, cardEnvelopeOf, stringEnum } from './common.js';
 import { AUTHORIZATION_STATUSES, CURRENCY_PATTERN } from './authorizations.js';
-
-const stringEnum = <T extends readonly string[]>(values: T, description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
 
 const Currency = Type.String({ pattern: CURRENCY_PATTERN, description: "ISO 4217; the authorization's currency" });
 const Decimal = (description: string) => Type.String({ description: `${description}: a decimal string` });

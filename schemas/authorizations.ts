@@ -2,11 +2,8 @@
 // decision with the trail of the pipeline's steps, and the catalogue of decline reasons.
 import { Type, type Static } from '@sinclair/typebox';
 import { RuleEvaluation } from './auth-rules.js';
-import { AMOUNT_PATTERN, Identifier, Money, PlainText, cardEnvelopeOf } from './common.js';
+import { AMOUNT_PATTERN, Identifier, Money, PlainText, cardEnvelopeOf, stringEnum } from './common.js';
 import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, MCC_PATTERN } from './transactions.js';
-
-const stringEnum = <T extends readonly string[]>(values: T, description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
 
 /** ISO 4217 alphabetic code. */
 export const CURRENCY_PATTERN = '^[A-Z]{3}$';

@@ -8,6 +8,10 @@ export const MONEY_PATTERN = '^(?!0+(\\.0{1,2})?$)\\d{1,15}(\\.\\d{1,2})?$';
 export const Money = Type.String({ pattern: MONEY_PATTERN, description: 'a positive decimal string with at most two decimals' });
 export const AmountOrZero = Type.String({ pattern: AMOUNT_PATTERN, description: 'a decimal string with at most two decimals' });
 
+/** A string of one of `values`, typed as their union (a plain `enum` in the document, unlike a union of literals). */
+export const stringEnum = <T extends readonly string[]>(values: T, description: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
+
 /** No C0/C1 control character (a line break starts a CSV row); an explicit class, as tools misread `\p{Cc}`. */
 export const CONTROL_CHARACTERS = '\\x00-\\x1F\\x7F-\\x9F';
 export const PLAIN_TEXT_PATTERN = `^[^${CONTROL_CHARACTERS}]*$`;

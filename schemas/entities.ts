@@ -3,7 +3,7 @@
 // card issue and replacement that complete a card's life.
 import { Type, type Static } from '@sinclair/typebox';
 import { CardView } from './card-lifecycle-routes.js';
-import { DisplayName, Identifier, Money, PlainText, cardEnvelopeOf, sensitive } from './common.js';
+import { DisplayName, Identifier, Money, PlainText, cardEnvelopeOf, sensitive, stringEnum } from './common.js';
 
 export const ENTITY_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
@@ -13,9 +13,6 @@ export const REPLACEMENT_REASONS = ['LOST', 'STOLEN', 'DAMAGED', 'EXPIRED'] as c
 export type ReplacementReason = (typeof REPLACEMENT_REASONS)[number];
 
 /** One enum, so that a wrong value is one `Invalid` field error (as the block reason is). */
-const stringEnum = <T extends readonly string[]>(values: T, description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
-
 export const EntityTypeSchema = stringEnum(ENTITY_TYPES, 'INDIVIDUAL or BUSINESS');
 export const ReplacementReasonSchema = stringEnum(REPLACEMENT_REASONS, 'why the card is replaced');
 

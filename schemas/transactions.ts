@@ -1,7 +1,7 @@
 // Schemas of the credit line's transactions: sandbox authorizations and repayments (what a card network and
 // a bank transfer would bring), and the entity's transaction list, paged by an opaque cursor.
 import { Type, type Static } from '@sinclair/typebox';
-import { DAY_PATTERN, Identifier, Money, PageLimit, PlainText, cardEnvelopeOf, documentedAs } from './common.js';
+import { DAY_PATTERN, Identifier, Money, PageLimit, PlainText, cardEnvelopeOf, documentedAs, stringEnum } from './common.js';
 
 export const CHANNELS = ['ATM', 'POS', 'ECOM', 'CONTACTLESS'] as const;
 export type Channel = (typeof CHANNELS)[number];
@@ -36,9 +36,6 @@ export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
  */
 export const TRANSACTION_TYPES = ['AUTHORIZATION', 'HOLD', 'CLEARING', 'REVERSAL', 'REFUND', 'DISPUTE_CREDIT'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
-
-const stringEnum = <T extends readonly string[]>(values: T, description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
 
 /** ISO 3166-1 alpha-2. */
 export const COUNTRY_PATTERN = '^[A-Z]{2}$';
