@@ -123,6 +123,24 @@ describe('a store with tenants whose connectors cannot start', () => {
     expect((await raiseLimit(app, 'no-module')).statusCode).toBe(503);
   });
 
+  it('answers 503 to a dispute asked of a tenant whose connector cannot start: the capability is not asked of a broken connector', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/transactions/auth_none/disputes',
+      headers: await login(app, 'no-module'),
+      payload: { reason: 'FRAUD', amount: '1.00', currency: 'EUR' },
+    });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({
+      status: 503,
+      title: 'Service Unavailable',
+      detail: supportDetail(
+        "The core-banking connector of tenant 'no-module' could not be started; this is a configuration problem on the gateway and retrying will not help until its operator fixes it.",
+        res,
+      ),
+    });
+  });
+
   it('keeps serving the demo tenant', async () => {
     expect((await raiseLimit(app, 'demo')).json()).toEqual({ result: true, exception: null, pagination: null });
     expect((await upgradeCard(app, 'demo')).statusCode).toBe(200);
