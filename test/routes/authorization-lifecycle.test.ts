@@ -4,6 +4,7 @@
 // core; Idempotency-Key; parallel clearings and reversals never beyond the amount; events of record, the
 // transaction list and the transactions report; 501 from a core without the capabilities.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ConnectorUnavailableError } from '../../connectors/contract.js';
 import { CoreBank } from '../../connectors/mock/core.js';
 import { demoFixtures } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
@@ -176,6 +177,41 @@ describe('every change is idempotent under Idempotency-Key', () => {
       'dispute.resolved',
     ]);
     expect((await call('GET', `/v1/transactions/${id}`)).json().result).toEqual(state(id, { cleared: '90.00', reversed: '10.00', refunded: '5.00', credited: '20.00' }));
+  });
+});
+
+describe('a change whose outcome the gateway did not learn', () => {
+  it('a clearing the core applied but whose answer was lost (502): the retry under the same key is admitted again and cleared once', async () => {
+    const id = await approved('100.00');
+    const core = await mockCore();
+    const applied = core.clearFunds.bind(core);
+    let lost = 0;
+    Object.assign(core, {
+      clearFunds: async (...args: Parameters<MockCore['clearFunds']>) => {
+        const result = await applied(...args);
+        if (lost++ === 0) throw new ConnectorUnavailableError('connection reset after the core applied the clearing');
+        return result;
+      },
+    });
+    try {
+      const key = { 'Idempotency-Key': 'clear-lost-0001' };
+      const first = await clear(id, '30.00', {}, key);
+      expect(first.statusCode).toBe(502);
+      expect(core.state.holds.get(id)!.clearedMinor).toBe(3000n);
+      // Nothing reserved stays behind, and the gateway's row waits for an answer it can merge.
+      expect((await t.db.query(`SELECT count(*)::int AS n FROM authorization_reservations`)).rows).toEqual([{ n: 0 }]);
+      expect((await call('GET', `/v1/transactions/${id}`)).json().result).toEqual(state(id, { held: '100.00' }));
+      const retry = await clear(id, '30.00', {}, key);
+      expect(retry.statusCode).toBe(200);
+      expect(retry.json().result).toEqual(state(id, { held: '70.00', cleared: '30.00' }));
+      expect(core.state.holds.get(id)!.clearedMinor).toBe(3000n);
+      expect(await outstanding()).toBe(10000n);
+      expect((await events('authorization.cleared')).map((e) => e.payload)).toEqual([
+        { authorizationId: id, cardId: 'CARD-3001', entityId: 'ENT-1001', currency: 'EUR', amount: '30.00', final: false, released: '0.00', held: '70.00', cleared: '30.00' },
+      ]);
+    } finally {
+      Reflect.deleteProperty(core, 'clearFunds');
+    }
   });
 });
 
