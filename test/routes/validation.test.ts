@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFixtures } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import { LIMIT_URL, PASSWORD, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { problem } from '../helpers/problems.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -37,14 +38,6 @@ const constraintViolation = (...fields: [field: string, message: string][]) => (
   status: 400,
   message: 'error.validation',
   fieldErrors: fields.map(([field, message]) => ({ field, message, objectName: CARD_OBJECT })),
-});
-
-const problem = (status: number, title: string, detail: string) => ({
-  type: `${PROBLEM_BASE}/problem-with-message`,
-  title,
-  status,
-  message: `error.http.${status}`,
-  detail,
 });
 
 interface Sent {
