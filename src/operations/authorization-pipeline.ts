@@ -53,9 +53,9 @@ export interface StepContext extends PipelineContext {
 
 /**
  * A step's record, and what it tells the steps after it: `approvedMinor` caps what the core is asked to hold (a partial
- * approval by the decision endpoint); `afterwards` runs once the authorization is recorded (a late answer's reconciliation).
+ * approval by the decision endpoint); `afterwards` runs, awaited, once the authorization is recorded (a timeout's event).
  */
-export type StepResult = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void };
+export type StepResult = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void | Promise<void> };
 
 /** A step before the core: a decline reason stops the pipeline; `skipped` says it had nothing to decide. */
 type GatewayStep = (ask: AuthorizationAsk, ctx: StepContext, run: PipelineRun) => Promise<StepResult>;
@@ -125,7 +125,7 @@ async function decide(
   const amountMinor = toMinor(ask.amount);
   let declined: { step: AuthorizationStep; reason: DeclineReason } | null = null;
   let capMinor: bigint | null = null;
-  const afterwards: ((a: AuthorizationRecord) => void)[] = [];
+  const afterwards: NonNullable<StepResult['afterwards']>[] = [];
   for (const step of steps) {
     const { approvedMinor: cap, afterwards: after, ...record } = await step(ask, { ...ctx, authorizationId: generatedId }, run);
     trail.push(record);
@@ -168,7 +168,7 @@ async function decide(
     trail,
     at: ask.at,
   });
-  for (const after of afterwards) after(recorded);
+  for (const after of afterwards) await after(recorded);
   return recorded;
 }
 

@@ -1,5 +1,6 @@
 // The pipeline's decision-endpoint step: the tenant's own systems decide within its deadline, or its stand-in stands
-// (decision 0338). Recorded on the trail either way; a stand-in says why (`standIn`: timeout, error or busy).
+// (decision 0338). Recorded on the trail either way; a stand-in says why (`standIn`: timeout, error or busy), and a
+// timeout is also an event of record, `authorization.decision-timed-out` (decision 0353).
 import type { AuthorizationMerchant, StepRecord } from '../../schemas/authorizations.js';
 import type { Channel } from '../../schemas/transactions.js';
 import { fromMinor } from '../../connectors/shared/money.js';
@@ -18,7 +19,7 @@ interface Ask {
   at: Date;
 }
 
-type Result = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void };
+type Result = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void | Promise<void> };
 
 export async function decisionEndpointStep(ask: Ask, ctx: { tenant: Tenant; services: Services; authorizationId: string }): Promise<Result> {
   const endpoint = ctx.tenant.config.authorization?.decision;
@@ -39,7 +40,14 @@ export async function decisionEndpointStep(ask: Ask, ctx: { tenant: Tenant; serv
     endpoint.standIn === 'approve'
       ? { step: 'decision-endpoint', outcome: 'approved', standIn: decision.cause, detail: `${decision.detail}: stand-in approve` }
       : { step: 'decision-endpoint', outcome: 'declined', declineReason: 'ISSUER_UNAVAILABLE', standIn: decision.cause, detail: `${decision.detail}: stand-in decline` };
+  if (decision.cause !== 'timeout') return record;
+  // A timeout is an event of record once the authorization is stored; its late answer, if any, is reconciled after.
   const late = decision.late;
-  if (!late) return record;
-  return { ...record, afterwards: (a) => decisions.reconcile(ctx.tenant.id, endpoint.standIn, a, late) };
+  return {
+    ...record,
+    afterwards: async (a) => {
+      await decisions.timedOut(ctx.tenant.id, endpoint, a);
+      if (late) decisions.reconcile(ctx.tenant.id, endpoint.standIn, a, late);
+    },
+  };
 }
