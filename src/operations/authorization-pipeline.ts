@@ -2,8 +2,8 @@
 // recorded; the first decline wins and the steps after it are not called. The processor's route and the sandbox
 // route run it, differing only in the core's step (a hold, or the sandbox core's own host decision).
 import { randomUUID } from 'node:crypto';
-import type { AuthorizationMerchant, AuthorizationStep, StepRecord } from '../../schemas/authorizations.js';
-import type { Channel, DeclineReason } from '../../schemas/transactions.js';
+import type { AuthorizationAsk, AuthorizationStep, StepRecord } from '../../schemas/authorizations.js';
+import type { DeclineReason } from '../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../connectors/shared/money.js';
 import type { AuthorizationRecord } from '../services/transactions/authorizations.js';
 import type { CoreCall, EventOf } from './define.js';
@@ -12,17 +12,6 @@ import { DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
 import type { Services } from '../services/index.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 import { decisionEndpointStep } from './decision-step.js';
-
-/** An authorization as the network asks it, whichever route brought it. */
-export interface AuthorizationAsk {
-  cardId: string;
-  amount: string;
-  currency: string;
-  merchant: AuthorizationMerchant;
-  channel: Channel;
-  networkReference: string | null;
-  at: Date;
-}
 
 /** What the core's step concluded: the entity, the amount held (approved) or the reason (declined). */
 export interface CoreDecision {

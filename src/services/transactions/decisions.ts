@@ -6,10 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Agent, Dispatcher } from 'undici';
-import type { AuthorizationMerchant, StandInCause } from '../../../schemas/authorizations.js';
+import type { AuthorizationAsk, StandInCause } from '../../../schemas/authorizations.js';
 import { DECISION_ANSWER_MAX_BYTES, DecisionAnswer, type DecisionRequest } from '../../../schemas/authorizations.js';
 import { DECISION_DEADLINE_DEFAULT_MS, DECISION_DEADLINE_MAX_MS, type DecisionEndpointConfig } from '../../../schemas/tenant.js';
-import type { Channel, DeclineReason } from '../../../schemas/transactions.js';
+import type { DeclineReason } from '../../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../../connectors/shared/money.js';
 import type { DecisionsConfig } from '../../config.js';
 import type { AuditWriter } from '../../audit/writer.js';
@@ -18,16 +18,9 @@ import { domainEvent, type DomainEvent } from '../../events/outbox.js';
 import { addressRefusal, checkTarget, checkUrlForm, checkedLookup, hostOf, TargetRefused, type Resolver, type TargetPolicy } from '../../notify/addresses.js';
 import { sign } from '../../notify/webhook.js';
 
-/** What the endpoint is asked about. */
-export interface DecisionAsk {
+/** What the endpoint is asked about: the authorization, the id it will have, and whether a partial answer may be given. */
+export interface DecisionAsk extends AuthorizationAsk {
   authorizationId: string;
-  cardId: string;
-  amount: string;
-  currency: string;
-  merchant: AuthorizationMerchant;
-  channel: Channel;
-  networkReference: string | null;
-  at: Date;
   partialApproval: boolean;
 }
 
