@@ -6,6 +6,7 @@ import type { AuthorizationAsk, AuthorizationStep, StepRecord } from '../../sche
 import type { DeclineReason } from '../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../connectors/shared/money.js';
 import type { AuthorizationRecord } from '../services/transactions/authorizations.js';
+import type { VelocityCount } from '../services/transactions/spend-controls.js';
 import type { CoreCall, EventOf } from './define.js';
 import type { ValueOf } from '../services/connectors/index.js';
 import { DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
@@ -31,8 +32,8 @@ export interface PipelineContext {
 /** What the steps of one authorization share: the card, read once; what to settle once the pipeline decided. */
 interface PipelineRun {
   card: () => Promise<ValueOf<'getCard'>>;
-  /** Called with the amount approved (0 on a decline or a failure): spend controls count what was approved. */
-  settles: ((approvedMinor: bigint) => Promise<void>)[];
+  /** Called with the amount approved (0 on a decline or a failure): spend controls count what was approved, and say where. */
+  settles: ((approvedMinor: bigint) => Promise<VelocityCount[]>)[];
 }
 
 /** What a step sees: the pipeline's context and the id the authorization will have (unless the core names its own). */
@@ -91,7 +92,9 @@ export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, o
   const settles: PipelineRun['settles'] = [];
   const run: PipelineRun = { card: () => (card ??= ctx.core('getCard', { cardId: ask.cardId })), settles };
   const settle = async (approvedMinor: bigint) => {
-    for (const s of settles.splice(0)) await s(approvedMinor);
+    const counted: VelocityCount[] = [];
+    for (const s of settles.splice(0)) counted.push(...(await s(approvedMinor)));
+    return counted;
   };
   try {
     return await decide(ask, ctx, opts, run, settle);
@@ -106,7 +109,7 @@ async function decide(
   ctx: PipelineContext,
   opts: PipelineOptions,
   run: PipelineRun,
-  settle: (approvedMinor: bigint) => Promise<void>,
+  settle: (approvedMinor: bigint) => Promise<VelocityCount[]>,
 ): Promise<AuthorizationRecord> {
   const generatedId = `auth_${randomUUID().replaceAll('-', '')}`;
   const steps: GatewayStep[] = [...(opts.cardStateInGateway ? [cardState] : []), spendControls, decisionEndpoint];
@@ -140,7 +143,7 @@ async function decide(
       trail.push({ step: 'core', outcome: 'approved', ...(approvedMinor < amountMinor ? { detail: `partial: ${fromMinor(approvedMinor)} held` } : {}) });
     }
   }
-  await settle(approvedMinor);
+  const velocity = await settle(approvedMinor);
   const recorded = await ctx.services.authorizations.insert(ctx.tenant.id, {
     id,
     cardId: ask.cardId,
@@ -156,6 +159,7 @@ async function decide(
     networkReference: ask.networkReference,
     trail,
     at: ask.at,
+    velocity,
   });
   for (const after of afterwards) await after(recorded);
   return recorded;
