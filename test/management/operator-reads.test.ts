@@ -66,6 +66,35 @@ describe("an operator's reads", () => {
     ]);
   });
 
+  it('a trail filters changes (kind=write) from reads (kind=read), on the management listener and the tenant\'s own API', async () => {
+    const actions = (res: { json(): { result: { action: string }[] } }) => res.json().result.map((r) => r.action);
+    expect(actions(await get('/v1/tenants/demo/audit?actor=ops-reader&kind=write'))).toEqual(['tenant.update']);
+    expect(actions(await get('/v1/tenants/demo/audit?actor=ops-reader&kind=read'))).toEqual(['console.card-lookup', 'console.customer-lookup']);
+    expect(actions(await get('/v1/tenants/demo/audit?actor=ops-reader'))).toEqual(['tenant.update', 'console.card-lookup', 'console.customer-lookup']);
+    const own = await t.inject({ method: 'GET', url: '/v1/audit?actor=ops-reader&kind=write', headers: { TENANT: 'demo', authorization: `Bearer ${await t.token('Admin')}` } });
+    expect(own.statusCode).toBe(200);
+    expect(actions(own)).toEqual(['tenant.update']);
+    const bad = await get('/v1/tenants/demo/audit?kind=writes');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().fieldErrors).toEqual([{ field: 'kind', message: 'Invalid', objectName: 'auditQuery' }]);
+  });
+
+  it('a broken chain names the cursor of the trail page that starts at its record', async () => {
+    // More changes than a page holds after the record that will be edited, so it is not on the first page.
+    for (let i = 0; i < 60; i++) {
+      const res = await m.inject({ method: 'PATCH', url: '/v1/tenants/north', headers: { authorization: `Bearer ${key}` }, payload: { name: `North ${i}` } });
+      expect(res.statusCode).toBe(200);
+    }
+    const target = (await t.db.query<{ seq: string }>("SELECT seq FROM audit_log WHERE tenant_id = 'north' AND actor = 'ops-reader' ORDER BY seq LIMIT 1")).rows[0]!;
+    const seq = Number(target.seq);
+    await t.db.query("UPDATE audit_log SET actor = 'someone-else' WHERE tenant_id = 'north' AND seq = $1", [seq]);
+    const verified = (await get('/v1/tenants/north/audit/verify')).json().result;
+    expect(verified).toMatchObject({ ok: false, seq, reason: expect.stringMatching(/^edited/) });
+    const first = (await get('/v1/tenants/north/audit')).json();
+    expect(first.result.map((r: { seq: number }) => r.seq)).not.toContain(seq);
+    const page = (await get(`/v1/tenants/north/audit?cursor=${verified.cursor}`)).json();
+    expect(page.result[0].seq).toBe(seq);
+  });
   it("look up an authorization with its decision trail and the rule that declined it, recorded as a lookup", async () => {
     const asTenant = async (method: 'POST' | 'DELETE', url: string, payload: unknown, role: 'Admin' | 'API Integration') => {
       const res = await t.inject({ method, url, headers: { 'X-TENANT-ID': 'demo', authorization: `Bearer ${await t.token(role)}` }, ...(payload ? { payload: payload as string } : {}) });
@@ -95,36 +124,6 @@ describe("an operator's reads", () => {
       { action: 'console.authorization-lookup', method: 'GET' },
       { action: 'console.authorization-lookup', method: 'GET' },
     ]);
-  });
-
-  it('a trail filters changes (kind=write) from reads (kind=read), on the management listener and the tenant\'s own API', async () => {
-    const actions = (res: { json(): { result: { action: string }[] } }) => res.json().result.map((r) => r.action);
-    expect(actions(await get('/v1/tenants/demo/audit?actor=ops-reader&kind=write'))).toEqual(['tenant.update']);
-    expect(actions(await get('/v1/tenants/demo/audit?actor=ops-reader&kind=read'))).toEqual(['console.card-lookup', 'console.customer-lookup']);
-    expect(actions(await get('/v1/tenants/demo/audit?actor=ops-reader'))).toEqual(['tenant.update', 'console.card-lookup', 'console.customer-lookup']);
-    const own = await t.inject({ method: 'GET', url: '/v1/audit?actor=ops-reader&kind=write', headers: { TENANT: 'demo', authorization: `Bearer ${await t.token('Admin')}` } });
-    expect(own.statusCode).toBe(200);
-    expect(actions(own)).toEqual(['tenant.update']);
-    const bad = await get('/v1/tenants/demo/audit?kind=writes');
-    expect(bad.statusCode).toBe(400);
-    expect(bad.json().fieldErrors).toEqual([{ field: 'kind', message: 'Invalid', objectName: 'auditQuery' }]);
-  });
-
-  it('a broken chain names the cursor of the trail page that starts at its record', async () => {
-    // More changes than a page holds after the record that will be edited, so it is not on the first page.
-    for (let i = 0; i < 60; i++) {
-      const res = await m.inject({ method: 'PATCH', url: '/v1/tenants/north', headers: { authorization: `Bearer ${key}` }, payload: { name: `North ${i}` } });
-      expect(res.statusCode).toBe(200);
-    }
-    const target = (await t.db.query<{ seq: string }>("SELECT seq FROM audit_log WHERE tenant_id = 'north' AND actor = 'ops-reader' ORDER BY seq LIMIT 1")).rows[0]!;
-    const seq = Number(target.seq);
-    await t.db.query("UPDATE audit_log SET actor = 'someone-else' WHERE tenant_id = 'north' AND seq = $1", [seq]);
-    const verified = (await get('/v1/tenants/north/audit/verify')).json().result;
-    expect(verified).toMatchObject({ ok: false, seq, reason: expect.stringMatching(/^edited/) });
-    const first = (await get('/v1/tenants/north/audit')).json();
-    expect(first.result.map((r: { seq: number }) => r.seq)).not.toContain(seq);
-    const page = (await get(`/v1/tenants/north/audit?cursor=${verified.cursor}`)).json();
-    expect(page.result[0].seq).toBe(seq);
   });
 });
 
