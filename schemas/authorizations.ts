@@ -3,7 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { RuleEvaluation } from './auth-rules.js';
 import { AMOUNT_PATTERN, Identifier, Money, PlainText, cardEnvelopeOf, stringEnum } from './common.js';
-import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, MCC_PATTERN } from './transactions.js';
+import { CHANNELS, COUNTRY_PATTERN, DECLINE_REASONS, MCC_PATTERN, type Channel } from './transactions.js';
 
 /** ISO 4217 alphabetic code. */
 export const CURRENCY_PATTERN = '^[A-Z]{3}$';
@@ -47,6 +47,21 @@ export const AuthorizationRequest = Type.Object(
   { additionalProperties: false },
 );
 export type AuthorizationRequest = Static<typeof AuthorizationRequest>;
+
+/**
+ * An authorization as the network asks it, whichever route brought it (the processor's or the sandbox's): what the
+ * pipeline's steps, the tenant's decision endpoint and the core are asked about. The request as validated, with the
+ * time it arrived.
+ */
+export interface AuthorizationAsk {
+  cardId: string;
+  amount: string;
+  currency: string;
+  merchant: AuthorizationMerchant;
+  channel: Channel;
+  networkReference: string | null;
+  at: Date;
+}
 
 /** One step of the pipeline as it ran. */
 export const StepRecord = Type.Object({

@@ -85,6 +85,20 @@ export const EVENT_PAYLOADS = {
   'repayment.received': Type.Object({ repaymentId: Id, entityId: Id, amount: Amount, outstanding: Amount }, closed),
   'authorization.approved': Authorization(Type.Literal('APPROVED'), Type.Null()),
   'authorization.declined': Authorization(Type.Literal('DECLINED'), literals(DECLINE_REASONS)),
+  // The decision endpoint gave no answer within its deadline, so the stand-in decided (decision 0353). Recorded once
+  // the authorization is stored, before its own approved or declined event; never the endpoint's URL or secret.
+  'authorization.decision-timed-out': Type.Object(
+    {
+      authorizationId: Id,
+      cardId: Id,
+      amount: Amount,
+      currency: Currency,
+      status: literals(['APPROVED', 'DECLINED'] as const),
+      standIn: literals(['approve', 'decline'] as const),
+      deadlineMs: Type.Integer({ minimum: 1 }),
+    },
+    closed,
+  ),
   // A decision endpoint's answer after its deadline that differs from the stand-in the pipeline applied: to reconcile.
   'authorization.decision-late': Type.Object(
     {
@@ -153,6 +167,7 @@ export const EVENT_AGGREGATE: { [T in EventType]: keyof EventPayload<T> & string
   'repayment.received': 'entityId',
   'authorization.approved': 'cardId',
   'authorization.declined': 'cardId',
+  'authorization.decision-timed-out': 'cardId',
   'authorization.decision-late': 'cardId',
   'authorization.cleared': 'cardId',
   'authorization.reversed': 'cardId',

@@ -18,8 +18,8 @@ export function decisionWebhooks(hoist: (schema: unknown) => unknown): Record<st
           `Configured as \`authorization.decision\` (PATCH /v1/admin/config). Signed per Standard Webhooks with the endpoint's \`whsec_\` ` +
           `secret; \`webhook-id\` is the authorization id. The gateway waits \`deadlineMs\` (default ${DECISION_DEADLINE_DEFAULT_MS}, at most ` +
           `${DECISION_DEADLINE_MAX_MS}); no answer by then, any status but 200, a body that is not this JSON or is longer than ` +
-          `${DECISION_ANSWER_MAX_BYTES} bytes, or amounts that do not fit the authorization are the stand-in's case. A late answer that ` +
-          'differs from the stand-in raises `authorization.decision-late`.',
+          `${DECISION_ANSWER_MAX_BYTES} bytes, or amounts that do not fit the authorization are the stand-in's case. A timeout raises ` +
+          '`authorization.decision-timed-out`; a late answer that differs from the stand-in raises `authorization.decision-late`.',
         tags: ['Authorizations'],
         // Authenticated by its signature, not by a security scheme of the gateway's.
         security: [],

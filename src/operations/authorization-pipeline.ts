@@ -2,27 +2,17 @@
 // recorded; the first decline wins and the steps after it are not called. The processor's route and the sandbox
 // route run it, differing only in the core's step (a hold, or the sandbox core's own host decision).
 import { randomUUID } from 'node:crypto';
-import type { AuthorizationMerchant, AuthorizationStep, StepRecord } from '../../schemas/authorizations.js';
-import type { Channel, DeclineReason } from '../../schemas/transactions.js';
+import type { AuthorizationAsk, AuthorizationStep, StepRecord } from '../../schemas/authorizations.js';
+import type { DeclineReason } from '../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../connectors/shared/money.js';
 import type { AuthorizationRecord } from '../services/transactions/authorizations.js';
+import type { VelocityCount } from '../services/transactions/spend-controls.js';
 import type { CoreCall, EventOf } from './define.js';
 import type { ValueOf } from '../services/connectors/index.js';
 import { DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
 import type { Services } from '../services/index.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 import { decisionEndpointStep } from './decision-step.js';
-
-/** An authorization as the network asks it, whichever route brought it. */
-export interface AuthorizationAsk {
-  cardId: string;
-  amount: string;
-  currency: string;
-  merchant: AuthorizationMerchant;
-  channel: Channel;
-  networkReference: string | null;
-  at: Date;
-}
 
 /** What the core's step concluded: the entity, the amount held (approved) or the reason (declined). */
 export interface CoreDecision {
@@ -42,8 +32,8 @@ export interface PipelineContext {
 /** What the steps of one authorization share: the card, read once; what to settle once the pipeline decided. */
 interface PipelineRun {
   card: () => Promise<ValueOf<'getCard'>>;
-  /** Called with the amount approved (0 on a decline or a failure): spend controls count what was approved. */
-  settles: ((approvedMinor: bigint) => Promise<void>)[];
+  /** Called with the amount approved (0 on a decline or a failure): spend controls count what was approved, and say where. */
+  settles: ((approvedMinor: bigint) => Promise<VelocityCount[]>)[];
 }
 
 /** What a step sees: the pipeline's context and the id the authorization will have (unless the core names its own). */
@@ -53,9 +43,9 @@ export interface StepContext extends PipelineContext {
 
 /**
  * A step's record, and what it tells the steps after it: `approvedMinor` caps what the core is asked to hold (a partial
- * approval by the decision endpoint); `afterwards` runs once the authorization is recorded (a late answer's reconciliation).
+ * approval by the decision endpoint); `afterwards` runs, awaited, once the authorization is recorded (a timeout's event).
  */
-export type StepResult = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void };
+export type StepResult = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void | Promise<void> };
 
 /** A step before the core: a decline reason stops the pipeline; `skipped` says it had nothing to decide. */
 type GatewayStep = (ask: AuthorizationAsk, ctx: StepContext, run: PipelineRun) => Promise<StepResult>;
@@ -102,7 +92,9 @@ export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, o
   const settles: PipelineRun['settles'] = [];
   const run: PipelineRun = { card: () => (card ??= ctx.core('getCard', { cardId: ask.cardId })), settles };
   const settle = async (approvedMinor: bigint) => {
-    for (const s of settles.splice(0)) await s(approvedMinor);
+    const counted: VelocityCount[] = [];
+    for (const s of settles.splice(0)) counted.push(...(await s(approvedMinor)));
+    return counted;
   };
   try {
     return await decide(ask, ctx, opts, run, settle);
@@ -117,7 +109,7 @@ async function decide(
   ctx: PipelineContext,
   opts: PipelineOptions,
   run: PipelineRun,
-  settle: (approvedMinor: bigint) => Promise<void>,
+  settle: (approvedMinor: bigint) => Promise<VelocityCount[]>,
 ): Promise<AuthorizationRecord> {
   const generatedId = `auth_${randomUUID().replaceAll('-', '')}`;
   const steps: GatewayStep[] = [...(opts.cardStateInGateway ? [cardState] : []), spendControls, decisionEndpoint];
@@ -125,7 +117,7 @@ async function decide(
   const amountMinor = toMinor(ask.amount);
   let declined: { step: AuthorizationStep; reason: DeclineReason } | null = null;
   let capMinor: bigint | null = null;
-  const afterwards: ((a: AuthorizationRecord) => void)[] = [];
+  const afterwards: NonNullable<StepResult['afterwards']>[] = [];
   for (const step of steps) {
     const { approvedMinor: cap, afterwards: after, ...record } = await step(ask, { ...ctx, authorizationId: generatedId }, run);
     trail.push(record);
@@ -151,7 +143,7 @@ async function decide(
       trail.push({ step: 'core', outcome: 'approved', ...(approvedMinor < amountMinor ? { detail: `partial: ${fromMinor(approvedMinor)} held` } : {}) });
     }
   }
-  await settle(approvedMinor);
+  const velocity = await settle(approvedMinor);
   const recorded = await ctx.services.authorizations.insert(ctx.tenant.id, {
     id,
     cardId: ask.cardId,
@@ -167,8 +159,9 @@ async function decide(
     networkReference: ask.networkReference,
     trail,
     at: ask.at,
+    velocity,
   });
-  for (const after of afterwards) after(recorded);
+  for (const after of afterwards) await after(recorded);
   return recorded;
 }
 

@@ -1,26 +1,15 @@
 // The pipeline's decision-endpoint step: the tenant's own systems decide within its deadline, or its stand-in stands
-// (decision 0338). Recorded on the trail either way; a stand-in says why (`standIn`: timeout, error or busy).
-import type { AuthorizationMerchant, StepRecord } from '../../schemas/authorizations.js';
-import type { Channel } from '../../schemas/transactions.js';
+// (decision 0338). Recorded on the trail either way; a stand-in says why (`standIn`: timeout, error or busy), and a
+// timeout is also an event of record, `authorization.decision-timed-out` (decision 0353).
+import type { AuthorizationAsk, StepRecord } from '../../schemas/authorizations.js';
 import { fromMinor } from '../../connectors/shared/money.js';
 import type { Services } from '../services/index.js';
 import type { AuthorizationRecord } from '../services/transactions/authorizations.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 
-/** What the step reads of the authorization being decided. */
-interface Ask {
-  cardId: string;
-  amount: string;
-  currency: string;
-  merchant: AuthorizationMerchant;
-  channel: Channel;
-  networkReference: string | null;
-  at: Date;
-}
+type Result = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void | Promise<void> };
 
-type Result = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void };
-
-export async function decisionEndpointStep(ask: Ask, ctx: { tenant: Tenant; services: Services; authorizationId: string }): Promise<Result> {
+export async function decisionEndpointStep(ask: AuthorizationAsk, ctx: { tenant: Tenant; services: Services; authorizationId: string }): Promise<Result> {
   const endpoint = ctx.tenant.config.authorization?.decision;
   if (!endpoint) return { step: 'decision-endpoint', outcome: 'skipped', detail: 'not configured' };
   const decisions = ctx.services.decisions;
@@ -39,7 +28,14 @@ export async function decisionEndpointStep(ask: Ask, ctx: { tenant: Tenant; serv
     endpoint.standIn === 'approve'
       ? { step: 'decision-endpoint', outcome: 'approved', standIn: decision.cause, detail: `${decision.detail}: stand-in approve` }
       : { step: 'decision-endpoint', outcome: 'declined', declineReason: 'ISSUER_UNAVAILABLE', standIn: decision.cause, detail: `${decision.detail}: stand-in decline` };
+  if (decision.cause !== 'timeout') return record;
+  // A timeout is an event of record once the authorization is stored; its late answer, if any, is reconciled after.
   const late = decision.late;
-  if (!late) return record;
-  return { ...record, afterwards: (a) => decisions.reconcile(ctx.tenant.id, endpoint.standIn, a, late) };
+  return {
+    ...record,
+    afterwards: async (a) => {
+      await decisions.timedOut(ctx.tenant.id, endpoint, a);
+      if (late) decisions.reconcile(ctx.tenant.id, endpoint.standIn, a, late);
+    },
+  };
 }

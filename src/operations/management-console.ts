@@ -2,6 +2,7 @@
 // gateway (decision 0165). A tenant's channel and delivery entries are its Admin's own, served by forTenant.
 import { Type } from '@sinclair/typebox';
 import { AuditChainHead, AuditPage, AuditQuery } from '../../schemas/audit.js';
+import { AuthorizationIdParams, AuthorizationView } from '../../schemas/authorizations.js';
 import { CardDetailsView, CardIdParams, CardView, EntityIdParams } from '../../schemas/card-lifecycle-routes.js';
 import { EntityView } from '../../schemas/entities.js';
 import { TenantIdParams } from '../../schemas/management.js';
@@ -14,6 +15,7 @@ import { reasonOf } from '../services/connectors/connector-registry.js';
 import { PLATFORM_TENANT } from '../services/tenancy/tenants.js';
 import { toCardDetailsView, toCardView } from '../views/cards.js';
 import { toEntityView, toTransactionView } from '../views/entities.js';
+import { toAuthorizationView } from './authorizations.js';
 import { auditLimitOf, checkAuditQuery } from './audit.js';
 import { channelOperations } from './channels.js';
 import { coreRoutingOperations } from './core-routing.js';
@@ -74,6 +76,23 @@ const CustomerLookupResponse = Type.Object({
 });
 const CardLookupResponse = Type.Object({
   result: Type.Object({ card: Type.Omit(CardDetailsView, ['sensitive']), transactions: Type.Array(TransactionView) }),
+  pagination: Type.Null(),
+});
+const AuthorizationLookupResponse = Type.Object({
+  result: Type.Object({
+    authorization: AuthorizationView,
+    decidingRule: Type.Union(
+      [
+        Type.Object({
+          ruleId: Type.String(),
+          version: Type.Union([Type.Integer(), Type.Null()], { description: 'the active version that declined' }),
+          name: Type.Union([Type.String(), Type.Null()], { description: "the rule's name now; null when the rule was removed since" }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'the spend-control rule that declined the authorization; null when no rule did' },
+    ),
+  }),
   pagination: Type.Null(),
 });
 const ConnectorCheckBody = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), options: Type.Optional(Type.Unknown()) }, { additionalProperties: false });
@@ -192,6 +211,41 @@ export const managementConsoleOperations = [
     },
     view: envelope,
     audit: { action: 'console.card-lookup', target: { tenantId: 'params', cardId: 'params' } },
+  }),
+
+  defineOperation({
+    id: 'tenant-authorization.lookup',
+    listener: 'management',
+    method: 'GET',
+    url: '/v1/tenants/:tenantId/authorizations/:authorizationId',
+    summary: "A tenant's authorization with its decision trail: which step decided, the rule that declined it, the decision endpoint's outcome",
+    description:
+      "The authorization as `GET /v1/authorizations/{authorizationId}` answers it (each step's outcome, a decision endpoint's stand-in and why), " +
+      'and the spend-control rule that declined it with its version and name. No card number is in it.',
+    tag: LOOKUP_TAG,
+    dialect: 'problem',
+    access: 'operator',
+    objectName: 'request',
+    params: Type.Object({ tenantId: TenantIdParams.properties.tenantId, authorizationId: AuthorizationIdParams.properties.authorizationId }, { additionalProperties: false }),
+    tenantParam: 'tenantId',
+    response: AuthorizationLookupResponse,
+    errors: [tenantNotFound, Errors.authorizationNotFound('auth_…')],
+    execute: async ({ params, tenant, services }) => {
+      const found = await services.authorizations.get(tenant.id, params.authorizationId);
+      if (!found) throw Errors.authorizationNotFound(params.authorizationId);
+      const declinedBy = found.trail.find((s) => s.step === 'spend-controls' && s.outcome === 'declined' && s.ruleId);
+      if (!declinedBy?.ruleId) return { authorization: toAuthorizationView(found), decidingRule: null };
+      const ruleId = declinedBy.ruleId;
+      const version = declinedBy.rules?.find((r) => r.ruleId === ruleId && r.mode === 'active' && r.outcome === 'declined')?.version ?? null;
+      const name = await services.authRules.get(tenant.id, ruleId).then(
+        (r) => r.name,
+        () => null,
+      );
+      return { authorization: toAuthorizationView(found), decidingRule: { ruleId, version, name } };
+    },
+    view: envelope,
+    // A card's spending, read: recorded in the tenant's trail as the other lookups are (decision 0292).
+    audit: { action: 'console.authorization-lookup', target: { tenantId: 'params', authorizationId: 'params' } },
   }),
 
   defineOperation({

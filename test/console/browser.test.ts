@@ -16,6 +16,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildMockCore } from '../../connectors/mock-core/server.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { startDecisionEndpoint } from '../helpers/decision-endpoint.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -433,6 +434,66 @@ describe.skipIf(noBrowser !== null)('the operations console in a browser', () =>
     await page.getByLabel('Id').fill('ENT-9999');
     await page.getByRole('button', { name: 'Look up' }).click();
     await expect.poll(() => page.locator('.notice.error').textContent()).toMatch(/ENT-9999/);
+  });
+
+  it("shows an authorization's decision trail: the rule that declined it, the decision endpoint's stand-in, the core's decision", async () => {
+    const asAdmin = async (method: 'POST' | 'PATCH', url: string, payload: unknown, role: 'Admin' | 'API Integration' = 'Admin') => {
+      const res = await t.app.inject({ method, url, headers: { 'X-TENANT-ID': 'demo', authorization: `Bearer ${await t.token(role)}` }, payload: payload as string });
+      expect(res.statusCode, res.body).toBeLessThan(300);
+      return res.json().result;
+    };
+    const rule = await asAdmin('POST', '/v1/admin/auth-rules', {
+      name: 'No casinos',
+      mode: 'active',
+      cardId: 'CARD-3001',
+      conditions: [{ attribute: 'mcc', operation: 'is-one-of', values: ['7995'] }],
+    });
+    const purchase = (merchant: Record<string, string>, amount: string) =>
+      asAdmin('POST', '/v1/authorizations', { cardId: 'CARD-3001', amount, currency: 'EUR', merchant, channel: 'ECOM' }, 'API Integration');
+    const declined = await purchase({ name: 'Lucky Star Casino', mcc: '7995', country: 'MT' }, '80.00');
+    expect(declined.decidedBy).toBe('spend-controls');
+    // A decision endpoint that hangs past its deadline: the stand-in approves, and the core holds.
+    const ep = await startDecisionEndpoint();
+    let approved: { authorizationId: string };
+    try {
+      ep.reply('/hang', 'hang');
+      await asAdmin('PATCH', '/v1/admin/config', { authorization: { decision: { url: `${ep.base}/hang`, secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`, standIn: 'approve', deadlineMs: 100 } } });
+      approved = await purchase({ name: 'Harbour Cafe', mcc: '5814', country: 'PT' }, '12.50');
+    } finally {
+      await asAdmin('PATCH', '/v1/admin/config', { authorization: { decision: null } });
+      ep.drop('/hang');
+      await ep.close();
+    }
+
+    await page.goto(`${base}/console/#/lookup/demo`);
+    await page.getByLabel('Look up', { exact: true }).selectOption('authorization');
+    await page.getByLabel('Id').fill(declined.authorizationId);
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await page.getByRole('heading', { name: 'Decision trail' }).waitFor();
+    const steps = page.locator('ol.trail > li');
+    expect(await steps.count()).toBe(2);
+    expect(await steps.nth(0).textContent()).toMatch(/^1?Card state\s*approved/);
+    const decidedStep = page.locator('ol.trail > li.decided');
+    expect(await decidedStep.textContent()).toMatch(/Spend controls\s*declined\s*decided here.*rule No casinos · version 1 ?[0-9a-f-]{36}.*SPEND_CONTROL_DECLINED/);
+    expect(await decidedStep.textContent()).toContain(rule.ruleId);
+    expect(await page.locator('#auth-h + p').textContent()).toMatch(/DECLINED\s*SPEND_CONTROL_DECLINED · decided by Spend controls/);
+    await photograph('lookup-authorization-declined');
+
+    await page.getByLabel('Id').fill(approved.authorizationId);
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await expect.poll(() => page.locator('#auth-h').textContent()).toContain(approved.authorizationId);
+    expect(await page.locator('ol.trail > li').allTextContents()).toEqual([
+      expect.stringMatching(/^Card state\s*approved$/),
+      expect.stringMatching(/^Spend controls\s*approved\s*1 rule version evaluated$/),
+      expect.stringMatching(/^Decision endpoint\s*approved\s*timed out: stand-in approveno answer within 100 ms: stand-in approve$/),
+      expect.stringMatching(/^Core\s*approved\s*decided here\s*the core's decision: approved$/),
+    ]);
+    await photograph('lookup-authorization-approved');
+
+    // An unknown authorization: the management API's 404, said in the page.
+    await page.getByLabel('Id').fill('auth_unknown');
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await expect.poll(() => page.locator('.notice.error').textContent()).toMatch(/auth_unknown/);
   });
 
   it("shows a tenant's pending approvals, approves one (executed at once) and rejects one with a reason, only where the policy names Operator", async () => {

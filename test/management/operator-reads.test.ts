@@ -95,6 +95,36 @@ describe("an operator's reads", () => {
     const page = (await get(`/v1/tenants/north/audit?cursor=${verified.cursor}`)).json();
     expect(page.result[0].seq).toBe(seq);
   });
+  it("look up an authorization with its decision trail and the rule that declined it, recorded as a lookup", async () => {
+    const asTenant = async (method: 'POST' | 'DELETE', url: string, payload: unknown, role: 'Admin' | 'API Integration') => {
+      const res = await t.inject({ method, url, headers: { 'X-TENANT-ID': 'demo', authorization: `Bearer ${await t.token(role)}` }, ...(payload ? { payload: payload as string } : {}) });
+      expect(res.statusCode, res.body).toBeLessThan(300);
+      return res.json().result;
+    };
+    const rule = await asTenant('POST', '/v1/admin/auth-rules', { name: 'No casinos', mode: 'active', cardId: 'CARD-3001', conditions: [{ attribute: 'mcc', operation: 'is-one-of', values: ['7995'] }] }, 'Admin');
+    const ask = (mcc: string) => ({ cardId: 'CARD-3001', amount: '80.00', currency: 'EUR', merchant: { name: 'Lucky Star', mcc, country: 'MT' }, channel: 'ECOM' });
+    const declined = await asTenant('POST', '/v1/authorizations', ask('7995'), 'API Integration');
+    const approved = await asTenant('POST', '/v1/authorizations', ask('5814'), 'API Integration');
+    const before = (await records('demo')).length;
+    const read = await get(`/v1/tenants/demo/authorizations/${declined.authorizationId}`);
+    expect(read.statusCode).toBe(200);
+    const { authorization, decidingRule } = read.json().result;
+    expect(authorization).toEqual(declined);
+    expect(decidingRule).toEqual({ ruleId: rule.ruleId, version: 1, name: 'No casinos' });
+    // No rule decided an approval; a rule removed since is named by id and version, its name gone with it.
+    expect((await get(`/v1/tenants/demo/authorizations/${approved.authorizationId}`)).json().result.decidingRule).toBeNull();
+    await asTenant('DELETE', `/v1/admin/auth-rules/${rule.ruleId}`, undefined, 'Admin');
+    expect((await get(`/v1/tenants/demo/authorizations/${declined.authorizationId}`)).json().result.decidingRule).toEqual({ ruleId: rule.ruleId, version: 1, name: null });
+    const missing = await get('/v1/tenants/demo/authorizations/auth_nothing');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toMatchObject({ status: 404, detail: "This tenant has no authorization 'auth_nothing'." });
+    expect((await records('demo')).slice(before)).toEqual([
+      { action: 'console.authorization-lookup', method: 'GET' },
+      { action: 'console.authorization-lookup', method: 'GET' },
+      { action: 'console.authorization-lookup', method: 'GET' },
+      { action: 'console.authorization-lookup', method: 'GET' },
+    ]);
+  });
 });
 
 describe("a core's breaker", () => {

@@ -381,6 +381,49 @@ describe('velocity limits', () => {
     expect(await outstandingMinor()).toBe(10000n);
   });
 
+  it('a reversal gives back to the counters (decision 0354): its amount, and the count once nothing is held; a final clearing its release; a refund nothing', async () => {
+    await rule({ name: '100 and two a day', mode: 'active', velocity: { scope: 'card', window: '24h', limitAmount: '100.00', limitCount: 2 } });
+    const first = (await authorize(ask('60.00'))).json().result.authorizationId as string;
+    expect((await authorize(ask('50.00'))).json().result).toMatchObject({ status: 'DECLINED', declineReason: 'VELOCITY_AMOUNT_EXCEEDED' });
+    // A partial reversal gives back its amount: 40.00 + 50.00 fits now.
+    expect((await call('POST', `/v1/authorizations/${first}/reverse`, { amount: '20.00', currency: 'EUR' }, 'API Integration')).statusCode).toBe(200);
+    expect(await counters()).toEqual({ amount: '4000', n: 1 });
+    const second = (await authorize(ask('50.00'))).json().result.authorizationId as string;
+    expect(await counters()).toEqual({ amount: '9000', n: 2 });
+    expect((await authorize(ask('1.00'))).json().result).toMatchObject({ status: 'DECLINED', declineReason: 'VELOCITY_COUNT_EXCEEDED' });
+    // A full reversal gives back the amount and the count; reversing again is refused and gives back nothing more.
+    expect((await call('POST', `/v1/authorizations/${second}/reverse`, {}, 'API Integration')).statusCode).toBe(200);
+    expect(await counters()).toEqual({ amount: '4000', n: 1 });
+    expect((await call('POST', `/v1/authorizations/${second}/reverse`, {}, 'API Integration')).statusCode).toBe(409);
+    expect(await counters()).toEqual({ amount: '4000', n: 1 });
+    // A final clearing of 30.00 releases 10.00: given back; the purchase still counts once.
+    expect((await call('POST', `/v1/authorizations/${first}/clear`, { amount: '30.00', currency: 'EUR', final: true }, 'API Integration')).json().result).toMatchObject({ held: '0.00', cleared: '30.00', reversed: '30.00' });
+    expect(await counters()).toEqual({ amount: '3000', n: 1 });
+    // A refund gives nothing back: the purchase was made.
+    expect((await call('POST', `/v1/transactions/${first}/refund`, { amount: '30.00', currency: 'EUR' }, 'API Integration')).statusCode).toBe(200);
+    expect(await counters()).toEqual({ amount: '3000', n: 1 });
+    // 30.00 + 70.00 is the limit, and the count's second place is free again.
+    expect((await authorize(ask('70.00'))).json().result.status).toBe('APPROVED');
+    expect((await authorize(ask('0.01'))).json().result).toMatchObject({ status: 'DECLINED' });
+  });
+
+  it('parallel authorizations and reversals: the counters hold exactly what is approved net of reversals, never above the limit', async () => {
+    await rule({ name: '100 a day', cardId: 'CARD-3001', mode: 'active', velocity: { scope: 'card', window: '24h', limitAmount: '100.00' } });
+    const held = [];
+    for (let i = 0; i < 5; i++) held.push((await authorize(ask('20.00'))).json().result.authorizationId as string);
+    expect(await counters()).toEqual({ amount: '10000', n: 5 });
+    // Each held authorization reversed twice at once (one wins, the other finds nothing held), among fifty authorizations.
+    const reversals = held.flatMap((id) => [0, 1].map(() => call('POST', `/v1/authorizations/${id}/reverse`, {}, 'API Integration')));
+    const answers = await Promise.all([...reversals, ...Array.from({ length: 50 }, () => authorize(ask('10.00')))]);
+    expect(answers.slice(0, 10).map((r) => r.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 409, 409, 409, 409, 409]);
+    const net = await t.db.query<{ amount: string; n: number }>(
+      `SELECT COALESCE(sum(approved_minor - reversed_minor), 0)::text AS amount, count(*) FILTER (WHERE held_minor + cleared_minor > 0)::int AS n FROM authorizations WHERE status = 'APPROVED'`,
+    );
+    expect(await counters()).toEqual(net.rows[0]);
+    expect(BigInt(net.rows[0]!.amount)).toBeLessThanOrEqual(10000n);
+    expect(await outstandingMinor()).toBe(BigInt(net.rows[0]!.amount));
+  });
+
   async function outstandingMinor(): Promise<bigint> {
     return (await mockCore()).state.entities.get('ENT-1001')!.outstandingMinor;
   }

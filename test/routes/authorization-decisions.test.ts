@@ -285,6 +285,8 @@ describe('POST /v1/authorizations with a decision endpoint', () => {
       expect(result.status, why).toBe('APPROVED');
       expect(result.trail[2], why).toEqual({ step: 'decision-endpoint', outcome: 'approved', standIn: 'error', detail: `${why}: stand-in approve` });
     }
+    // An error is the endpoint's own answer: no timeout event (decision 0353).
+    expect(await events('authorization.decision-timed-out')).toEqual([]);
   });
 
   it('an endpoint that does not answer within the deadline: the stand-in, recorded as a timeout', async () => {
@@ -295,6 +297,29 @@ describe('POST /v1/authorizations with a decision endpoint', () => {
     expect(result.trail[2]).toEqual({ step: 'decision-endpoint', outcome: 'declined', declineReason: 'ISSUER_UNAVAILABLE', standIn: 'timeout', detail: 'no answer within 200 ms: stand-in decline' });
     const read = await call('GET', `/v1/authorizations/${result.authorizationId}`, undefined, 'Read-Only', 'demo');
     expect(read.json().result.trail[2].standIn).toBe('timeout');
+    // An event of record, recorded before the answer: the authorization, the stand-in and the deadline it passed.
+    const timedOut = await events('authorization.decision-timed-out');
+    expect(timedOut).toEqual([
+      {
+        tenant_id: 'demo',
+        aggregate_id: 'CARD-3001',
+        payload: { authorizationId: result.authorizationId, cardId: 'CARD-3001', amount: '42.50', currency: 'EUR', status: 'DECLINED', standIn: 'decline', deadlineMs: 200 },
+      },
+    ]);
+    // Never the endpoint's secret nor its URL, in the event or in its audit record, which comes before the authorization's own.
+    const audit = await t.db.query<{ action: string; target: unknown }>(
+      `SELECT action, target FROM audit_log WHERE tenant_id = 'demo' AND action IN ('authorization.decision-timed-out', 'authorization.create') ORDER BY seq DESC LIMIT 2`,
+    );
+    expect(audit.rows.reverse()).toEqual([
+      { action: 'authorization.decision-timed-out', target: { authorizationId: result.authorizationId, cardId: 'CARD-3001' } },
+      { action: 'authorization.create', target: expect.objectContaining({ cardId: 'CARD-3001' }) },
+    ]);
+    const outbox = await t.db.query<{ type: string; payload: unknown }>(`SELECT type, payload FROM outbox WHERE tenant_id = 'demo' AND type LIKE 'authorization.%' ORDER BY audit_seq`);
+    expect(outbox.rows.map((r) => r.type)).toEqual(['authorization.decision-timed-out', 'authorization.declined']);
+    for (const text of [JSON.stringify(outbox.rows), JSON.stringify(audit.rows)]) {
+      expect(text).not.toContain(SECRET.slice('whsec_'.length));
+      expect(text).not.toContain('/demo/hang');
+    }
     // The call still waits for a late answer; the endpoint giving up ends it, with nothing to reconcile.
     ep.drop('/demo/hang');
     await t.app.cardline.decisions.idle();
@@ -361,6 +386,12 @@ describe('POST /v1/authorizations with a decision endpoint', () => {
       expect(res.json().result.trail[2]).toMatchObject({ outcome: 'declined', standIn: 'timeout', detail: 'no answer within 3000 ms: stand-in decline' });
     }
     expect((await events('authorization.approved')).filter((e) => e.tenant_id === 'demo-b')).toHaveLength(5);
+    // The two timeouts are events of record; the busy stand-in, which never reached the endpoint, is not (decision 0353).
+    const timedOut = await events('authorization.decision-timed-out');
+    expect(timedOut.map((e) => [e.tenant_id, e.payload.amount, e.payload.deadlineMs]).sort()).toEqual([
+      ['demo', '1.00', 3000],
+      ['demo', '2.00', 3000],
+    ]);
     // What an operator watches: demo's stand-ins by cause, demo-b's answers.
     const metrics = await t.app.cardline.metrics.text();
     expect(metrics).toMatch(/cardline_decision_calls_total\{outcome="busy",tenant="demo"\} 1\n/);

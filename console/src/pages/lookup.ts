@@ -1,30 +1,40 @@
 // Lookup: a customer or a card of a tenant by id, from the tenant's core: masked card numbers only, contact
-// details masked, and the recent transactions.
+// details masked, and the recent transactions; or an authorization with its decision trail (which step decided, the
+// rule that declined it, the decision endpoint's outcome, the core's decision).
 import { useState } from 'preact/hooks';
 import { admin, messageOf } from '../api.js';
 import { Badge, Field, Notice, TableRegion, html, when } from '../ui.js';
 import { TenantPicker } from './picker.js';
-import type { TenantCardLookupResponse, TenantCustomerLookupResponse } from '../../../sdk/src/generated/types.js';
+import type { TenantAuthorizationLookupResponse, TenantCardLookupResponse, TenantCustomerLookupResponse } from '../../../sdk/src/generated/types.js';
 import { isPending } from '../../../sdk/src/transport.js';
 
 // The shapes the management API answers, as the SDK generates them from the operation table.
-type Found = TenantCustomerLookupResponse['result'] | TenantCardLookupResponse['result'];
+type Found = TenantCustomerLookupResponse['result'] | TenantCardLookupResponse['result'] | TenantAuthorizationLookupResponse['result'];
+type Kind = 'customer' | 'card' | 'authorization';
+type Authorization = TenantAuthorizationLookupResponse['result'];
+type Step = Authorization['authorization']['trail'][number];
+
+const PLACEHOLDER: Record<Kind, string> = { customer: 'ENT-1001', card: 'CARD-3001', authorization: 'auth_…' };
 
 export function LookupPage(props: { tenantId: string | null }) {
   const t = props.tenantId;
-  const [kind, setKind] = useState<'customer' | 'card'>('customer');
+  const [kind, setKind] = useState<Kind>('customer');
   const [id, setId] = useState('');
   const [found, setFound] = useState<Found | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const look = async (e: Event) => {
-    e.preventDefault();
+  const lookUp = async (what: Kind, value: string) => {
     if (!t) return;
     setBusy(true);
     setError(null);
     setFound(null);
     try {
-      const res = kind === 'customer' ? await admin.tenantCustomer.lookup(t, id.trim()) : await admin.tenantCard.lookup(t, id.trim());
+      const res =
+        what === 'customer'
+          ? await admin.tenantCustomer.lookup(t, value)
+          : what === 'card'
+            ? await admin.tenantCard.lookup(t, value)
+            : await admin.tenantAuthorization.lookup(t, value);
       // A 202 (the core has not answered yet) has no result to show.
       if (isPending(res)) throw new Error('The core has not answered yet; look again in a moment.');
       setFound(res.result);
@@ -34,30 +44,37 @@ export function LookupPage(props: { tenantId: string | null }) {
       setBusy(false);
     }
   };
+  const look = (e: Event) => {
+    e.preventDefault();
+    void lookUp(kind, id.trim());
+  };
   return html`<section aria-labelledby="lookup-h">
     <h1 id="lookup-h">Lookup</h1>
     <${TenantPicker} value=${t} base="#/lookup" />
     ${t
-      ? html`<form class="inline" onSubmit=${look} aria-label="Look up a customer or a card">
+      ? html`<form class="inline" onSubmit=${look} aria-label="Look up a customer, a card or an authorization">
           <${Field} label="Look up" id="l-kind">
-            <select id="l-kind" value=${kind} onChange=${(e: Event) => setKind((e.target as HTMLSelectElement).value as 'customer' | 'card')}>
+            <select id="l-kind" value=${kind} onChange=${(e: Event) => setKind((e.target as HTMLSelectElement).value as Kind)}>
               <option value="customer">a customer (entity id)</option><option value="card">a card (card id)</option>
+              <option value="authorization">an authorization (its id)</option>
             </select>
           <//>
-          <${Field} label="Id" id="l-id"><input id="l-id" required value=${id} onInput=${(e: Event) => setId((e.target as HTMLInputElement).value)} placeholder=${kind === 'customer' ? 'ENT-1001' : 'CARD-3001'} /><//>
+          <${Field} label="Id" id="l-id"><input id="l-id" required value=${id} onInput=${(e: Event) => setId((e.target as HTMLInputElement).value)} placeholder=${PLACEHOLDER[kind]} /><//>
           <button type="submit" class="primary" disabled=${busy}>${busy ? 'Looking up…' : 'Look up'}</button>
         </form>`
       : html`<p class="state empty">Choose a tenant, then a customer or a card id.</p>`}
     <${Notice} kind="error" text=${error} />
     ${found
-      ? html`<${Result} found=${found} />`
+      ? 'authorization' in found
+        ? html`<${Trail} found=${found} />`
+        : html`<${Result} found=${found} />`
       : t && !error && !busy
-        ? html`<p class="state empty">Nothing looked up yet: give a customer's entity id or a card id from ${t}'s core. Card numbers are shown masked.</p>`
+        ? html`<p class="state empty">Nothing looked up yet: give a customer's entity id, a card id from ${t}'s core, or an authorization id. Card numbers are shown masked.</p>`
         : null}
   </section>`;
 }
 
-function Result(props: { found: Found }) {
+function Result(props: { found: Exclude<Found, Authorization> }) {
   const f = props.found;
   const cards = 'entity' in f ? f.cards : [f.card];
   return html`<div>
@@ -92,4 +109,64 @@ function Result(props: { found: Found }) {
           <//>`}
     </section>
   </div>`;
+}
+
+const STEP_NAMES: Record<Step['step'], string> = {
+  'card-state': 'Card state',
+  'spend-controls': 'Spend controls',
+  'decision-endpoint': 'Decision endpoint',
+  core: 'Core',
+};
+const TONE = { approved: 'good', declined: 'bad', skipped: 'neutral' } as const;
+
+/** What the decision endpoint did: answered, not configured, or its stand-in and why. */
+function endpointOutcome(s: Step): string {
+  if (s.outcome === 'skipped') return 'not configured';
+  if (!s.standIn) return `answered: ${s.outcome}`;
+  const standIn = s.outcome === 'approved' ? 'approve' : 'decline';
+  const why = s.standIn === 'timeout' ? 'timed out' : s.standIn === 'busy' ? 'busy (every call slot taken)' : 'error';
+  return `${why}: stand-in ${standIn}`;
+}
+
+/** An authorization and its trail: each step in order, the one whose answer stands marked. */
+function Trail(props: { found: Authorization }) {
+  const a = props.found.authorization;
+  const rule = props.found.decidingRule;
+  const decidedAt = a.status === 'DECLINED' ? a.trail.findIndex((s) => s.outcome === 'declined') : a.trail.length - 1;
+  return html`<div>
+    <section class="panel" aria-labelledby="auth-h">
+      <h2 id="auth-h">Authorization <small class="mono">${a.authorizationId}</small></h2>
+      <p><${Badge} tone=${a.status === 'APPROVED' ? 'good' : 'bad'}>${a.status}<//>${a.declineReason ? html` <small>${a.declineReason}</small>` : null}${' '}· decided by <strong>${STEP_NAMES[a.decidedBy]}</strong></p>
+      <p>${a.amount} ${a.currency} asked · ${a.approvedAmount} held · ${a.merchant.name} <small>${a.merchant.mcc} · ${a.merchant.country} · ${a.channel}</small></p>
+      <p>Card ${a.cardId}${a.entityId ? ` · customer ${a.entityId}` : ''} · ${when(a.at)}</p>
+    </section>
+    <section class="panel" aria-labelledby="trail-h">
+      <h2 id="trail-h">Decision trail</h2>
+      <ol class="trail">
+        ${a.trail.map(
+          (s, i) => html`<li key=${s.step} class=${i === decidedAt ? 'decided' : ''}>
+            <div class="trail-head">
+              <strong>${STEP_NAMES[s.step]}</strong>
+              <${Badge} tone=${TONE[s.outcome]}>${s.outcome}<//>
+              ${i === decidedAt ? html`<span class="decided-mark">decided here</span>` : null}
+            </div>
+            ${s.step === 'decision-endpoint' ? html`<p>${endpointOutcome(s)}</p>` : null}
+            ${s.step === 'core' ? html`<p>the core's decision: ${s.outcome}${s.declineReason ? ` (${s.declineReason})` : ''}</p>` : null}
+            ${s.step === 'spend-controls' && s.outcome === 'declined' && rule
+              ? html`<p>rule <strong>${rule.name ?? '(removed since)'}</strong>${rule.version !== null ? ` · version ${rule.version}` : ''} <small class="mono">${rule.ruleId}</small></p>`
+              : null}
+            ${s.step === 'spend-controls' && s.rules?.length ? html`<p><small>${s.rules.length} rule version${s.rules.length === 1 ? '' : 's'} evaluated${shadowNote(s)}</small></p>` : null}
+            ${s.declineReason && s.step !== 'core' ? html`<p><small>${s.declineReason}</small></p>` : null}
+            ${s.detail ? html`<p><small>${s.detail}</small></p>` : null}
+          </li>`,
+        )}
+      </ol>
+    </section>
+  </div>`;
+}
+
+/** Shadow versions that would have declined: recorded, never enforced. */
+function shadowNote(s: Step): string {
+  const n = (s.rules ?? []).filter((r) => r.mode === 'shadow' && r.outcome === 'declined').length;
+  return n ? `; ${n} shadow version${n === 1 ? '' : 's'} would have declined` : '';
 }

@@ -2,6 +2,7 @@
 import type { AuthorizationMerchant, AuthorizationStatus, AuthorizationStep, StepRecord } from '../../../schemas/authorizations.js';
 import type { Channel, DeclineReason } from '../../../schemas/transactions.js';
 import type { Queryable } from '../../store/db.js';
+import type { VelocityCount } from './spend-controls.js';
 
 export interface AuthorizationRecord {
   id: string;
@@ -76,12 +77,18 @@ export const fromRow = (r: Row): AuthorizationRecord => ({
 export class AuthorizationStore {
   constructor(private readonly db: Queryable) {}
 
-  /** Records a decided authorization; approved ones hold what was approved. */
-  async insert(tenantId: string, a: Omit<AuthorizationRecord, 'heldMinor' | 'clearedMinor' | 'reversedMinor' | 'refundedMinor' | 'creditedMinor'>): Promise<AuthorizationRecord> {
+  /**
+   * Records a decided authorization; approved ones hold what was approved. `velocity`: the counter buckets its
+   * approval is counted in, which its reversals give back to (decision 0354).
+   */
+  async insert(
+    tenantId: string,
+    a: Omit<AuthorizationRecord, 'heldMinor' | 'clearedMinor' | 'reversedMinor' | 'refundedMinor' | 'creditedMinor'> & { velocity?: readonly VelocityCount[] },
+  ): Promise<AuthorizationRecord> {
     const r = await this.db.query<Row>(
       `INSERT INTO authorizations (tenant_id, id, card_id, entity_id, status, decline_reason, decided_by, amount_minor, approved_minor, held_minor,
-         currency, merchant, channel, network_reference, trail, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11::jsonb, $12, $13, $14::jsonb, $15)
+         currency, merchant, channel, network_reference, trail, created_at, velocity)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11::jsonb, $12, $13, $14::jsonb, $15, $16::jsonb)
        RETURNING ${COLUMNS}`,
       [
         tenantId,
@@ -99,6 +106,7 @@ export class AuthorizationStore {
         a.networkReference,
         JSON.stringify(a.trail),
         a.at.toISOString(),
+        a.velocity?.length ? JSON.stringify(a.velocity) : null,
       ],
       { name: 'authorizations-insert' },
     );

@@ -6,28 +6,21 @@ import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Agent, Dispatcher } from 'undici';
-import type { AuthorizationMerchant, StandInCause } from '../../../schemas/authorizations.js';
+import type { AuthorizationAsk, StandInCause } from '../../../schemas/authorizations.js';
 import { DECISION_ANSWER_MAX_BYTES, DecisionAnswer, type DecisionRequest } from '../../../schemas/authorizations.js';
 import { DECISION_DEADLINE_DEFAULT_MS, DECISION_DEADLINE_MAX_MS, type DecisionEndpointConfig } from '../../../schemas/tenant.js';
-import type { Channel, DeclineReason } from '../../../schemas/transactions.js';
+import type { DeclineReason } from '../../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../../connectors/shared/money.js';
 import type { DecisionsConfig } from '../../config.js';
 import type { AuditWriter } from '../../audit/writer.js';
 import type { DecisionObserver } from '../infrastructure/metrics.js';
-import { domainEvent } from '../../events/outbox.js';
+import { domainEvent, type DomainEvent } from '../../events/outbox.js';
 import { addressRefusal, checkTarget, checkUrlForm, checkedLookup, hostOf, TargetRefused, type Resolver, type TargetPolicy } from '../../notify/addresses.js';
 import { sign } from '../../notify/webhook.js';
 
-/** What the endpoint is asked about. */
-export interface DecisionAsk {
+/** What the endpoint is asked about: the authorization, the id it will have, and whether a partial answer may be given. */
+export interface DecisionAsk extends AuthorizationAsk {
   authorizationId: string;
-  cardId: string;
-  amount: string;
-  currency: string;
-  merchant: AuthorizationMerchant;
-  channel: Channel;
-  networkReference: string | null;
-  at: Date;
   partialApproval: boolean;
 }
 
@@ -248,20 +241,10 @@ export class DecisionService {
       .then(async (got) => {
         if (!got || sameAsStandIn(got.answer, standIn)) return;
         const { answer } = got;
-        await this.opts.audit.record({
+        await this.record(
           tenantId,
-          at: new Date(),
-          actor: null,
-          role: null,
-          action: 'authorization.decision-late',
-          method: 'POST',
-          route: '/v1/authorizations',
-          target: { authorizationId: authorization.id, cardId: authorization.cardId },
-          outcome: 'succeeded',
-          status: 200,
-          requestId: randomUUID(),
-          origin: null,
-          event: domainEvent('authorization.decision-late', {
+          authorization,
+          domainEvent('authorization.decision-late', {
             authorizationId: authorization.id,
             cardId: authorization.cardId,
             status: authorization.status,
@@ -271,11 +254,58 @@ export class DecisionService {
             approvedAmount: answer.approved ? fromMinor(answer.approvedMinor ?? authorization.amountMinor) : null,
             lateByMs: got.lateByMs,
           }),
-        });
+        );
       })
       .catch((err: unknown) => this.opts.log.warn({ tenant: tenantId, authorizationId: authorization.id, reason: describe(err) }, 'late decision not recorded'))
       .finally(() => this.pending.delete(done));
     this.pending.add(done);
+  }
+
+  /**
+   * Once the authorization is stored: a stand-in applied because the endpoint gave no answer within its deadline is
+   * recorded on the tenant's trail with `authorization.decision-timed-out` (decision 0353). Errors and busy stand-ins
+   * are on the authorization's trail and in the metrics, not events of their own. A failure to record is logged, and
+   * the authorization, decided and held already, is answered all the same.
+   */
+  async timedOut(
+    tenantId: string,
+    endpoint: DecisionEndpointConfig,
+    authorization: { id: string; cardId: string; status: 'APPROVED' | 'DECLINED'; amountMinor: bigint; currency: string },
+  ): Promise<void> {
+    const event = () =>
+      domainEvent('authorization.decision-timed-out', {
+        authorizationId: authorization.id,
+        cardId: authorization.cardId,
+        amount: fromMinor(authorization.amountMinor),
+        currency: authorization.currency,
+        status: authorization.status,
+        standIn: endpoint.standIn,
+        deadlineMs: endpoint.deadlineMs ?? DECISION_DEADLINE_DEFAULT_MS,
+      });
+    await Promise.resolve()
+      .then(() => this.record(tenantId, authorization, event()))
+      .catch((err: unknown) =>
+      this.opts.log.warn({ tenant: tenantId, authorizationId: authorization.id, reason: describe(err) }, 'decision timeout not recorded'),
+    );
+  }
+
+  /** An event of the decision endpoint's, on the tenant's audit trail with its own record (no caller: the gateway's). */
+  private record(tenantId: string, authorization: { id: string; cardId: string }, event: DomainEvent): Promise<void> {
+    return this.opts.audit.record({
+      tenantId,
+      at: new Date(),
+      actor: null,
+      role: null,
+      action: event.type,
+      method: 'POST',
+      route: '/v1/authorizations',
+      target: { authorizationId: authorization.id, cardId: authorization.cardId },
+      outcome: 'succeeded',
+      status: 200,
+      requestId: randomUUID(),
+      origin: null,
+      event,
+    });
   }
 
   /** Resolves when every late answer awaited now has come (or its window passed) and was reconciled. */

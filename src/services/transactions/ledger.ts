@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { DisputeOutcome, DisputeReason, DisputeStatus } from '../../../schemas/authorization-lifecycle.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { COLUMNS, fromRow, type AuthorizationRecord, type Row } from './authorizations.js';
+import { giveBack, type VelocityCount } from './spend-controls.js';
 
 /** A hold's amounts as the core answered them (contract.ts, HoldState), in minor units. */
 export interface CoreAmounts {
@@ -182,6 +183,34 @@ export class AuthorizationLedger {
           AND GREATEST(refunded_minor, $7) + GREATEST(credited_minor, $8) <= GREATEST(cleared_minor, $5)`,
       [tenantId, id, ...[core.authorized, core.held, core.cleared, core.reversed, core.refunded, core.credited].map(String)],
     );
+    await this.giveBackVelocity(tx, tenantId, id);
+  }
+
+  /**
+   * Velocity counts what is held net of reversals (decision 0354): what the row's `reversed` (reversals, and what final
+   * clearings released) grew by since it was last given back leaves the counters the authorization was counted in,
+   * and its count too once nothing of it is held or cleared. Worked out and marked under the row's lock in the
+   * transaction that merged the core's answer, so each amount is given back once however changes race or answers
+   * arrive; refunds and dispute credits give nothing back (the purchase was made).
+   */
+  private async giveBackVelocity(tx: Queryable, tenantId: string, id: string): Promise<void> {
+    const r = await tx.query<{ velocity: VelocityCount[]; amount: string; count: boolean }>(
+      `WITH before AS (
+         SELECT velocity_returned_minor AS returned, velocity_count_returned AS count_returned FROM authorizations
+          WHERE tenant_id = $1 AND id = $2 AND velocity IS NOT NULL FOR UPDATE
+       )
+       UPDATE authorizations a
+          SET velocity_returned_minor = a.reversed_minor,
+              velocity_count_returned = before.count_returned OR a.held_minor + a.cleared_minor = 0
+         FROM before
+        WHERE a.tenant_id = $1 AND a.id = $2
+          AND (a.reversed_minor > before.returned OR (NOT before.count_returned AND a.held_minor + a.cleared_minor = 0))
+        RETURNING a.velocity, (a.reversed_minor - before.returned)::text AS amount, (NOT before.count_returned AND a.held_minor + a.cleared_minor = 0) AS count`,
+      [tenantId, id],
+      { name: 'authorizations-velocity-give-back' },
+    );
+    const given = r.rows[0];
+    if (given) await giveBack(tx, tenantId, given.velocity, BigInt(given.amount), given.count ? 1 : 0);
   }
 
   /** Opens a dispute of `amountMinor` of what was cleared and not given back or claimed; nothing changes on a refusal. */

@@ -19,18 +19,26 @@ export interface SpendAsk {
   at: Date;
 }
 
-/** The step's record, and what to do once the pipeline decided: count what was approved, release the rest. */
+/**
+ * The step's record, and what to do once the pipeline decided: count what was approved, release the rest. `settle`
+ * answers the buckets the approval stays counted in, kept with the authorization so that a reversal gives back
+ * to them (decision 0354) without reading any history.
+ */
 export interface SpendDecision {
   record: StepRecord;
-  settle: (approvedMinor: bigint) => Promise<void>;
+  settle: (approvedMinor: bigint) => Promise<VelocityCount[]>;
 }
 
-/** A count added to a bucket by this authorization, to be taken back if it is not approved in full. */
-interface Reservation {
+/** A counter's bucket an authorization was counted in. */
+export interface VelocityCount {
   ruleId: string;
   counter: string;
   scopeValue: string;
   bucket: number;
+}
+
+/** A count added to a bucket by this authorization, to be taken back if it is not approved in full. */
+interface Reservation extends VelocityCount {
   amountMinor: bigint;
 }
 
@@ -40,7 +48,7 @@ const COMPILED_MAX = 10_000;
 /** Thrown inside the counting transaction to roll it back: an active limit declined. */
 class Declined extends Error {}
 
-const nothingToSettle = async () => {};
+const nothingToSettle = async (): Promise<VelocityCount[]> => [];
 
 export class SpendControls {
   /** Versions never change: each is compiled once (bounded: cleared when full). */
@@ -159,23 +167,40 @@ export class SpendControls {
   }
 
   /** Takes back what was counted beyond what the pipeline approved (all of it, and the count, on a decline). */
-  private async settle(tenantId: string, reservations: Reservation[], approvedMinor: bigint): Promise<void> {
+  private async settle(tenantId: string, reservations: Reservation[], approvedMinor: bigint): Promise<VelocityCount[]> {
     for (const r of reservations) {
       const amount = r.amountMinor - approvedMinor;
       const count = approvedMinor === 0n ? 1 : 0;
       if (amount === 0n && count === 0) continue;
       try {
-        await this.db.query(
-          `UPDATE auth_rule_counters SET amount_minor = GREATEST(amount_minor - $6::bigint, 0), count = GREATEST(count - $7, 0)
-           WHERE tenant_id = $1 AND rule_id = $2::uuid AND counter = $3 AND scope_value = $4 AND bucket = $5`,
-          [tenantId, r.ruleId, r.counter, r.scopeValue, r.bucket, amount.toString(), count],
-          { name: 'auth-rule-counters-release' },
-        );
+        await release(this.db, tenantId, r, amount, count);
       } catch {
         // A count not taken back only makes the limit stricter until its bucket leaves the window.
       }
     }
+    return approvedMinor === 0n ? [] : reservations.map(({ ruleId, counter, scopeValue, bucket }) => ({ ruleId, counter, scopeValue, bucket }));
   }
+}
+
+/**
+ * Gives back to the buckets an authorization was counted in what a reversal (or a final clearing's release) took
+ * off its hold, and its count once nothing of it is held or cleared (decision 0354). Never below zero; a bucket that
+ * left the window is gone, and nothing is given back to it. Without the counter's lock: a check reading the window
+ * meanwhile sees the higher figure, stricter, never looser.
+ */
+export async function giveBack(q: Queryable, tenantId: string, counts: readonly VelocityCount[], amountMinor: bigint, count: 0 | 1): Promise<void> {
+  if (amountMinor === 0n && count === 0) return;
+  for (const c of counts) await release(q, tenantId, c, amountMinor, count);
+}
+
+/** Takes an amount and a count off one bucket, never below zero. */
+async function release(q: Queryable, tenantId: string, c: VelocityCount, amountMinor: bigint, count: number): Promise<void> {
+  await q.query(
+    `UPDATE auth_rule_counters SET amount_minor = GREATEST(amount_minor - $6::bigint, 0), count = GREATEST(count - $7, 0)
+     WHERE tenant_id = $1 AND rule_id = $2::uuid AND counter = $3 AND scope_value = $4 AND bucket = $5`,
+    [tenantId, c.ruleId, c.counter, c.scopeValue, c.bucket, amountMinor.toString(), count],
+    { name: 'auth-rule-counters-release' },
+  );
 }
 
 /** Takes the counter's lock for the transaction and reads what its window holds (at most 61 buckets). */

@@ -576,4 +576,14 @@ CREATE TABLE disputes (
 CREATE INDEX disputes_authorization ON disputes (tenant_id, authorization_id);
 `,
   },
+  {
+    // Velocity given back (decision 0354): the counter buckets an approved authorization was counted in, and how
+    // much of its amount (and whether its count) was given back as reversals and final clearings released it.
+    name: '0031-velocity-give-back',
+    sql: `
+ALTER TABLE authorizations ADD COLUMN velocity jsonb;
+ALTER TABLE authorizations ADD COLUMN velocity_returned_minor bigint NOT NULL DEFAULT 0 CHECK (velocity_returned_minor >= 0);
+ALTER TABLE authorizations ADD COLUMN velocity_count_returned boolean NOT NULL DEFAULT false;
+`,
+  },
 ];
