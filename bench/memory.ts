@@ -5,12 +5,14 @@
 // external and array buffers. BENCH_HEAP_SNAPSHOT=1 also writes a heap snapshot of the gateway's thread into
 // bench/profiles/ (SIGUSR2), for Chrome DevTools' Memory tab. BENCH_SEED_DIR=DIR (disk only): the seeded store
 // is kept there and copied for each later run with the same DIR, instead of seeding again (minutes at 10 000).
+// BENCH_DEMO=1: instead, the embedded demo's RSS after a minute of load against issue 28's 250 MB (bench/demo-memory.ts).
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { demoMemory } from './demo-memory.js';
 import { temporaryDatabase } from './postgres.js';
 import { MasterKey } from '../src/crypto/master-key.js';
 
@@ -73,7 +75,7 @@ async function main(): Promise<void> {
         external: number;
         arrayBuffers: number;
         spaces: Record<string, { used: number; committed: number }>;
-        storeThread: { heapUsed: number; heapTotal: number; wasm: number } | null;
+        storeThread: { heapUsed: number; heapTotal: number; external: number; arrayBuffers: number; wasm: number } | null;
       };
       const spaces = Object.entries(s.spaces)
         .filter(([, v]) => v.committed > 1024 * 1024)
@@ -82,7 +84,10 @@ async function main(): Promise<void> {
       console.log(
         `${label}: RSS ${MB(s.rss)} MB; V8 heap ${MB(s.heapUsed)} MB used of ${MB(s.heapTotal)} committed (${spaces.join(', ')}); ` +
           `external ${MB(s.external)} MB, of which array buffers ${MB(s.arrayBuffers)} MB` +
-          (store ? `; store thread: V8 heap ${MB(store.heapUsed)} of ${MB(store.heapTotal)} MB, WebAssembly memory ${MB(store.wasm)} MB` : ''),
+          (store
+            ? `; store thread: V8 heap ${MB(store.heapUsed)} of ${MB(store.heapTotal)} MB, external ${MB(store.external)} MB (array buffers ${MB(store.arrayBuffers)}), ` +
+              `WebAssembly memory ${MB(store.wasm)} MB`
+            : ''),
       );
     };
     await memory('started');
@@ -127,8 +132,8 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
+(process.env.BENCH_DEMO === '1' ? demoMemory() : main().then(() => true)).then(
+  (ok) => process.exit(ok ? 0 : 1),
   (err: unknown) => {
     console.error(`bench memory failed: ${(err as Error).message}`);
     process.exit(1);

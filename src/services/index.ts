@@ -27,7 +27,7 @@ import { ApprovalService } from './tenancy/approvals.js';
 import { TokenService } from './identity/tokens.js';
 import { UserService, type PasswordHashing } from './identity/users.js';
 import { Reports } from '../reports/reports.js';
-import type { Db } from '../store/db.js';
+import { storeThreadMemory, type Db } from '../store/db.js';
 import { ChangeFeed } from './infrastructure/changes.js';
 import { ConfigSecrets } from '../crypto/config-secrets.js';
 import { OperatorKeys } from './identity/operator-keys.js';
@@ -149,6 +149,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
         outboxDepth: async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE status = 'pending'")).rows[0]?.n ?? 0,
         deliveryDepth: () => deliveries.depth(),
         breakers: () => breakerStates(connectors),
+        storeMemory: async () => (await storeThreadMemory(db)) ?? null,
       },
     );
 

@@ -49,6 +49,10 @@ export interface ThreadMemory {
   heapUsed: number;
   /** The heap's pages as committed (used or not). */
   heapTotal: number;
+  /** Memory outside the heap held by the thread's objects, of which array buffers (PGlite's in-memory files). */
+  external: number;
+  arrayBuffers: number;
+  /** The WebAssembly memory's size as declared (its pages are resident only once PostgreSQL touched them). */
   wasm: number;
 }
 
@@ -148,7 +152,9 @@ async function main(): Promise<void> {
           // PGlite keeps its Emscripten module in `mod` (not part of its typed interface): read, never written.
           const wasm = (db as unknown as { mod?: { HEAPU8?: Uint8Array } }).mod?.HEAPU8?.byteLength ?? 0;
           const heap = getHeapStatistics();
-          return answer({ id: req.id, memory: { heapUsed: heap.used_heap_size, heapTotal: heap.total_heap_size, wasm } });
+          // In a worker, external and array buffers are this thread's (its isolate's), not the process's.
+          const { external, arrayBuffers } = process.memoryUsage();
+          return answer({ id: req.id, memory: { heapUsed: heap.used_heap_size, heapTotal: heap.total_heap_size, external, arrayBuffers, wasm } });
         }
         case 'close':
           if (!db.closed) await db.close();

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dumpPglite, openDb, storeThreadMemory, StoreError, type Db } from '../../src/store/db.js';
+import { Metrics } from '../../src/services/infrastructure/metrics.js';
 import { pgliteTemplate } from '../helpers/pglite-pool.js';
 
 describe.runIf(!process.env.DATABASE_URL)('the embedded store on a worker thread', () => {
@@ -102,8 +103,11 @@ describe.runIf(!process.env.DATABASE_URL)('the embedded store on a worker thread
     expect(memory).not.toBeNull();
     expect(memory!.heapUsed).toBeGreaterThan(0);
     expect(memory!.heapTotal).toBeGreaterThanOrEqual(memory!.heapUsed);
-    // PGlite's module declares 128 MB of WebAssembly memory at least.
+    // PGlite's module declares 128 MB of WebAssembly memory at least; the thread's external memory counts it.
     expect(memory!.wasm).toBeGreaterThanOrEqual(128 * 1024 * 1024);
+    expect(memory!.external).toBeGreaterThanOrEqual(memory!.wasm);
+    // PGlite's in-memory files (its share/ directory, the store itself under memory://) are array buffers.
+    expect(memory!.arrayBuffers).toBeGreaterThan(0);
     // A store in process has no thread to ask.
     const inProcess = await openDb({ dataDir: 'memory://', loadDataDir: await pgliteTemplate() });
     try {
@@ -111,6 +115,19 @@ describe.runIf(!process.env.DATABASE_URL)('the embedded store on a worker thread
     } finally {
       await inProcess.close();
     }
+  });
+
+  it("GET /metrics carries the thread's memory by area; a store without a thread (PostgreSQL, in process) has no such series", async () => {
+    const sample = (text: string, area: string) => Number(new RegExp(`^cardline_store_thread_memory_bytes\\{area="${area}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    const text = await new Metrics({ tenants: { kind: 'none' } }, { storeMemory: async () => (await storeThreadMemory(db)) ?? null }).text();
+    expect(sample(text, 'heap_used')).toBeGreaterThan(0);
+    expect(sample(text, 'heap_committed')).toBeGreaterThanOrEqual(sample(text, 'heap_used'));
+    expect(sample(text, 'external')).toBeGreaterThanOrEqual(sample(text, 'wasm_memory'));
+    expect(sample(text, 'array_buffers')).toBeGreaterThan(0);
+    expect(sample(text, 'wasm_memory')).toBeGreaterThanOrEqual(128 * 1024 * 1024);
+    const without = await new Metrics({ tenants: { kind: 'none' } }, { storeMemory: async () => null }).text();
+    expect(without).toMatch(/^# TYPE cardline_store_thread_memory_bytes gauge$/m);
+    expect(without).not.toMatch(/^cardline_store_thread_memory_bytes\{/m);
   });
 
   it('a dump taken on the thread loads into a new store', async () => {

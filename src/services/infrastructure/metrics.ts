@@ -76,6 +76,8 @@ export interface Gauges {
   deliveryDepth?: () => Promise<number>;
   /** Each started connector's circuit breaker, when it has one. */
   breakers?: () => { tenant: string; connector: string; state: 'closed' | 'half-open' | 'open' }[];
+  /** The embedded store's thread's memory in bytes, or null when the store has no thread of its own (PostgreSQL). */
+  storeMemory?: () => Promise<{ heapUsed: number; heapTotal: number; external: number; arrayBuffers: number; wasm: number } | null>;
 }
 
 const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -227,6 +229,30 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
             if ((worst.get(key)?.state ?? -1) < state) worst.set(key, { labels, state });
           }
           for (const { labels, state } of worst.values()) this.set(labels, state);
+        },
+      });
+    }
+    if (gauges.storeMemory) {
+      const read = gauges.storeMemory;
+      // The process's own figures (cardline_nodejs_*) are the gateway thread's: these are the store thread's.
+      new client.Gauge({
+        name: 'cardline_store_thread_memory_bytes',
+        help:
+          "The embedded store's thread: its V8 heap used and committed, its memory outside the heap and of that its array " +
+          "buffers, and PostgreSQL's WebAssembly memory as declared (resident only where touched).",
+        labelNames: ['area'],
+        registers,
+        // Each worker process has its own store (only one process runs on the embedded store, decision 0206).
+        aggregator: 'sum',
+        async collect() {
+          this.reset();
+          const m = await read();
+          if (!m) return;
+          this.set({ area: 'heap_used' }, m.heapUsed);
+          this.set({ area: 'heap_committed' }, m.heapTotal);
+          this.set({ area: 'external' }, m.external);
+          this.set({ area: 'array_buffers' }, m.arrayBuffers);
+          this.set({ area: 'wasm_memory' }, m.wasm);
         },
       });
     }
