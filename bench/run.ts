@@ -19,6 +19,8 @@
 //   BENCH_TASKSET=1 pins the one-process arm to core 0 and worker i to core i-1. Its ports: P+4 and P+5 (management).
 //   BENCH_SHADOW=1 runs bench/shadow.ts instead: the primary's throughput and p99 with a hanging or failing shadow core.
 //   BENCH_DECISIONS=1 runs bench/decisions.ts instead: one tenant's authorizations with another's decision endpoint hanging.
+//   BENCH_AUTHORIZATIONS=1 runs bench/authorizations.ts instead: authorizations with ten active rules against limit
+//   upgrades, alternated on one gateway (BENCH_BASELINE=DIR adds another checkout's gateway, alternated with it).
 // Fails (exit 1) when the full pipeline answers anything but 2xx or a child cannot start.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -476,6 +478,7 @@ async function main(): Promise<number> {
   // A separate question with its own setup (bench/shadow.ts): does a hanging or failing shadow core slow the primary?
   if (process.env.BENCH_SHADOW === '1') return (await import('./shadow.js')).benchShadow();
   if (process.env.BENCH_DECISIONS === '1') return (await import('./decisions.js')).benchDecisions();
+  if (process.env.BENCH_AUTHORIZATIONS === '1') return (await import('./authorizations.js')).benchAuthorizations();
   // Tracing off, on (every request sampled) and at 10 %, alternated (bench/tracing.ts).
   if (process.env.BENCH_TRACING === '1') return (await import('./tracing.js')).benchTracing();
   console.log(
