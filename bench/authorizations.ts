@@ -150,10 +150,10 @@ async function startGateway(label: string, dir: string, timed: boolean): Promise
   // 96 more cards, 32 per entity, issued through the API (the mock core keeps them in the gateway's process).
   for (let i = 0; i < CARDS - 3; i++) {
     const entity = `ENT-100${(i % 3) + 1}`;
-    const r = await fetch(`http://127.0.0.1:${ports.full}/v1/entities/${entity}/cards`, { method: 'POST', headers: headers(g) });
-    const body = (await r.json()) as { result?: { cardId: string } };
-    if (r.status !== 201 && r.status !== 200) throw new Error(`${label}: issuing a card answered ${r.status}: ${JSON.stringify(body)}`);
-    g.cards.push(body.result!.cardId);
+    const r = await fetch(`http://127.0.0.1:${ports.full}/v1/entities/${entity}/cards`, { method: 'POST', headers: headers(g), body: '{}' });
+    const body = (await r.json()) as { result?: { card?: { cardId: string } } };
+    if (r.status !== 201 || !body.result?.card) throw new Error(`${label}: issuing a card answered ${r.status}: ${JSON.stringify(body)}`);
+    g.cards.push(body.result.card.cardId);
   }
   return g;
 }
@@ -278,6 +278,20 @@ export async function benchAuthorizations(): Promise<number> {
   try {
     gateways.push(await startGateway('this', ROOT, true));
     if (baseline) gateways.push(await startGateway('baseline', resolve(baseline), false));
+    // BENCH_DRY=1: started, seeded and each arm answered once, without load (a check of the set-up).
+    if (process.env.BENCH_DRY === '1') {
+      for (const g of gateways) {
+        for (const [path, body] of [
+          [AUTH_URL, { cardId: g.cards.at(-1), amount: '0.01', currency: 'EUR', merchant: { name: 'Bench Cafe', id: 'M-1001', mcc: '5814', country: 'PT' }, channel: 'POS' }],
+          [LIMIT_URL, { entityId: 'ENT-1001', amount: '60000.00' }],
+        ] as const) {
+          const r = await fetch(`http://127.0.0.1:${g.ports.full}${path}`, { method: 'POST', headers: { ...headers(g), 'x-request-id': 'bench-dry' }, body: JSON.stringify(body) });
+          console.log(`${g.label} ${path}: ${r.status} ${(await r.text()).slice(0, 1500)}`);
+        }
+        if (g.timed) console.log(JSON.stringify(await get(g.ports.bare, '/__bench/timing')));
+      }
+      return 0;
+    }
     const runs = new Map<string, Run[]>();
     const arms = gateways.flatMap((g) => (['upgrade', 'authorization'] as const).map((arm) => ({ g, arm, key: `${g.label} ${arm}` })));
     for (const { g, arm } of arms) if (WARMUP > 0) await load(g, arm, WARMUP);
