@@ -12,7 +12,8 @@
 //   the other 31 connections' requests; it does not count time before the server reads the request.
 //   BENCH_BASELINE=DIR: a second gateway from another checkout (e.g. `git worktree add /tmp/base main`, with
 //   node_modules linked), on a database of its own, alternated with this one in every round: before/after in one
-//   run. Its gateway share is not measured (its bench/server.ts may not time requests).
+//   run. Its gateway share and statements are measured when its bench/server.ts times requests (copy this one's
+//   bench/server.ts there: the harness the same, the gateway's code the other checkout's).
 // Prints each run, the medians per arm, and the ratio of authorizations to limit upgrades against the 0.8 target.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -98,7 +99,7 @@ const median = (v: number[]) => {
 };
 
 /** Seeds a tenant (bench/server.ts's seed phase of `dir`), adds the rules, and starts that checkout's gateway on it. */
-async function startGateway(label: string, dir: string, timed: boolean): Promise<Gateway> {
+async function startGateway(label: string, dir: string): Promise<Gateway> {
   const database = STORE === 'postgres' ? await temporaryDatabase('cardline_bench_auth') : null;
   const dataDir = STORE === 'postgres' ? null : mkdtempSync(join(tmpdir(), 'cardline-bench-auth-'));
   const tokensDir = mkdtempSync(join(tmpdir(), 'cardline-bench-tokens-'));
@@ -113,7 +114,7 @@ async function startGateway(label: string, dir: string, timed: boolean): Promise
     BENCH_MASTER_KEY: MasterKey.generate(),
     BENCH_TENANTS: '1',
     BENCH_PORT_BASE: '0',
-    BENCH_TIMING: timed ? '1' : '0',
+    BENCH_TIMING: '1',
   };
   const server = join(dir, 'bench', 'server.ts');
   const seeder = spawn(process.execPath, ['--import', 'tsx', server], { cwd: dir, env: { ...env, BENCH_PHASE: 'seed' }, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -145,7 +146,8 @@ async function startGateway(label: string, dir: string, timed: boolean): Promise
     },
     token,
     cards: ['CARD-3001', 'CARD-3002', 'CARD-3003'],
-    timed,
+    // A checkout whose bench/server.ts does not time requests answers 404 here.
+    timed: (await fetch(`http://127.0.0.1:${ports.bare}/__bench/timing`)).status === 200,
   };
   // 96 more cards, 32 per entity, issued through the API (the mock core keeps them in the gateway's process).
   for (let i = 0; i < CARDS - 3; i++) {
@@ -276,8 +278,8 @@ export async function benchAuthorizations(): Promise<number> {
   const gateways: Gateway[] = [];
   let bad = 0;
   try {
-    gateways.push(await startGateway('this', ROOT, true));
-    if (baseline) gateways.push(await startGateway('baseline', resolve(baseline), false));
+    gateways.push(await startGateway('this', ROOT));
+    if (baseline) gateways.push(await startGateway('baseline', resolve(baseline)));
     // BENCH_DRY=1: started, seeded and each arm answered once, without load (a check of the set-up).
     if (process.env.BENCH_DRY === '1') {
       for (const g of gateways) {
