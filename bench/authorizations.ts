@@ -39,6 +39,8 @@ const APP = 'cardline_bench_authorizations';
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
 const AUTH_URL = '/v1/authorizations';
 const TARGET = 0.8;
+/** BENCH_DRY=1: one request per arm; then this many, one at a time, to count statements per request. */
+const DRY_REQUESTS = 200;
 
 /** The ten active rules: two velocity limits that are never reached, eight conditions that never decline. */
 export const BENCH_RULES: { name: string; kind: 'conditions' | 'velocity'; definition: object }[] = [
@@ -290,7 +292,22 @@ export async function benchAuthorizations(): Promise<number> {
           const r = await fetch(`http://127.0.0.1:${g.ports.full}${path}`, { method: 'POST', headers: { ...headers(g), 'x-request-id': 'bench-dry' }, body: JSON.stringify(body) });
           console.log(`${g.label} ${path}: ${r.status} ${(await r.text()).slice(0, 1500)}`);
         }
-        if (g.timed) console.log(JSON.stringify(await get(g.ports.bare, '/__bench/timing')));
+        if (!g.timed) continue;
+        // Statements sent to PostgreSQL per request, one request at a time (a count, not a timing: the audit
+        // writer commits each record on its own here, where under load it batches them).
+        for (const arm of ['upgrade', 'authorization'] as const) {
+          const before = await get<Timing>(g.ports.bare, '/__bench/timing');
+          for (let i = 0; i < DRY_REQUESTS; i++) {
+            const body =
+              arm === 'upgrade'
+                ? { entityId: 'ENT-1001', amount: '60000.00' }
+                : { cardId: g.cards[i % g.cards.length], amount: '0.01', currency: 'EUR', merchant: { name: 'Bench Cafe', id: 'M-1001', mcc: '5814', country: 'PT' }, channel: 'POS' };
+            const r = await fetch(`http://127.0.0.1:${g.ports.full}${arm === 'upgrade' ? LIMIT_URL : AUTH_URL}`, { method: 'POST', headers: headers(g), body: JSON.stringify(body) });
+            await r.arrayBuffer();
+          }
+          const after = await get<Timing>(g.ports.bare, '/__bench/timing');
+          console.log(`${g.label} ${arm}: ${fmt((after.statements - before.statements) / DRY_REQUESTS, 2)} statements/request over ${DRY_REQUESTS} requests one at a time`);
+        }
       }
       return 0;
     }
