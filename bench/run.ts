@@ -18,6 +18,8 @@
 //   aggregated /metrics, and the summary gives its throughput and CPU per request as ratios to one process's.
 //   BENCH_TASKSET=1 pins the one-process arm to core 0 and worker i to core i-1. Its ports: P+4 and P+5 (management).
 //   BENCH_SHADOW=1 runs bench/shadow.ts instead: the primary's throughput and p99 with a hanging or failing shadow core.
+//   BENCH_PINNED=1 runs bench/pinned.ts instead: Cardline and both peers with the load generator pinned to one core
+//   and the servers and a PostgreSQL of the bench's own to the other, alternated, as ratios to each peer.
 //   BENCH_DECISIONS=1 runs bench/decisions.ts instead: one tenant's authorizations with another's decision endpoint hanging.
 //   BENCH_AUTHORIZATIONS=1 runs bench/authorizations.ts instead: authorizations with ten active rules against limit
 //   upgrades, alternated on one gateway (BENCH_BASELINE=DIR adds another checkout's gateway, alternated with it).
@@ -479,6 +481,8 @@ async function main(): Promise<number> {
   if (process.env.BENCH_SHADOW === '1') return (await import('./shadow.js')).benchShadow();
   if (process.env.BENCH_DECISIONS === '1') return (await import('./decisions.js')).benchDecisions();
   if (process.env.BENCH_AUTHORIZATIONS === '1') return (await import('./authorizations.js')).benchAuthorizations();
+  // The server side alone (issue 28): the load generator on one core, the gateways and their PostgreSQL on the other.
+  if (process.env.BENCH_PINNED === '1') return (await import('./pinned.js')).benchPinned();
   // Tracing off, on (every request sampled) and at 10 %, alternated (bench/tracing.ts).
   if (process.env.BENCH_TRACING === '1') return (await import('./tracing.js')).benchTracing();
   console.log(

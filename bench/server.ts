@@ -203,6 +203,8 @@ async function main(): Promise<void> {
       external: m.external,
       arrayBuffers: m.arrayBuffers,
       auditRows: r.rows[0]?.n ?? 0,
+      // The verified-token cache: requests answered from it, and signatures checked.
+      tokenCache: { hits: full.cardline.tokens.cacheHits, misses: full.cardline.tokens.cacheMisses },
       audit: auditFigures(await full.cardline.metrics.text()),
       ...(collect
         ? {

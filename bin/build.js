@@ -92,7 +92,7 @@ export class BuildError extends Error {
 }
 
 /** Builds dist/ (always, or when stale) under a lock; true when it compiled; BuildError on compiler failure. */
-export async function build({ ifStale = false, say = (line) => process.stderr.write(`${line}\n`), root = ROOT } = {}) {
+export async function build({ ifStale = false, say = (line) => process.stderr.write(`${line}\n`), root = ROOT, generate = true } = {}) {
   if (ifStale && !staleReason(root)) return false;
   const tsc = typescriptCompiler();
   if (!tsc) {
@@ -116,7 +116,8 @@ export async function build({ ifStale = false, say = (line) => process.stderr.wr
     if (ifStale && !reason) return false;
     say(`cardline: compiling the TypeScript into dist/ (${reason ?? 'requested'}); a first build takes a while, later ones are incremental.`);
     const started = new Date();
-    const generated = await generateUncommitted(root);
+    // Skipped when the caller has just written them (bin/prepare.js).
+    const generated = generate ? await generateUncommitted(root) : 0;
     if (generated !== 0) throw new BuildError(`writing the derived files failed (scripts/generate.ts --uncommitted exited ${generated}; its errors are above). Fix them, or run npm run generate.`);
     const code = await compile(tsc, root);
     const built = existsSync(stamp);
@@ -148,7 +149,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     process.stderr.write('cardline prepare: the TypeScript compiler is not installed (dev dependencies omitted); dist/ not built.\n');
   } else {
     try {
-      await build({ ifStale: prepare || args.includes('--if-stale') });
+      await build({ ifStale: prepare || args.includes('--if-stale'), generate: !args.includes('--generated') });
     } catch (err) {
       process.stderr.write(`error: ${err?.message ?? err}\n`);
       process.exitCode = 1;

@@ -13,6 +13,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { ConnectorDefinition } from '../connectors/contract.js';
 import type { Db } from './store/db.js';
+import type { PasswordHashing } from './services/identity/users.js';
 import { lazyChildLogger, loggerOptions, scrubBindings } from './logging.js';
 import './route-config.js';
 import { requestContext } from './request-context.js';
@@ -48,6 +49,8 @@ interface AppOptions {
   /** The operation table; defaults to the gateway's (src/operations/index.ts). */
   operations?: readonly Operation[];
   ownsDb?: boolean;
+  /** The argon2id cost of new password hashes; the library's defaults unless the test suite asks for less (decision 0378). */
+  passwordHashing?: PasswordHashing;
 }
 
 const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {

@@ -25,7 +25,7 @@ import { PinService } from './identity/pins.js';
 import { TenantService } from './tenancy/tenants.js';
 import { ApprovalService } from './tenancy/approvals.js';
 import { TokenService } from './identity/tokens.js';
-import { UserService } from './identity/users.js';
+import { UserService, type PasswordHashing } from './identity/users.js';
 import { Reports } from '../reports/reports.js';
 import type { Db } from '../store/db.js';
 import { ChangeFeed } from './infrastructure/changes.js';
@@ -113,6 +113,8 @@ export interface ServicesOptions {
   ownsDb?: boolean;
   /** The PIN HSM: by default the configured one, opened here; null where no PIN is set (the CLI, 0198). */
   hsm?: HsmProvider | null;
+  /** The argon2id cost of new password hashes: the library's defaults unless the test suite asks for less (decision 0378). */
+  passwordHashing?: PasswordHashing;
 }
 
 /** What createServices built, and its lifecycle. */
@@ -155,7 +157,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     const clientKeys = new ClientKeyStore(db, config.tenantCacheTtlMs, changes);
     const onboarding = onboardingKey(masterKey);
     const secrets = new ConfigSecrets(masterKey);
-    const users = new UserService(db, changes, metrics);
+    const users = new UserService(db, changes, metrics, opts.passwordHashing);
     const tenants = new TenantService(db, config.tenantCacheTtlMs, secrets);
     const tokens = new TokenService(keys, config.issuer, config.audience, users);
     const operatorKeys = new OperatorKeys(db, changes);

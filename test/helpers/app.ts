@@ -20,10 +20,19 @@ import { checkAgainstDocument, checkAgainstManagementDocument } from './openapi.
 import type { Operation } from '../../src/operations/define.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
+import type { PasswordHashing } from '../../src/services/identity/users.js';
 import { adminQuery, databaseUrl } from './global-setup.js';
 import { returnPglite, takeMigratedPglite } from './pglite-pool.js';
 
 export const PASSWORD = 'correct-horse-battery';
+/**
+ * argon2id at 64 KiB and one pass for the in-process test gateways: their eight demo users and every login cost
+ * about 0.2 ms each instead of about 27 ms of CPU (decision 0378). A hash carries its cost, so what the tests
+ * check (verification, lockouts, resets) is the same. test/routes/auth.test.ts, the file about logins and
+ * lockouts, runs its gateway at the library's defaults (`passwordHashing: null`) and checks the cost of what it
+ * stores; so does every gateway process of the tests.
+ */
+export const TEST_PASSWORD_HASHING = { memoryCost: 64, timeCost: 1 } as const;
 export const USERS: Record<Role, string> = {
   Admin: 'admin',
   Operations: 'ops',
@@ -132,6 +141,8 @@ export interface TestAppOptions {
   tenants?: { id: string; config?: unknown }[];
   /** Another operation table than the gateway's. */
   operations?: readonly Operation[];
+  /** The argon2id cost of new password hashes: TEST_PASSWORD_HASHING by default; null for the library's defaults, as a gateway process has. */
+  passwordHashing?: PasswordHashing | null;
 }
 
 /** Starts what the chosen connector talks to: a mock core server on loopback, or a directory. */
@@ -175,6 +186,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     db: testDb.db,
     masterKey,
     ownsDb: false,
+    ...(opts.passwordHashing === null ? {} : { passwordHashing: opts.passwordHashing ?? TEST_PASSWORD_HASHING }),
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.operations ? { operations: opts.operations } : {}),
   });

@@ -24,7 +24,9 @@ import { TOKEN_TARGETS, UNAUTHORIZED_ENVELOPE, challengeFor, UNAUTHORIZED_PROBLE
 
 let t: TestApp;
 beforeAll(async () => {
+  // The library's argon2id cost, as a gateway process hashes (the other in-process test gateways hash cheaper, decision 0378).
   t = await createTestApp({
+    passwordHashing: null,
     tenants: [
       { id: 'plain', config: { tokenLifetimeSeconds: 900, encryption: { allowPlaintextPassword: true } } },
     ],
@@ -84,6 +86,15 @@ async function tenantEncKey(tenant = 'demo'): Promise<JWK> {
   const res = await t.inject({ method: 'GET', url: '/api/keys', headers: { TENANT: tenant } });
   return res.json().keys[0] as JWK;
 }
+
+describe('password hashes', () => {
+  it("are argon2id at the library's defaults (19 MiB, 2 passes, one lane), for the demo users and a user added later", async () => {
+    await t.app.cardline.users.add('demo', 'hashed', 'Read-Only', PASSWORD);
+    const r = await t.db.query<{ username: string; password_hash: string }>("SELECT username, password_hash FROM users WHERE tenant_id = 'demo' ORDER BY username");
+    expect(r.rows.map((row) => row.username)).toEqual(['admin', 'hashed', 'integration', 'ops', 'viewer']);
+    for (const row of r.rows) expect(row.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+  });
+});
 
 describe('POST /api/authenticate: success', () => {
   it('answers only {id_token}', async () => {

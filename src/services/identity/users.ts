@@ -86,6 +86,18 @@ export function passwordProblem(password: string): string | null {
   return null;
 }
 
+/**
+ * The argon2id cost of a new password hash: the library's defaults (19 MiB, 2 passes, one lane, OWASP's
+ * recommendation) in every process. Only the test suite's in-process gateways ask for less (decision 0378); a
+ * hash carries its own cost, so any hash verifies whatever this process's cost is.
+ */
+export interface PasswordHashing {
+  /** KiB of memory; at least 8. */
+  memoryCost: number;
+  /** Passes over the memory; at least 1. */
+  timeCost: number;
+}
+
 const HASH_OPTIONS = { algorithm: Algorithm.Argon2id } as const;
 
 /** Where a lockout is reported (the request's logger). */
@@ -103,7 +115,13 @@ export class UserService {
     private readonly changes?: ChangeFeed,
     /** Told of failed logins and lockouts (the metrics). */
     private readonly observer?: Pick<Observer, 'loginFailed' | 'lockedOut'>,
-  ) {}
+    /** The cost of new hashes; the library's defaults unless a test gateway asks for less. */
+    hashing?: PasswordHashing,
+  ) {
+    this.hashOptions = hashing ? { ...HASH_OPTIONS, memoryCost: hashing.memoryCost, timeCost: hashing.timeCost } : HASH_OPTIONS;
+  }
+
+  private readonly hashOptions: typeof HASH_OPTIONS & Partial<PasswordHashing>;
 
   /** Tells every process that the user changed (in `tx`, delivered at commit), then this one at once. */
   private async changed(tenantId: string, username: string, tx?: Queryable): Promise<void> {
@@ -139,7 +157,7 @@ export class UserService {
        ON CONFLICT (tenant_id, username) DO UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled = false,
          token_generation = users.token_generation + 1, updated_at = now()
        RETURNING id, token_generation`,
-      [tenantId, username, randomUUID(), role, await hash(password, HASH_OPTIONS)],
+      [tenantId, username, randomUUID(), role, await hash(password, this.hashOptions)],
     );
     const row = r.rows[0]!;
     await db.query('DELETE FROM login_attempts WHERE tenant_id = $1 AND username = $2', [tenantId, username]);
@@ -151,7 +169,7 @@ export class UserService {
   async firstAdmin(username: string, password: string): Promise<FirstAdmin> {
     const problem = passwordProblem(password);
     if (problem) throw Errors.badRequest(problem);
-    return { username, passwordHash: await hash(password, HASH_OPTIONS) };
+    return { username, passwordHash: await hash(password, this.hashOptions) };
   }
 
   /** Stores a new tenant's first Admin in the tenant's own transaction (`tx`); told to every process at commit. */
@@ -173,7 +191,7 @@ export class UserService {
     const r = await this.db.query(
       `INSERT INTO users (tenant_id, username, id, role, password_hash) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (tenant_id, username) DO NOTHING`,
-      [tenantId, username, randomUUID(), role, await hash(password, HASH_OPTIONS)],
+      [tenantId, username, randomUUID(), role, await hash(password, this.hashOptions)],
     );
     if (r.rowCount !== 1) throw Errors.business('USER_EXISTS', `Tenant '${tenantId}' already has a user '${username}'.`);
     await this.changed(tenantId, username);
@@ -240,7 +258,7 @@ export class UserService {
   async setPassword(tenantId: string, username: string, password: string): Promise<void> {
     const problem = passwordProblem(password);
     if (problem) throw Errors.badRequest(problem);
-    const passwordHash = await hash(password, HASH_OPTIONS);
+    const passwordHash = await hash(password, this.hashOptions);
     const r = await this.db.query(
       `UPDATE users SET password_hash = $3, token_generation = token_generation + 1, updated_at = now()
         WHERE tenant_id = $1 AND username = $2`,
@@ -409,7 +427,7 @@ export class UserService {
 
   /** Spends the time a real check takes, so that timing does not tell which refusal it was. */
   private async verifyDummy(password: string): Promise<void> {
-    this.dummyHash ??= hash(randomUUID(), HASH_OPTIONS);
+    this.dummyHash ??= hash(randomUUID(), this.hashOptions);
     await verify(await this.dummyHash, password).catch(() => false);
   }
 }
