@@ -21,6 +21,8 @@
 //   BENCH_PINNED=1 runs bench/pinned.ts instead: Cardline and both peers with the load generator pinned to one core
 //   and the servers and a PostgreSQL of the bench's own to the other, alternated, as ratios to each peer.
 //   BENCH_DECISIONS=1 runs bench/decisions.ts instead: one tenant's authorizations with another's decision endpoint hanging.
+//   BENCH_AUTHORIZATIONS=1 runs bench/authorizations.ts instead: authorizations with ten active rules against limit
+//   upgrades, alternated on one gateway (BENCH_BASELINE=DIR adds another checkout's gateway, alternated with it).
 // Fails (exit 1) when the full pipeline answers anything but 2xx or a child cannot start.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -478,6 +480,7 @@ async function main(): Promise<number> {
   // A separate question with its own setup (bench/shadow.ts): does a hanging or failing shadow core slow the primary?
   if (process.env.BENCH_SHADOW === '1') return (await import('./shadow.js')).benchShadow();
   if (process.env.BENCH_DECISIONS === '1') return (await import('./decisions.js')).benchDecisions();
+  if (process.env.BENCH_AUTHORIZATIONS === '1') return (await import('./authorizations.js')).benchAuthorizations();
   // The server side alone (issue 28): the load generator on one core, the gateways and their PostgreSQL on the other.
   if (process.env.BENCH_PINNED === '1') return (await import('./pinned.js')).benchPinned();
   // Tracing off, on (every request sampled) and at 10 %, alternated (bench/tracing.ts).

@@ -10,12 +10,18 @@
 // start to ready is timed, and its RSS is the gateway's alone); the default does both in one process (memory).
 // Serving prints one JSON line {"benchPorts":{...},...} on stdout and exits on SIGTERM/SIGINT or when stdin
 // closes. GET /__bench/stats on the bare port reads the process's counters (and its audit writer's, from /metrics).
+// With BENCH_TIMING=1, GET /__bench/timing on the bare port (bench/authorizations.ts) reads, then resets, what was timed since the last read:
+// per request path, the gateway's own share of each answered request — from the HTTP server's `request` event to the
+// response's `finish`, minus the time spent in the core caller's `invoke` for that request (matched by the request's
+// X-Request-Id) — and the statements sent to PostgreSQL (every `pg` Client.query: BEGIN/COMMIT and the audit
+// writer's batches included).
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import Fastify, { type FastifyInstance } from 'fastify';
+import pg from 'pg';
 import { Algorithm, hash } from '@node-rs/argon2';
 import { pino, type Logger } from 'pino';
 import { buildApp } from '../src/app.js';
@@ -77,6 +83,70 @@ async function seed(store: ReturnType<typeof storeOf>, config: Config, masterKey
   return seedMs;
 }
 
+/** Statements sent to PostgreSQL by this process (every `pg` client's query: pooled, transactions, LISTEN). */
+let statements = 0;
+/** Timing and statement counting only when asked (BENCH_TIMING=1): the other arms measure memory too. */
+const TIMING = process.env.BENCH_TIMING === '1';
+if (TIMING) {
+  const clientQuery = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    statements++;
+    return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof pg.Client.prototype.query;
+}
+
+/**
+ * Times each request the bench tags with an X-Request-Id: its time in the gateway (the HTTP server's `request`
+ * event to the response's `finish`) minus its time in the core caller (`services.core.invoke`, the mock core
+ * in process, its deadline and breaker included). The tenant's decision endpoint is not subtracted: the bench
+ * arms that read this configure none.
+ */
+function timeRequests(full: FastifyInstance): { read: () => { paths: Record<string, { n: number; p50: number; p99: number; coreP50: number }>; statements: number } } {
+  const core = full.cardline.core;
+  const invoke = core.invoke.bind(core);
+  const inCore = new Map<string, number>();
+  core.invoke = (async (...args: Parameters<typeof invoke>) => {
+    const t0 = performance.now();
+    try {
+      return await invoke(...args);
+    } finally {
+      const id = args[3].requestId;
+      inCore.set(id, (inCore.get(id) ?? 0) + performance.now() - t0);
+    }
+  }) as typeof core.invoke;
+  let samples = new Map<string, { gateway: number[]; core: number[] }>();
+  (full.server as Server).on('request', (req, res) => {
+    const id = req.headers['x-request-id'];
+    if (typeof id !== 'string') return;
+    const t0 = performance.now();
+    res.once('finish', () => {
+      const total = performance.now() - t0;
+      const spent = inCore.get(id) ?? 0;
+      inCore.delete(id);
+      const path = (req.url ?? '').split('?')[0]!;
+      let s = samples.get(path);
+      if (!s) samples.set(path, (s = { gateway: [], core: [] }));
+      s.gateway.push(total - spent);
+      s.core.push(spent);
+    });
+  });
+  const pct = (v: number[], p: number) => v[Math.min(v.length - 1, Math.floor((p / 100) * v.length))] ?? NaN;
+  return {
+    read: () => {
+      const out: Record<string, { n: number; p50: number; p99: number; coreP50: number }> = {};
+      for (const [path, s] of samples) {
+        s.gateway.sort((a, b) => a - b);
+        s.core.sort((a, b) => a - b);
+        out[path] = { n: s.gateway.length, p50: pct(s.gateway, 50), p99: pct(s.gateway, 99), coreP50: pct(s.core, 50) };
+      }
+      samples = new Map();
+      inCore.clear();
+      const read = { paths: out, statements };
+      return read;
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const tokensFile = process.env.BENCH_TOKENS_FILE;
   const masterKey = process.env.BENCH_MASTER_KEY;
@@ -109,6 +179,8 @@ async function main(): Promise<void> {
   const base = Number(process.env.BENCH_PORT_BASE || 0);
   await full.listen({ host: '127.0.0.1', port: base ? base + 1 : 0 });
   const startupMs = performance.now() - started;
+
+  const timing = TIMING ? timeRequests(full) : null;
 
   const bare = Fastify({ logger: false });
   bare.post(LIMIT_URL, async (request) => {
@@ -143,6 +215,7 @@ async function main(): Promise<void> {
         : {}),
     };
   });
+  if (timing) bare.get('/__bench/timing', async () => timing.read());
   await bare.listen({ host: '127.0.0.1', port: base });
   const port = (f: FastifyInstance) => {
     const a = (f.server as Server).address();

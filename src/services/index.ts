@@ -213,7 +213,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     const decisions = new DecisionService({ config: config.decisions, allowHosts: config.notify.allowHosts, audit, log, observer: metrics });
     closers.push(() => decisions.close());
 
-    const authRules = new AuthRuleStore(db);
+    const authRules = new AuthRuleStore(db, changes, config.tenantCacheTtlMs);
     const services: Services = {
       config,
       db,

@@ -14,6 +14,8 @@ export type Change =
   /** Created, changed (role, disabled, password: its tokens are revoked), unlocked or removed. */
   | { kind: 'user'; tenantId: string; username: string }
   | { kind: 'operator-keys' }
+  /** A spend-control rule created, changed, promoted or removed (decision 0359). */
+  | { kind: 'auth-rules'; tenantId: string }
   /** Changes may have been missed (the listening connection was lost): forget everything cached. */
   | { kind: 'all' };
 

@@ -1,5 +1,6 @@
 // A tenant's spend-control rules (decision 0332): each rule a row naming what it applies to and which of its
 // versions is active and which shadowed; each version a definition stored once and never changed.
+import { LRUCache } from 'lru-cache';
 import { uuidv7 } from 'uuidv7';
 import {
   RULES_PER_TARGET,
@@ -15,6 +16,8 @@ import {
 import { Errors } from '../../errors.js';
 import { keyPage, type KeyPage } from '../../paging/key-cursor.js';
 import type { Db, Queryable } from '../../store/db.js';
+import type { Change, ChangeFeed } from '../infrastructure/changes.js';
+import { cacheTtl } from '../infrastructure/cache-ttl.js';
 import { backtest, type BacktestTarget } from './backtest.js';
 
 interface RuleRow {
@@ -37,6 +40,19 @@ export interface LoadedRule {
   name: string;
   versions: { mode: 'active' | 'shadow'; version: number; definition: RuleDefinition }[];
 }
+
+/**
+ * A tenant's enforced and shadowed rules, indexed by what they apply to (decision 0359): read once, kept until a
+ * change to the tenant's rules is told. A tenant with more than CACHED_RULES_MAX of them is read per authorization.
+ */
+interface TenantRules {
+  tenant: LoadedRule[];
+  byCard: Map<string, LoadedRule[]>;
+  byEntity: Map<string, LoadedRule[]>;
+}
+const CACHED_RULES_MAX = 2_000;
+/** Rules held by the cache across tenants (each tenant's count, at least one). */
+const CACHE_RULES_BOUND = 500_000;
 
 const SELECT = `SELECT r.id::text, r.name, r.level, r.target_id, r.kind, r.active_version, r.shadow_version, a.definition AS active, s.definition AS shadow,
   r.created_at, r.updated_at
@@ -81,8 +97,54 @@ function unchangedSince(r: RuleRow, heldAt: Date | null): RuleRow {
   return r;
 }
 
+function loadedOf(row: RuleRow): LoadedRule {
+  return {
+    id: row.id,
+    name: row.name,
+    versions: [
+      ...(row.active && row.active_version !== null ? [{ mode: 'active' as const, version: row.active_version, definition: row.active }] : []),
+      ...(row.shadow && row.shadow_version !== null ? [{ mode: 'shadow' as const, version: row.shadow_version, definition: row.shadow }] : []),
+    ],
+  };
+}
+
 export class AuthRuleStore {
-  constructor(private readonly db: Db) {}
+  private readonly cache: LRUCache<string, TenantRules | 'uncached'>;
+  /** Changes told so far: a read that saw one told while it ran does not cache what it read (decision 0071). */
+  private invalidations = 0;
+
+  /** `changes`: rule changes are told to every process (and heard from them); without it nothing is cached. */
+  constructor(
+    private readonly db: Db,
+    private readonly changes?: ChangeFeed,
+    cacheTtlMs: number | null = null,
+  ) {
+    this.cache = new LRUCache({
+      maxSize: CACHE_RULES_BOUND,
+      sizeCalculation: (v) => (v === 'uncached' ? 1 : Math.max(1, v.tenant.length + [...v.byCard.values(), ...v.byEntity.values()].reduce((n, l) => n + l.length, 0))),
+      ...cacheTtl(cacheTtlMs),
+    });
+    changes?.subscribe((change) => this.heard(change));
+  }
+
+  private heard(change: Change): void {
+    if (change.kind === 'auth-rules' || change.kind === 'tenant') {
+      this.invalidations++;
+      this.cache.delete(change.tenantId);
+    } else if (change.kind === 'all') {
+      this.invalidations++;
+      this.cache.clear();
+    }
+  }
+
+  /** Tells every process (on commit of `tx`) that the tenant's rules changed. */
+  private publish(tenantId: string, tx: Queryable): Promise<void> {
+    return this.changes?.publish({ kind: 'auth-rules', tenantId }, tx) ?? Promise.resolve();
+  }
+
+  private told(tenantId: string): void {
+    this.changes?.told({ kind: 'auth-rules', tenantId });
+  }
 
   private async row(q: Queryable, tenantId: string, ruleId: string, lock = false): Promise<RuleRow> {
     const r = await q.query<RuleRow>(`${SELECT} WHERE r.tenant_id = $1 AND r.id = $2::uuid${lock ? ' FOR UPDATE OF r' : ''}`, [tenantId, ruleId]);
@@ -119,7 +181,9 @@ export class AuthRuleStore {
         [tenantId, id, body.name, level, target, body.velocity ? 'velocity' : 'conditions', mode === 'active' ? 1 : null, mode === 'shadow' ? 1 : null],
       );
       await this.addVersion(tx, tenantId, id, 1, definitionOf(body), by);
+      await this.publish(tenantId, tx);
     });
+    this.told(tenantId);
     return viewOf(await this.row(this.db, tenantId, id));
   }
 
@@ -153,7 +217,9 @@ export class AuthRuleStore {
         `UPDATE auth_rules SET name = COALESCE($3, name), active_version = $4, shadow_version = $5, updated_at = now() WHERE tenant_id = $1 AND id = $2::uuid`,
         [tenantId, ruleId, patch.name ?? null, active, shadow],
       );
+      await this.publish(tenantId, tx);
     });
+    this.told(tenantId);
     return viewOf(await this.row(this.db, tenantId, ruleId));
   }
 
@@ -163,7 +229,9 @@ export class AuthRuleStore {
       const r = unchangedSince(await this.row(tx, tenantId, ruleId, true), heldAt);
       if (r.shadow_version === null) throw Errors.business('AUTH_RULE_NO_SHADOW', `Rule ${ruleId} has no shadow version to promote.`);
       await tx.query(`UPDATE auth_rules SET active_version = shadow_version, shadow_version = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2::uuid`, [tenantId, ruleId]);
+      await this.publish(tenantId, tx);
     });
+    this.told(tenantId);
     return viewOf(await this.row(this.db, tenantId, ruleId));
   }
 
@@ -171,6 +239,7 @@ export class AuthRuleStore {
   async remove(tenantId: string, ruleId: string): Promise<void> {
     const r = await this.db.query(`DELETE FROM auth_rules WHERE tenant_id = $1 AND id = $2::uuid`, [tenantId, ruleId]);
     if (r.rowCount === 0) throw Errors.authRuleNotFound(ruleId);
+    await this.changes?.changed({ kind: 'auth-rules', tenantId });
   }
 
   async get(tenantId: string, ruleId: string): Promise<AuthRuleDetail> {
@@ -216,6 +285,46 @@ export class AuthRuleStore {
    * known, the entity's. `entityRules` says whether the tenant has entity rules at all (to look the entity up).
    */
   async forAuthorization(tenantId: string, cardId: string, entityId: string | null): Promise<{ rules: LoadedRule[]; entityRules: boolean }> {
+    const cached = this.changes ? (this.cache.get(tenantId) ?? (await this.load(tenantId))) : 'uncached';
+    if (cached === 'uncached') return this.query(tenantId, cardId, entityId);
+    const card = cached.byCard.get(cardId);
+    const entity = entityId === null ? undefined : cached.byEntity.get(entityId);
+    const rules = card || entity ? [...cached.tenant, ...(card ?? []), ...(entity ?? [])].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) : cached.tenant;
+    return { rules, entityRules: cached.byEntity.size > 0 };
+  }
+
+  /** Reads the tenant's enforced and shadowed rules into the cache, unless there are too many of them. */
+  private async load(tenantId: string): Promise<TenantRules | 'uncached'> {
+    const seen = this.invalidations;
+    const r = await this.db.query<RuleRow>(
+      `${SELECT} WHERE r.tenant_id = $1 AND (r.active_version IS NOT NULL OR r.shadow_version IS NOT NULL) ORDER BY r.id LIMIT $2`,
+      [tenantId, CACHED_RULES_MAX + 1],
+      { name: 'auth-rules-of-tenant' },
+    );
+    let loaded: TenantRules | 'uncached' = 'uncached';
+    if (r.rows.length <= CACHED_RULES_MAX) {
+      const tenant: LoadedRule[] = [];
+      const byCard = new Map<string, LoadedRule[]>();
+      const byEntity = new Map<string, LoadedRule[]>();
+      for (const row of r.rows) {
+        const rule = loadedOf(row);
+        if (row.level === 'tenant') tenant.push(rule);
+        else {
+          const index = row.level === 'card' ? byCard : byEntity;
+          const list = index.get(row.target_id);
+          if (list) list.push(rule);
+          else index.set(row.target_id, [rule]);
+        }
+      }
+      loaded = { tenant, byCard, byEntity };
+    }
+    // A change told while the rules were read may be newer than them: the next authorization reads again.
+    if (seen === this.invalidations) this.cache.set(tenantId, loaded);
+    return loaded;
+  }
+
+  /** The rules of one authorization, read from the store. */
+  private async query(tenantId: string, cardId: string, entityId: string | null): Promise<{ rules: LoadedRule[]; entityRules: boolean }> {
     // One round trip: whether the tenant has entity rules at all comes back even when no rule matches.
     const r = await this.db.query<(RuleRow | { [K in keyof RuleRow]: null }) & { entity_rules: boolean }>(
       `SELECT f.entity_rules, x.* FROM (SELECT EXISTS (SELECT 1 FROM auth_rules e WHERE e.tenant_id = $1 AND e.level = 'entity') AS entity_rules) f
@@ -226,20 +335,7 @@ export class AuthRuleStore {
       [tenantId, cardId, entityId],
       { name: 'auth-rules-for-authorization' },
     );
-    const rules = r.rows.flatMap((row) =>
-      row.id === null
-        ? []
-        : [
-            {
-              id: row.id,
-              name: row.name,
-              versions: [
-                ...(row.active && row.active_version !== null ? [{ mode: 'active' as const, version: row.active_version, definition: row.active }] : []),
-                ...(row.shadow && row.shadow_version !== null ? [{ mode: 'shadow' as const, version: row.shadow_version, definition: row.shadow }] : []),
-              ],
-            },
-          ],
-    );
+    const rules = r.rows.flatMap((row) => (row.id === null ? [] : [loadedOf(row)]));
     const entityRules = r.rows[0]?.entity_rules ?? false;
     return { rules, entityRules };
   }

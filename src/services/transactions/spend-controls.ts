@@ -1,7 +1,8 @@
 // The spend-control step's engine (decision 0332): evaluates the rules an authorization meets, conditions first,
 // then velocity limits against counters kept in buckets, so a decision reads at most 61 rows per counter and never
-// the transaction history. A velocity check and its count are one transaction under the counter's lock:
-// parallel authorizations on one card take turns and never pass a limit together.
+// the transaction history. A velocity check and its count are one statement under the counters' locks (decision
+// 0358, the store's cardline_velocity_count): parallel authorizations on one card take turns and never pass a limit
+// together.
 import type { RuleEvaluation } from '../../../schemas/auth-rules.js';
 import type { StepRecord } from '../../../schemas/authorizations.js';
 import type { DeclineReason } from '../../../schemas/transactions.js';
@@ -44,9 +45,6 @@ interface Reservation extends VelocityCount {
 
 const DEFAULT_REASON: DeclineReason = 'SPEND_CONTROL_DECLINED';
 const COMPILED_MAX = 10_000;
-
-/** Thrown inside the counting transaction to roll it back: an active limit declined. */
-class Declined extends Error {}
 
 const nothingToSettle = async (): Promise<VelocityCount[]> => [];
 
@@ -125,31 +123,47 @@ export class SpendControls {
         const key = `${rule.id}|${v.counter}|${scopeValue}`;
         if (!counters.has(key)) counters.set(key, { ruleId: rule.id, counter: v.counter, scopeValue, bucket: bucketsAt(ask.at, v.bucketSeconds).bucket, amountMinor: ask.amountMinor });
       }
-      const verdicts: RuleEvaluation[] = [];
-      try {
-        await this.db.transaction(async (tx) => {
-          const totals = new Map<string, { amountMinor: bigint; count: number }>();
-          // Locks in one global order (the key's), so two authorizations needing the same counters never deadlock.
-          const keys = [...counters.keys()].sort();
-          for (const key of keys) {
-            const c = counters.get(key)!;
-            const bucketSeconds = velocities.find((x) => x.rule.id === c.ruleId && x.v.counter === c.counter)!.v.bucketSeconds;
-            totals.set(key, await lockAndRead(tx, tenantId, c, bucketsAt(ask.at, bucketSeconds).oldest));
-          }
-          for (const { rule, mode, version, compiled, v } of velocities) {
-            const verdict = velocityVerdict(v, totals.get(`${rule.id}|${v.counter}|${scopeValueOf(v)}`)!, ask.amountMinor);
-            const reason = compiled.declineReason ?? verdict ?? undefined;
-            verdicts.push({ ruleId: rule.id, version, mode, outcome: verdict ? 'declined' : 'approved', ...(verdict ? { declineReason: reason } : {}) });
-            if (verdict && mode === 'active' && !declined) declined = { rule, version, reason: reason! };
-          }
-          if (declined) throw new Declined();
-          for (const key of keys) await count(tx, tenantId, counters.get(key)!);
-        });
-        reservations = [...counters.values()];
-      } catch (err) {
-        if (!(err instanceof Declined)) throw err;
+      // One round trip (decision 0358): the counters locked in one global order (the key's), so two authorizations
+      // needing the same counters never deadlock; counted only when no active limit is passed.
+      const keys = [...counters.keys()].sort();
+      const limits = new Map<string, { amount: bigint | null; count: number | null }>();
+      for (const { rule, mode, v } of velocities) {
+        if (mode !== 'active') continue;
+        const key = `${rule.id}|${v.counter}|${scopeValueOf(v)}`;
+        const l = limits.get(key) ?? { amount: null, count: null };
+        if (v.limitMinor !== null && (l.amount === null || v.limitMinor < l.amount)) l.amount = v.limitMinor;
+        if (v.limitCount !== null && (l.count === null || v.limitCount < l.count)) l.count = v.limitCount;
+        limits.set(key, l);
       }
-      evaluations.push(...verdicts);
+      const windows = keys.map((key) => {
+        const c = counters.get(key)!;
+        const bucketSeconds = velocities.find((x) => x.rule.id === c.ruleId && x.v.counter === c.counter)!.v.bucketSeconds;
+        return { c, oldest: bucketsAt(ask.at, bucketSeconds).oldest, limit: limits.get(key) ?? { amount: null, count: null } };
+      });
+      const r = await this.db.query<{ total_amount: string; total_count: string; counted: boolean }>(
+        `SELECT total_amount::text, total_count::text, counted FROM cardline_velocity_count($1, $2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint, $8::bigint[], $9::integer[], $10)`,
+        [
+          tenantId,
+          windows.map((w) => w.c.ruleId),
+          windows.map((w) => w.c.counter),
+          windows.map((w) => w.c.scopeValue),
+          windows.map((w) => String(w.c.bucket)),
+          windows.map((w) => String(w.oldest)),
+          ask.amountMinor.toString(),
+          windows.map((w) => (w.limit.amount === null ? null : w.limit.amount.toString())),
+          windows.map((w) => w.limit.count),
+          BUCKETS_PER_WINDOW,
+        ],
+        { name: 'auth-rule-counters-count' },
+      );
+      const totals = new Map(keys.map((key, i) => [key, { amountMinor: BigInt(r.rows[i]!.total_amount), count: Number(r.rows[i]!.total_count) }]));
+      for (const { rule, mode, version, compiled, v } of velocities) {
+        const verdict = velocityVerdict(v, totals.get(`${rule.id}|${v.counter}|${scopeValueOf(v)}`)!, ask.amountMinor);
+        const reason = compiled.declineReason ?? verdict ?? undefined;
+        evaluations.push({ ruleId: rule.id, version, mode, outcome: verdict ? 'declined' : 'approved', ...(verdict ? { declineReason: reason } : {}) });
+        if (verdict && mode === 'active' && !declined) declined = { rule, version, reason: reason! };
+      }
+      if (r.rows[0]?.counted) reservations = [...counters.values()];
     }
 
     const decided = declined as { rule: LoadedRule; version: number; reason: DeclineReason } | null;
@@ -200,35 +214,5 @@ async function release(q: Queryable, tenantId: string, c: VelocityCount, amountM
      WHERE tenant_id = $1 AND rule_id = $2::uuid AND counter = $3 AND scope_value = $4 AND bucket = $5`,
     [tenantId, c.ruleId, c.counter, c.scopeValue, c.bucket, amountMinor.toString(), count],
     { name: 'auth-rule-counters-release' },
-  );
-}
-
-/** Takes the counter's lock for the transaction and reads what its window holds (at most 61 buckets). */
-async function lockAndRead(tx: Queryable, tenantId: string, c: Reservation, oldest: number): Promise<{ amountMinor: bigint; count: number }> {
-  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`auth-rule-counter|${tenantId}|${c.ruleId}|${c.counter}|${c.scopeValue}`], {
-    name: 'auth-rule-counters-lock',
-  });
-  const r = await tx.query<{ amount: string; n: string }>(
-    `SELECT COALESCE(sum(amount_minor), 0)::text AS amount, COALESCE(sum(count), 0)::text AS n FROM auth_rule_counters
-     WHERE tenant_id = $1 AND rule_id = $2::uuid AND counter = $3 AND scope_value = $4 AND bucket >= $5`,
-    [tenantId, c.ruleId, c.counter, c.scopeValue, oldest],
-    { name: 'auth-rule-counters-read' },
-  );
-  return { amountMinor: BigInt(r.rows[0]!.amount), count: Number(r.rows[0]!.n) };
-}
-
-/** Adds the authorization to its bucket, and drops the buckets that left the window. */
-async function count(tx: Queryable, tenantId: string, c: Reservation): Promise<void> {
-  await tx.query(
-    `INSERT INTO auth_rule_counters (tenant_id, rule_id, counter, scope_value, bucket, amount_minor, count) VALUES ($1, $2::uuid, $3, $4, $5, $6, 1)
-     ON CONFLICT (tenant_id, rule_id, counter, scope_value, bucket)
-     DO UPDATE SET amount_minor = auth_rule_counters.amount_minor + EXCLUDED.amount_minor, count = auth_rule_counters.count + 1`,
-    [tenantId, c.ruleId, c.counter, c.scopeValue, c.bucket, c.amountMinor.toString()],
-    { name: 'auth-rule-counters-add' },
-  );
-  await tx.query(
-    `DELETE FROM auth_rule_counters WHERE tenant_id = $1 AND rule_id = $2::uuid AND counter = $3 AND scope_value = $4 AND bucket < $5`,
-    [tenantId, c.ruleId, c.counter, c.scopeValue, c.bucket - BUCKETS_PER_WINDOW],
-    { name: 'auth-rule-counters-prune' },
   );
 }

@@ -586,4 +586,51 @@ ALTER TABLE authorizations ADD COLUMN velocity_returned_minor bigint NOT NULL DE
 ALTER TABLE authorizations ADD COLUMN velocity_count_returned boolean NOT NULL DEFAULT false;
 `,
   },
+  {
+    // A velocity check and its count in one round trip (decision 0358): the counters' locks in the order given, the
+    // windows read after them (a volatile function's statements each see what committed before them), and, when
+    // no active limit would be passed, the amount added to each counter's bucket and the buckets that left its
+    // window dropped. Returns each counter's window before this authorization, and whether it was counted.
+    name: '0032-velocity-count-function',
+    sql: `
+CREATE FUNCTION cardline_velocity_count(p_tenant text, p_rule uuid[], p_counter text[], p_scope text[], p_bucket bigint[], p_oldest bigint[],
+    p_amount bigint, p_limit_amount bigint[], p_limit_count integer[], p_buckets_per_window integer)
+  RETURNS TABLE (total_amount bigint, total_count bigint, counted boolean)
+  LANGUAGE plpgsql VOLATILE AS $fn$
+#variable_conflict use_column
+DECLARE
+  k integer := coalesce(cardinality(p_rule), 0);
+  amounts bigint[] := '{}';
+  counts bigint[] := '{}';
+  a bigint;
+  c bigint;
+  ok boolean := true;
+BEGIN
+  FOR i IN 1..k LOOP
+    PERFORM pg_advisory_xact_lock(hashtextextended('auth-rule-counter|' || p_tenant || '|' || p_rule[i]::text || '|' || p_counter[i] || '|' || p_scope[i], 0));
+  END LOOP;
+  FOR i IN 1..k LOOP
+    SELECT coalesce(sum(x.amount_minor), 0), coalesce(sum(x.count), 0) INTO a, c FROM auth_rule_counters x
+     WHERE x.tenant_id = p_tenant AND x.rule_id = p_rule[i] AND x.counter = p_counter[i] AND x.scope_value = p_scope[i] AND x.bucket >= p_oldest[i];
+    amounts[i] := a;
+    counts[i] := c;
+    IF (p_limit_amount[i] IS NOT NULL AND a + p_amount > p_limit_amount[i]) OR (p_limit_count[i] IS NOT NULL AND c + 1 > p_limit_count[i]) THEN
+      ok := false;
+    END IF;
+  END LOOP;
+  IF ok THEN
+    FOR i IN 1..k LOOP
+      INSERT INTO auth_rule_counters AS x (tenant_id, rule_id, counter, scope_value, bucket, amount_minor, count)
+        VALUES (p_tenant, p_rule[i], p_counter[i], p_scope[i], p_bucket[i], p_amount, 1)
+        ON CONFLICT (tenant_id, rule_id, counter, scope_value, bucket)
+        DO UPDATE SET amount_minor = x.amount_minor + EXCLUDED.amount_minor, count = x.count + 1;
+      DELETE FROM auth_rule_counters x
+       WHERE x.tenant_id = p_tenant AND x.rule_id = p_rule[i] AND x.counter = p_counter[i] AND x.scope_value = p_scope[i] AND x.bucket < p_bucket[i] - p_buckets_per_window;
+    END LOOP;
+  END IF;
+  RETURN QUERY SELECT amounts[j], counts[j], ok FROM generate_series(1, k) AS j;
+END
+$fn$;
+`,
+  },
 ];
