@@ -10,6 +10,7 @@
 // start to ready is timed, and its RSS is the gateway's alone); the default does both in one process (memory).
 // Serving prints one JSON line {"benchPorts":{...},...} on stdout and exits on SIGTERM/SIGINT or when stdin
 // closes. GET /__bench/stats on the bare port reads the process's counters (and its audit writer's, from /metrics).
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -84,6 +85,9 @@ async function main(): Promise<void> {
   const phase = process.env.BENCH_PHASE || 'all';
   // The tracing arm (bench/tracing.ts) sets OTEL_*: before the store and the logger, as src/server.ts does.
   if (phase !== 'seed') await startTracing(process.env);
+  // BENCH_ASYNC_LOCAL_STORAGE=1 (the tracing bench's `als` arm): tracing off, but an AsyncLocalStorage in use, as
+  // tracing's context manager uses one; on Node 20 that turns on the promise hooks for every promise.
+  if (process.env.BENCH_ASYNC_LOCAL_STORAGE === '1') new AsyncLocalStorage<number>().enterWith(1);
   const store = storeOf();
   const logger = pino(loggerOptions(LOG_LEVEL), pino.destination({ dest: '/dev/null', sync: false }));
   // From 1 000 tenants on, the metrics drop their tenant label, as docs/operating.md (Metrics) advises for many tenants.

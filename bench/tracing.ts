@@ -110,11 +110,16 @@ const cpuOf = (c: { user: number; system: number }) => c.user + c.system;
 export async function benchTracing(): Promise<number> {
   const sink = await startSink();
   const exporting = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_SERVICE_NAME: 'cardline-bench' };
-  let arms: Arm[] = [
+  let arms: Arm[] = (
+    [
     { key: 'off', name: 'tracing off', env: {} },
     { key: 'on', name: 'tracing on, every request', env: { ...exporting, OTEL_TRACES_SAMPLER: 'always_on' } },
     { key: '10', name: 'tracing on, 10 %', env: { ...exporting, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } },
-  ].map((a) => ({ ...a, rps: [], cpu: [], main: [], sink: [] }));
+    // Not run unless BENCH_TRACING_ARMS names it: tracing off with an AsyncLocalStorage enabled (what the
+    // context manager alone costs every request).
+    { key: 'als', name: 'tracing off, AsyncLocalStorage on', env: { BENCH_ASYNC_LOCAL_STORAGE: '1' } },
+    ] as Pick<Arm, 'key' | 'name' | 'env'>[]
+  ).map((a) => ({ ...a, rps: [], cpu: [], main: [], sink: [] }));
   // BENCH_TRACING_BEFORE_ROOT, a checkout of an earlier commit of the tracing (node_modules linked): its two
   // tracing arms too (keys on-before, 10-before), in the same rounds, so that a change is compared A/B.
   const before = process.env.BENCH_TRACING_BEFORE_ROOT;
@@ -123,9 +128,9 @@ export async function benchTracing(): Promise<number> {
   }
   const baseline = process.env.BENCH_BASELINE_ROOT;
   if (baseline) arms.push({ key: 'before', name: `before the instrumentation (${baseline})`, env: {}, root: resolve(baseline), rps: [], cpu: [], main: [], sink: [] });
-  // BENCH_TRACING_ARMS=off,on (keys: off, on, 10, on-before, 10-before, before): only those arms, e.g. to profile two of them.
+  // BENCH_TRACING_ARMS=off,on (keys: off, on, 10, als, on-before, 10-before, before): only those arms, e.g. to profile two of them.
   const only = process.env.BENCH_TRACING_ARMS?.split(',').map((k) => k.trim());
-  if (only) arms = arms.filter((a) => only.includes(a.key));
+  arms = arms.filter((a) => (only ? only.includes(a.key) : a.key !== 'als'));
   console.log(`Cardline tracing bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, arms alternated; in-memory store; mock connector; OTLP receiver in a process of its own (bench/otlp-sink.ts)`);
   try {
     for (const arm of arms) await start(arm);
