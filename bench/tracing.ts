@@ -23,7 +23,8 @@ const SECONDS = int('BENCH_SECONDS', 10);
 const ROUNDS = int('BENCH_ROUNDS', 3);
 const CONNECTIONS = int('BENCH_CONNECTIONS', 32);
 
-// BENCH_CPU_PROF=dir: each gateway writes a V8 CPU profile of its main thread there when it stops.
+// BENCH_CPU_PROF=dir: each gateway writes V8 CPU profiles of its threads in dir/<arm> when it stops (profiling
+// slows the embedded store's thread much more than the main thread: a profiled run's throughput means nothing).
 const CPU_PROF = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
 
 interface Arm {
@@ -71,7 +72,8 @@ async function start(arm: Arm): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-tracing-'));
   const tokensFile = join(dir, 'tokens.json');
   const root = arm.root ?? ROOT;
-  const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${arm.key}-\${pid}.cpuprofile`] : [];
+  // A directory per arm; in it one profile per thread (the main thread's and the embedded store's), named by Node.
+  const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(CPU_PROF, arm.key)}`] : [];
   const child = spawn(process.execPath, [...prof, '--import', 'tsx', join(root, 'bench', 'server.ts')], {
     cwd: root,
     env: { ...process.env, ...arm.env, NODE_ENV: 'production', BENCH_TOKENS_FILE: tokensFile, BENCH_MASTER_KEY: MasterKey.generate(), BENCH_PHASE: 'all' },
