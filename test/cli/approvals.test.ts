@@ -12,7 +12,7 @@ import type { ApprovalPolicy } from '../../schemas/approvals.js';
 import { FETCH_LIMIT_URL } from '../../src/operations/credit-line.js';
 import { updateTenant } from '../../src/services/tenancy/tenant-admin.js';
 import { LIMIT_URL, createTestApp, type TestApp } from '../helpers/app.js';
-import { cliInProcess } from '../helpers/cli.js';
+import { cliInProcess, operatorShell } from '../helpers/cli.js';
 import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess } from '../helpers/spawn.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -22,12 +22,8 @@ let m: FastifyInstance;
 let url: string;
 let operator: string;
 
-const shell = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env, CARDLINE_ADMIN_URL: url, CARDLINE_OPERATOR_KEY: operator, ...extra };
-  delete env.DATABASE_URL;
-  for (const [k, v] of Object.entries(extra)) if (v === undefined) delete env[k];
-  return env;
-};
+/** An operator's shell: the admin URL and key, nothing that selects a store. */
+const shell = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => operatorShell(url, operator, extra);
 const cli = (args: string[], extra: NodeJS.ProcessEnv = {}) => cliInProcess(args, shell(extra));
 /** The real command, in a process of its own: commander's own refusals (a bad argument) exit the process. */
 const cliProcess = (args: string[]) => runProcess(process.execPath, [join(ROOT, 'bin', 'cardline.js'), ...args], { cwd: ROOT, env: shell() });

@@ -10,7 +10,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTestApp, createTestDataDir, type TestApp } from '../helpers/app.js';
-import { cliInProcess } from '../helpers/cli.js';
+import { cliInProcess, operatorShell } from '../helpers/cli.js';
 
 const PASSWORD = 'Remote-Cli-Passw0rd-77';
 
@@ -21,12 +21,7 @@ let operator: string;
 let dir: string;
 
 /** An operator's shell: the admin URL and key, nothing that selects a store. */
-const shell = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env, CARDLINE_ADMIN_URL: url, CARDLINE_OPERATOR_KEY: operator, ...extra };
-  delete env.DATABASE_URL;
-  for (const [k, v] of Object.entries(extra)) if (v === undefined) delete env[k];
-  return env;
-};
+const shell = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => operatorShell(url, operator, extra);
 const cli = (args: string[], extra: NodeJS.ProcessEnv = {}) => cliInProcess(args, shell(extra));
 const json = async (args: string[], extra: NodeJS.ProcessEnv = {}) => {
   const r = await cli(args, extra);

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { createTestApp, createTestDataDir, type TestApp } from '../helpers/app.js';
-import { cliInProcess } from '../helpers/cli.js';
+import { cliInProcess, operatorShell } from '../helpers/cli.js';
 
 const PASSWORD = 'West-Bank-Admin-Passw0rd';
 
@@ -24,13 +24,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-const shell = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env, CARDLINE_ADMIN_URL: url, CARDLINE_OPERATOR_KEY: operator, ...extra };
-  delete env.DATABASE_URL;
-  delete env.CARDLINE_USER_PASSWORD;
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
-  return env;
-};
+/** No password from the developer's own shell: a test that gives none sees the prompt's refusal. */
+const shell = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => operatorShell(url, operator, { CARDLINE_USER_PASSWORD: undefined, ...extra });
 const cli = (args: string[], extra: NodeJS.ProcessEnv = {}) => cliInProcess(args, shell(extra));
 const CREATE = ['tenant', 'create', 'west', '--home-country', 'GB', '--time-zone', 'Europe/London', '--max-limit', '250000.00', '--admin', 'root'];
 

@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { problem } from '../helpers/problems.js';
 
 let t: TestApp;
 let m: FastifyInstance;
@@ -17,14 +18,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.close();
-});
-
-const problem = (status: number, title: string, detail: string) => ({
-  type: `${PROBLEM_BASE}/problem-with-message`,
-  title,
-  status,
-  message: `error.http.${status}`,
-  detail,
 });
 
 async function signIn(withKey = key): Promise<{ cookie: string; csrf: string; setCookie: string }> {

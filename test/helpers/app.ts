@@ -18,6 +18,7 @@ import { openDb, type Db } from '../../src/store/db.js';
 import { copyTemplate } from '../../src/store/template.js';
 import { checkAgainstDocument, checkAgainstManagementDocument } from './openapi.js';
 import type { Operation } from '../../src/operations/define.js';
+import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
 import { adminQuery, databaseUrl } from './global-setup.js';
 import { returnPglite, takeMigratedPglite } from './pglite-pool.js';
@@ -116,6 +117,11 @@ export interface TestApp {
 /** Which core serves the demo tenants: the in-process mock, the mock core server over REST, or files. */
 export type TestConnector = 'mock' | 'rest' | 'file';
 export const TEST_CONNECTORS: TestConnector[] = ['mock', 'rest', 'file'];
+
+/** The mock core serving a tenant of the test app (its state can be set or read directly). */
+export async function mockCoreOf(t: TestApp, tenant = 'demo'): Promise<MockCore> {
+  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as unknown as MockCore;
+}
 
 export interface TestAppOptions {
   /** Defaults to mock. */

@@ -40,3 +40,14 @@ async function runOnce(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> 
     stderr.mockRestore();
   }
 }
+
+/**
+ * An operator's shell against a running gateway: the management listener's URL and an operator key, nothing
+ * that selects a store (no DATABASE_URL); `extra` adds variables, and removes those it gives as undefined.
+ */
+export function operatorShell(adminUrl: string, operatorKey: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, CARDLINE_ADMIN_URL: adminUrl, CARDLINE_OPERATOR_KEY: operatorKey, ...extra };
+  delete env.DATABASE_URL;
+  for (const [k, v] of Object.entries(extra)) if (v === undefined) delete env[k];
+  return env;
+}

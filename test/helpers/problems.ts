@@ -1,6 +1,16 @@
 // Problem records (spec 2.8) as tests expect them whole: a business refusal and a validation failure.
 import { PROBLEM_BASE } from './app.js';
 
+/** A problem-with-message record: `error.http.<status>`, or `error.business` with its businessCode. */
+export const problem = (status: number, title: string, detail: string, businessCode?: string) => ({
+  type: `${PROBLEM_BASE}/problem-with-message`,
+  title,
+  status,
+  message: businessCode ? 'error.business' : `error.http.${status}`,
+  detail,
+  ...(businessCode ? { businessCode } : {}),
+});
+
 export const businessProblem = (title: string, businessCode: string, detail: string) => ({
   type: `${PROBLEM_BASE}/problem-with-message`,
   title,

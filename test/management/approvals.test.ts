@@ -10,7 +10,8 @@ import type { MockCore } from '../../connectors/mock/index.js';
 import type { ApprovalPolicy } from '../../schemas/approvals.js';
 import { FETCH_LIMIT_URL } from '../../src/operations/credit-line.js';
 import { updateTenant } from '../../src/services/tenancy/tenant-admin.js';
-import { LIMIT_URL, PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { LIMIT_URL, PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
+import { problem, validationProblem as invalid } from '../helpers/problems.js';
 
 let t: TestApp;
 let m: FastifyInstance;
@@ -53,22 +54,6 @@ async function held(amount = '150000.00'): Promise<string> {
 const limit = async () =>
   (await t.inject({ method: 'POST', url: FETCH_LIMIT_URL, headers: { TENANT: 'demo', authorization: `Bearer ${await t.token('Read-Only')}` }, payload: { entityId: 'ENT-1001' } })).json().result
     .creditLimit as string;
-
-const problem = (status: number, title: string, detail: string, businessCode?: string) => ({
-  type: `${PROBLEM_BASE}/problem-with-message`,
-  title,
-  status,
-  message: businessCode ? 'error.business' : `error.http.${status}`,
-  detail,
-  ...(businessCode ? { businessCode } : {}),
-});
-const invalid = (objectName: string, ...fields: [string, string][]) => ({
-  type: `${PROBLEM_BASE}/constraint-violation`,
-  title: 'Method argument not valid',
-  status: 400,
-  message: 'error.validation',
-  fieldErrors: fields.map(([field, message]) => ({ field, message, objectName })),
-});
 
 /** How many times the held request ran: the records in its maker's name that name the approval. */
 const executions = async (id: string) =>

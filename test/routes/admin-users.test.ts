@@ -2,7 +2,8 @@
 // bodies, validation rows, the last-Admin rule, tokens revoked by every change that must end them, and
 // nothing secret in the audit trail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMIT_URL, PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { LIMIT_URL, PASSWORD, createTestApp, type TestApp } from '../helpers/app.js';
+import { problem, validationProblem as invalid } from '../helpers/problems.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -21,21 +22,6 @@ const login = async (username: string, password = PASSWORD) => {
 const as = async (token: string | Promise<string | null>, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
   t.inject({ method, url, headers: { 'X-TENANT-ID': 'bank', authorization: `Bearer ${await token}` }, ...(payload === undefined ? {} : { payload: payload as object }) });
 
-const problem = (status: number, title: string, detail: string, businessCode?: string) => ({
-  type: `${PROBLEM_BASE}/problem-with-message`,
-  title,
-  status,
-  message: businessCode ? 'error.business' : `error.http.${status}`,
-  detail,
-  ...(businessCode ? { businessCode } : {}),
-});
-const invalid = (objectName: string, ...fields: [string, string][]) => ({
-  type: `${PROBLEM_BASE}/constraint-violation`,
-  title: 'Method argument not valid',
-  status: 400,
-  message: 'error.validation',
-  fieldErrors: fields.map(([field, message]) => ({ field, message, objectName })),
-});
 const UNAUTHORIZED = problem(401, 'Unauthorized', 'A valid bearer token for this tenant is required; obtain one from POST /api/authenticate.');
 
 /** The token works on a business route (a limit read), or is refused with the exact 401. */

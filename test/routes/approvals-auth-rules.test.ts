@@ -7,6 +7,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { ApprovalPolicy } from '../../schemas/approvals.js';
 import { updateTenant } from '../../src/services/tenancy/tenant-admin.js';
 import { PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { problem } from '../helpers/problems.js';
 
 let t: TestApp;
 const tokens = new Map<string, string>();
@@ -73,14 +74,6 @@ function held(res: LightMyRequestResponse, operation: string): string {
   return id;
 }
 
-const problem = (status: number, title: string, detail: string, businessCode?: string) => ({
-  type: `${PROBLEM_BASE}/problem-with-message`,
-  title,
-  status,
-  message: businessCode ? 'error.business' : `error.http.${status}`,
-  detail,
-  ...(businessCode ? { businessCode } : {}),
-});
 const approvals = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM approvals')).rows[0]!.n;
 const executions = async (id: string, action: string) =>
   (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE action = $1 AND target->>'approvalId' = $2 AND outcome <> 'pending'`, [action, id])).rows[0]!

@@ -11,6 +11,7 @@ import type { ApprovalPolicy } from '../../schemas/approvals.js';
 import { updateTenant } from '../../src/services/tenancy/tenant-admin.js';
 import { FETCH_LIMIT_URL } from '../../src/operations/credit-line.js';
 import { LIMIT_URL, PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { problem } from '../helpers/problems.js';
 
 let t: TestApp;
 const tokens = new Map<string, string>();
@@ -69,15 +70,6 @@ function heldId(res: LightMyRequestResponse): string {
   expect(location).toMatch(/^\/v1\/approvals\/[0-9a-f-]{36}$/);
   return location.slice('/v1/approvals/'.length);
 }
-
-const problem = (status: number, title: string, detail: string, businessCode?: string) => ({
-  type: `${PROBLEM_BASE}/problem-with-message`,
-  title,
-  status,
-  message: businessCode ? 'error.business' : `error.http.${status}`,
-  detail,
-  ...(businessCode ? { businessCode } : {}),
-});
 
 /** How many times the held request was executed: its audit records (in the maker's name, naming the approval). */
 const executions = async (id: string) =>
@@ -394,5 +386,4 @@ describe('policies', () => {
     expect(bad.json().fieldErrors).toEqual([{ field: 'cursor', message: 'Invalid', objectName: 'approvalListRequest' }]);
   });
 });
-
 

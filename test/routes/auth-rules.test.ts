@@ -7,7 +7,7 @@ import { ConnectorUnavailableError } from '../../connectors/contract.js';
 import { demoFixtures, virtualCard } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
-import { PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { mockCoreOf, PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 import { businessProblem, validationProblem } from '../helpers/problems.js';
 
 const ZONE = 'Asia/Kolkata';
@@ -20,9 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function mockCore(tenant = 'demo'): Promise<MockCore> {
-  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as unknown as MockCore;
-}
+const mockCore = (tenant = 'demo') => mockCoreOf(t, tenant);
 
 beforeEach(async () => {
   for (const tenant of ['demo', 'partial']) Object.assign((await mockCore(tenant)).state, demoFixtures());

@@ -9,7 +9,7 @@ import { CoreBank } from '../../connectors/mock/core.js';
 import { demoFixtures } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
-import { PASSWORD, PROBLEM_BASE, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
+import { mockCoreOf, PASSWORD, PROBLEM_BASE, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
 import { businessProblem, validationProblem } from '../helpers/problems.js';
 
 const ACME = './examples/acme-core/index.ts';
@@ -20,9 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function mockCore(tenant = 'demo'): Promise<MockCore> {
-  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as unknown as MockCore;
-}
+const mockCore = (tenant = 'demo') => mockCoreOf(t, tenant);
 
 beforeEach(async () => {
   Object.assign((await mockCore()).state, demoFixtures());

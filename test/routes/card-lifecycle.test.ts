@@ -3,9 +3,8 @@
 // a full card number or a CVV.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFixtures } from '../../connectors/mock/fixtures.js';
-import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
-import { PASSWORD, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { mockCoreOf, PASSWORD, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 import { findPans } from '../helpers/log-scan.js';
 import { maskPan } from '../../connectors/shared/pan.js';
 
@@ -19,9 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function mockCore(tenant = 'demo'): Promise<MockCore> {
-  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as unknown as MockCore;
-}
+const mockCore = (tenant = 'demo') => mockCoreOf(t, tenant);
 
 beforeEach(async () => {
   for (const tenant of ['demo', 'live']) Object.assign((await mockCore(tenant)).state, demoFixtures());

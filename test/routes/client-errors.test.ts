@@ -8,8 +8,9 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { buildManagementApp } from '../../src/management/app.js';
-import { PROBLEM_BASE, createTestDb, type TestDb } from '../helpers/app.js';
+import { createTestDb, type TestDb } from '../helpers/app.js';
 import { MANAGEMENT_DOCUMENT, PUBLIC_DOCUMENT, readDocument } from '../helpers/openapi.js';
+import { problem } from '../helpers/problems.js';
 
 let testDb: TestDb;
 let gateway: FastifyInstance;
@@ -68,8 +69,6 @@ async function everyAnswersHeaders(port: number): Promise<Record<string, string>
   expect(Object.keys(security)).toEqual(expect.arrayContaining(['content-security-policy', 'x-content-type-options', 'cache-control', 'x-frame-options']));
   return security;
 }
-
-const problem = (status: number, title: string, detail: string) => ({ type: `${PROBLEM_BASE}/problem-with-message`, title, status, message: `error.http.${status}`, detail });
 
 const DOCUMENTS = { public: readDocument(PUBLIC_DOCUMENT), management: readDocument(MANAGEMENT_DOCUMENT) };
 

@@ -2,9 +2,8 @@
 // envelope dialect of the credit-line routes (spec 2.6, 7.2). Whole bodies.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFixtures } from '../../connectors/mock/fixtures.js';
-import type { MockCore } from '../../connectors/mock/index.js';
 import { ROLES, type Role } from '../../schemas/common.js';
-import { LIMIT_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { mockCoreOf, LIMIT_URL, createTestApp, type TestApp } from '../helpers/app.js';
 
 const FETCH_URL = '/credit-line-management/business-entity-manager/fetchLimit';
 
@@ -14,9 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function mockCore(tenant = 'demo'): Promise<MockCore> {
-  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as unknown as MockCore;
-}
+const mockCore = (tenant = 'demo') => mockCoreOf(t, tenant);
 
 beforeEach(async () => {
   for (const tenant of ['demo', 'demo-b']) Object.assign((await mockCore(tenant)).state, demoFixtures());

@@ -3,9 +3,8 @@
 import { compactDecrypt, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFixtures } from '../../connectors/mock/fixtures.js';
-import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
-import { UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { mockCoreOf, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 import { businessProblem, validationProblem } from '../helpers/problems.js';
 
 let t: TestApp;
@@ -14,9 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function mockCore(tenant = 'demo'): Promise<MockCore> {
-  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as unknown as MockCore;
-}
+const mockCore = (tenant = 'demo') => mockCoreOf(t, tenant);
 
 beforeEach(async () => {
   Object.assign((await mockCore()).state, demoFixtures());

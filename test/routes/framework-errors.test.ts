@@ -4,7 +4,8 @@
 import { connect } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMIT_URL, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { LIMIT_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { problem } from '../helpers/problems.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -12,7 +13,6 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const problem = (status: number, title: string, detail: string) => ({ type: `${PROBLEM_BASE}/problem-with-message`, title, status, message: `error.http.${status}`, detail });
 const envelope = (status: number, shortMessage: string, detailMessage: string) => ({
   result: null,
   exception: { errorCode: `ERR_${status}`, shortMessage, detailMessage },

@@ -16,6 +16,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { scopeHash } from '../../src/services/infrastructure/idempotency.js';
 import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, supportDetail, type TestApp } from '../helpers/app.js';
 import type { Role } from '../../schemas/common.js';
+import { problem } from '../helpers/problems.js';
 
 type Op = 'upgradeLimit' | 'upgradeToPhysical';
 interface Call {
@@ -35,13 +36,6 @@ const envelopeError = (status: number, shortMessage: string, detailMessage: stri
   result: null,
   exception: { errorCode: `ERR_${status}`, shortMessage, detailMessage },
   pagination: null,
-});
-const problem = (status: number, title: string, detail: string) => ({
-  type: `${PROBLEM_BASE}/problem-with-message`,
-  title,
-  status,
-  message: `error.http.${status}`,
-  detail,
 });
 const LIMIT_OK = { result: true, exception: null, pagination: null };
 

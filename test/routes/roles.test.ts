@@ -9,7 +9,7 @@ import { ROLES, type Role } from '../../schemas/common.js';
 import cardlineApp, { serverOptions } from '../../src/app.js';
 import type { OperationId } from '../../src/operations/index.js';
 import auth from '../../src/plugins/auth.js';
-import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { mockCoreOf, LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -17,9 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function mockCore(tenant = 'demo'): Promise<MockCore> {
-  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as unknown as MockCore;
-}
+const mockCore = (tenant = 'demo') => mockCoreOf(t, tenant);
 
 beforeEach(async () => {
   const core = await mockCore();

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockCore } from '../../connectors/mock/index.js';
 import { LIMIT_URL, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { problem } from '../helpers/problems.js';
 
 let t: TestApp;
 let token: string;
@@ -20,13 +21,6 @@ const envelope = (status: number, shortMessage: string, detailMessage: string) =
   result: null,
   exception: { errorCode: `ERR_${status}`, shortMessage, detailMessage },
   pagination: null,
-});
-const problem = (status: number, title: string, detail: string) => ({
-  type: `${PROBLEM_BASE}/problem-with-message`,
-  title,
-  status,
-  message: `error.http.${status}`,
-  detail,
 });
 
 interface Route {

@@ -2,7 +2,8 @@
 // 5xx, which says nothing of its cause, carries the id in its detail for the client to quote to support.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorTimeoutError, ConnectorUnavailableError } from '../../connectors/contract.js';
-import { LIMIT_URL, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { LIMIT_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { problem } from '../helpers/problems.js';
 
 let t: TestApp;
 const restores: (() => void)[] = [];
@@ -74,7 +75,6 @@ describe('a 5xx quotes the request id', () => {
     exception: { errorCode: `ERR_${status}`, shortMessage, detailMessage },
     pagination: null,
   });
-  const problem = (status: number, title: string, detail: string) => ({ type: `${PROBLEM_BASE}/problem-with-message`, title, status, message: `error.http.${status}`, detail });
 
   it.each([
     [500, 'Internal Server Error', 'An unexpected error occurred.', () => new Error('core exploded at /srv/core.js:12')],

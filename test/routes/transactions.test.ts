@@ -2,10 +2,9 @@
 // the gateway, refusals, validation rows, cursor paging; no answer carries a card number.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFixtures } from '../../connectors/mock/fixtures.js';
-import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
 import { encodeTransactionCursor } from '../../src/operations/transactions.js';
-import { PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
+import { mockCoreOf, PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 import { findPans } from '../helpers/log-scan.js';
 import { businessProblem, validationProblem } from '../helpers/problems.js';
 
@@ -32,9 +31,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function mockCore(tenant = 'demo'): Promise<MockCore> {
-  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as unknown as MockCore;
-}
+const mockCore = (tenant = 'demo') => mockCoreOf(t, tenant);
 
 beforeEach(async () => {
   for (const tenant of ['demo', 'kolkata', 'live']) Object.assign((await mockCore(tenant)).state, demoFixtures());

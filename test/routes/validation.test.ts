@@ -2,8 +2,8 @@
 // rejected request leaves the core's data exactly as it was.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFixtures } from '../../connectors/mock/fixtures.js';
-import type { MockCore } from '../../connectors/mock/index.js';
-import { LIMIT_URL, PASSWORD, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { mockCoreOf, LIMIT_URL, PASSWORD, PROBLEM_BASE, UPGRADE_URL, createTestApp, type TestApp } from '../helpers/app.js';
+import { problem } from '../helpers/problems.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -15,9 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function mockCore(tenant = 'demo'): Promise<MockCore> {
-  return (await t.app.cardline.connectors.forTenant((await t.app.cardline.tenants.get(tenant))!)) as unknown as MockCore;
-}
+const mockCore = (tenant = 'demo') => mockCoreOf(t, tenant);
 
 beforeEach(async () => {
   for (const tenant of ['demo', 'lenient']) Object.assign((await mockCore(tenant)).state, demoFixtures());
@@ -37,14 +35,6 @@ const constraintViolation = (...fields: [field: string, message: string][]) => (
   status: 400,
   message: 'error.validation',
   fieldErrors: fields.map(([field, message]) => ({ field, message, objectName: CARD_OBJECT })),
-});
-
-const problem = (status: number, title: string, detail: string) => ({
-  type: `${PROBLEM_BASE}/problem-with-message`,
-  title,
-  status,
-  message: `error.http.${status}`,
-  detail,
 });
 
 interface Sent {

@@ -40,6 +40,18 @@ describe('series names', () => {
   });
 });
 
+describe("the audit writer's counters", () => {
+  it('count conflict retries and chains taken over, from 0 at start (decision 0286: a chain left past its lease)', async () => {
+    const metrics = metricsFor({});
+    const counters = (text: string) => text.split('\n').filter((l) => /^cardline_audit_(conflict_retries|chains_taken)_total /.test(l));
+    expect(counters(await metrics.text())).toEqual(['cardline_audit_conflict_retries_total 0', 'cardline_audit_chains_taken_total 0']);
+    metrics.auditChainTaken();
+    metrics.auditChainTaken();
+    metrics.auditConflict();
+    expect(counters(await metrics.text())).toEqual(['cardline_audit_conflict_retries_total 1', 'cardline_audit_chains_taken_total 2']);
+  });
+});
+
 describe('the tenant label', () => {
   it('is bounded by default: the first 20 tenants served, then _other', async () => {
     const metrics = metricsFor({});

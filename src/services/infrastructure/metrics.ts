@@ -15,6 +15,8 @@ export interface Observer {
   auditBatch(records: number, seconds: number): void;
   /** An audit batch found its writer's chain head moved and was computed again (decision 0200: never expected). */
   auditConflict(): void;
+  /** Another writer took over a chain this one had left unwritten past its lease (decision 0286); it moved on. */
+  auditChainTaken(): void;
   /** An audit record could not be committed (its request answered 500). */
   auditFailed(): void;
   /** A signed checkpoint of a tenant's trail was published, or could not be. */
@@ -92,6 +94,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
   private readonly batchRecords: client.Histogram<string>;
   private readonly commitSeconds: client.Histogram<string>;
   private readonly auditConflicts: client.Counter<string>;
+  private readonly auditChainsTaken: client.Counter<string>;
   private readonly loginFailures: client.Counter<string>;
   private readonly auditFailures: client.Counter<string>;
   private readonly checkpointFailures: client.Counter<string>;
@@ -153,6 +156,11 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
     this.auditConflicts = new client.Counter({
       name: 'cardline_audit_conflict_retries_total',
       help: "Audit batches computed again because the writer's chain head had moved (0 unless two writers share a chain).",
+      registers,
+    });
+    this.auditChainsTaken = new client.Counter({
+      name: 'cardline_audit_chains_taken_total',
+      help: "Audit chains this process had left unwritten past their lease and another writer took over (it moved to another chain; nothing is lost).",
       registers,
     });
     this.auditFailures = new client.Counter({
@@ -292,6 +300,10 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
 
   auditConflict(): void {
     this.auditConflicts.inc();
+  }
+
+  auditChainTaken(): void {
+    this.auditChainsTaken.inc();
   }
 
   auditFailed(): void {
