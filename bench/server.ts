@@ -15,6 +15,7 @@
 // response's `finish`, minus the time spent in the core caller's `invoke` for that request (matched by the request's
 // X-Request-Id) — and the statements sent to PostgreSQL (every `pg` Client.query: BEGIN/COMMIT and the audit
 // writer's batches included).
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -154,6 +155,9 @@ async function main(): Promise<void> {
   const phase = process.env.BENCH_PHASE || 'all';
   // The tracing arm (bench/tracing.ts) sets OTEL_*: before the store and the logger, as src/server.ts does.
   if (phase !== 'seed') await startTracing(process.env);
+  // BENCH_ASYNC_LOCAL_STORAGE=1 (the tracing bench's `als` arm): tracing off, but an AsyncLocalStorage in use, as
+  // tracing's context manager uses one; on Node 20 that turns on the promise hooks for every promise.
+  if (process.env.BENCH_ASYNC_LOCAL_STORAGE === '1') new AsyncLocalStorage<number>().enterWith(1);
   const store = storeOf();
   const logger = pino(loggerOptions(LOG_LEVEL), pino.destination({ dest: '/dev/null', sync: false }));
   // From 1 000 tenants on, the metrics drop their tenant label, as docs/operating.md (Metrics) advises for many tenants.

@@ -1,10 +1,12 @@
 // The tracing arm (BENCH_TRACING=1 npm run bench): three gateways on in-memory stores, started as bench/run.ts
 // starts its `full` target — tracing off (no OTEL_* variable), on with every request sampled, and on at 10 %
-// (parentbased_traceidratio 0.1) — both exporting to a local OTLP/HTTP receiver; loaded in turn, round after
-// round, so that the machine's load falls on all three alike. Prints each arm's median throughput and its ratio
-// to the off arm (targets: off within 2 % of before, on at least 0.85x). BENCH_BASELINE_ROOT, a checkout of a
-// commit from before the instrumentation (installed with npm ci), adds a fourth arm: that gateway, loaded in
-// the same rounds, which is what "before" means.
+// (parentbased_traceidratio 0.1) — both exporting to a local OTLP/HTTP receiver in a process of its own
+// (bench/otlp-sink.ts); loaded in turn, round after round, so that the machine's load falls on all three alike.
+// Prints each arm's median throughput and its ratio to the off arm (targets: off within 2 % of before, on at
+// least 0.85x), and the CPU time each request cost the gateway's process (all its threads), its main thread
+// and the receiver: on a shared machine the CPU time per request holds where throughput does not.
+// BENCH_BASELINE_ROOT, a checkout of a commit from before the instrumentation (installed with npm ci), adds an
+// arm: that gateway, loaded in the same rounds, which is what "before" means.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +14,6 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { MasterKey } from '../src/crypto/master-key.js';
-import { startOtlpReceiver } from '../test/helpers/otlp.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
@@ -22,21 +23,58 @@ const SECONDS = int('BENCH_SECONDS', 10);
 const ROUNDS = int('BENCH_ROUNDS', 3);
 const CONNECTIONS = int('BENCH_CONNECTIONS', 32);
 
+// BENCH_CPU_PROF=dir: each gateway writes V8 CPU profiles of its threads in dir/<arm> when it stops (profiling
+// slows the embedded store's thread much more than the main thread: a profiled run's throughput means nothing).
+const CPU_PROF = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
+
 interface Arm {
+  key: string;
   name: string;
   env: Record<string, string>;
   root?: string;
   child?: ChildProcess;
   port?: number;
+  statsPort?: number;
   token?: string;
   rps: number[];
+  /** CPU time of the gateway's process (every thread) per request, µs, one figure a round. */
+  cpu: number[];
+  /** The main thread's busy time (event-loop utilisation × wall time) per request, µs. */
+  main: number[];
+  /** The OTLP receiver's CPU time per request of this arm, µs. */
+  sink: number[];
+}
+
+interface Stats {
+  elu: { idle: number; active: number; utilization: number };
+  cpu: { user: number; system: number };
+}
+
+async function stats(arm: Arm): Promise<Stats> {
+  if (!arm.statsPort) return { elu: { idle: 0, active: 0, utilization: 0 }, cpu: { user: 0, system: 0 } };
+  const res = await fetch(`http://127.0.0.1:${arm.statsPort}/__bench/stats`);
+  return (await res.json()) as Stats;
+}
+
+/** The receiver of the arms that export: a process of its own (bench/otlp-sink.ts), its CPU counted apart. */
+async function startSink(): Promise<{ endpoint: string; child: ChildProcess; stats: () => Promise<{ spans: number; bytes: number; cpu: { user: number; system: number } }> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'otlp-sink.ts')], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+  const endpoint = await new Promise<string>((resolveStarted, reject) => {
+    child.once('exit', (code) => reject(new Error(`OTLP sink exited with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.startsWith('{"otlpSink"')) resolveStarted((JSON.parse(line) as { otlpSink: string }).otlpSink);
+    });
+  });
+  return { endpoint, child, stats: async () => (await (await fetch(`${endpoint}/stats`)).json()) as { spans: number; bytes: number; cpu: { user: number; system: number } } };
 }
 
 async function start(arm: Arm): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-tracing-'));
   const tokensFile = join(dir, 'tokens.json');
   const root = arm.root ?? ROOT;
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench', 'server.ts')], {
+  // A directory per arm; in it one profile per thread (the main thread's and the embedded store's), named by Node.
+  const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(CPU_PROF, arm.key)}`] : [];
+  const child = spawn(process.execPath, [...prof, '--import', 'tsx', join(root, 'bench', 'server.ts')], {
     cwd: root,
     env: { ...process.env, ...arm.env, NODE_ENV: 'production', BENCH_TOKENS_FILE: tokensFile, BENCH_MASTER_KEY: MasterKey.generate(), BENCH_PHASE: 'all' },
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -46,7 +84,9 @@ async function start(arm: Arm): Promise<void> {
     child.once('exit', (code) => reject(new Error(`${arm.name}: bench server exited with ${code}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (!line.startsWith('{"benchPorts"')) return;
-      arm.port = (JSON.parse(line) as { benchPorts: { full: number } }).benchPorts.full;
+      const ports = (JSON.parse(line) as { benchPorts: { full: number; bare: number } }).benchPorts;
+      arm.port = ports.full;
+      arm.statsPort = ports.bare;
       arm.token = (JSON.parse(readFileSync(tokensFile, 'utf8')) as { token: string }[])[0]!.token;
       rmSync(dir, { recursive: true, force: true });
       resolveStarted();
@@ -54,7 +94,7 @@ async function start(arm: Arm): Promise<void> {
   });
 }
 
-async function load(arm: Arm, seconds: number): Promise<number> {
+async function load(arm: Arm, seconds: number): Promise<{ rps: number; total: number }> {
   const result = await autocannon({
     url: `http://127.0.0.1:${arm.port}`,
     connections: CONNECTIONS,
@@ -62,37 +102,70 @@ async function load(arm: Arm, seconds: number): Promise<number> {
     requests: [{ method: 'POST', path: LIMIT_URL, body: BODY, headers: { 'content-type': 'application/json', TENANT: 'demo', authorization: `Bearer ${arm.token}` } }],
   });
   if (result.non2xx || result.errors) throw new Error(`${arm.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return result.requests.average;
+  return { rps: result.requests.average, total: result.requests.total };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+const cpuOf = (c: { user: number; system: number }) => c.user + c.system;
+
 export async function benchTracing(): Promise<number> {
-  const otlp = await startOtlpReceiver({ keep: false });
-  const exporting = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_SERVICE_NAME: 'cardline-bench' };
-  const arms: Arm[] = [
-    { name: 'tracing off', env: {}, rps: [] },
-    { name: 'tracing on, every request', env: { ...exporting, OTEL_TRACES_SAMPLER: 'always_on' }, rps: [] },
-    { name: 'tracing on, 10 %', env: { ...exporting, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }, rps: [] },
-  ];
+  const sink = await startSink();
+  const exporting = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_SERVICE_NAME: 'cardline-bench' };
+  let arms: Arm[] = (
+    [
+    { key: 'off', name: 'tracing off', env: {} },
+    { key: 'on', name: 'tracing on, every request', env: { ...exporting, OTEL_TRACES_SAMPLER: 'always_on' } },
+    { key: '10', name: 'tracing on, 10 %', env: { ...exporting, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } },
+    // Not run unless BENCH_TRACING_ARMS names it: tracing off with an AsyncLocalStorage enabled (what the
+    // context manager alone costs every request).
+    { key: 'als', name: 'tracing off, AsyncLocalStorage on', env: { BENCH_ASYNC_LOCAL_STORAGE: '1' } },
+    ] as Pick<Arm, 'key' | 'name' | 'env'>[]
+  ).map((a) => ({ ...a, rps: [], cpu: [], main: [], sink: [] }));
+  // BENCH_TRACING_BEFORE_ROOT, a checkout of an earlier commit of the tracing (node_modules linked): its two
+  // tracing arms too (keys on-before, 10-before), in the same rounds, so that a change is compared A/B.
+  const before = process.env.BENCH_TRACING_BEFORE_ROOT;
+  if (before) {
+    for (const arm of arms.filter((a) => a.key !== 'off')) arms.push({ ...arm, key: `${arm.key}-before`, name: `${arm.name} (${before})`, root: resolve(before), rps: [], cpu: [], main: [], sink: [] });
+  }
   const baseline = process.env.BENCH_BASELINE_ROOT;
-  if (baseline) arms.push({ name: `before the instrumentation (${baseline})`, env: {}, root: resolve(baseline), rps: [] });
-  console.log(`Cardline tracing bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, arms alternated; in-memory store; mock connector`);
+  if (baseline) arms.push({ key: 'before', name: `before the instrumentation (${baseline})`, env: {}, root: resolve(baseline), rps: [], cpu: [], main: [], sink: [] });
+  // BENCH_TRACING_ARMS=off,on (keys: off, on, 10, als, on-before, 10-before, before): only those arms, e.g. to profile two of them.
+  const only = process.env.BENCH_TRACING_ARMS?.split(',').map((k) => k.trim());
+  arms = arms.filter((a) => (only ? only.includes(a.key) : a.key !== 'als'));
+  console.log(`Cardline tracing bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, arms alternated; in-memory store; mock connector; OTLP receiver in a process of its own (bench/otlp-sink.ts)`);
   try {
     for (const arm of arms) await start(arm);
     for (const arm of arms) await load(arm, 2);
     for (let round = 0; round < ROUNDS; round++) {
       for (const arm of arms) {
-        arm.rps.push(await load(arm, SECONDS));
-        console.log(`  round ${round + 1} ${arm.name}: ${Math.round(arm.rps.at(-1)!)} req/s`);
+        const [before, sinkBefore] = [await stats(arm), await sink.stats()];
+        const { rps, total } = await load(arm, SECONDS);
+        const [after, sinkAfter] = [await stats(arm), await sink.stats()];
+        arm.rps.push(rps);
+        arm.cpu.push((cpuOf(after.cpu) - cpuOf(before.cpu)) / total);
+        arm.main.push(((after.elu.active - before.elu.active) * 1000) / total);
+        arm.sink.push((cpuOf(sinkAfter.cpu) - cpuOf(sinkBefore.cpu)) / total);
+        console.log(
+          `  round ${round + 1} ${arm.name}: ${Math.round(rps)} req/s; gateway CPU ${Math.round(arm.cpu.at(-1)!)} µs/request (main thread busy ${Math.round(arm.main.at(-1)!)} µs), receiver ${Math.round(arm.sink.at(-1)!)} µs/request`,
+        );
       }
     }
-    const off = median(arms[0]!.rps);
-    for (const arm of arms) console.log(`${arm.name}: median ${Math.round(median(arm.rps))} req/s, ${(median(arm.rps) / off).toFixed(2)}x of tracing off`);
-    console.log(`spans received by the OTLP receiver: ${otlp.spans.length}`);
+    const off = arms.find((a) => a.key === 'off') ?? arms[0]!;
+    for (const arm of arms) {
+      console.log(
+        `${arm.name}: median ${Math.round(median(arm.rps))} req/s, ${(median(arm.rps) / median(off.rps)).toFixed(2)}x of ${off.name}; ` +
+          `gateway CPU median ${Math.round(median(arm.cpu))} µs/request (${(median(arm.cpu) / median(off.cpu)).toFixed(2)}x), main thread ${Math.round(median(arm.main))} µs/request, receiver ${Math.round(median(arm.sink))} µs/request`,
+      );
+    }
+    const received = await sink.stats();
+    console.log(`spans received by the OTLP receiver: ${received.spans} (${Math.round(received.bytes / 1e6)} MB)`);
     return 0;
   } finally {
-    for (const arm of arms) arm.child?.kill('SIGTERM');
-    await otlp.close();
+    // Each gateway writes its profile (BENCH_CPU_PROF) as it exits: wait for that.
+    await Promise.all(
+      arms.map((arm) => arm.child && arm.child.exitCode === null ? new Promise((resolveExit) => { arm.child!.once('exit', resolveExit); arm.child!.kill('SIGTERM'); }) : undefined),
+    );
+    sink.child.kill('SIGTERM');
   }
 }

@@ -376,9 +376,11 @@ export class AuditWriter {
    */
   private commit(batch: Pending[]): Promise<void> {
     const t = tracing();
-    const first = batch[0]?.span;
+    // Under the first sampled record's request (a batch mixes sampled requests with others), linked to the others'.
+    const sampled = (p: Pending) => p.span !== undefined && (p.span.spanContext().traceFlags & 1) === 1;
+    const first = (batch.find(sampled) ?? batch[0])?.span;
     if (!t || !first) return this.commitBatch(batch);
-    const links = batch.slice(1).flatMap((p) => (p.span ? [{ context: p.span.spanContext() }] : []));
+    const links = batch.flatMap((p) => (p.span && p.span !== first && sampled(p) ? [{ context: p.span.spanContext() }] : []));
     return t.inSpan('audit group commit', { 'cardline.audit.records': batch.length, 'db.system.name': this.db.kind === 'postgres' ? 'postgresql' : 'pglite' }, () => this.commitBatch(batch), {
       parent: t.api.trace.setSpan(t.api.context.active(), first),
       links,

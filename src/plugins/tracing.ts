@@ -12,6 +12,9 @@ const headerOf = (v: string | string[] | undefined): string | undefined => (type
 export function inStep<T>(request: FastifyRequest, step: string, fn: () => Promise<T>, attributes?: Attributes): Promise<T> {
   const trace = request.ctx.trace;
   if (!trace) return fn();
+  // An unsampled request's steps make no span: they run in its context (once per step, so that the work
+  // beneath, the core call and the statements, knows the request is not sampled and makes none either).
+  if (!trace.sampled) return tracing()!.api.context.with(trace.context, fn);
   return tracing()!.inSpan(step, { 'cardline.step': step, ...attributes }, fn, { parent: trace.context });
 }
 
@@ -38,7 +41,7 @@ function serverSpan(t: Tracing, request: FastifyRequest, reply: FastifyReply): R
     { kind: api.SpanKind.SERVER, attributes, links, startTime: performance.timeOrigin + performance.now() - reply.elapsedTime },
     parent,
   );
-  const trace = { span, context: api.trace.setSpan(parent, span) };
+  const trace = { span, context: api.trace.setSpan(parent, span), sampled: (span.spanContext().traceFlags & api.TraceFlags.SAMPLED) !== 0 };
   ctx.trace = trace;
   (request.raw as unknown as Record<symbol, RequestTrace>)[REQUEST_TRACE] = trace;
   return trace;

@@ -50,6 +50,8 @@ export const REQUEST_TRACE = Symbol.for('cardline.requestTrace');
 export interface RequestTrace {
   span: Span;
   context: Context;
+  /** Whether the sampler kept the request's trace; an unsampled one makes no span below the server span. */
+  sampled: boolean;
 }
 
 /**

@@ -74,7 +74,16 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
 
   const inSpan = <T>(name: string, attributes: api.Attributes, fn: (span: api.Span) => Promise<T>, opts: SpanOptions = {}): Promise<T> => {
     const parent = opts.parent ?? api.context.active();
-    if (opts.requireParent && !api.trace.getSpan(parent)) return fn(api.trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT));
+    const parentSpan = api.trace.getSpan(parent);
+    if (opts.requireParent && !parentSpan) return fn(api.trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT));
+    // Under a trace that is not sampled, nothing: every sampler OTEL_TRACES_SAMPLER names leaves the children
+    // of an unsampled local parent unsampled (the parent-based ones by rule, traceidratio by the same trace
+    // id, always_off always; always_on samples every server span), so no span object, id or context switch
+    // is made for them. fn runs in the unsampled parent's context (switched to only when it is not already the
+    // active one), so that the work beneath knows it too.
+    if (parentSpan && !(parentSpan.spanContext().traceFlags & api.TraceFlags.SAMPLED)) {
+      return opts.parent ? api.context.with(parent, fn, undefined, parentSpan) : fn(parentSpan);
+    }
     const span = tracer.startSpan(
       name,
       { kind: opts.kind ?? api.SpanKind.INTERNAL, attributes, ...(opts.links ? { links: opts.links } : {}), ...(opts.startTime ? { startTime: opts.startTime } : {}) },

@@ -4,7 +4,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { samplerFromEnv } from '../../src/telemetry/sdk.js';
+import { createTracing, samplerFromEnv } from '../../src/telemetry/sdk.js';
+import { startOtlpReceiver } from '../helpers/otlp.js';
 import { startTracing, tracing, tracingRequested } from '../../src/telemetry/index.js';
 import { ROOT } from '../helpers/process.js';
 
@@ -66,5 +67,56 @@ describe('samplerFromEnv', () => {
 
   it('refuses a sampler it does not know, naming the ones it does', () => {
     expect(() => samplerFromEnv({ OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toThrow(/OTEL_TRACES_SAMPLER='jaeger_remote' is not one of always_on/);
+  });
+});
+
+describe('an unsampled trace makes no span below its root, and hands on its context as it is', () => {
+  const withTracing = async (sampler: string, fn: (t: ReturnType<typeof createTracing>) => Promise<void>) => {
+    const otlp = await startOtlpReceiver();
+    // The exporter reads its endpoint from the process's environment, as in the gateway.
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.endpoint;
+    const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: '0' });
+    try {
+      await fn(t);
+      await t.flush();
+      return otlp;
+    } finally {
+      await t.shutdown();
+      delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+      await otlp.close();
+    }
+  };
+
+  it.each(['always_off', 'parentbased_traceidratio', 'traceidratio'])('%s: the steps and statements under an unsampled request run in its context', async (sampler) => {
+    let root = '';
+    const seen: (string | undefined)[] = [];
+    const otlp = await withTracing(sampler, async (t) => {
+      const span = t.tracer.startSpan('POST /x');
+      const ctx = t.api.trace.setSpan(t.api.ROOT_CONTEXT, span);
+      root = t.traceparent(ctx)!;
+      await t.inSpan('operation', {}, async () => {
+        seen.push(t.traceparent());
+        // Beneath it, a span made from the active context (a core call) and one that needs a parent (a statement).
+        await t.inSpan('core upgradeLimit', {}, async () => seen.push(t.traceparent()));
+        await t.inSpan('SELECT', {}, async (s) => seen.push(t.traceparent(t.api.trace.setSpan(t.api.ROOT_CONTEXT, s))), { requireParent: true });
+      }, { parent: ctx });
+      span.end();
+    });
+    // The core gets the request's own context, not sampled (flags 00), so that it does not sample it either.
+    expect(root).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    expect(seen).toEqual([root, root, root]);
+    expect(otlp.spans).toEqual([]);
+  });
+
+  it('a sampled request still gets a span per step, its children under it', async () => {
+    const otlp = await withTracing('always_on', async (t) => {
+      const span = t.tracer.startSpan('POST /x');
+      await t.inSpan('operation', {}, () => t.inSpan('SELECT', {}, async () => undefined, { requireParent: true }), { parent: t.api.trace.setSpan(t.api.ROOT_CONTEXT, span) });
+      span.end();
+    });
+    const byName = Object.fromEntries(otlp.spans.map((s) => [s.name, s]));
+    expect(Object.keys(byName).sort()).toEqual(['POST /x', 'SELECT', 'operation']);
+    expect(byName.operation!.parentSpanId).toBe(byName['POST /x']!.spanId);
+    expect(byName.SELECT!.parentSpanId).toBe(byName.operation!.spanId);
   });
 });
