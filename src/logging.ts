@@ -52,11 +52,21 @@ function scrubDeep(value: unknown, depth = 0): unknown {
 /** The request id, left as it is: genReqId admits no card number or token, and masking a UUID breaks tracing. */
 const REQUEST_ID_KEY = 'requestId';
 
-/** A log object or a logger's bindings, scrubbed, its request id untouched. */
+/**
+ * The trace and span ids the tracing mixin adds, left as they are when they have W3C's shape (32 and 16 lowercase
+ * hex digits): a random id's digits can run 13 or more in a row, and masked it no longer finds its trace.
+ */
+const TRACE_IDS = { trace_id: /^[0-9a-f]{32}$/, span_id: /^[0-9a-f]{16}$/ } as const;
+
+/** A log object or a logger's bindings, scrubbed, its request id and trace ids untouched. */
 function scrubEntry(entry: Record<string, unknown>): Record<string, unknown> {
-  const { [REQUEST_ID_KEY]: requestId, ...rest } = entry;
+  const { [REQUEST_ID_KEY]: requestId, trace_id: traceId, span_id: spanId, ...rest } = entry;
   const scrubbed = scrubDeep(rest) as Record<string, unknown>;
-  return requestId === undefined ? scrubbed : { [REQUEST_ID_KEY]: requestId, ...scrubbed };
+  const kept: Record<string, unknown> = requestId === undefined ? {} : { [REQUEST_ID_KEY]: requestId };
+  for (const [key, value, shape] of [['trace_id', traceId, TRACE_IDS.trace_id], ['span_id', spanId, TRACE_IDS.span_id]] as const) {
+    if (value !== undefined) kept[key] = typeof value === 'string' && shape.test(value) ? value : scrubDeep(value);
+  }
+  return { ...kept, ...scrubbed };
 }
 
 export function loggerOptions(level: string): LoggerOptions {

@@ -58,6 +58,20 @@ describe('log masking', () => {
     );
     expect(line).toMatchObject({ requestId: 'r-1', method: 'POST', route: '/a/b', status: 200, ms: 3, tenant: 'demo', msg: 'request completed' });
   });
+
+  it("a W3C trace id whose digits run 13 or more in a row, Luhn-valid, is kept whole; a card number in a field of that name that is not one is masked", () => {
+    // A random trace id as the tracing mixin adds it: 46989303040478 is 14 digits and passes Luhn; it was masked
+    // to 469893****0478, and the request's log line no longer named its trace.
+    const traceId = '46989303040478d9f6d6a3dbec80a15a';
+    const spanId = '4111111111111111';
+    const [kept, masked] = lines((log) => {
+      log.info({ requestId: 'r-1', trace_id: traceId, span_id: spanId }, 'request completed');
+      log.info({ trace_id: 'card 4111111111111111', span_id: '4111 1111 1111 1111' }, 'not ids');
+    });
+    expect(kept).toMatchObject({ requestId: 'r-1', trace_id: traceId, span_id: spanId });
+    expect(JSON.stringify(masked)).not.toMatch(/4111111111111111|4111 1111 1111 1111/);
+    expect(masked!.trace_id).toBe(fullScrub('card 4111111111111111'));
+  });
 });
 
 describe('audit masking (Luhn-valid runs only)', () => {
