@@ -22,16 +22,9 @@ import { freePort, pin, procStat } from './cluster-arm.js';
 import { PEERS, backendCpu, cpuBetween, peerCredentials, peerStats, startPeer, type StartedPeer } from './peer-harness.js';
 import { temporaryDatabase } from './postgres.js';
 import { MasterKey } from '../src/crypto/master-key.js';
+import { envInt } from './env.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-
-function envInt(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number between ${min} and ${max}`);
-  return n;
-}
 
 const SECONDS = envInt('BENCH_SECONDS', 10, 1, 300);
 const ROUNDS = envInt('BENCH_ROUNDS', 5, 1, 30);

@@ -38,18 +38,11 @@ import { temporaryDatabase } from './postgres.js';
 import { contextSwitches, freePort, pin, startClusterArm, type AuditFigures, type ClusterArm } from './cluster-arm.js';
 import { PEERS, backendCpu, cpuBetween, peerCredentials, peerStats, startPeer, statsClient, type StartedPeer } from './peer-harness.js';
 import { MasterKey } from '../src/crypto/master-key.js';
+import { envInt } from './env.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
 const BODY = JSON.stringify({ entityId: 'ENT-1001', amount: '60000.00' });
-
-function envInt(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number between ${min} and ${max}`);
-  return n;
-}
 
 const SECONDS = envInt('BENCH_SECONDS', 10, 1, 300);
 const CONNECTIONS = envInt('BENCH_CONNECTIONS', 32, 1, 1024);
