@@ -1,10 +1,6 @@
 #!/usr/bin/env node
-// npm's `prepare` (what `npm ci` and `npm install` run after installing), on both cores (decision 0378): the store
-// template (bin/store-template.js, from the sources) from the start, beside the SDK's generated code and then
-// the compile of dist/ (bin/build.js, when stale: about 40 s of CPU, the longest step) and the console
-// (bin/build-console.js). One after the other they took the template's 10 s of CPU more, and wrote the generated
-// code twice. Each step says what it does or why it is skipped (no sources in the Docker image's install, no dev
-// dependencies); a failing compile or console build fails the install, as before.
+// npm's `prepare`, on both cores (decision 0378): the store template beside the generated code, the compile of
+// dist/ and the console; each step says what it does or why it is skipped, and a failing one fails the install.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

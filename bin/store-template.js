@@ -1,9 +1,7 @@
 #!/usr/bin/env node
 // `node bin/store-template.js [--prepare] [--from-sources]`: writes dist/store-template/, the migrated empty store a
-// new embedded store starts from (src/store/template.ts, decision 0107), when it is missing or stale. Run by
-// `npm run build` after the compile; npm's `prepare` (bin/prepare.js) runs it with `--from-sources` beside the
-// compile, the migrations read from src/ through tsx (the template is the same: its fingerprint is the PGlite
-// release and the migrations' text). Without a build (no dist/) nor sources it says so and does nothing.
+// new embedded store starts from (decision 0107), when missing or stale; `--from-sources` reads the migrations from
+// src/ through tsx, beside the compile (bin/prepare.js). With neither dist/ nor sources it does nothing.
 import { existsSync, mkdirSync } from 'node:fs';
 import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';

@@ -52,10 +52,7 @@ function scrubDeep(value: unknown, depth = 0): unknown {
 /** The request id, left as it is: genReqId admits no card number or token, and masking a UUID breaks tracing. */
 const REQUEST_ID_KEY = 'requestId';
 
-/**
- * The trace and span ids the tracing mixin adds, left as they are when they have W3C's shape (32 and 16 lowercase
- * hex digits): a random id's digits can run 13 or more in a row, and masked it no longer finds its trace.
- */
+/** W3C trace and span ids are kept whole: a random id's digits can run 13+ in a row, and masked it finds no trace. */
 const TRACE_IDS = { trace_id: /^[0-9a-f]{32}$/, span_id: /^[0-9a-f]{16}$/ } as const;
 
 /** A log object or a logger's bindings, scrubbed, its request id and trace ids untouched. */

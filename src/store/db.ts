@@ -322,11 +322,7 @@ export interface OpenOptions {
   thread?: boolean;
 }
 
-/**
- * PGlite's shared buffers: PostgreSQL touches them all at start, and WebAssembly memory never shrinks, so they are
- * resident for the process's life; the OS caches the files anyway. 8 MB (1 024 pages) holds the demo's and a small
- * deployment's hot pages; 32 MB cost 26 MB more RSS (decision 0373). The WAL and its flushing are unchanged.
- */
+/** PGlite's shared buffers: all resident for the process's life (WebAssembly memory never shrinks); decision 0373. */
 const PGLITE_SHARED_BUFFERS = '8MB';
 
 async function openPglite(dataDir: string, opts: OpenOptions, release?: () => Promise<void>): Promise<Db> {

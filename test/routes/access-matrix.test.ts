@@ -33,6 +33,15 @@ beforeAll(async () => {
       { method: 'POST', route: '/credit-line-management/business-entity-manager/upgradeLimit', path: '/credit-line-management/business-entity-manager/upgradeLimit', params: {}, body: { entityId: 'ENT-1001', amount: '60000.00' }, sealed: [] },
     )
   ).id;
+  // And an authorization of demo's, so that an operator's lookup of it has one to read.
+  const authorized = await t.inject({
+    method: 'POST',
+    url: '/v1/authorizations',
+    headers: { 'X-TENANT-ID': 'demo', authorization: `Bearer ${tenantToken}` },
+    payload: { cardId: 'CARD-3001', amount: '1.00', currency: 'EUR', merchant: { name: 'Cafe Central', id: 'M-1001', mcc: '5814', country: 'PT' }, channel: 'POS' },
+  });
+  expect(authorized.statusCode, authorized.body).toBe(201);
+  VALUES.authorizationId = authorized.json().result.authorizationId as string;
 });
 afterAll(() => t.close());
 

@@ -86,11 +86,7 @@ export function passwordProblem(password: string): string | null {
   return null;
 }
 
-/**
- * The argon2id cost of a new password hash: the library's defaults (19 MiB, 2 passes, one lane, OWASP's
- * recommendation) in every process. Only the test suite's in-process gateways ask for less (decision 0378); a
- * hash carries its own cost, so any hash verifies whatever this process's cost is.
- */
+/** The argon2id cost of new hashes: the library's defaults, less only in the suite's test gateways (decision 0378). */
 export interface PasswordHashing {
   /** KiB of memory; at least 8. */
   memoryCost: number;

@@ -41,10 +41,7 @@ export interface LoadedRule {
   versions: { mode: 'active' | 'shadow'; version: number; definition: RuleDefinition }[];
 }
 
-/**
- * A tenant's enforced and shadowed rules, indexed by what they apply to (decision 0359): read once, kept until a
- * change to the tenant's rules is told. A tenant with more than CACHED_RULES_MAX of them is read per authorization.
- */
+/** A tenant's rules, indexed by what they apply to, kept until a change is told (decision 0359; CACHED_RULES_MAX). */
 interface TenantRules {
   tenant: LoadedRule[];
   byCard: Map<string, LoadedRule[]>;

@@ -262,10 +262,8 @@ export class DecisionService {
   }
 
   /**
-   * Once the authorization is stored: a stand-in applied because the endpoint gave no answer within its deadline is
-   * recorded on the tenant's trail with `authorization.decision-timed-out` (decision 0353). Errors and busy stand-ins
-   * are on the authorization's trail and in the metrics, not events of their own. A failure to record is logged, and
-   * the authorization, decided and held already, is answered all the same.
+   * Once the authorization is stored, a timed-out stand-in is recorded with `authorization.decision-timed-out`
+   * (decision 0353; errors and busy stand-ins are not). A failure to record is logged; the answer stands.
    */
   async timedOut(
     tenantId: string,

@@ -187,11 +187,8 @@ export class AuthorizationLedger {
   }
 
   /**
-   * Velocity counts what is held net of reversals (decision 0354): what the row's `reversed` (reversals, and what final
-   * clearings released) grew by since it was last given back leaves the counters the authorization was counted in,
-   * and its count too once nothing of it is held or cleared. Worked out and marked under the row's lock in the
-   * transaction that merged the core's answer, so each amount is given back once however changes race or answers
-   * arrive; refunds and dispute credits give nothing back (the purchase was made).
+   * Velocity counts what is held net of reversals (decision 0354): what `reversed` grew by since last given back leaves
+   * the authorization's counters (its count too once nothing is held or cleared), once, under the row's lock.
    */
   private async giveBackVelocity(tx: Queryable, tenantId: string, id: string): Promise<void> {
     const r = await tx.query<{ velocity: VelocityCount[]; amount: string; count: boolean }>(

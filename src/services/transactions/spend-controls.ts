@@ -20,11 +20,7 @@ export interface SpendAsk {
   at: Date;
 }
 
-/**
- * The step's record, and what to do once the pipeline decided: count what was approved, release the rest. `settle`
- * answers the buckets the approval stays counted in, kept with the authorization so that a reversal gives back
- * to them (decision 0354) without reading any history.
- */
+/** The step's record; `settle` counts what was approved, releases the rest, and names the buckets it stays in (0354). */
 export interface SpendDecision {
   record: StepRecord;
   settle: (approvedMinor: bigint) => Promise<VelocityCount[]>;
@@ -197,10 +193,8 @@ export class SpendControls {
 }
 
 /**
- * Gives back to the buckets an authorization was counted in what a reversal (or a final clearing's release) took
- * off its hold, and its count once nothing of it is held or cleared (decision 0354). Never below zero; a bucket that
- * left the window is gone, and nothing is given back to it. Without the counter's lock: a check reading the window
- * meanwhile sees the higher figure, stricter, never looser.
+ * Gives back what a reversal or a final clearing's release took off a hold, and the count once nothing is held
+ * (decision 0354); never below zero. Without the counter's lock: a check meanwhile only sees a stricter figure.
  */
 export async function giveBack(q: Queryable, tenantId: string, counts: readonly VelocityCount[], amountMinor: bigint, count: 0 | 1): Promise<void> {
   if (amountMinor === 0n && count === 0) return;
