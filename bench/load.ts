@@ -4,6 +4,7 @@
 // and answers each with one JSON line on stdout: {"rps","p50","p99","non2xx","errors","total"}. Exits when stdin ends.
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import { loadFigures, type LoadFigures } from './env.js';
 
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
 const BODY = JSON.stringify({ entityId: 'ENT-1001', amount: '60000.00' });
@@ -15,7 +16,7 @@ interface Job {
   tokens: { tenant: string; token: string }[];
 }
 
-async function run(job: Job): Promise<Record<string, number>> {
+async function run(job: Job): Promise<LoadFigures> {
   let i = 0;
   const result = await autocannon({
     url: `http://127.0.0.1:${job.port}`,
@@ -35,14 +36,7 @@ async function run(job: Job): Promise<Record<string, number>> {
       },
     ],
   });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    total: result['2xx'] + result.non2xx,
-  };
+  return loadFigures(result);
 }
 
 const lines = createInterface({ input: process.stdin });

@@ -38,7 +38,7 @@ import { temporaryDatabase } from './postgres.js';
 import { contextSwitches, freePort, pin, startClusterArm, type AuditFigures, type ClusterArm } from './cluster-arm.js';
 import { PEERS, backendCpu, cpuBetween, peerCredentials, peerStats, startPeer, statsClient, type StartedPeer } from './peer-harness.js';
 import { MasterKey } from '../src/crypto/master-key.js';
-import { envInt } from './env.js';
+import { envInt, loadFigures } from './env.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
@@ -280,14 +280,7 @@ async function load(port: number, variant: Variant, tokens: Started['tokens'], s
       },
     ],
   });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    total: result['2xx'] + result.non2xx,
-  };
+  return loadFigures(result);
 }
 
 /** A full run with the server's counters read around it. */
