@@ -38,7 +38,7 @@ import { temporaryDatabase } from './postgres.js';
 import { contextSwitches, freePort, pin, startClusterArm, type AuditFigures, type ClusterArm } from './cluster-arm.js';
 import { PEERS, backendCpu, cpuBetween, peerCredentials, peerStats, startPeer, statsClient, type StartedPeer } from './peer-harness.js';
 import { MasterKey } from '../src/crypto/master-key.js';
-import { envInt, loadFigures } from './env.js';
+import { envInt, loadFigures, type LoadFigures } from './env.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
@@ -227,13 +227,7 @@ interface Stats {
 
 const stats = async (port: number): Promise<Stats> => (await (await fetch(`http://127.0.0.1:${port}/__bench/stats`)).json()) as Stats;
 
-interface Run {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-  total: number;
+interface Run extends LoadFigures {
   /** Event-loop busy time and process CPU per request, in µs, and RSS in MB (full runs only). */
   eluUs?: number;
   cpuUs?: number;
