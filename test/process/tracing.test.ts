@@ -54,8 +54,6 @@ describe('traces of a limit upgrade that reaches a REST core and fires a webhook
       LOG_LEVEL: 'info',
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
       OTEL_SERVICE_NAME: 'cardline-tracing-test',
-      // The receiver reads OTLP's JSON (the default is protobuf).
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
     if (process.env.DATABASE_URL) {

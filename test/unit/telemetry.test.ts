@@ -78,7 +78,7 @@ describe('an unsampled trace makes no span below its root, and hands on its cont
     const otlp = await startOtlpReceiver();
     // The exporter reads its endpoint from the process's environment, as in the gateway.
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.endpoint;
-    const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: ratio });
+    const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: ratio });
     try {
       await fn(t);
       await t.flush();
@@ -150,9 +150,9 @@ describe('an unsampled trace makes no span below its root, and hands on its cont
 
 describe('the exporter OTEL_EXPORTER_OTLP_PROTOCOL names', () => {
   it.each([
-    [{}, ProtobufExporter],
-    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, JsonExporter],
-    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }, ProtobufExporter],
+    [{}, JsonExporter],
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, ProtobufExporter],
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }, JsonExporter],
   ])('%j', (env, kind) => {
     expect(exporterFromEnv(env)).toBeInstanceOf(kind);
   });
