@@ -155,7 +155,9 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       return api.trace.wrapSpanContext({ traceId, spanId: ids.random.generateSpanId(), traceFlags: api.TraceFlags.NONE, ...(traceState ? { traceState } : {}) });
     }
     if (!remote) ids.next = traceId;
-    return tracer.startSpan(name, { kind: api.SpanKind.SERVER, attributes: attributes(), links: opts.links, startTime: opts.startTime }, parent);
+    const span = tracer.startSpan(name, { kind: api.SpanKind.SERVER, attributes: attributes(), links: opts.links, startTime: opts.startTime }, parent);
+    ids.next = undefined;
+    return span;
   };
 
   return {
