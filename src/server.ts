@@ -111,6 +111,8 @@ async function main(): Promise<void> {
   step = `listening on ${config.adminHost}:${config.adminPort} (CARDLINE_ADMIN_PORT, CARDLINE_ADMIN_HOST)`;
   await listenOn(management, managementListener, [publicApi]);
   started();
+  // The start's lines out before readiness is reported (they wait for 4 kB or 100 ms otherwise).
+  logger.flush();
   reportReady();
   if (config.demo && firstProcess) process.stdout.write(demoBanner(publicApi, managementListener));
 }
