@@ -35,6 +35,8 @@ export default defineConfig({
     hookTimeout: 180_000,
     pool: 'forks',
     globalSetup: ['test/helpers/global-setup.ts'],
+    // The processes a test starts compile WebAssembly with the baseline compiler only (decision 0385).
+    setupFiles: ['test/helpers/child-processes.ts'],
     // A worker runs file after file: loading Fastify, PGlite's WebAssembly and the gateway once per
     // worker instead of once per file halves the suite's CPU time. Test files leave no global state
     // behind (each builds its own app and store, restores the spies and timers it replaces).

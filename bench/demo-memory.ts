@@ -18,6 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { CompactEncrypt, importJWK, type JWK } from 'jose';
+import { envArms, envOf } from './env.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
@@ -26,15 +27,9 @@ const SECONDS = Number(process.env.BENCH_DEMO_SECONDS || '60');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || '32');
 const ROUNDS = Number(process.env.BENCH_ROUNDS || '1');
 const BASELINE = process.env.BENCH_DEMO_BASELINE ? resolve(process.env.BENCH_DEMO_BASELINE) : undefined;
-/** `A=1 B=x y`: variables, a value running to the next NAME= (so NODE_OPTIONS may hold several flags). */
-const envOf = (text: string): Record<string, string> =>
-  Object.fromEntries([...text.matchAll(/([A-Z_][A-Z0-9_]*)=(.*?)(?=\s+[A-Z_][A-Z0-9_]*=|\s*$)/g)].map((m) => [m[1]!, m[2]!]));
 const EXTRA_ENV = envOf(process.env.BENCH_DEMO_ENV ?? '');
 /** BENCH_DEMO_ARMS='name: A=1 B=2 | other: C=3': arms of this tree, each with its variables, alternated in each round. */
-const ARMS: [string, Record<string, string>][] = (process.env.BENCH_DEMO_ARMS ?? '')
-  .split('|')
-  .filter((a) => a.trim())
-  .map((a) => [a.slice(0, a.indexOf(':')).trim(), envOf(a.slice(a.indexOf(':') + 1).trim())]);
+const ARMS = envArms(process.env.BENCH_DEMO_ARMS);
 const PASSWORD = 'bench-demo-password-1';
 /** Issue 28's target: the demo's RSS after a minute of load. */
 const TARGET_MB = 250;

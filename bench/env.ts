@@ -9,6 +9,17 @@ export function envInt(name: string, fallback: number, min: number, max: number)
   return n;
 }
 
+/** `A=1 B=x y`: variables, a value running to the next NAME= (so NODE_OPTIONS may hold several flags). */
+export const envOf = (text: string): Record<string, string> =>
+  Object.fromEntries([...text.matchAll(/([A-Z_][A-Z0-9_]*)=(.*?)(?=\s+[A-Z_][A-Z0-9_]*=|\s*$)/g)].map((m) => [m[1]!, m[2]!]));
+
+/** `name: A=1 B=2 | other: C=3`: named arms, each with its variables. */
+export const envArms = (text = ''): [string, Record<string, string>][] =>
+  text
+    .split('|')
+    .filter((a) => a.trim())
+    .map((a) => [a.slice(0, a.indexOf(':')).trim(), envOf(a.slice(a.indexOf(':') + 1).trim())]);
+
 /** What the benches read of one autocannon run: throughput, latency, and the answers that were not 2xx. */
 export interface LoadFigures {
   rps: number;

@@ -10,7 +10,8 @@
 // counted by the rows each wrote; the summary gives medians and Cardline's ratios to each peer, and the
 // statements each Cardline arm ran per request (pg_stat_statements), the database side's profile.
 //   BENCH_SECONDS (10), BENCH_ROUNDS (5), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (32), BENCH_PROFILE=1
-//   (Cardline's process with --cpu-prof, profiles in bench/profiles/), BENCH_PG_BIN (/usr/lib/postgresql/15/bin).
+//   (Cardline's process with --cpu-prof, profiles in bench/profiles/), BENCH_PG_BIN (/usr/lib/postgresql/15/bin),
+//   BENCH_PINNED_ARMS ('name: A=1 | …': this tree's Cardline again under other variables, one arm each).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir, userInfo } from 'node:os';
@@ -22,7 +23,7 @@ import { freePort, pin, procStat } from './cluster-arm.js';
 import { PEERS, backendCpu, cpuBetween, peerCredentials, peerStats, startPeer, type StartedPeer } from './peer-harness.js';
 import { temporaryDatabase } from './postgres.js';
 import { MasterKey } from '../src/crypto/master-key.js';
-import { envInt } from './env.js';
+import { envArms, envInt } from './env.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -35,6 +36,8 @@ const SERVER_CORE = envInt('BENCH_SERVER_CORE', 1, 0, 1023);
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const PG_BIN = process.env.BENCH_PG_BIN || '/usr/lib/postgresql/15/bin';
 const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : null;
+/** BENCH_PINNED_ARMS='name: A=1 B=2 | …': more Cardline arms of this tree, each with its variables. */
+const ARMS = envArms(process.env.BENCH_PINNED_ARMS);
 const APP = 'cardline_bench_pinned';
 
 interface Run {
@@ -156,7 +159,7 @@ function awaitLine<T>(child: ChildProcess, key: string, label: string, timeoutMs
 }
 
 /** Cardline from `root` (this checkout, or BENCH_BASELINE's): seeded by one process, served by another, pinned. */
-export async function startCardline(root: string, name: string, server: string): Promise<Arm> {
+export async function startCardline(root: string, name: string, server: string, extraEnv: Record<string, string> = {}): Promise<Arm> {
   process.env.DATABASE_URL = server;
   const database = await temporaryDatabase('cardline_bench');
   const url = new URL(database.url);
@@ -172,6 +175,7 @@ export async function startCardline(root: string, name: string, server: string):
     BENCH_TENANTS: '1',
     BENCH_RATE_LIMIT: '0',
     BENCH_PORT_BASE: '0',
+    ...extraEnv,
   };
   const script = join(root, 'bench', 'server.ts');
   const seeder = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: { ...env, BENCH_PHASE: 'seed' }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -298,6 +302,7 @@ export async function benchPinned(): Promise<number> {
   try {
     arms.push(await startCardline(ROOT, 'Cardline', postgres.url));
     if (BASELINE) arms.push(await startCardline(BASELINE, `Cardline (baseline ${BASELINE})`, postgres.url));
+    for (const [name, env] of ARMS) arms.push(await startCardline(ROOT, `Cardline (${name})`, postgres.url, env));
     const credentials = await peerCredentials();
     for (const peer of PEERS) arms.push(await startPinnedPeer(peer, credentials.publicKey, credentials.token));
     for (const arm of arms) if (!pin(arm.pid, SERVER_CORE)) throw new Error(`taskset could not pin ${arm.name}`);

@@ -28,7 +28,7 @@ import { pino, type Logger } from 'pino';
 import { buildApp } from '../src/app.js';
 import { auditFigures } from './cluster-arm.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { loggerOptions } from '../src/logging.js';
+import { logDestination, loggerOptions } from '../src/logging.js';
 import { createTenant } from '../src/services/tenancy/onboarding.js';
 import { openDb, storeThreadMemory, type Db } from '../src/store/db.js';
 import { startTracing } from '../src/telemetry/index.js';
@@ -159,7 +159,7 @@ async function main(): Promise<void> {
   // tracing's context manager uses one; on Node 20 that turns on the promise hooks for every promise.
   if (process.env.BENCH_ASYNC_LOCAL_STORAGE === '1') new AsyncLocalStorage<number>().enterWith(1);
   const store = storeOf();
-  const logger = pino(loggerOptions(LOG_LEVEL), pino.destination({ dest: '/dev/null', sync: false }));
+  const logger = pino(loggerOptions(LOG_LEVEL), logDestination('/dev/null'));
   // From 1 000 tenants on, the metrics drop their tenant label, as docs/operating.md (Metrics) advises for many tenants.
   const config = loadConfig({ LOG_LEVEL, HOST: '127.0.0.1', CARDLINE_METRICS_TENANT_LABEL: TENANTS >= 1_000 ? '0' : '1',
     // The memory bounds (decisions 0209, 0210), passed through when set, to measure their trade-off.

@@ -8,7 +8,7 @@ import { openStore, resolveMasterKey, StartupError } from './bootstrap.js';
 import { ConfigError, isLoopback, loadConfig } from './config.js';
 import { ListenError, checkPorts, listenOn, type ListenerSpec } from './listen.js';
 import { buildManagementApp } from './management/app.js';
-import { loggerOptions, prettyLogStream, wantsPrettyLogs } from './logging.js';
+import { logDestination, loggerOptions, prettyLogStream, wantsPrettyLogs } from './logging.js';
 import { resetDemoPasswords, seedDemo, seedDemoOperatorKey, type DemoOperatorKeySeed } from './services/tenancy/onboarding.js';
 import { closeOnSignals } from './shutdown.js';
 import { startTracing } from './telemetry/index.js';
@@ -58,8 +58,8 @@ async function main(): Promise<void> {
   const db = await openStore(config, { thread: config.storeThread });
   step = "starting the gateway's services (store migrations, master key check, connectors, HSM, Redis when configured)";
   // Read on a terminal, the demo's log is pretty lines; piped or in production it stays JSON.
-  const logger = wantsPrettyLogs(config.demo, process.stdout.isTTY) ? pino(loggerOptions(config.logLevel), await prettyLogStream()) : undefined;
-  const app = await buildApp({ config, db, masterKey, ...(logger ? { logger } : {}) });
+  const logger = pino(loggerOptions(config.logLevel), wantsPrettyLogs(config.demo, process.stdout.isTTY) ? await prettyLogStream() : logDestination());
+  const app = await buildApp({ config, db, masterKey, logger });
 
   if (config.demo && firstProcess) {
     step = 'seeding the demo tenants';
@@ -111,6 +111,8 @@ async function main(): Promise<void> {
   step = `listening on ${config.adminHost}:${config.adminPort} (CARDLINE_ADMIN_PORT, CARDLINE_ADMIN_HOST)`;
   await listenOn(management, managementListener, [publicApi]);
   started();
+  // The start's lines out before readiness is reported (they wait for 4 kB or 100 ms otherwise).
+  logger.flush();
   reportReady();
   if (config.demo && firstProcess) process.stdout.write(demoBanner(publicApi, managementListener));
 }

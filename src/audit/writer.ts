@@ -313,7 +313,7 @@ export class AuditWriter {
     if (this.closed) return Promise.reject(new Error('audit writer closed'));
     return new Promise((resolve, reject) => {
       const t = tracing();
-      this.queue.push({ entry: storableEntry(entry), resolve, reject, span: t?.api.trace.getActiveSpan() });
+      this.queue.push({ entry: storableEntry(entry), resolve, reject, span: t?.activeSpan() });
       this.arrived?.();
       this.draining ??= this.drain();
     });
@@ -398,7 +398,7 @@ export class AuditWriter {
     if (!t || !first) return this.commitBatch(batch);
     const links = batch.flatMap((p) => (p.span && p.span !== first && sampled(p) ? [{ context: p.span.spanContext() }] : []));
     return t.inSpan('audit group commit', { 'cardline.audit.records': batch.length, 'db.system.name': this.db.kind === 'postgres' ? 'postgresql' : 'pglite' }, () => this.commitBatch(batch), {
-      parent: t.api.trace.setSpan(t.api.context.active(), first),
+      parent: t.api.trace.setSpan(t.active(), first),
       links,
     });
   }

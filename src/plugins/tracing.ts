@@ -14,7 +14,7 @@ export function inStep<T>(request: FastifyRequest, step: string, fn: () => Promi
   if (!trace) return fn();
   // An unsampled request's steps make no span: they run in its context (once per step, so that the work
   // beneath, the core call and the statements, knows the request is not sampled and makes none either).
-  if (!trace.sampled) return tracing()!.api.context.with(trace.context, fn);
+  if (!trace.sampled) return tracing()!.withContext(trace.context, fn);
   return tracing()!.inSpan(step, { 'cardline.step': step, ...attributes }, fn, { parent: trace.context });
 }
 
@@ -28,19 +28,18 @@ function serverSpan(t: Tracing, request: FastifyRequest, reply: FastifyReply): R
   const parent: Context = continued ? remote : api.ROOT_CONTEXT;
   const links: Link[] = remote && !continued ? [{ context: api.trace.getSpanContext(remote)!, attributes: { 'cardline.link': 'caller' } }] : [];
   const route = request.routeOptions.url;
-  const attributes: Attributes = {
-    'http.request.method': request.method,
-    ...(route ? { 'http.route': route } : {}),
-    'url.scheme': request.protocol,
-    ...(ctx.tenant ? { 'cardline.tenant': ctx.tenant.id } : {}),
-    ...(request.routeOptions.config.operation ? { 'cardline.operation': request.routeOptions.config.operation.id } : {}),
-    'cardline.request_id': request.id,
+  const attributes = (): Attributes => {
+    const a: Attributes = { 'http.request.method': request.method };
+    if (route) a['http.route'] = route;
+    a['url.scheme'] = request.protocol;
+    if (ctx.tenant) a['cardline.tenant'] = ctx.tenant.id;
+    const operation = request.routeOptions.config.operation;
+    if (operation) a['cardline.operation'] = operation.id;
+    a['cardline.request_id'] = request.id;
+    return a;
   };
-  const span = t.tracer.startSpan(
-    `${request.method} ${route ?? 'unmatched'}`,
-    { kind: api.SpanKind.SERVER, attributes, links, startTime: performance.timeOrigin + performance.now() - reply.elapsedTime },
-    parent,
-  );
+  const startTime = performance.timeOrigin + performance.now() - reply.elapsedTime;
+  const span = t.serverSpan(`${request.method} ${route ?? 'unmatched'}`, parent, { links, startTime }, attributes);
   const trace = { span, context: api.trace.setSpan(parent, span), sampled: (span.spanContext().traceFlags & api.TraceFlags.SAMPLED) !== 0 };
   ctx.trace = trace;
   (request.raw as unknown as Record<symbol, RequestTrace>)[REQUEST_TRACE] = trace;

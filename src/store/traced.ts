@@ -12,7 +12,7 @@ function traceQueryable(q: Queryable, t: Tracing, system: string): Queryable {
     const operation = verbOf(sql);
     return t.inSpan(
       name ?? operation,
-      { 'db.system.name': system, 'db.operation.name': operation, 'db.query.text': sql, ...(name ? { 'db.query.summary': name } : {}) },
+      () => ({ 'db.system.name': system, 'db.operation.name': operation, 'db.query.text': sql, ...(name ? { 'db.query.summary': name } : {}) }),
       run,
       { kind: t.api.SpanKind.CLIENT, requireParent: true },
     );

@@ -61,7 +61,7 @@ export interface RequestTrace {
 export function traceLogFields(_obj: object, _level: number, logger?: unknown): Record<string, string> {
   const t = current;
   if (!t) return {};
-  const span = t.api.trace.getSpan(t.api.context.active()) ?? (logger as { [REQUEST_TRACE]?: { [REQUEST_TRACE]?: RequestTrace } } | undefined)?.[REQUEST_TRACE]?.[REQUEST_TRACE]?.span;
+  const span = t.activeSpan() ?? (logger as { [REQUEST_TRACE]?: { [REQUEST_TRACE]?: RequestTrace } } | undefined)?.[REQUEST_TRACE]?.[REQUEST_TRACE]?.span;
   if (!span) return {};
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };

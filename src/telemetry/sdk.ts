@@ -3,17 +3,21 @@
 // AsyncLocalStorage context manager and the W3C trace-context propagator.
 import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { isTracingSuppressed, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
+  RandomIdGenerator,
   TraceIdRatioBasedSampler,
   TracerProvider,
+  type IdGenerator,
   type Sampler,
+  type SpanExporter,
 } from '@opentelemetry/sdk-trace';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
 
@@ -42,25 +46,54 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
   }
 }
 
+/**
+ * The exporter OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names: http/json by default
+ * (it costs the main thread less than protobuf, decision 0382), or http/protobuf.
+ */
+export function exporterFromEnv(env: NodeJS.ProcessEnv): SpanExporter {
+  const raw = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/json';
+  // The exporters read OTEL_EXPORTER_OTLP_* themselves (endpoint, headers, timeout).
+  if (raw.toLowerCase() === 'http/json') return new JsonExporter();
+  if (raw.toLowerCase() === 'http/protobuf') return new ProtobufExporter();
+  throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL='${raw}' is not one of http/protobuf, http/json`);
+}
+
 /** A positive integer from the environment, or the default. */
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const n = Number(env[name]);
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
+/** Random ids, except a new trace's id when the server span's sampling decision already drew it. */
+class Ids implements IdGenerator {
+  readonly random = new RandomIdGenerator();
+  next: string | undefined;
+  generateTraceId(): string {
+    const id = this.next ?? this.random.generateTraceId();
+    this.next = undefined;
+    return id;
+  }
+  generateSpanId(): string {
+    return this.random.generateSpanId();
+  }
+}
+
 export function createTracing(env: NodeJS.ProcessEnv): Tracing {
+  // Used directly below: each call through api.context looks the global up and checks its version.
   const contextManager = new AsyncLocalStorageContextManager().enable();
   api.context.setGlobalContextManager(contextManager);
   const propagator = new W3CTraceContextPropagator();
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES are read by the resource's environment detector.
   const resource = defaultResource().merge(resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME?.trim() || SERVICE_NAME }));
+  const sampler = samplerFromEnv(env);
+  const ids = new Ids();
   const provider = new TracerProvider({
     resource,
-    sampler: samplerFromEnv(env),
+    sampler,
+    idGenerator: ids,
     spanProcessors: [
-      // The exporter reads OTEL_EXPORTER_OTLP_* itself (endpoint, headers, timeout).
       new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter(),
+        exporter: exporterFromEnv(env),
         maxQueueSize: intFrom(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
         maxExportBatchSize: intFrom(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512),
         scheduledDelayMillis: intFrom(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
@@ -72,8 +105,8 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   api.propagation.setGlobalPropagator(propagator);
   const tracer = provider.getTracer(SERVICE_NAME);
 
-  const inSpan = <T>(name: string, attributes: api.Attributes, fn: (span: api.Span) => Promise<T>, opts: SpanOptions = {}): Promise<T> => {
-    const parent = opts.parent ?? api.context.active();
+  const inSpan = <T>(name: string, attributes: api.Attributes | (() => api.Attributes), fn: (span: api.Span) => Promise<T>, opts: SpanOptions = {}): Promise<T> => {
+    const parent = opts.parent ?? contextManager.active();
     const parentSpan = api.trace.getSpan(parent);
     if (opts.requireParent && !parentSpan) return fn(api.trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT));
     // Under a trace that is not sampled, nothing: every sampler OTEL_TRACES_SAMPLER names leaves the children
@@ -82,16 +115,16 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     // is made for them. fn runs in the unsampled parent's context (switched to only when it is not already the
     // active one), so that the work beneath knows it too.
     if (parentSpan && !(parentSpan.spanContext().traceFlags & api.TraceFlags.SAMPLED)) {
-      return opts.parent ? api.context.with(parent, fn, undefined, parentSpan) : fn(parentSpan);
+      return opts.parent ? contextManager.with(parent, fn, undefined, parentSpan) : fn(parentSpan);
     }
     const span = tracer.startSpan(
       name,
-      { kind: opts.kind ?? api.SpanKind.INTERNAL, attributes, ...(opts.links ? { links: opts.links } : {}), ...(opts.startTime ? { startTime: opts.startTime } : {}) },
+      { kind: opts.kind ?? api.SpanKind.INTERNAL, attributes: typeof attributes === 'function' ? attributes() : attributes, ...(opts.links ? { links: opts.links } : {}), ...(opts.startTime ? { startTime: opts.startTime } : {}) },
       parent,
     );
     let result: Promise<T>;
     try {
-      result = api.context.with(api.trace.setSpan(parent, span), fn, undefined, span);
+      result = contextManager.with(api.trace.setSpan(parent, span), fn, undefined, span);
     } catch (err) {
       fail(span, err);
       span.end();
@@ -110,16 +143,36 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     );
   };
 
+  // The sampler decides before the SDK's span is made (its samplers read the parent and the trace id, never the
+  // attributes): a request it does not keep gets a non-recording span with ids of its own, and no attributes.
+  const serverSpan: Tracing['serverSpan'] = (name, parent, opts, attributes) => {
+    const parentContext = api.trace.getSpanContext(parent);
+    const remote = parentContext && api.isSpanContextValid(parentContext) ? parentContext : undefined;
+    const traceId = remote?.traceId ?? ids.random.generateTraceId();
+    const decision = sampler.shouldSample(parent, traceId, name, api.SpanKind.SERVER, {}, opts.links);
+    if (decision.decision === api.SamplingDecision.NOT_RECORD) {
+      const traceState = decision.traceState ?? remote?.traceState;
+      return api.trace.wrapSpanContext({ traceId, spanId: ids.random.generateSpanId(), traceFlags: api.TraceFlags.NONE, ...(traceState ? { traceState } : {}) });
+    }
+    if (!remote) ids.next = traceId;
+    const span = tracer.startSpan(name, { kind: api.SpanKind.SERVER, attributes: attributes(), links: opts.links, startTime: opts.startTime }, parent);
+    ids.next = undefined;
+    return span;
+  };
+
   return {
     api,
     tracer,
     inSpan,
-    traceparent(ctx = api.context.active()) {
-      const span = api.trace.getSpan(ctx);
-      if (!span || !api.isSpanContextValid(span.spanContext())) return undefined;
-      const carrier: Record<string, string> = {};
-      propagator.inject(ctx, carrier, api.defaultTextMapSetter);
-      return carrier.traceparent;
+    serverSpan,
+    active: () => contextManager.active(),
+    activeSpan: () => api.trace.getSpan(contextManager.active()),
+    withContext: (ctx, fn) => contextManager.with(ctx, fn),
+    traceparent(ctx = contextManager.active()) {
+      // The header W3CTraceContextPropagator.inject writes, without its carrier and tracestate.
+      const sc = api.trace.getSpanContext(ctx);
+      if (!sc || isTracingSuppressed(ctx) || !api.isSpanContextValid(sc)) return undefined;
+      return `00-${sc.traceId}-${sc.spanId}-0${(sc.traceFlags & 0xff).toString(16)}`;
     },
     extract(traceparent, tracestate) {
       if (!traceparent) return undefined;

@@ -16,8 +16,17 @@ export interface SpanOptions {
 export interface Tracing {
   readonly api: typeof Api;
   readonly tracer: Tracer;
-  /** Runs fn in a new span made current, ended when fn settles; an error marks it (never with its message). */
-  inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, opts?: SpanOptions): Promise<T>;
+  /**
+   * Runs fn in a new span made current, ended when fn settles; an error marks it (never with its message).
+   * Attributes given as a function are built only when a span is made.
+   */
+  inSpan<T>(name: string, attributes: Attributes | (() => Attributes), fn: (span: Span) => Promise<T>, opts?: SpanOptions): Promise<T>;
+  /** A request's server span; `attributes` is called only when the sampler keeps it. */
+  serverSpan(name: string, parent: Context, opts: { links: Link[]; startTime: number }, attributes: () => Attributes): Span;
+  /** The active context and its span; fn run in ctx (as api.context, without its global look-up per call). */
+  active(): Context;
+  activeSpan(): Span | undefined;
+  withContext<T>(ctx: Context, fn: () => T): T;
   /** The W3C `traceparent` of a context's span (the active one by default); undefined when it has none. */
   traceparent(ctx?: Context): string | undefined;
   /** The context a `traceparent` (and its `tracestate`) header carries; undefined when malformed. */

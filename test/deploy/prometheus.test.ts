@@ -97,10 +97,14 @@ describe.runIf(hasPrometheus || process.env.CI === 'true')('the Prometheus rules
       scrape_configs: [{ job_name: 'cardline', metrics_path: '/metrics', static_configs: [{ targets: [new URL(gw.admin).host] }] }],
     };
     writeFileSync(join(promDir, 'prometheus.yml'), JSON.stringify(config));
-    // The recording rules' own 30 s interval would leave the test waiting: every group evaluates each second here.
+    // The recording rules' own 30 s interval and the alerts' `for` (a minute for the breaker) would leave the
+    // test waiting: every group evaluates each second here, and an alert fires after 1 s of its condition.
     for (const file of RULE_FILES) {
-      const doc = parse(readFileSync(file, 'utf8')) as { groups: Record<string, unknown>[] };
-      for (const g of doc.groups) delete g.interval;
+      const doc = parse(readFileSync(file, 'utf8')) as { groups: { interval?: string; rules: { for?: string }[] }[] };
+      for (const g of doc.groups) {
+        delete g.interval;
+        for (const r of g.rules) if (r.for) r.for = '1s';
+      }
       writeFileSync(join(promDir, file.split('/').pop()!), JSON.stringify(doc));
     }
     config.rule_files = RULE_FILES.map((f) => join(promDir, f.split('/').pop()!));

@@ -3,8 +3,11 @@
 // by startTracing(). The sampler is the one OTEL_TRACES_SAMPLER names.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { ROOT_CONTEXT, SamplingDecision, SpanKind } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
-import { createTracing, samplerFromEnv } from '../../src/telemetry/sdk.js';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { createTracing, exporterFromEnv, samplerFromEnv } from '../../src/telemetry/sdk.js';
 import { startOtlpReceiver } from '../helpers/otlp.js';
 import { startTracing, tracing, tracingRequested } from '../../src/telemetry/index.js';
 import { ROOT } from '../helpers/process.js';
@@ -71,11 +74,11 @@ describe('samplerFromEnv', () => {
 });
 
 describe('an unsampled trace makes no span below its root, and hands on its context as it is', () => {
-  const withTracing = async (sampler: string, fn: (t: ReturnType<typeof createTracing>) => Promise<void>) => {
+  const withTracing = async (sampler: string, fn: (t: ReturnType<typeof createTracing>) => Promise<void>, ratio = '0') => {
     const otlp = await startOtlpReceiver();
     // The exporter reads its endpoint from the process's environment, as in the gateway.
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.endpoint;
-    const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: '0' });
+    const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: ratio });
     try {
       await fn(t);
       await t.flush();
@@ -118,5 +121,43 @@ describe('an unsampled trace makes no span below its root, and hands on its cont
     expect(Object.keys(byName).sort()).toEqual(['POST /x', 'SELECT', 'operation']);
     expect(byName.operation!.parentSpanId).toBe(byName['POST /x']!.spanId);
     expect(byName.SELECT!.parentSpanId).toBe(byName.operation!.spanId);
+  });
+
+  it('the server span: the sampler decides first; a request it does not keep gets ids, flags 00 and no attributes', async () => {
+    const made: { sampled: boolean; recording: boolean; built: boolean; traceId: string }[] = [];
+    const otlp = await withTracing(
+      'parentbased_traceidratio',
+      async (t) => {
+        for (let i = 0; i < 40; i++) {
+          let built = false;
+          const span = t.serverSpan('POST /x', t.api.ROOT_CONTEXT, { links: [], startTime: Date.now() }, () => ((built = true), { 'cardline.tenant': 'demo' }));
+          const sc = span.spanContext();
+          expect(t.api.isSpanContextValid(sc)).toBe(true);
+          made.push({ sampled: (sc.traceFlags & 1) === 1, recording: span.isRecording(), built, traceId: sc.traceId });
+          span.end();
+        }
+      },
+      '0.5',
+    );
+    expect(made.every((m) => m.sampled === m.recording && m.sampled === m.built)).toBe(true);
+    expect(made.some((m) => m.sampled) && made.some((m) => !m.sampled)).toBe(true);
+    // The SDK's span keeps the trace id the decision was made on.
+    const sampler = samplerFromEnv({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' });
+    for (const m of made) expect(sampler.shouldSample(ROOT_CONTEXT, m.traceId, 'x', SpanKind.SERVER, {}, []).decision === SamplingDecision.RECORD_AND_SAMPLED).toBe(m.sampled);
+    expect(otlp.spans.map((s) => s.attributes['cardline.tenant'])).toEqual(made.filter((m) => m.sampled).map(() => 'demo'));
+  });
+});
+
+describe('the exporter OTEL_EXPORTER_OTLP_PROTOCOL names', () => {
+  it.each([
+    [{}, JsonExporter],
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, ProtobufExporter],
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }, JsonExporter],
+  ])('%j', (env, kind) => {
+    expect(exporterFromEnv(env)).toBeInstanceOf(kind);
+  });
+
+  it('grpc is refused by name', () => {
+    expect(() => exporterFromEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/'grpc' is not one of http\/protobuf, http\/json/);
   });
 });

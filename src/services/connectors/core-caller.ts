@@ -82,13 +82,13 @@ export class CoreCaller {
       offered(lease, operation, name);
       const t = tracing();
       if (!t) return await this.call(lease, tenant, name, operation, input, ctx);
-      const attributes = {
+      const attributes = () => ({
         'cardline.tenant': tenant.id,
         'cardline.connector': name,
         'cardline.core.operation': operation,
         'cardline.core.role': 'routed',
         'cardline.core.breaker': lease.connector.breakerState?.() ?? 'none',
-      };
+      });
       // The core receives this span's context (a REST core as the traceparent header).
       return await t.inSpan(`core ${operation}`, attributes, () => this.call(lease, tenant, name, operation, input, { ...ctx, traceparent: t.traceparent() }), {
         kind: t.api.SpanKind.CLIENT,
@@ -189,7 +189,7 @@ export class CoreCaller {
     const ms = Math.max(0, latencyMs);
     this.health.record(tenant.id, name, kind, ms);
     // The call's span, while tracing is on, is its latency bucket's exemplar.
-    const span = tracing()?.api.trace.getActiveSpan()?.spanContext();
+    const span = tracing()?.activeSpan()?.spanContext();
     this.observer?.connectorCall(tenant.id, name, operation, kind, ms / 1000, span && span.traceFlags & 1 ? span : undefined);
   }
 }
