@@ -21,8 +21,12 @@ const SECONDS = Number(process.env.BENCH_SECONDS || '10');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || '32');
 const ROUNDS = Number(process.env.BENCH_ROUNDS || '3');
 
-type Variant = 'a idle' | "a's endpoint hangs";
-const VARIANTS: Variant[] = ['a idle', "a's endpoint hangs"];
+type Variant = 'a idle' | "a's endpoint hangs" | "c's answers in 3 s" | 'd declined, same rate';
+// BENCH_DECISIONS_CONTROL=1: two controls for what a's load costs b without a hanging endpoint: tenant c's endpoint
+// declines after 2.9 s (a's shape: 32 requests ending together every 3 s), tenant d's at once at a's rate, spread out.
+const CONTROL = process.env.BENCH_DECISIONS_CONTROL === '1';
+const VARIANTS: Variant[] = ['a idle', "a's endpoint hangs", ...(CONTROL ? (["c's answers in 3 s", 'd declined, same rate'] as const) : [])];
+const LOADED: Record<Exclude<Variant, 'a idle'>, string> = { "a's endpoint hangs": 'a', "c's answers in 3 s": 'c', 'd declined, same rate': 'd' };
 
 export async function benchDecisions(): Promise<number> {
   // /b approves at once; /a never answers (its requests are dropped when the bench ends).
@@ -30,8 +34,10 @@ export async function benchDecisions(): Promise<number> {
     req.resume();
     req.on('end', () => {
       if (req.url === '/a') return;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"approved":true}');
+      const answer = req.url === '/b' ? '{"approved":true}' : '{"approved":false}';
+      const send = () => res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+      if (req.url === '/c') setTimeout(send, 2900);
+      else send();
     });
   });
   await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
@@ -41,7 +47,7 @@ export async function benchDecisions(): Promise<number> {
   const services = app.cardline;
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
   const tokens: Record<string, string> = {};
-  for (const [id, standIn] of [['a', 'decline'], ['b', 'decline']] as const) {
+  for (const [id, standIn] of [['a', 'decline'], ['b', 'decline'], ...(CONTROL ? ([['c', 'decline'], ['d', 'decline']] as const) : [])] as const) {
     await createTenant(services, {
       id,
       config: {
@@ -64,6 +70,7 @@ export async function benchDecisions(): Promise<number> {
       url: `${base}/v1/authorizations`,
       method: 'POST',
       connections: CONNECTIONS,
+      ...(tenant === 'd' ? { overallRate: CONNECTIONS / 3 } : {}),
       duration: SECONDS,
       headers: { 'content-type': 'application/json', 'X-TENANT-ID': tenant, authorization: `Bearer ${tokens[tenant]}` },
       body,
@@ -73,13 +80,13 @@ export async function benchDecisions(): Promise<number> {
   let failed = false;
   for (let round = 1; round <= ROUNDS; round++) {
     for (const variant of VARIANTS) {
-      const [b, a] = await Promise.all([load('b'), variant === 'a idle' ? null : load('a')]);
+      const [b, a] = await Promise.all([load('b'), variant === 'a idle' ? null : load(LOADED[variant])]);
       const non2xx = b.non2xx + b.errors + b.timeouts;
       if (non2xx) failed = true;
       rows.push({ variant, round, rps: Math.round(b.requests.average), p50: b.latency.p50, p99: b.latency.p99, non2xx, aAnswered: a?.requests.total ?? 0 });
       process.stdout.write(
         `round ${round}  ${variant.padEnd(19)} b: ${String(Math.round(b.requests.average)).padStart(6)} req/s  p50 ${b.latency.p50} ms  p99 ${b.latency.p99} ms  non-2xx ${non2xx}` +
-          (a ? `  (a answered ${a.requests.total}, p50 ${a.latency.p50} ms)` : '') +
+          (a ? `  (${LOADED[variant as keyof typeof LOADED]} answered ${a.requests.total}, p50 ${a.latency.p50} ms)` : '') +
           '\n',
       );
     }
@@ -103,8 +110,12 @@ export async function benchDecisions(): Promise<number> {
     medians.set(variant, median((r) => r.p99));
     process.stdout.write(`| ${variant} | ${median((r) => r.rps)} | ${median((r) => r.p50)} | ${median((r) => r.p99)} |\n`);
   }
-  const change = (medians.get("a's endpoint hangs")! / Math.max(1, medians.get('a idle')!) - 1) * 100;
-  process.stdout.write(`\nb's p99 with a's endpoint hanging: ${change >= 0 ? '+' : ''}${change.toFixed(1)} % (target: under 10 %)\n`);
+  const change = (variant: Variant) => {
+    const c = (medians.get(variant)! / Math.max(1, medians.get('a idle')!) - 1) * 100;
+    return `${c >= 0 ? '+' : ''}${c.toFixed(1)} %`;
+  };
+  process.stdout.write(`\nb's p99 with a's endpoint hanging: ${change("a's endpoint hangs")} (target: under 10 %)\n`);
+  for (const v of VARIANTS.slice(2)) process.stdout.write(`b's p99 with ${v}: ${change(v)}\n`);
   endpoint.closeAllConnections();
   await app.close();
   await new Promise<void>((resolve) => endpoint.close(() => resolve()));

@@ -52,6 +52,8 @@ export class RequestContext {
   outcome: OperationOutcome | null = null;
   /** A security event recorded whatever the answer (a lockout during a failed login). */
   securityEvent: DomainEvent | null = null;
+  /** The authorization the operation decided, inserted with its audit record whatever the answer (decision 0380). */
+  authorization: Readonly<Record<string, unknown>> | null = null;
   /** The tenant's connector the operation was routed to (decision 0111); the audit record names it. */
   coreConnector: string | null = null;
   /**

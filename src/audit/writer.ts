@@ -42,6 +42,8 @@ export interface WriterEntry extends AuditEntry {
   settlement?: Settlement | undefined;
   /** The W3C trace context of the request that caused the event: its deliveries continue that trace. Not hashed. */
   traceparent?: string | undefined;
+  /** An authorization's row (authorizationRow()), inserted by the statement that appends its record (decision 0380). Not hashed. */
+  authorization?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /**
@@ -62,6 +64,19 @@ const outboxCte = (param: string) => `,
              ) s
             WHERE (SELECT ok FROM verdict)
            RETURNING status
+         )`;
+
+/** Authorizations the pipeline decided, committed with their records: one round trip and one commit less each. */
+const authorizationCte = (param: string) => `,
+         authorized AS (
+           INSERT INTO authorizations (tenant_id, id, card_id, entity_id, status, decline_reason, decided_by, amount_minor, approved_minor, held_minor,
+                                       currency, merchant, channel, network_reference, trail, created_at, velocity)
+           SELECT a.tenant_id, a.id, a.card_id, a.entity_id, a.status, a.decline_reason, a.decided_by, a.amount_minor, a.approved_minor, a.approved_minor,
+                  a.currency, a.merchant, a.channel, a.network_reference, a.trail, a.created_at, a.velocity
+             FROM jsonb_to_recordset(${param}::jsonb) AS a(tenant_id text, id text, card_id text, entity_id text, status text, decline_reason text,
+                  decided_by text, amount_minor bigint, approved_minor bigint, currency text, merchant jsonb, channel text, network_reference text,
+                  trail jsonb, created_at timestamptz, velocity jsonb)
+            WHERE (SELECT ok FROM verdict)
          )`;
 
 /** With events: each record carries how many a channel subscribes to, so only those wake the worker (0219). */
@@ -202,6 +217,7 @@ function storableEntry(e: WriterEntry): WriterEntry {
     event: e.event && storableEvent(e.event),
     ...(e.events ? { events: e.events.map(storableEvent) } : {}),
     traceparent: e.traceparent,
+    authorization: e.authorization,
     settlement: e.settlement && {
       ...(e.settlement.tenantId !== undefined ? { tenantId: e.settlement.tenantId } : {}),
       scope: e.settlement.scope,
@@ -415,6 +431,7 @@ export class AuditWriter {
       const next = new Map<string, Head>();
       const events: Record<string, unknown>[] = [];
       const settlements: Record<string, unknown>[] = [];
+      const authorizations = entries.flatMap((e) => (e.authorization ? [e.authorization] : []));
       const rows = entries.map((e) => {
         const from = next.get(e.tenantId) ?? this.heads.get(e.tenantId)!;
         const seq = from.next;
@@ -453,12 +470,15 @@ export class AuditWriter {
       });
       const params: unknown[] = [JSON.stringify(heads), JSON.stringify(rows)];
       const param = (value: unknown) => `$${params.push(value)}`;
-      const ctes = (events.length ? outboxCte(param(JSON.stringify(events))) : '') + (settlements.length ? settleCte(param(JSON.stringify(settlements))) : '');
+      const ctes =
+        (events.length ? outboxCte(param(JSON.stringify(events))) : '') +
+        (settlements.length ? settleCte(param(JSON.stringify(settlements))) : '') +
+        (authorizations.length ? authorizationCte(param(JSON.stringify(authorizations))) : '');
       let r: { rowCount: number; rows: { pending: number }[] };
       try {
-        // Prepared once per connection (PostgreSQL): four texts at most, by whether the batch holds events and settlements.
+        // Prepared once per connection (PostgreSQL): eight texts at most, by whether the batch holds events, settlements, authorizations.
         r = await this.db.query<{ pending: number }>(APPEND(ctes, events.length ? PENDING_RETURNING : ''), params, {
-          name: `cardline_audit_append_${events.length ? 'e' : ''}${settlements.length ? 's' : ''}`,
+          name: `cardline_audit_append_${events.length ? 'e' : ''}${settlements.length ? 's' : ''}${authorizations.length ? 'a' : ''}`,
         });
       } catch (err) {
         // The statement may have committed with its answer lost: writing it again would audit its requests twice.

@@ -178,14 +178,19 @@ export function velocityVerdict(v: CompiledVelocity, totals: { amountMinor: bigi
   return null;
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-/** Minutes since midnight of the zone's wall clock at an instant. */
+const formatters = new Map<string, { f: Intl.DateTimeFormat; minute: number; value: number }>();
+/** Minutes since midnight of the zone's wall clock at an instant (formatted once per zone and UTC minute: offsets are whole minutes). */
 export function localMinutes(at: Date, timeZone: string): number {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-GB', { timeZone, hourCycle: 'h23', hour: '2-digit', minute: '2-digit' });
-    formatters.set(timeZone, f);
+  let z = formatters.get(timeZone);
+  if (!z) {
+    z = { f: new Intl.DateTimeFormat('en-GB', { timeZone, hourCycle: 'h23', hour: '2-digit', minute: '2-digit' }), minute: NaN, value: 0 };
+    formatters.set(timeZone, z);
   }
-  const parts = f.formatToParts(at);
-  return Number(parts.find((p) => p.type === 'hour')!.value) * 60 + Number(parts.find((p) => p.type === 'minute')!.value);
+  const minute = Math.floor(at.getTime() / 60_000);
+  if (minute !== z.minute) {
+    const parts = z.f.formatToParts(at);
+    z.value = Number(parts.find((p) => p.type === 'hour')!.value) * 60 + Number(parts.find((p) => p.type === 'minute')!.value);
+    z.minute = minute;
+  }
+  return z.value;
 }

@@ -27,6 +27,8 @@ export interface PipelineContext {
   tenant: Tenant;
   core: CoreCall;
   services: Services;
+  /** Where given, the authorization's row goes in with the request's audit record (decision 0380). */
+  recordAuthorization?: ((row: Readonly<Record<string, unknown>>) => void) | undefined;
 }
 
 /** What the steps of one authorization share: the card, read once; what to settle once the pipeline decided. */
@@ -144,23 +146,28 @@ async function decide(
     }
   }
   const velocity = await settle(approvedMinor);
-  const recorded = await ctx.services.authorizations.insert(ctx.tenant.id, {
-    id,
-    cardId: ask.cardId,
-    entityId,
-    status: declined ? 'DECLINED' : 'APPROVED',
-    declineReason: declined?.reason ?? null,
-    decidedBy: declined?.step ?? 'core',
-    amountMinor,
-    approvedMinor,
-    currency: ask.currency,
-    merchant: ask.merchant,
-    channel: ask.channel,
-    networkReference: ask.networkReference,
-    trail,
-    at: ask.at,
-    velocity,
-  });
+  const recorded = await ctx.services.authorizations.insert(
+    ctx.tenant.id,
+    {
+      id,
+      cardId: ask.cardId,
+      entityId,
+      status: declined ? 'DECLINED' : 'APPROVED',
+      declineReason: declined?.reason ?? null,
+      decidedBy: declined?.step ?? 'core',
+      amountMinor,
+      approvedMinor,
+      currency: ask.currency,
+      merchant: ask.merchant,
+      channel: ask.channel,
+      networkReference: ask.networkReference,
+      trail,
+      at: ask.at,
+      velocity,
+    },
+    afterwards.length ? undefined : ctx.recordAuthorization,
+  );
+  // A step's afterwards (a timeout's event, its late answer) needs the row stored first: inserted on its own then.
   for (const after of afterwards) await after(recorded);
   return recorded;
 }

@@ -61,7 +61,7 @@ export const authorizationOperations = [
     check: ({ body, tenant }): FieldError[] => (body.currency === currencyOf(tenant) ? [] : [{ field: 'currency', message: 'Invalid', objectName: OBJECT_NAME }]),
     callsCore: true,
     refusals: ['CARD_NOT_FOUND'],
-    execute: ({ body, tenant, core, services }) =>
+    execute: ({ body, tenant, core, services, recordAuthorization }) =>
       runPipeline(
         {
           cardId: body.cardId,
@@ -72,7 +72,7 @@ export const authorizationOperations = [
           networkReference: body.networkReference ?? null,
           at: new Date(),
         },
-        { tenant, core, services },
+        { tenant, core, services, recordAuthorization },
         {
           cardStateInGateway: true,
           decide: async (ask, authorizationId) => {

@@ -60,6 +60,8 @@ export interface ExecuteContext<P, Q, B> extends OperationInput<P, Q, B> {
   log: FastifyBaseLogger;
   /** Records a security event with the audit record even when the request fails (a login locking its user). */
   securityEvent: (event: EventOf) => void;
+  /** Inserts an authorization's row with the request's audit record (decision 0380); absent where no record follows. */
+  recordAuthorization?: (row: Readonly<Record<string, unknown>>) => void;
   /**
    * Executes an approval its last checker completed (its row `executing`), once, through the pipeline's
    * operation step: the held operation's core call, its audit record (naming maker and checkers), its event

@@ -165,6 +165,7 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         settlement,
         // The request's own span: an event's deliveries are traced as its children.
         traceparent: trace ? tracing()!.traceparent(trace.context) : undefined,
+        authorization: ctx.authorization ?? undefined,
       };
       // The wait for the batch that commits it (the group commit's span is linked to this one).
       await inStep(request, 'audit', () => services.audit.record(entry));

@@ -237,6 +237,9 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
       services,
       log: request.log,
       securityEvent,
+      recordAuthorization: (row) => {
+        ctx.authorization = row;
+      },
       executeApproved: (approval) => executeApproved(approval, request),
       heldAt: null,
     });

@@ -74,43 +74,56 @@ export const fromRow = (r: Row): AuthorizationRecord => ({
   at: new Date(r.created_at),
 });
 
+/** A decided authorization before it is stored. */
+export type NewAuthorization = Omit<AuthorizationRecord, 'heldMinor' | 'clearedMinor' | 'reversedMinor' | 'refundedMinor' | 'creditedMinor'> & {
+  velocity?: readonly VelocityCount[];
+};
+
+/** The row of a new authorization, as JSON: one object for the insert here or in the audit writer's statement. */
+export const authorizationRow = (tenantId: string, a: NewAuthorization): Readonly<Record<string, unknown>> => ({
+  tenant_id: tenantId,
+  id: a.id,
+  card_id: a.cardId,
+  entity_id: a.entityId,
+  status: a.status,
+  decline_reason: a.declineReason,
+  decided_by: a.decidedBy,
+  amount_minor: a.amountMinor.toString(),
+  approved_minor: a.approvedMinor.toString(),
+  currency: a.currency,
+  merchant: a.merchant,
+  channel: a.channel,
+  network_reference: a.networkReference,
+  trail: a.trail,
+  created_at: a.at.toISOString(),
+  velocity: a.velocity?.length ? a.velocity : null,
+});
+
 export class AuthorizationStore {
   constructor(private readonly db: Queryable) {}
 
   /**
    * Records a decided authorization; approved ones hold what was approved. `velocity`: the counter buckets its
-   * approval is counted in, which its reversals give back to (decision 0354).
+   * approval is counted in, which its reversals give back to (decision 0354). `withRecord`: inserted by the
+   * statement that appends the request's audit record instead (decision 0380).
    */
-  async insert(
-    tenantId: string,
-    a: Omit<AuthorizationRecord, 'heldMinor' | 'clearedMinor' | 'reversedMinor' | 'refundedMinor' | 'creditedMinor'> & { velocity?: readonly VelocityCount[] },
-  ): Promise<AuthorizationRecord> {
-    const r = await this.db.query<Row>(
-      `INSERT INTO authorizations (tenant_id, id, card_id, entity_id, status, decline_reason, decided_by, amount_minor, approved_minor, held_minor,
-         currency, merchant, channel, network_reference, trail, created_at, velocity)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11::jsonb, $12, $13, $14::jsonb, $15, $16::jsonb)
-       RETURNING ${COLUMNS}`,
-      [
-        tenantId,
-        a.id,
-        a.cardId,
-        a.entityId,
-        a.status,
-        a.declineReason,
-        a.decidedBy,
-        a.amountMinor.toString(),
-        a.approvedMinor.toString(),
-        a.currency,
-        JSON.stringify(a.merchant),
-        a.channel,
-        a.networkReference,
-        JSON.stringify(a.trail),
-        a.at.toISOString(),
-        a.velocity?.length ? JSON.stringify(a.velocity) : null,
-      ],
-      { name: 'authorizations-insert' },
-    );
-    return fromRow(r.rows[0]!);
+  async insert(tenantId: string, a: NewAuthorization, withRecord?: (row: Readonly<Record<string, unknown>>) => void): Promise<AuthorizationRecord> {
+    const row = authorizationRow(tenantId, a);
+    if (withRecord) withRecord(row);
+    else
+      await this.db.query(
+        `INSERT INTO authorizations (tenant_id, id, card_id, entity_id, status, decline_reason, decided_by, amount_minor, approved_minor, held_minor,
+           currency, merchant, channel, network_reference, trail, created_at, velocity)
+         SELECT r.tenant_id, r.id, r.card_id, r.entity_id, r.status, r.decline_reason, r.decided_by, r.amount_minor, r.approved_minor, r.approved_minor,
+                r.currency, r.merchant, r.channel, r.network_reference, r.trail, r.created_at, r.velocity
+           FROM jsonb_to_record($1::jsonb) AS r(tenant_id text, id text, card_id text, entity_id text, status text, decline_reason text, decided_by text,
+                amount_minor bigint, approved_minor bigint, currency text, merchant jsonb, channel text, network_reference text, trail jsonb,
+                created_at timestamptz, velocity jsonb)`,
+        [JSON.stringify(row)],
+        { name: 'authorizations-insert' },
+      );
+    const { velocity: _, ...record } = a;
+    return { ...record, heldMinor: a.approvedMinor, clearedMinor: 0n, reversedMinor: 0n, refundedMinor: 0n, creditedMinor: 0n };
   }
 
   async get(tenantId: string, id: string): Promise<AuthorizationRecord | null> {
