@@ -55,7 +55,7 @@ export class RequestContext {
   securityEvent: DomainEvent | null = null;
   /** The authorization the operation decided, inserted with its audit record whatever the answer (decision 0380). */
   authorization: Readonly<Record<string, unknown>> | null = null;
-  /** Records of the operation's appended just before the request's own, by its statement; then `afterRecord` runs (decision 0381). */
+  /** Records appended just before the request's own by its statement, then `afterRecord` (decision 0381). */
   recordsBefore: readonly WriterEntry[] | null = null;
   afterRecord: (() => void) | null = null;
   /** The tenant's connector the operation was routed to (decision 0111); the audit record names it. */

@@ -44,23 +44,16 @@ export interface StepContext extends PipelineContext {
   authorizationId: string;
 }
 
-/** The authorization as decided, before it is stored. */
 type Decided = Pick<AuthorizationRecord, 'id' | 'cardId' | 'status' | 'amountMinor' | 'currency'>;
 
-/**
- * A step's own audit records (a timeout's event), appended by the statement that appends the authorization's, just
- * before it (decision 0381); `alone` records one where no record follows at once; `committed` runs once they are.
- */
+/** A step's audit records (a timeout's), appended just before the authorization's own by its statement (decision 0381). */
 export interface StepRecords {
   of: (a: Decided) => WriterEntry[];
   alone: (entry: WriterEntry) => Promise<void>;
   committed: (a: AuthorizationRecord) => void;
 }
 
-/**
- * A step's record, and what it tells the steps after it: `approvedMinor` caps what the core is asked to hold (a partial
- * approval by the decision endpoint); `records`, its own audit records.
- */
+/** A step's record; `approvedMinor` caps what the core is asked to hold (a partial approval by the decision endpoint). */
 export type StepResult = StepRecord & { approvedMinor?: bigint; records?: StepRecords };
 
 /** A step before the core: a decline reason stops the pipeline; `skipped` says it had nothing to decide. */
@@ -181,7 +174,6 @@ async function decide(
   const entries = stepRecords.map((r) => r.of(decided));
   const committed = (a: AuthorizationRecord) => stepRecords.forEach((r) => r.committed(a));
   if (recordAuthorization) {
-    // One statement: the steps' records, then the request's with the row; what waits for them runs once committed.
     const before = entries.flat();
     const recorded = await ctx.services.authorizations.insert(ctx.tenant.id, decided, (row) =>
       recordAuthorization(row, before.length ? { before, committed: () => committed(recorded) } : undefined),

@@ -1,7 +1,6 @@
 // The pipeline's decision-endpoint step: the tenant's own systems decide within its deadline, or its stand-in stands
 // (decision 0338). Recorded on the trail either way; a stand-in says why (`standIn`: timeout, error or busy), and a
-// timeout is also an event of record, `authorization.decision-timed-out` (decision 0353), appended with the
-// authorization's own record (decision 0381).
+// timeout is also an event of record, `authorization.decision-timed-out` (decisions 0353, 0381).
 import type { AuthorizationAsk, StepRecord } from '../../schemas/authorizations.js';
 import { fromMinor } from '../../connectors/shared/money.js';
 import type { Services } from '../services/index.js';
@@ -10,7 +9,6 @@ import type { AuthorizationRecord } from '../services/transactions/authorization
 import type { Tenant } from '../services/tenancy/tenants.js';
 
 type Decided = Pick<AuthorizationRecord, 'id' | 'cardId' | 'status' | 'amountMinor' | 'currency'>;
-/** The pipeline's StepResult (src/operations/authorization-pipeline.ts). */
 type Result = StepRecord & {
   approvedMinor?: bigint;
   records?: { of: (a: Decided) => WriterEntry[]; alone: (entry: WriterEntry) => Promise<void>; committed: (a: AuthorizationRecord) => void };

@@ -61,10 +61,7 @@ export interface ExecuteContext<P, Q, B> extends OperationInput<P, Q, B> {
   log: FastifyBaseLogger;
   /** Records a security event with the audit record even when the request fails (a login locking its user). */
   securityEvent: (event: EventOf) => void;
-  /**
-   * Inserts an authorization's row with the request's audit record (decision 0380); absent where no record follows.
-   * `before`: records appended by the same statement just before it, `committed` run once it is (decision 0381).
-   */
+  /** Inserts an authorization's row with the request's audit record, after `before` (decisions 0380, 0381); absent where no record follows. */
   recordAuthorization?: (row: Readonly<Record<string, unknown>>, also?: { before: readonly WriterEntry[]; committed: () => void }) => void;
   /**
    * Executes an approval its last checker completed (its row `executing`), once, through the pipeline's

@@ -97,13 +97,9 @@ function describe(err: unknown): string {
   return (code ? `${code}: ${message}` : message).replace(/\s+/g, ' ').slice(0, 120);
 }
 
-/** Why a call was given up (one error for all: an abort makes no stack). */
 const GIVEN_UP = Object.assign(new Error('the decision call was given up'), { name: 'AbortError' });
 
-/**
- * Aborts a call without the stacks undici's abort error and the socket's destroy would format for nobody (0.2 ms
- * per abort in the profile of a hanging endpoint); synchronous, so the limit is back before anything else runs.
- */
+/** Aborts a call without formatting stacks nobody reads (undici's error, the socket's destroy; decision 0381). */
 function abort(controller: AbortController): void {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
@@ -136,7 +132,6 @@ export class DecisionService {
   private readonly inFlight = new Map<string, number>();
   /** Late answers still awaited, with their reconciliation (tests and close wait for them). */
   private readonly pending = new Set<Promise<unknown>>();
-  /** Each call's controller, aborted at its deadline plus the late window, or on close. */
   private readonly calls = new Set<AbortController>();
   private closed = false;
   private agents: Promise<Pools> | null = null;
@@ -186,7 +181,6 @@ export class DecisionService {
     const controller = new AbortController();
     this.calls.add(controller);
     if (this.closed) abort(controller);
-    // One timer at a time per call: its deadline, then the end of its late window (the abort); cleared as it settles.
     let timer: NodeJS.Timeout | undefined;
     const call = this.call(sandbox, endpoint, ask, deadlineMs, controller.signal).finally(() => {
       clearTimeout(timer);
