@@ -34,6 +34,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS || '3');
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS || '3');
 const STORE = process.env.BENCH_STORE || (process.env.DATABASE_URL ? 'postgres' : 'disk');
 const PROFILE = process.env.BENCH_PROFILE === '1';
+/** BENCH_AUTH_ONLY=1: the authorization arm alone (a CPU profile of its path without the limit upgrades'). */
+const ARMS = process.env.BENCH_AUTH_ONLY === '1' ? (['authorization'] as const) : (['upgrade', 'authorization'] as const);
 const CARDS = 99;
 const APP = 'cardline_bench_authorizations';
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
@@ -312,7 +314,7 @@ export async function benchAuthorizations(): Promise<number> {
       return 0;
     }
     const runs = new Map<string, Run[]>();
-    const arms = gateways.flatMap((g) => (['upgrade', 'authorization'] as const).map((arm) => ({ g, arm, key: `${g.label} ${arm}` })));
+    const arms = gateways.flatMap((g) => ARMS.map((arm) => ({ g, arm, key: `${g.label} ${arm}` })));
     for (const { g, arm } of arms) if (WARMUP > 0) await load(g, arm, WARMUP);
     for (let round = 1; round <= ROUNDS; round++) {
       // Alternated, and in the opposite order every other round, so that neither arm always runs on a warmer machine.
@@ -338,7 +340,7 @@ export async function benchAuthorizations(): Promise<number> {
       );
     }
     console.log('\nTargets:');
-    for (const g of gateways) {
+    for (const g of ARMS.length === 2 ? gateways : []) {
       // The ratio of each round's authorizations to its limit upgrades, median over the rounds.
       const a = runs.get(`${g.label} authorization`)!;
       const u = runs.get(`${g.label} upgrade`)!;

@@ -15,6 +15,13 @@ import { NPX_CARDLINE, RUNNABLE, docBlocks, expectations, outputMatches, withAdd
 
 const DOCS = ['README.md', 'docs/api.md', 'docs/sdk.md', 'docs/operating.md'];
 
+/** package.json's `demo` script (its heap and malloc settings too), the gateway named by its absolute path. */
+function demoScript(): string {
+  const script = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { demo: string } }).scripts.demo;
+  expect(script).toContain('bin/gateway.js --demo');
+  return script.replace('bin/gateway.js', JSON.stringify(join(ROOT, 'bin', 'gateway.js')));
+}
+
 /** The shell the blocks run in: the project's `npx cardline` and `npx tsx`, `npm run demo|mock-core` on the test's ports, curl saying each status. */
 function prelude(dir: string, ports: Record<string, number>): string {
   return `exec 2>&1 </dev/null
@@ -22,7 +29,7 @@ PIDS=${JSON.stringify(join(dir, 'pids'))}; LOGS=${JSON.stringify(join(dir, 'logs
 ${NPX_CARDLINE.replace('else command npx', `elif [ "$1" = tsx ]; then shift; node --import tsx "$@"; else command npx`)}
 npm() {
   case "$1 $2" in
-    "run demo") shift 2; PORT=${ports.gw} CARDLINE_ADMIN_PORT=${ports.admin} node ${JSON.stringify(join(ROOT, 'bin', 'gateway.js'))} --demo "$@" ;;
+    "run demo") shift 2; PORT=${ports.gw} CARDLINE_ADMIN_PORT=${ports.admin} ${demoScript()} "$@" ;;
     "run mock-core") shift 2; [ "$1" = -- ] && shift; MOCK_CORE_PORT=${ports.cards} node --import tsx ${JSON.stringify(join(ROOT, 'src', 'mock-core', 'main.ts'))} "$@" ;;
     *) command npm "$@" ;;
   esac

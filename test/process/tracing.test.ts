@@ -158,13 +158,16 @@ describe('traces of a limit upgrade that reaches a REST core and fires a webhook
     expect(send.attributes).toMatchObject({ 'messaging.system': 'webhook', 'messaging.operation.type': 'send', 'http.response.status_code': 204, 'cardline.tenant': 'demo' });
     expect(hook!.headers.traceparent).toBe(`00-${callerTrace}-${send.spanId}-01`);
 
-    // The request's log lines name its trace and its server span; X-Request-Id is as it was.
-    const completed = gw
-      .proc!.output()
-      .split('\n')
-      .filter((l) => l.includes('"request completed"') && l.includes(requestId))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(completed).toEqual([expect.objectContaining({ requestId, trace_id: callerTrace, span_id: server.spanId, status: 200 })]);
+    // The request's log lines name its trace and its server span; X-Request-Id is as it was. The gateway writes
+    // its lines in 4 kB or 100 ms batches (decision 0388): waited for until the line is out.
+    const completed = () =>
+      gw
+        .proc!.output()
+        .split('\n')
+        .filter((l) => l.includes('"request completed"') && l.includes(requestId))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    await expect.poll(completed, { timeout: 60_000, interval: 50 }).toHaveLength(1);
+    expect(completed()).toEqual([expect.objectContaining({ requestId, trace_id: callerTrace, span_id: server.spanId, status: 200 })]);
 
     // A scrape that asks for OpenMetrics gets the request's trace as its latency bucket's exemplar.
     const scraped = await fetch(`${gw.admin}/metrics`, { headers: { accept: 'application/openmetrics-text; version=1.0.0,text/plain;q=0.5' } });

@@ -62,6 +62,13 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 }
 
 const keyOf = (tenantId: string, name: string) => `${tenantId}\u0000${name}`;
+/** What identifies a connector's configuration, per configuration object (a tenant's configuration is not changed in place, as routesOf assumes). */
+const configKeys = new WeakMap<object, string>();
+const configKeyOf = (config: { id: string; module?: string | undefined; options?: unknown }): string => {
+  let key = configKeys.get(config);
+  if (key === undefined) configKeys.set(config, (key = JSON.stringify([config.id, config.module ?? null, config.options ?? {}])));
+  return key;
+};
 
 export class ConnectorInstances {
   private readonly instances = new Map<string, Instance>();
@@ -147,12 +154,13 @@ export class ConnectorInstances {
     this.sweep(tenant, version);
     const config = routesOf(tenant.config).connectors[name];
     if (!config) throw new ConnectorConfigError(tenant.id, name, 'is not a connector of this tenant');
-    const key = JSON.stringify([config.id, config.module ?? null, config.options ?? {}]);
-    const existing = this.instances.get(keyOf(tenant.id, name));
+    const key = configKeyOf(config);
+    const at = keyOf(tenant.id, name);
+    const existing = this.instances.get(at);
     if (existing && existing.key === key) {
       // Most recently used last: eviction takes the first idle one.
-      this.instances.delete(keyOf(tenant.id, name));
-      this.instances.set(keyOf(tenant.id, name), existing);
+      this.instances.delete(at);
+      this.instances.set(at, existing);
       return existing;
     }
     // A request begun on an older configuration uses the newer instance; holders of the old one finish on it.

@@ -44,9 +44,16 @@ const COMPILED_MAX = 10_000;
 
 const nothingToSettle = async (): Promise<VelocityCount[]> => [];
 
+/** A rule list made ready once: the cached tenant list is the same array until a change, so per tenant, not per request. */
+interface Plan {
+  versions: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; key: string }[];
+  entityScoped: boolean;
+}
+
 export class SpendControls {
   /** Versions never change: each is compiled once (bounded: cleared when full). */
   private readonly compiled = new Map<string, CompiledRule>();
+  private readonly plans = new WeakMap<readonly LoadedRule[], Plan>();
 
   constructor(
     private readonly db: Db,
@@ -64,6 +71,21 @@ export class SpendControls {
     return c;
   }
 
+  private plan(rules: readonly LoadedRule[]): Plan {
+    let p = this.plans.get(rules);
+    if (!p) {
+      const versions = rules.flatMap((rule) =>
+        rule.versions.map(({ mode, version, definition }) => {
+          const compiled = this.compile(rule.id, version, definition);
+          return { rule, mode, version, compiled, key: compiled.velocity ? `${rule.id}|${compiled.velocity.counter}|` : '' };
+        }),
+      );
+      p = { versions, entityScoped: versions.some((v) => v.compiled.velocity?.spec.scope === 'entity') };
+      this.plans.set(rules, p);
+    }
+    return p;
+  }
+
   /**
    * Decides the step. `entityOf` reads the card's entity (free where the card-state step already read the card);
    * it is called only when a rule needs it.
@@ -73,8 +95,7 @@ export class SpendControls {
     const first = await this.rules.forAuthorization(tenantId, ask.cardId, null);
     const { entityRules } = first;
     let { rules } = first;
-    const entityScoped = rules.some((r) => r.versions.some((v) => v.definition.velocity?.scope === 'entity'));
-    if (entityRules || entityScoped) {
+    if (entityRules || this.plan(rules).entityScoped) {
       entityId = await entityOf();
       if (entityRules) rules = (await this.rules.forAuthorization(tenantId, ask.cardId, entityId)).rules;
     }
@@ -91,51 +112,43 @@ export class SpendControls {
     };
     const evaluations: RuleEvaluation[] = [];
     let declined: { rule: LoadedRule; version: number; reason: DeclineReason } | null = null;
-    const velocities: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; v: CompiledVelocity }[] = [];
+    const velocities: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; v: CompiledVelocity; key: string }[] = [];
 
     // Conditions first: cheap, and a decline there spares the counters.
-    for (const rule of rules) {
-      for (const { mode, version, definition } of rule.versions) {
-        const compiled = this.compile(rule.id, version, definition);
-        if (compiled.velocity) {
-          if (compiled.velocity.counts(facts)) velocities.push({ rule, mode, version, compiled, v: compiled.velocity });
-          else evaluations.push({ ruleId: rule.id, version, mode, outcome: 'approved' });
-          continue;
-        }
-        const hit = compiled.declines!(facts);
-        const reason = compiled.declineReason ?? DEFAULT_REASON;
-        evaluations.push({ ruleId: rule.id, version, mode, outcome: hit ? 'declined' : 'approved', ...(hit ? { declineReason: reason } : {}) });
-        if (hit && mode === 'active' && !declined) declined = { rule, version, reason };
+    for (const { rule, mode, version, compiled, key } of this.plan(rules).versions) {
+      const v = compiled.velocity;
+      if (v) {
+        if (v.counts(facts)) velocities.push({ rule, mode, version, compiled, v, key: key + (v.spec.scope === 'card' ? ask.cardId : entityId!) });
+        else evaluations.push({ ruleId: rule.id, version, mode, outcome: 'approved' });
+        continue;
       }
+      const hit = compiled.declines!(facts);
+      const reason = compiled.declineReason ?? DEFAULT_REASON;
+      evaluations.push({ ruleId: rule.id, version, mode, outcome: hit ? 'declined' : 'approved', ...(hit ? { declineReason: reason } : {}) });
+      if (hit && mode === 'active' && !declined) declined = { rule, version, reason };
     }
 
     let reservations: Reservation[] = [];
     if (!declined && velocities.length > 0) {
-      const scopeValueOf = (v: CompiledVelocity) => (v.spec.scope === 'card' ? ask.cardId : entityId!);
       // One counter per rule and thing counted: an active and a shadow version counting the same share it.
-      const counters = new Map<string, Reservation>();
-      for (const { rule, v } of velocities) {
-        const scopeValue = scopeValueOf(v);
-        const key = `${rule.id}|${v.counter}|${scopeValue}`;
-        if (!counters.has(key)) counters.set(key, { ruleId: rule.id, counter: v.counter, scopeValue, bucket: bucketsAt(ask.at, v.bucketSeconds).bucket, amountMinor: ask.amountMinor });
+      const counters = new Map<string, { c: Reservation; oldest: number; limit: { amount: bigint | null; count: number | null } }>();
+      for (const { rule, mode, v, key } of velocities) {
+        let w = counters.get(key);
+        if (!w) {
+          const { bucket, oldest } = bucketsAt(ask.at, v.bucketSeconds);
+          const scopeValue = v.spec.scope === 'card' ? ask.cardId : entityId!;
+          w = { c: { ruleId: rule.id, counter: v.counter, scopeValue, bucket, amountMinor: ask.amountMinor }, oldest, limit: { amount: null, count: null } };
+          counters.set(key, w);
+        }
+        if (mode !== 'active') continue;
+        const l = w.limit;
+        if (v.limitMinor !== null && (l.amount === null || v.limitMinor < l.amount)) l.amount = v.limitMinor;
+        if (v.limitCount !== null && (l.count === null || v.limitCount < l.count)) l.count = v.limitCount;
       }
       // One round trip (decision 0358): the counters locked in one global order (the key's), so two authorizations
       // needing the same counters never deadlock; counted only when no active limit is passed.
       const keys = [...counters.keys()].sort();
-      const limits = new Map<string, { amount: bigint | null; count: number | null }>();
-      for (const { rule, mode, v } of velocities) {
-        if (mode !== 'active') continue;
-        const key = `${rule.id}|${v.counter}|${scopeValueOf(v)}`;
-        const l = limits.get(key) ?? { amount: null, count: null };
-        if (v.limitMinor !== null && (l.amount === null || v.limitMinor < l.amount)) l.amount = v.limitMinor;
-        if (v.limitCount !== null && (l.count === null || v.limitCount < l.count)) l.count = v.limitCount;
-        limits.set(key, l);
-      }
-      const windows = keys.map((key) => {
-        const c = counters.get(key)!;
-        const bucketSeconds = velocities.find((x) => x.rule.id === c.ruleId && x.v.counter === c.counter)!.v.bucketSeconds;
-        return { c, oldest: bucketsAt(ask.at, bucketSeconds).oldest, limit: limits.get(key) ?? { amount: null, count: null } };
-      });
+      const windows = keys.map((key) => counters.get(key)!);
       const r = await this.db.query<{ total_amount: string; total_count: string; counted: boolean }>(
         `SELECT total_amount::text, total_count::text, counted FROM cardline_velocity_count($1, $2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint, $8::bigint[], $9::integer[], $10)`,
         [
@@ -153,13 +166,13 @@ export class SpendControls {
         { name: 'auth-rule-counters-count' },
       );
       const totals = new Map(keys.map((key, i) => [key, { amountMinor: BigInt(r.rows[i]!.total_amount), count: Number(r.rows[i]!.total_count) }]));
-      for (const { rule, mode, version, compiled, v } of velocities) {
-        const verdict = velocityVerdict(v, totals.get(`${rule.id}|${v.counter}|${scopeValueOf(v)}`)!, ask.amountMinor);
+      for (const { rule, mode, version, compiled, v, key } of velocities) {
+        const verdict = velocityVerdict(v, totals.get(key)!, ask.amountMinor);
         const reason = compiled.declineReason ?? verdict ?? undefined;
         evaluations.push({ ruleId: rule.id, version, mode, outcome: verdict ? 'declined' : 'approved', ...(verdict ? { declineReason: reason } : {}) });
         if (verdict && mode === 'active' && !declined) declined = { rule, version, reason: reason! };
       }
-      if (r.rows[0]?.counted) reservations = [...counters.values()];
+      if (r.rows[0]?.counted) reservations = [...counters.values()].map((w) => w.c);
     }
 
     const decided = declined as { rule: LoadedRule; version: number; reason: DeclineReason } | null;
