@@ -2,6 +2,7 @@
 // step writes its own fields, and the recorder reads them when the answering step calls it.
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
+import type { WriterEntry } from './audit/writer.js';
 import type { DomainEvent } from './events/outbox.js';
 import type { Operator } from './services/identity/operator-keys.js';
 import type { Tenant } from './services/tenancy/tenants.js';
@@ -54,6 +55,9 @@ export class RequestContext {
   securityEvent: DomainEvent | null = null;
   /** The authorization the operation decided, inserted with its audit record whatever the answer (decision 0380). */
   authorization: Readonly<Record<string, unknown>> | null = null;
+  /** Records appended just before the request's own by its statement, then `afterRecord` (decision 0381). */
+  recordsBefore: readonly WriterEntry[] | null = null;
+  afterRecord: (() => void) | null = null;
   /** The tenant's connector the operation was routed to (decision 0111); the audit record names it. */
   coreConnector: string | null = null;
   /**

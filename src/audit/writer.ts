@@ -44,6 +44,8 @@ export interface WriterEntry extends AuditEntry {
   traceparent?: string | undefined;
   /** An authorization's row (authorizationRow()), inserted by the statement that appends its record (decision 0380). Not hashed. */
   authorization?: Readonly<Record<string, unknown>> | undefined;
+  /** Records of the same tenant appended by the same statement just before this one, each with its seq and events (decision 0381). */
+  before?: readonly WriterEntry[] | undefined;
 }
 
 /**
@@ -218,6 +220,7 @@ function storableEntry(e: WriterEntry): WriterEntry {
     ...(e.events ? { events: e.events.map(storableEvent) } : {}),
     traceparent: e.traceparent,
     authorization: e.authorization,
+    ...(e.before?.length ? { before: e.before.map((b) => storableEntry({ ...b, tenantId: e.tenantId })) } : {}),
     settlement: e.settlement && {
       ...(e.settlement.tenantId !== undefined ? { tenantId: e.settlement.tenantId } : {}),
       scope: e.settlement.scope,
@@ -422,8 +425,9 @@ export class AuditWriter {
     for (const p of batch) await this.append([p.entry]).then(p.resolve, failed(p));
   }
 
-  private async append(entries: WriterEntry[]): Promise<void> {
+  private async append(batch: WriterEntry[]): Promise<void> {
     const started = performance.now();
+    const entries = batch.flatMap((e) => (e.before ? [...e.before, e] : [e]));
     const tenants = [...new Set(entries.map((e) => e.tenantId))];
     for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
       await this.claim(tenants.filter((t) => !this.heads.has(t)));

@@ -5,9 +5,10 @@ import { randomUUID } from 'node:crypto';
 import type { AuthorizationAsk, AuthorizationStep, StepRecord } from '../../schemas/authorizations.js';
 import type { DeclineReason } from '../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../connectors/shared/money.js';
-import type { AuthorizationRecord } from '../services/transactions/authorizations.js';
+import type { WriterEntry } from '../audit/writer.js';
+import type { AuthorizationRecord, NewAuthorization } from '../services/transactions/authorizations.js';
 import type { VelocityCount } from '../services/transactions/spend-controls.js';
-import type { CoreCall, EventOf } from './define.js';
+import type { CoreCall, EventOf, ExecuteContext } from './define.js';
 import type { ValueOf } from '../services/connectors/index.js';
 import { DEFAULT_TIME_ZONE } from '../../schemas/tenant.js';
 import type { Services } from '../services/index.js';
@@ -28,7 +29,7 @@ export interface PipelineContext {
   core: CoreCall;
   services: Services;
   /** Where given, the authorization's row goes in with the request's audit record (decision 0380). */
-  recordAuthorization?: ((row: Readonly<Record<string, unknown>>) => void) | undefined;
+  recordAuthorization?: ExecuteContext<unknown, unknown, unknown>['recordAuthorization'];
 }
 
 /** What the steps of one authorization share: the card, read once; what to settle once the pipeline decided. */
@@ -43,11 +44,17 @@ export interface StepContext extends PipelineContext {
   authorizationId: string;
 }
 
-/**
- * A step's record, and what it tells the steps after it: `approvedMinor` caps what the core is asked to hold (a partial
- * approval by the decision endpoint); `afterwards` runs, awaited, once the authorization is recorded (a timeout's event).
- */
-export type StepResult = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void | Promise<void> };
+type Decided = Pick<AuthorizationRecord, 'id' | 'cardId' | 'status' | 'amountMinor' | 'currency'>;
+
+/** A step's audit records (a timeout's), appended just before the authorization's own by its statement (decision 0381). */
+export interface StepRecords {
+  of: (a: Decided) => WriterEntry[];
+  alone: (entry: WriterEntry) => Promise<void>;
+  committed: (a: AuthorizationRecord) => void;
+}
+
+/** A step's record; `approvedMinor` caps what the core is asked to hold (a partial approval by the decision endpoint). */
+export type StepResult = StepRecord & { approvedMinor?: bigint; records?: StepRecords };
 
 /** A step before the core: a decline reason stops the pipeline; `skipped` says it had nothing to decide. */
 type GatewayStep = (ask: AuthorizationAsk, ctx: StepContext, run: PipelineRun) => Promise<StepResult>;
@@ -119,12 +126,12 @@ async function decide(
   const amountMinor = toMinor(ask.amount);
   let declined: { step: AuthorizationStep; reason: DeclineReason } | null = null;
   let capMinor: bigint | null = null;
-  const afterwards: NonNullable<StepResult['afterwards']>[] = [];
+  const stepRecords: StepRecords[] = [];
   for (const step of steps) {
-    const { approvedMinor: cap, afterwards: after, ...record } = await step(ask, { ...ctx, authorizationId: generatedId }, run);
+    const { approvedMinor: cap, records, ...record } = await step(ask, { ...ctx, authorizationId: generatedId }, run);
     trail.push(record);
     if (cap !== undefined) capMinor = cap;
-    if (after) afterwards.push(after);
+    if (records) stepRecords.push(records);
     if (record.outcome === 'declined') {
       declined = { step: record.step, reason: record.declineReason! };
       break;
@@ -146,29 +153,37 @@ async function decide(
     }
   }
   const velocity = await settle(approvedMinor);
-  const recorded = await ctx.services.authorizations.insert(
-    ctx.tenant.id,
-    {
-      id,
-      cardId: ask.cardId,
-      entityId,
-      status: declined ? 'DECLINED' : 'APPROVED',
-      declineReason: declined?.reason ?? null,
-      decidedBy: declined?.step ?? 'core',
-      amountMinor,
-      approvedMinor,
-      currency: ask.currency,
-      merchant: ask.merchant,
-      channel: ask.channel,
-      networkReference: ask.networkReference,
-      trail,
-      at: ask.at,
-      velocity,
-    },
-    afterwards.length ? undefined : ctx.recordAuthorization,
-  );
-  // A step's afterwards (a timeout's event, its late answer) needs the row stored first: inserted on its own then.
-  for (const after of afterwards) await after(recorded);
+  const decided: NewAuthorization = {
+    id,
+    cardId: ask.cardId,
+    entityId,
+    status: declined ? 'DECLINED' : 'APPROVED',
+    declineReason: declined?.reason ?? null,
+    decidedBy: declined?.step ?? 'core',
+    amountMinor,
+    approvedMinor,
+    currency: ask.currency,
+    merchant: ask.merchant,
+    channel: ask.channel,
+    networkReference: ask.networkReference,
+    trail,
+    at: ask.at,
+    velocity,
+  };
+  const { recordAuthorization } = ctx;
+  const entries = stepRecords.map((r) => r.of(decided));
+  const committed = (a: AuthorizationRecord) => stepRecords.forEach((r) => r.committed(a));
+  if (recordAuthorization) {
+    const before = entries.flat();
+    const recorded = await ctx.services.authorizations.insert(ctx.tenant.id, decided, (row) =>
+      recordAuthorization(row, before.length ? { before, committed: () => committed(recorded) } : undefined),
+    );
+    return recorded;
+  }
+  // No record follows at once (the sandbox route, an approved execution): the row first, then the steps' records.
+  const recorded = await ctx.services.authorizations.insert(ctx.tenant.id, decided);
+  for (const [i, r] of stepRecords.entries()) for (const entry of entries[i]!) await r.alone(entry);
+  committed(recorded);
   return recorded;
 }
 

@@ -1,13 +1,18 @@
 // The pipeline's decision-endpoint step: the tenant's own systems decide within its deadline, or its stand-in stands
 // (decision 0338). Recorded on the trail either way; a stand-in says why (`standIn`: timeout, error or busy), and a
-// timeout is also an event of record, `authorization.decision-timed-out` (decision 0353).
+// timeout is also an event of record, `authorization.decision-timed-out` (decisions 0353, 0381).
 import type { AuthorizationAsk, StepRecord } from '../../schemas/authorizations.js';
 import { fromMinor } from '../../connectors/shared/money.js';
 import type { Services } from '../services/index.js';
+import type { WriterEntry } from '../audit/writer.js';
 import type { AuthorizationRecord } from '../services/transactions/authorizations.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
 
-type Result = StepRecord & { approvedMinor?: bigint; afterwards?: (a: AuthorizationRecord) => void | Promise<void> };
+type Decided = Pick<AuthorizationRecord, 'id' | 'cardId' | 'status' | 'amountMinor' | 'currency'>;
+type Result = StepRecord & {
+  approvedMinor?: bigint;
+  records?: { of: (a: Decided) => WriterEntry[]; alone: (entry: WriterEntry) => Promise<void>; committed: (a: AuthorizationRecord) => void };
+};
 
 export async function decisionEndpointStep(ask: AuthorizationAsk, ctx: { tenant: Tenant; services: Services; authorizationId: string }): Promise<Result> {
   const endpoint = ctx.tenant.config.authorization?.decision;
@@ -29,13 +34,16 @@ export async function decisionEndpointStep(ask: AuthorizationAsk, ctx: { tenant:
       ? { step: 'decision-endpoint', outcome: 'approved', standIn: decision.cause, detail: `${decision.detail}: stand-in approve` }
       : { step: 'decision-endpoint', outcome: 'declined', declineReason: 'ISSUER_UNAVAILABLE', standIn: decision.cause, detail: `${decision.detail}: stand-in decline` };
   if (decision.cause !== 'timeout') return record;
-  // A timeout is an event of record once the authorization is stored; its late answer, if any, is reconciled after.
+  // A timeout is an event of record with the authorization's; its late answer, if any, is reconciled once committed.
   const late = decision.late;
   return {
     ...record,
-    afterwards: async (a) => {
-      await decisions.timedOut(ctx.tenant.id, endpoint, a);
-      if (late) decisions.reconcile(ctx.tenant.id, endpoint.standIn, a, late);
+    records: {
+      of: (a) => [decisions.timeoutRecord(ctx.tenant.id, endpoint, a)],
+      alone: (entry) => decisions.recordTimeout(entry),
+      committed: (a) => {
+        if (late) decisions.reconcile(ctx.tenant.id, endpoint.standIn, a, late);
+      },
     },
   };
 }

@@ -16,6 +16,7 @@ import type { Access } from './access.js';
 import type { ApprovableOperation, ApprovalCondition } from '../../schemas/approvals.js';
 import type { ApprovalFacts } from '../domain/approval-policy.js';
 import type { Approval } from '../services/tenancy/approvals.js';
+import type { WriterEntry } from '../audit/writer.js';
 
 export type { Sealed, SensitiveValues };
 
@@ -60,8 +61,8 @@ export interface ExecuteContext<P, Q, B> extends OperationInput<P, Q, B> {
   log: FastifyBaseLogger;
   /** Records a security event with the audit record even when the request fails (a login locking its user). */
   securityEvent: (event: EventOf) => void;
-  /** Inserts an authorization's row with the request's audit record (decision 0380); absent where no record follows. */
-  recordAuthorization?: (row: Readonly<Record<string, unknown>>) => void;
+  /** Inserts an authorization's row with the request's audit record, after `before` (decisions 0380, 0381); absent where no record follows. */
+  recordAuthorization?: (row: Readonly<Record<string, unknown>>, also?: { before: readonly WriterEntry[]; committed: () => void }) => void;
   /**
    * Executes an approval its last checker completed (its row `executing`), once, through the pipeline's
    * operation step: the held operation's core call, its audit record (naming maker and checkers), its event

@@ -166,9 +166,11 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         // The request's own span: an event's deliveries are traced as its children.
         traceparent: trace ? tracing()!.traceparent(trace.context) : undefined,
         authorization: ctx.authorization ?? undefined,
+        before: ctx.recordsBefore ?? undefined,
       };
       // The wait for the batch that commits it (the group commit's span is linked to this one).
       await inStep(request, 'audit', () => services.audit.record(entry));
+      ctx.afterRecord?.();
     } catch (err) {
       // An unrecorded write is not acknowledged: a 500 in the route's dialect, the key given back for a retry.
       request.log.error({ err }, 'audit record could not be committed');

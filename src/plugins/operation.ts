@@ -237,8 +237,10 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
       services,
       log: request.log,
       securityEvent,
-      recordAuthorization: (row) => {
+      recordAuthorization: (row, also) => {
         ctx.authorization = row;
+        ctx.recordsBefore = also?.before ?? null;
+        ctx.afterRecord = also?.committed ?? null;
       },
       executeApproved: (approval) => executeApproved(approval, request),
       heldAt: null,

@@ -12,7 +12,7 @@ import { DECISION_DEADLINE_DEFAULT_MS, DECISION_DEADLINE_MAX_MS, type DecisionEn
 import type { DeclineReason } from '../../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../../connectors/shared/money.js';
 import type { DecisionsConfig } from '../../config.js';
-import type { AuditWriter } from '../../audit/writer.js';
+import type { AuditWriter, WriterEntry } from '../../audit/writer.js';
 import type { DecisionObserver } from '../infrastructure/metrics.js';
 import { domainEvent, type DomainEvent } from '../../events/outbox.js';
 import { addressRefusal, checkTarget, checkUrlForm, checkedLookup, hostOf, TargetRefused, type Resolver, type TargetPolicy } from '../../notify/addresses.js';
@@ -97,6 +97,19 @@ function describe(err: unknown): string {
   return (code ? `${code}: ${message}` : message).replace(/\s+/g, ' ').slice(0, 120);
 }
 
+const GIVEN_UP = Object.assign(new Error('the decision call was given up'), { name: 'AbortError' });
+
+/** Aborts a call without formatting stacks nobody reads (undici's error, the socket's destroy; decision 0381). */
+function abort(controller: AbortController): void {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    controller.abort(GIVEN_UP);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 /** Whether an answer says what the stand-in said: both decline, or both approve the whole amount. */
 const sameAsStandIn = (answer: DecisionAnswered, standIn: DecisionEndpointConfig['standIn']): boolean =>
   answer.approved ? standIn === 'approve' && answer.approvedMinor === null : standIn === 'decline';
@@ -119,7 +132,8 @@ export class DecisionService {
   private readonly inFlight = new Map<string, number>();
   /** Late answers still awaited, with their reconciliation (tests and close wait for them). */
   private readonly pending = new Set<Promise<unknown>>();
-  private readonly closing = new AbortController();
+  private readonly calls = new Set<AbortController>();
+  private closed = false;
   private agents: Promise<Pools> | null = null;
 
   constructor(private readonly opts: DecisionServiceOptions) {}
@@ -164,15 +178,26 @@ export class DecisionService {
     }
     this.inFlight.set(tenantId, busy + 1);
     const started = performance.now();
-    const call = this.call(sandbox, endpoint, ask, deadlineMs).finally(() => {
+    const controller = new AbortController();
+    this.calls.add(controller);
+    if (this.closed) abort(controller);
+    let timer: NodeJS.Timeout | undefined;
+    const call = this.call(sandbox, endpoint, ask, deadlineMs, controller.signal).finally(() => {
+      clearTimeout(timer);
+      this.calls.delete(controller);
       const left = (this.inFlight.get(tenantId) ?? 1) - 1;
       if (left > 0) this.inFlight.set(tenantId, left);
       else this.inFlight.delete(tenantId);
     });
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), deadlineMs)));
+    const lateWindowMs = this.opts.config.lateWindowMs;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => {
+        resolve('timeout');
+        if (lateWindowMs > 0) timer = setTimeout(() => abort(controller), lateWindowMs);
+        else abort(controller);
+      }, deadlineMs);
+    });
     const first = await Promise.race([call.then((answer) => ({ answer }), (error: unknown) => ({ error })), timedOut]);
-    clearTimeout(timer);
     // A call aborted at its own limit as the deadline passes (a late window of 0) timed out all the same.
     if (first === 'timeout' || ('error' in first && performance.now() - started >= deadlineMs)) {
       const late = call.then(
@@ -185,7 +210,7 @@ export class DecisionService {
     return { kind: 'answered', answer: first.answer };
   }
 
-  private async call(sandbox: boolean, endpoint: DecisionEndpointConfig, ask: DecisionAsk, deadlineMs: number): Promise<DecisionAnswered> {
+  private async call(sandbox: boolean, endpoint: DecisionEndpointConfig, ask: DecisionAsk, deadlineMs: number, signal: AbortSignal): Promise<DecisionAnswered> {
     const policy = this.policy(sandbox);
     // The form again (the policy may have changed since it was saved), and literal addresses, which skip the lookup.
     const url = checkUrlForm(endpoint.url, policy);
@@ -222,7 +247,7 @@ export class DecisionService {
         'webhook-signature': sign(endpoint.secret, ask.authorizationId, timestamp, body),
       },
       body,
-      signal: AbortSignal.any([this.closing.signal, AbortSignal.timeout(deadlineMs + this.opts.config.lateWindowMs)]),
+      signal,
     });
     return readAnswer(res, ask);
   }
@@ -262,15 +287,17 @@ export class DecisionService {
   }
 
   /**
-   * Once the authorization is stored, a timed-out stand-in is recorded with `authorization.decision-timed-out`
-   * (decision 0353; errors and busy stand-ins are not). A failure to record is logged; the answer stands.
+   * A timed-out stand-in's record, `authorization.decision-timed-out` (decision 0353; errors and busy stand-ins have
+   * none), appended by the statement that appends the authorization's own, just before it (decision 0381).
    */
-  async timedOut(
+  timeoutRecord(
     tenantId: string,
     endpoint: DecisionEndpointConfig,
     authorization: { id: string; cardId: string; status: 'APPROVED' | 'DECLINED'; amountMinor: bigint; currency: string },
-  ): Promise<void> {
-    const event = () =>
+  ): WriterEntry {
+    return this.entry(
+      tenantId,
+      authorization,
       domainEvent('authorization.decision-timed-out', {
         authorizationId: authorization.id,
         cardId: authorization.cardId,
@@ -279,17 +306,20 @@ export class DecisionService {
         status: authorization.status,
         standIn: endpoint.standIn,
         deadlineMs: endpoint.deadlineMs ?? DECISION_DEADLINE_DEFAULT_MS,
-      });
-    await Promise.resolve()
-      .then(() => this.record(tenantId, authorization, event()))
-      .catch((err: unknown) =>
-      this.opts.log.warn({ tenant: tenantId, authorizationId: authorization.id, reason: describe(err) }, 'decision timeout not recorded'),
+      }),
+    );
+  }
+
+  /** Where no record of the request's follows at once: the timeout's record alone, once the row is stored; a failure is logged. */
+  async recordTimeout(entry: WriterEntry): Promise<void> {
+    await this.opts.audit.record(entry).catch((err: unknown) =>
+      this.opts.log.warn({ tenant: entry.tenantId, authorizationId: entry.target['authorizationId'], reason: describe(err) }, 'decision timeout not recorded'),
     );
   }
 
   /** An event of the decision endpoint's, on the tenant's audit trail with its own record (no caller: the gateway's). */
-  private record(tenantId: string, authorization: { id: string; cardId: string }, event: DomainEvent): Promise<void> {
-    return this.opts.audit.record({
+  private entry(tenantId: string, authorization: { id: string; cardId: string }, event: DomainEvent): WriterEntry {
+    return {
       tenantId,
       at: new Date(),
       actor: null,
@@ -303,7 +333,11 @@ export class DecisionService {
       requestId: randomUUID(),
       origin: null,
       event,
-    });
+    };
+  }
+
+  private record(tenantId: string, authorization: { id: string; cardId: string }, event: DomainEvent): Promise<void> {
+    return this.opts.audit.record(this.entry(tenantId, authorization, event));
   }
 
   /** Resolves when every late answer awaited now has come (or its window passed) and was reconciled. */
@@ -312,7 +346,8 @@ export class DecisionService {
   }
 
   async close(): Promise<void> {
-    this.closing.abort();
+    this.closed = true;
+    for (const controller of this.calls) abort(controller);
     await this.idle();
     if (!this.agents) return;
     const { agents } = await this.agents;
