@@ -8,6 +8,7 @@ import { uuidv7 } from 'uuidv7';
 import type { Span } from '@opentelemetry/api';
 import { tracing } from '../telemetry/index.js';
 import type { Db } from '../store/db.js';
+import { insertAuthorizationsFrom } from '../store/authorization-rows.js';
 import type { DomainEvent } from '../events/outbox.js';
 import { GENESIS_HASH, recordHash, type AuditEntry } from './chain.js';
 import { subscribesSql } from '../events/subscription.js';
@@ -70,16 +71,7 @@ const outboxCte = (param: string) => `,
 
 /** Authorizations the pipeline decided, committed with their records: one round trip and one commit less each. */
 const authorizationCte = (param: string) => `,
-         authorized AS (
-           INSERT INTO authorizations (tenant_id, id, card_id, entity_id, status, decline_reason, decided_by, amount_minor, approved_minor, held_minor,
-                                       currency, merchant, channel, network_reference, trail, created_at, velocity)
-           SELECT a.tenant_id, a.id, a.card_id, a.entity_id, a.status, a.decline_reason, a.decided_by, a.amount_minor, a.approved_minor, a.approved_minor,
-                  a.currency, a.merchant, a.channel, a.network_reference, a.trail, a.created_at, a.velocity
-             FROM jsonb_to_recordset(${param}::jsonb) AS a(tenant_id text, id text, card_id text, entity_id text, status text, decline_reason text,
-                  decided_by text, amount_minor bigint, approved_minor bigint, currency text, merchant jsonb, channel text, network_reference text,
-                  trail jsonb, created_at timestamptz, velocity jsonb)
-            WHERE (SELECT ok FROM verdict)
-         )`;
+         authorized AS (${insertAuthorizationsFrom(`jsonb_to_recordset(${param}::jsonb)`, ' WHERE (SELECT ok FROM verdict)')})`;
 
 /** With events: each record carries how many a channel subscribes to, so only those wake the worker (0219). */
 const PENDING_RETURNING = ` RETURNING (SELECT count(*) FROM evented WHERE status = 'pending')::int AS pending`;

@@ -2,6 +2,7 @@
 import type { AuthorizationMerchant, AuthorizationStatus, AuthorizationStep, StepRecord } from '../../../schemas/authorizations.js';
 import type { Channel, DeclineReason } from '../../../schemas/transactions.js';
 import type { Queryable } from '../../store/db.js';
+import { insertAuthorizationsFrom } from '../../store/authorization-rows.js';
 import type { VelocityCount } from './spend-controls.js';
 
 export interface AuthorizationRecord {
@@ -111,17 +112,7 @@ export class AuthorizationStore {
     const row = authorizationRow(tenantId, a);
     if (withRecord) withRecord(row);
     else
-      await this.db.query(
-        `INSERT INTO authorizations (tenant_id, id, card_id, entity_id, status, decline_reason, decided_by, amount_minor, approved_minor, held_minor,
-           currency, merchant, channel, network_reference, trail, created_at, velocity)
-         SELECT r.tenant_id, r.id, r.card_id, r.entity_id, r.status, r.decline_reason, r.decided_by, r.amount_minor, r.approved_minor, r.approved_minor,
-                r.currency, r.merchant, r.channel, r.network_reference, r.trail, r.created_at, r.velocity
-           FROM jsonb_to_record($1::jsonb) AS r(tenant_id text, id text, card_id text, entity_id text, status text, decline_reason text, decided_by text,
-                amount_minor bigint, approved_minor bigint, currency text, merchant jsonb, channel text, network_reference text, trail jsonb,
-                created_at timestamptz, velocity jsonb)`,
-        [JSON.stringify(row)],
-        { name: 'authorizations-insert' },
-      );
+      await this.db.query(insertAuthorizationsFrom('jsonb_to_record($1::jsonb)'), [JSON.stringify(row)], { name: 'authorizations-insert' });
     const { velocity: _, ...record } = a;
     return { ...record, heldMinor: a.approvedMinor, clearedMinor: 0n, reversedMinor: 0n, refundedMinor: 0n, creditedMinor: 0n };
   }
