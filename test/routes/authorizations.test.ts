@@ -229,3 +229,20 @@ describe('the sandbox route runs the same pipeline', () => {
     ]);
   });
 });
+
+describe('an authorization whose audit record cannot be committed (decision 0380)', () => {
+  it('answers 500 in the problem dialect and leaves no authorization row: the row goes in with the record or not at all', async () => {
+    await t.db.exec(`ALTER TABLE audit_log ADD CONSTRAINT test_no_authorizations CHECK (action <> 'authorization.create')`);
+    try {
+      const res = await authorize(ask('10.00'));
+      expect(res.statusCode).toBe(500);
+      expect(res.json()).toMatchObject({ type: `${PROBLEM_BASE}/problem-with-message`, status: 500, message: 'error.http.500' });
+    } finally {
+      await t.db.exec('ALTER TABLE audit_log DROP CONSTRAINT test_no_authorizations');
+    }
+    expect(await rows()).toBe('0');
+    // The same authorization once the record can be written: stored with it.
+    expect((await authorize(ask('10.00'))).statusCode).toBe(201);
+    expect(await rows()).toBe('1');
+  });
+});
