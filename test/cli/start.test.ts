@@ -1,7 +1,7 @@
 // The command line starts at once (issue 22, decision 0100): `cardline --help` runs the compiled dist/ and
 // loads commander and the CLI's own entry, not the schemas, jose or the store; its listing is the one of the
 // fully loaded program.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,19 @@ import { COMMANDS, createProgram } from '../../src/cli/program.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { ROOT } from '../helpers/process.js';
 import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess } from '../helpers/spawn.js';
+
+/** The module URLs a CLI run loads (fixtures/log-modules.mjs), with its exit code and output. */
+async function loadedBy(args: string[], env: NodeJS.ProcessEnv) {
+  const dir = mkdtempSync(join(tmpdir(), 'cardline-modules-'));
+  try {
+    const file = join(dir, 'modules.txt');
+    writeFileSync(file, '');
+    const r = await runProcess(process.execPath, ['--import', join(ROOT, 'test/cli/fixtures/log-modules.mjs'), join(ROOT, 'bin/cardline.js'), ...args], { cwd: ROOT, env: { ...env, LOG_MODULES_TO: file } });
+    return { ...r, modules: readFileSync(file, 'utf8').split('\n').filter(Boolean) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 const help = async (argv: string[], all = false) => (await createProgram(['node', 'cardline', ...argv], { all })).helpInformation();
 
@@ -31,10 +44,9 @@ describe('cardline --help', () => {
   });
 
   it('the binary loads no schema, no jose and nothing of the store or the gateway', async () => {
-    const r = await runProcess(process.execPath, ['--import', join(ROOT, 'test/cli/fixtures/log-modules.mjs'), join(ROOT, 'bin/cardline.js'), '--help'], { cwd: ROOT, env: process.env });
+    const { modules, ...r } = await loadedBy(['--help'], process.env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('Usage: cardline [options] [command]');
-    const modules = r.stderr.split('\n').filter((l) => l.startsWith('module: ')).map((l) => l.slice('module: '.length));
     expect(modules).toContain(new URL('dist/src/cli/program.js', `file://${ROOT}/`).href);
     expect(modules.filter((m) => /\/node_modules\/(@sinclair\/typebox|jose|fastify|pino|pg|@electric-sql)\/|\/dist\/(schemas|connectors|src\/(store|services|crypto|plugins))\//.test(m))).toEqual([]);
   });
@@ -48,10 +60,9 @@ describe('cardline --help', () => {
       const created = await runProcess(process.execPath, [join(ROOT, 'bin/cardline.js'), 'tenant', 'create', 'startup'], { cwd: ROOT, env });
       expect(created.code, created.stderr).toBe(0);
       // The store is migrated now: the next command finds it up to date with one query.
-      const r = await runProcess(process.execPath, ['--import', join(ROOT, 'test/cli/fixtures/log-modules.mjs'), join(ROOT, 'bin/cardline.js'), 'tenant', 'list'], { cwd: ROOT, env });
+      const { modules, ...r } = await loadedBy(['tenant', 'list'], env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain('startup');
-      const modules = r.stderr.split('\n').filter((l) => l.startsWith('module: ')).map((l) => l.slice('module: '.length));
       expect(modules.some((m) => m.includes('/node_modules/fastify/'))).toBe(true);
       expect(modules.filter((m) => /\/node_modules\/(undici|@nats-io\/[^/]+|ioredis|umzug|@fastify\/swagger|@fastify\/swagger-ui|@fastify\/static)\//.test(m))).toEqual([]);
     } finally {

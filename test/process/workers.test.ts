@@ -62,7 +62,14 @@ describe.skipIf(!PG)('CARDLINE_WORKERS=2 on PostgreSQL', () => {
     gw = new GatewayProcess({ DATABASE_URL: store.url!, CARDLINE_MASTER_KEY: MasterKey.generate(), CARDLINE_WORKERS: '2', CARDLINE_ADMIN_PORT: String(adminPort), CARDLINE_DEMO_OPERATOR_KEY: OPERATOR_KEY }, PASSWORD);
     await gw.start();
     // Ready means the first worker answers; the second follows it (it starts once the first is ready).
-    while (workersOf(gw.proc!.child.pid!).length < 2 || !gw.proc!.output().includes('2 gateway processes ready')) await sleep(100);
+    // Bounded, and ended by the primary's exit, so that a second worker that cannot start fails with the output.
+    let exited = false;
+    void gw.proc!.exited.then(() => (exited = true));
+    const deadline = Date.now() + 180_000;
+    while (workersOf(gw.proc!.child.pid!).length < 2 || !gw.proc!.output().includes('2 gateway processes ready')) {
+      if (exited || Date.now() > deadline) throw new Error(`the second worker is not ready (primary ${exited ? 'exited' : 'running'}):\n${gw.proc!.output()}`);
+      await sleep(100);
+    }
   }, 300_000);
 
   afterAll(async () => {
