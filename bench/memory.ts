@@ -3,8 +3,10 @@
 // starts the gateway on it in a process of its own with --expose-gc, sends every tenant BENCH_PASSES requests
 // (round-robin, 32 at a time), then prints its memory after a full collection: RSS, the V8 heap by space,
 // external and array buffers. BENCH_HEAP_SNAPSHOT=1 also writes a heap snapshot of the gateway's thread into
-// bench/profiles/ (SIGUSR2), for Chrome DevTools' Memory tab. BENCH_SEED_DIR=DIR (disk only): the seeded store
-// is kept there and copied for each later run with the same DIR, instead of seeding again (minutes at 10 000).
+// bench/profiles/ (SIGUSR2), for Chrome DevTools' Memory tab. BENCH_SEED_DIR=DIR: the seeded store is kept
+// (PGlite: in DIR; PostgreSQL: a database named in DIR/database) and copied for each later run with the same DIR,
+// instead of seeding again (minutes at 10 000). BENCH_DIST=1: the gateway runs from dist/ (`npm run build`
+// first), as `npm start` runs it, not from source through tsx.
 // BENCH_DEMO=1: instead, the embedded demo's RSS after a minute of load against issue 28's 250 MB (bench/demo-memory.ts).
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { demoMemory } from './demo-memory.js';
+import { compiled } from './dist.js';
 import { temporaryDatabase } from './postgres.js';
 import { MasterKey } from '../src/crypto/master-key.js';
 
@@ -23,12 +26,14 @@ const TENANTS = Number(process.env.BENCH_TENANTS || '10000');
 const PASSES = Number(process.env.BENCH_PASSES || '2');
 const STORE = process.env.BENCH_STORE || 'disk';
 const SNAPSHOT = process.env.BENCH_HEAP_SNAPSHOT === '1';
-const SEED_DIR = STORE === 'disk' ? process.env.BENCH_SEED_DIR : undefined;
+const SEED_DIR = process.env.BENCH_SEED_DIR;
+const DIST = process.env.BENCH_DIST === '1';
+const seededDatabase = SEED_DIR && STORE === 'postgres' && existsSync(join(SEED_DIR, 'database')) ? readFileSync(join(SEED_DIR, 'database'), 'utf8').trim() : undefined;
 const MB = (n: number) => Math.round(n / 1024 / 1024);
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cardline-memory-'));
-  const database = STORE === 'postgres' ? await temporaryDatabase('cardline_memory') : null;
+  const database = STORE === 'postgres' ? await temporaryDatabase('cardline_memory', seededDatabase) : null;
   try {
     const dataDir = join(dir, 'pglite');
     const env: NodeJS.ProcessEnv & { BENCH_TOKENS_FILE: string; BENCH_MASTER_KEY: string } = {
@@ -40,22 +45,23 @@ async function main(): Promise<void> {
       ...(database ? { BENCH_DATABASE_URL: database.url } : { BENCH_DATA_DIR: dataDir }),
     };
     const server = join(ROOT, 'bench', 'server.ts');
-    if (SEED_DIR && existsSync(join(SEED_DIR, 'tokens.json'))) {
-      cpSync(join(SEED_DIR, 'pglite'), dataDir, { recursive: true });
+    if (SEED_DIR && existsSync(join(SEED_DIR, 'tokens.json')) && (STORE !== 'postgres' || seededDatabase)) {
+      if (!database) cpSync(join(SEED_DIR, 'pglite'), dataDir, { recursive: true });
       cpSync(join(SEED_DIR, 'tokens.json'), env.BENCH_TOKENS_FILE);
     } else {
       const seeder = spawn(process.execPath, ['--import', 'tsx', server], { cwd: ROOT, env: { ...env, BENCH_PHASE: 'seed' }, stdio: ['ignore', 'ignore', 'inherit'] });
       if ((await new Promise((r) => seeder.once('exit', r))) !== 0) throw new Error('seeding failed');
       if (SEED_DIR) {
         mkdirSync(SEED_DIR, { recursive: true });
-        cpSync(dataDir, join(SEED_DIR, 'pglite'), { recursive: true });
+        if (database) writeFileSync(join(SEED_DIR, 'database'), (await temporaryDatabase('cardline_memory_seed', database.name)).name);
+        else cpSync(dataDir, join(SEED_DIR, 'pglite'), { recursive: true });
         writeFileSync(join(SEED_DIR, 'master-key'), env.BENCH_MASTER_KEY);
         cpSync(env.BENCH_TOKENS_FILE, join(SEED_DIR, 'tokens.json'));
       }
     }
     const profiles = join(ROOT, 'bench', 'profiles');
     mkdirSync(profiles, { recursive: true });
-    const child = spawn(process.execPath, ['--expose-gc', '--heapsnapshot-signal=SIGUSR2', '--import', 'tsx', server], {
+    const child = spawn(process.execPath, ['--expose-gc', '--heapsnapshot-signal=SIGUSR2', ...(DIST ? [await compiled()] : ['--import', 'tsx', server])], {
       cwd: profiles,
       env: { ...env, BENCH_PHASE: 'serve' },
       stdio: ['pipe', 'pipe', 'inherit'],

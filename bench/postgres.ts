@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-export async function temporaryDatabase(prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
+/** `template`: a copy of that database (kept seeded by bench/memory.ts's BENCH_SEED_DIR), not an empty one. */
+export async function temporaryDatabase(prefix: string, template?: string): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const server = process.env.DATABASE_URL;
   if (!server) throw new Error('BENCH_STORE=postgres needs DATABASE_URL');
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
@@ -16,8 +17,8 @@ export async function temporaryDatabase(prefix: string): Promise<{ url: string; 
       await c.end();
     }
   };
-  await sql(`CREATE DATABASE ${name}`);
+  await sql(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   const url = new URL(server);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => sql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return { url: url.toString(), name, drop: () => sql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }

@@ -5,7 +5,8 @@
 //   and BENCH_RATE_LIMIT=1 run that one variant instead.
 //   BENCH_STORE (disk | memory | postgres, with DATABASE_URL), BENCH_SECONDS (10) per run, BENCH_CONNECTIONS
 //   (32), BENCH_ROUNDS (2), BENCH_WARMUP_SECONDS (2), BENCH_AUDIT_ROWS (1 000 000; 0 skips the audit-query
-//   target), BENCH_PROFILE=1 (the child runs with --cpu-prof; profiles land in bench/profiles/).
+//   target), BENCH_PROFILE=1 (the child runs with --cpu-prof; profiles land in bench/profiles/), BENCH_DIST=1 (the
+//   gateway served from dist/, as `npm start` runs it: bench/dist.ts).
 //   Peers (issue 21): with DATABASE_URL set (and BENCH_PEERS not 0), the one-tenant variant's rounds also load the two
 //   peers of bench/peers/ (Fastify + @fastify/jwt + TypeBox, Express 5 + jsonwebtoken + ajv, one `pg` INSERT a
 //   request each), alternated with Cardline, and the summary gives Cardline's throughput and CPU per request (Node +
@@ -34,6 +35,7 @@ import { fileURLToPath } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import type pg from 'pg';
+import { compiled } from './dist.js';
 import { temporaryDatabase } from './postgres.js';
 import { contextSwitches, freePort, pin, startClusterArm, type AuditFigures, type ClusterArm } from './cluster-arm.js';
 import { PEERS, backendCpu, cpuBetween, peerCredentials, peerStats, startPeer, statsClient, type StartedPeer } from './peer-harness.js';
@@ -139,10 +141,13 @@ const profileArgs = (): string[] => {
   return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
 };
 
-function childArgs(phase: string): string[] {
-  const args = ['--import', 'tsx'];
+/** BENCH_DIST=1: the serving phase runs the compiled gateway (bench/dist.ts); seeding stays on tsx. */
+const DIST = process.env.BENCH_DIST === '1' ? compiled() : null;
+
+async function childArgs(phase: string): Promise<string[]> {
+  const args = DIST && phase !== 'seed' ? [] : ['--import', 'tsx'];
   if (PROFILE && phase !== 'seed') args.push(...profileArgs());
-  return [...args, join(ROOT, 'bench', 'server.ts')];
+  return [...args, DIST && phase !== 'seed' ? await DIST : join(ROOT, 'bench', 'server.ts')];
 }
 
 async function startChild(variant: Variant): Promise<Started> {
@@ -163,14 +168,14 @@ async function startChild(variant: Variant): Promise<Started> {
   let seedMs = NaN;
   if (STORE !== 'memory') {
     // Seeded by a process of its own, so that the gateway's start and memory are measured alone.
-    const seeder = spawn(process.execPath, childArgs('seed'), { cwd: ROOT, env: { ...env, BENCH_PHASE: 'seed' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const seeder = spawn(process.execPath, await childArgs('seed'), { cwd: ROOT, env: { ...env, BENCH_PHASE: 'seed' }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     seeder.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
     const code = await new Promise<number | null>((r) => seeder.once('exit', r));
     if (code !== 0) throw new Error(`bench seeding exited with ${code}`);
     seedMs = (JSON.parse(out.trim().split('\n').pop()!) as { seedMs: number }).seedMs;
   }
-  const child = spawn(process.execPath, childArgs('serve'), {
+  const child = spawn(process.execPath, await childArgs('serve'), {
     cwd: ROOT,
     env: { ...env, BENCH_PHASE: STORE === 'memory' ? 'all' : 'serve' },
     stdio: ['pipe', 'pipe', 'inherit'],
