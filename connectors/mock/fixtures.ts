@@ -165,28 +165,40 @@ function demoCvv(pan: string): string {
 /** The expiry of fixture cards that carry none (older snapshots, hand-written fixtures). */
 const DEMO_EXPIRY = '12/29';
 
-export function demoFixtures(): MockCoreState {
-  const entities = new Map<string, MockEntity>();
-  const cards = new Map<string, MockCard>();
-  const kits = new Map<string, MockKit>();
+/** The demo's records, made once: each core gets copies of the objects, sharing their strings (10 000 tenants, 0390). */
+let demoTemplate: { entities: MockEntity[]; cards: MockCard[]; kits: MockKit[] } | undefined;
+
+function demoRecords(): NonNullable<typeof demoTemplate> {
+  if (demoTemplate) return demoTemplate;
   const cities = ['Lisbon', 'Porto', 'Braga'];
-  ['ENT-1001', 'ENT-1002', 'ENT-1003'].forEach((entityId, i) => {
-    entities.set(entityId, {
-      entityId,
-      name: `Demo Business ${i + 1}`,
-      type: 'BUSINESS',
-      contact: { email: `accounts@demo-business-${i + 1}.example`, mobile: `+35191000100${i + 1}` },
-      creditLimitMinor: 5_000_000n,
-      outstandingMinor: 0n,
-      primaryAddress: { address1: `${10 + i} Demo Street`, city: cities[i]!, state: 'Demo', country: 'PT', pin: `100${i}-001` },
-    });
-    // 15 digits and a Luhn check digit: 4000000000030017, 4000000000030025, 4000000000030033.
-    const card = virtualCard(3001 + i, entityId, BigInt(12_345 * (i + 1)));
-    cards.set(card.cardId, card);
-  });
-  for (let n = 2001; n <= 2005; n++) kits.set(`KIT-${n}`, { kitNo: `KIT-${n}` });
-  kits.set('KIT-2101', { kitNo: 'KIT-2101', allocatedTo: 'ENT-1003' });
-  return { entities, cards, kits, transactions: [], repayments: [], holds: new Map(), idempotency: new Map() };
+  const entities = ['ENT-1001', 'ENT-1002', 'ENT-1003'].map((entityId, i): MockEntity => ({
+    entityId,
+    name: `Demo Business ${i + 1}`,
+    type: 'BUSINESS',
+    contact: { email: `accounts@demo-business-${i + 1}.example`, mobile: `+35191000100${i + 1}` },
+    creditLimitMinor: 5_000_000n,
+    outstandingMinor: 0n,
+    primaryAddress: { address1: `${10 + i} Demo Street`, city: cities[i]!, state: 'Demo', country: 'PT', pin: `100${i}-001` },
+  }));
+  // 15 digits and a Luhn check digit: 4000000000030017, 4000000000030025, 4000000000030033.
+  const cards = entities.map((e, i) => virtualCard(3001 + i, e.entityId, BigInt(12_345 * (i + 1))));
+  const kits: MockKit[] = [];
+  for (let n = 2001; n <= 2005; n++) kits.push({ kitNo: `KIT-${n}` });
+  kits.push({ kitNo: 'KIT-2101', allocatedTo: 'ENT-1003' });
+  return (demoTemplate = { entities, cards, kits });
+}
+
+export function demoFixtures(): MockCoreState {
+  const { entities, cards, kits } = demoRecords();
+  return {
+    entities: new Map(entities.map((e) => [e.entityId, { ...e, contact: { ...e.contact }, primaryAddress: { ...e.primaryAddress } }])),
+    cards: new Map(cards.map((c) => [c.cardId, { ...c }])),
+    kits: new Map(kits.map((k) => [k.kitNo, { ...k }])),
+    transactions: [],
+    repayments: [],
+    holds: new Map(),
+    idempotency: new Map(),
+  };
 }
 
 /** The test PAN of card number `n` (CARD-<n>): `4`, n in 14 digits, and a Luhn check digit. */

@@ -186,6 +186,21 @@ describe('state stays the core’s own', () => {
     expect(b.updatePreferences({ cardId: 'CARD-3001', preferences: {} }, 'k-p')).toEqual({ status: 'succeeded', value: { domestic: { enabled: true } } });
   });
 
+  it('each core has its own demo records: changing them, even in place, changes no other core’s', () => {
+    const pristine = toSnapshot(demoFixtures());
+    const b = bank();
+    const other = bank();
+    expect(b.upgradeLimit({ entityId: 'ENT-1001', amount: '60000.00', allowDecrease: false }).status).toBe('succeeded');
+    physical(b, 'KIT-2101', 'ENT-1003');
+    b.blockCard({ cardId: 'CARD-3001', reasonCode: 'LOST' });
+    const entity = b.state.entities.get('ENT-1002')!;
+    entity.contact.email = 'changed@example.invalid';
+    entity.primaryAddress.city = 'Faro';
+    expect(toSnapshot(b.state)).not.toEqual(pristine);
+    expect(toSnapshot(other.state)).toEqual(pristine);
+    expect(toSnapshot(demoFixtures())).toEqual(pristine);
+  });
+
   it('a keyed change applies once: the retry answers the first outcome even after the state moved on', () => {
     const b = bank();
     const first = b.lockCard({ cardId: 'CARD-3001' }, 'k-lock');
