@@ -7,10 +7,10 @@ import { build } from 'esbuild';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** bench/server.ts as one module importing the gateway from dist/ (its imports of ../src, ../connectors… rewritten); its path. */
+/** bench/server.ts as one module in dist/bench/, whose imports of ../src, ../connectors… are then dist/'s; its path. */
 export async function compiled(): Promise<string> {
   if (!existsSync(join(ROOT, 'dist', 'src', 'app.js'))) throw new Error('build the gateway first (npm run build)');
-  const outfile = join(ROOT, 'bench', 'profiles', 'server.dist.mjs');
+  const outfile = join(ROOT, 'dist', 'bench', 'server.js');
   await build({
     entryPoints: [join(ROOT, 'bench', 'server.ts')],
     outfile,
@@ -19,17 +19,7 @@ export async function compiled(): Promise<string> {
     format: 'esm',
     packages: 'external',
     logLevel: 'error',
-    plugins: [
-      {
-        name: 'dist',
-        setup(b) {
-          b.onResolve({ filter: /^\.\.\/(src|connectors|schemas)\// }, (args) => {
-            const file = resolve(args.resolveDir, args.path);
-            return { path: join(ROOT, 'dist', file.slice(ROOT.length + 1)), external: true };
-          });
-        },
-      },
-    ],
+    plugins: [{ name: 'dist', setup: (b) => b.onResolve({ filter: /^\.\.\/(src|connectors|schemas)\// }, (args) => ({ path: args.path, external: true })) }],
   });
   return outfile;
 }
