@@ -106,7 +106,10 @@ describe.runIf(!process.env.DATABASE_URL)('the documents, run in reading order a
     const demo = blocks.find((b) => b.inOrder.kind === 'background' && /npm run demo/.test(b.code));
     expect(demo?.where, 'the README starts the demo in a block marked background').toMatch(/^README\.md:/);
     let script = prelude(dir, ports);
-    script += `demo_start() {\n${background(demo!, addresses, 0)}DEMO=$SERVED\n}\n`;
+    // The public API answers ready a moment before the management listener listens (a block right after a
+    // restart reads its /metrics): both are waited for.
+    const managementUp = `until command curl -fsS -o /dev/null http://127.0.0.1:${ports.admin}/health/live 2>/dev/null; do kill -0 "$DEMO" 2>/dev/null || { echo "the demo exited:"; cat "$LOGS/0.log"; return 1; }; sleep 0.05; done`;
+    script += `demo_start() {\n${background(demo!, addresses, 0)}DEMO=$SERVED\n${managementUp}\n}\n`;
     // Ctrl-C in the demo's terminal: SIGINT to its process group; the demo is gone once its process is.
     script += `demo_stop() { kill -INT -- -"$DEMO"; while kill -0 "$DEMO" 2>/dev/null; do sleep 0.05; done; }\n`;
     const steps: Expectation[] = [];
