@@ -76,7 +76,7 @@ export async function waitReady(base: string, proc: Proc, timeoutMs = 180_000, p
     } catch {
       // not listening yet
     }
-    await sleep(200);
+    await sleep(50);
   }
   throw new Error(`server not ready within ${timeoutMs} ms:\n${proc.output()}`);
 }

@@ -21,16 +21,19 @@ export const withAddresses = (script: string, addresses: Record<string, string>)
 /** A shell function that runs `npx cardline …` as npx resolves it in the project: its bin/cardline.js. */
 export const NPX_CARDLINE = `npx() { if [ "$1" = cardline ]; then shift; node ${JSON.stringify(join(ROOT, 'bin', 'cardline.js'))} "$@"; else command npx "$@"; fi; }`;
 
+/** The compiled mock core (`npm run mock-core` runs its source through tsx); the test file calls ensureBuilt first. */
+export const MOCK_CORE_MAIN = join(ROOT, 'dist', 'src', 'mock-core', 'main.js');
+
 /** `npm run mock-core` on a port and a data directory of its own; resolves once it answers GET /health. */
 export async function startMockCore(port: number, dataDir: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/mock-core/main.ts', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn'], {
+  const child = spawn(process.execPath, [MOCK_CORE_MAIN, '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn'], {
     cwd: ROOT,
     stdio: 'ignore',
   });
   // A guard that only ends a broken run (a loaded machine may take a minute to start it): no duration asserted.
-  for (let i = 0; i < 600 && child.exitCode === null; i++) {
+  for (let i = 0; i < 2400 && child.exitCode === null; i++) {
     if (await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)) return child;
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGTERM');
   throw new Error(`the mock core on port ${port} did not answer GET /health`);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, baseEnv, freePort } from '../helpers/process.js';
 import { BUILD_TIMEOUT_MS, ensureBuilt, runProcess } from '../helpers/spawn.js';
-import { NPX_CARDLINE, RUNNABLE, docBlocks, expectations, outputMatches, withAddresses, type DocBlock, type Expectation } from '../helpers/walkthrough.js';
+import { MOCK_CORE_MAIN, NPX_CARDLINE, RUNNABLE, docBlocks, expectations, outputMatches, withAddresses, type DocBlock, type Expectation } from '../helpers/walkthrough.js';
 
 const DOCS = ['README.md', 'docs/api.md', 'docs/sdk.md', 'docs/operating.md'];
 
@@ -30,7 +30,7 @@ ${NPX_CARDLINE.replace('else command npx', `elif [ "$1" = tsx ]; then shift; nod
 npm() {
   case "$1 $2" in
     "run demo") shift 2; PORT=${ports.gw} CARDLINE_ADMIN_PORT=${ports.admin} ${demoScript()} "$@" ;;
-    "run mock-core") shift 2; [ "$1" = -- ] && shift; MOCK_CORE_PORT=${ports.cards} node --import tsx ${JSON.stringify(join(ROOT, 'src', 'mock-core', 'main.ts'))} "$@" ;;
+    "run mock-core") shift 2; [ "$1" = -- ] && shift; MOCK_CORE_PORT=${ports.cards} node ${JSON.stringify(MOCK_CORE_MAIN)} "$@" ;;
     *) command npm "$@" ;;
   esac
 }
@@ -46,7 +46,7 @@ serve() {
   SERVED=$(cat "$LOGS/served")
   until command curl -fsS -o /dev/null "$2" 2>/dev/null; do
     if ! kill -0 "$SERVED" 2>/dev/null || [ $((SECONDS - started)) -gt 600 ]; then echo "the server of $2 did not start:"; cat "$1"; return 1; fi
-    sleep 0.2
+    sleep 0.05
   done
 }
 `;
@@ -106,9 +106,12 @@ describe.runIf(!process.env.DATABASE_URL)('the documents, run in reading order a
     const demo = blocks.find((b) => b.inOrder.kind === 'background' && /npm run demo/.test(b.code));
     expect(demo?.where, 'the README starts the demo in a block marked background').toMatch(/^README\.md:/);
     let script = prelude(dir, ports);
-    script += `demo_start() {\n${background(demo!, addresses, 0)}DEMO=$SERVED\n}\n`;
+    // The public API answers ready a moment before the management listener listens (a block right after a
+    // restart reads its /metrics): both are waited for.
+    const managementUp = `until command curl -fsS -o /dev/null http://127.0.0.1:${ports.admin}/health/live 2>/dev/null; do kill -0 "$DEMO" 2>/dev/null || { echo "the demo exited:"; cat "$LOGS/0.log"; return 1; }; sleep 0.05; done`;
+    script += `demo_start() {\n${background(demo!, addresses, 0)}DEMO=$SERVED\n${managementUp}\n}\n`;
     // Ctrl-C in the demo's terminal: SIGINT to its process group; the demo is gone once its process is.
-    script += `demo_stop() { kill -INT -- -"$DEMO"; while kill -0 "$DEMO" 2>/dev/null; do sleep 0.2; done; }\n`;
+    script += `demo_stop() { kill -INT -- -"$DEMO"; while kill -0 "$DEMO" 2>/dev/null; do sleep 0.05; done; }\n`;
     const steps: Expectation[] = [];
     blocks.forEach((block, index) => {
       if (block.inOrder.kind === 'skip') return;
