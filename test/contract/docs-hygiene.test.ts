@@ -60,6 +60,16 @@ describe('the Docker image and compose demo', () => {
     for (const name of [...COMMANDS.map((c) => c.name), 'master-key']) expect(routed, name).toContain(name);
   });
 
+  it("run `--demo` with the memory settings of `npm run demo` (decision 0389)", () => {
+    const script = (JSON.parse(read('package.json')) as { scripts: { demo: string } }).scripts.demo;
+    const line = read('bin/docker-entrypoint.sh')
+      .split('\n')
+      .find((l) => l.trim().startsWith('--demo)'))!;
+    const settings = script.replace(' bin/gateway.js --demo', '');
+    expect(settings).toBe('MALLOC_MMAP_THRESHOLD_=131072 node --v8-pool-size=1 --max-semi-space-size=2 --max-old-space-size=128');
+    expect(line.trim()).toBe(`--demo) ${settings.replace(' node ', ' exec node ')} /app/dist/src/server.js "$@" ;;`);
+  });
+
   it("pass the demo's operator key to the gateway", () => {
     const compose = parse(read('compose.yaml')) as { services: { gateway: { environment: Record<string, string> } } };
     expect(compose.services.gateway.environment.CARDLINE_DEMO_OPERATOR_KEY).toBe('${CARDLINE_DEMO_OPERATOR_KEY:-}');
