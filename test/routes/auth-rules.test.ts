@@ -431,6 +431,22 @@ describe('velocity limits', () => {
     await vi.waitFor(async () => expect(await counters()).toEqual({ amount: '300', n: 300 }), { timeout: 5_000, interval: 100 });
   });
 
+  it('grants: a core that cannot be reached gives what it spent back to the grant; the store ends with what was approved', async () => {
+    await rule({ name: 'A thousand a day', mode: 'active', velocity: { scope: 'card', window: '24h', limitCount: 1000 } });
+    expect((await authorize(ask('0.01'))).json().result.status).toBe('APPROVED');
+    const core = await mockCore();
+    core.holdFunds = async () => {
+      throw new ConnectorUnavailableError('the core is down');
+    };
+    try {
+      expect((await authorize(ask('0.01'))).statusCode).toBe(502);
+    } finally {
+      delete (core as Partial<MockCore>).holdFunds;
+    }
+    expect((await authorize(ask('0.01'))).json().result.status).toBe('APPROVED');
+    await vi.waitFor(async () => expect(await counters()).toEqual({ amount: '2', n: 2 }), { timeout: 5_000, interval: 100 });
+  });
+
   it('parallel authorizations and reversals: the counters hold exactly what is approved net of reversals, never above the limit', async () => {
     await rule({ name: '100 a day', cardId: 'CARD-3001', mode: 'active', velocity: { scope: 'card', window: '24h', limitAmount: '100.00' } });
     const held = [];

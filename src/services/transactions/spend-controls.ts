@@ -278,7 +278,7 @@ export class SpendControls {
           );
         } catch (err) {
           // What this statement would have given back stays reserved (stricter until it leaves the window).
-          this.giveBackLocal(local, ask.amountMinor, 1);
+          await this.giveBackSpent(tenantId, local, ask.amountMinor, 1);
           throw err;
         }
         totals = new Map(remote.map((key, i) => [key, { amountMinor: BigInt(r.rows[i]!.total_amount), count: Number(r.rows[i]!.total_count) }]));
@@ -303,7 +303,7 @@ export class SpendControls {
                 done: false,
               });
           }
-        } else this.giveBackLocal(local, ask.amountMinor, 1);
+        } else await this.giveBackSpent(tenantId, local, ask.amountMinor, 1);
       }
       for (const { rule, mode, version, compiled, v, key } of velocities) {
         const t = totals.get(key);
@@ -330,12 +330,18 @@ export class SpendControls {
     return { record, settle: reservations.length ? (approved) => this.settle(tenantId, reservations, approved) : nothingToSettle };
   }
 
-  /** Gives what was spent of grants back to them, where they still stand (else nothing: the store's figure stays stricter). */
-  private giveBackLocal(spent: Reservation[], amountMinor: bigint, count: number): void {
+  /** Gives an amount and a count back to the grant it was spent from while it stands, else to the store's bucket. */
+  private async giveBackSpent(tenantId: string, spent: Reservation[], amountMinor: bigint, count: number): Promise<void> {
     for (const r of spent) {
       if (r.grant && !r.grant.done) {
         r.grant.amountLeft += amountMinor;
         r.grant.countLeft += count;
+        continue;
+      }
+      try {
+        await release(this.db, tenantId, r, amountMinor, count);
+      } catch {
+        // A count not taken back only makes the limit stricter until its bucket leaves the window.
       }
     }
   }
@@ -346,15 +352,7 @@ export class SpendControls {
       const amount = r.amountMinor - approvedMinor;
       const count = approvedMinor === 0n ? 1 : 0;
       if (amount === 0n && count === 0) continue;
-      if (r.grant && !r.grant.done) {
-        this.giveBackLocal([r], amount, count);
-        continue;
-      }
-      try {
-        await release(this.db, tenantId, r, amount, count);
-      } catch {
-        // A count not taken back only makes the limit stricter until its bucket leaves the window.
-      }
+      await this.giveBackSpent(tenantId, [r], amount, count);
     }
     return approvedMinor === 0n ? [] : reservations.map(({ ruleId, counter, scopeValue, bucket }) => ({ ruleId, counter, scopeValue, bucket }));
   }
