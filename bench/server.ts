@@ -13,7 +13,7 @@
 // With BENCH_TIMING=1, GET /__bench/timing on the bare port (bench/authorizations.ts) reads, then resets, what was timed since the last read:
 // per request path, the gateway's own share of each answered request — from the HTTP server's `request` event to the
 // response's `finish`, minus the time spent in the core caller's `invoke` for that request (matched by the request's
-// X-Request-Id) — and the statements sent to PostgreSQL (every `pg` Client.query: BEGIN/COMMIT and the audit
+// X-Request-Id), with the p99 of its wait for its audit record's commit and of the rest — and the statements sent to PostgreSQL (every `pg` Client.query: BEGIN/COMMIT and the audit
 // writer's batches included).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { writeFileSync } from 'node:fs';
@@ -102,7 +102,19 @@ if (TIMING) {
  * in process, its deadline and breaker included). The tenant's decision endpoint is not subtracted: the bench
  * arms that read this configure none.
  */
-function timeRequests(full: FastifyInstance): { read: () => { paths: Record<string, { n: number; p50: number; p99: number; coreP50: number }>; statements: number } } {
+function timeRequests(full: FastifyInstance): { read: () => { paths: Record<string, { n: number; p50: number; p99: number; coreP50: number; auditP99: number; ownP99: number }>; statements: number } } {
+  // The wait for the request's audit record to commit (the store's round trip and flush, in a batch), per request.
+  const audit = full.cardline.audit;
+  const record = audit.record.bind(audit);
+  const inAudit = new Map<string, number>();
+  audit.record = (async (entry: Parameters<typeof record>[0]) => {
+    const t0 = performance.now();
+    try {
+      return await record(entry);
+    } finally {
+      inAudit.set(entry.requestId, (inAudit.get(entry.requestId) ?? 0) + performance.now() - t0);
+    }
+  }) as typeof audit.record;
   const core = full.cardline.core;
   const invoke = core.invoke.bind(core);
   const inCore = new Map<string, number>();
@@ -115,7 +127,7 @@ function timeRequests(full: FastifyInstance): { read: () => { paths: Record<stri
       inCore.set(id, (inCore.get(id) ?? 0) + performance.now() - t0);
     }
   }) as typeof core.invoke;
-  let samples = new Map<string, { gateway: number[]; core: number[] }>();
+  let samples = new Map<string, { gateway: number[]; core: number[]; audit: number[]; own: number[] }>();
   (full.server as Server).on('request', (req, res) => {
     const id = req.headers['x-request-id'];
     if (typeof id !== 'string') return;
@@ -123,25 +135,29 @@ function timeRequests(full: FastifyInstance): { read: () => { paths: Record<stri
     res.once('finish', () => {
       const total = performance.now() - t0;
       const spent = inCore.get(id) ?? 0;
+      const committing = inAudit.get(id) ?? 0;
       inCore.delete(id);
+      inAudit.delete(id);
       const path = (req.url ?? '').split('?')[0]!;
       let s = samples.get(path);
-      if (!s) samples.set(path, (s = { gateway: [], core: [] }));
+      if (!s) samples.set(path, (s = { gateway: [], core: [], audit: [], own: [] }));
       s.gateway.push(total - spent);
       s.core.push(spent);
+      s.audit.push(committing);
+      s.own.push(total - spent - committing);
     });
   });
   const pct = (v: number[], p: number) => v[Math.min(v.length - 1, Math.floor((p / 100) * v.length))] ?? NaN;
   return {
     read: () => {
-      const out: Record<string, { n: number; p50: number; p99: number; coreP50: number }> = {};
+      const out: Record<string, { n: number; p50: number; p99: number; coreP50: number; auditP99: number; ownP99: number }> = {};
       for (const [path, s] of samples) {
-        s.gateway.sort((a, b) => a - b);
-        s.core.sort((a, b) => a - b);
-        out[path] = { n: s.gateway.length, p50: pct(s.gateway, 50), p99: pct(s.gateway, 99), coreP50: pct(s.core, 50) };
+        for (const v of Object.values(s)) v.sort((a, b) => a - b);
+        out[path] = { n: s.gateway.length, p50: pct(s.gateway, 50), p99: pct(s.gateway, 99), coreP50: pct(s.core, 50), auditP99: pct(s.audit, 99), ownP99: pct(s.own, 99) };
       }
       samples = new Map();
       inCore.clear();
+      inAudit.clear();
       const read = { paths: out, statements };
       return read;
     },

@@ -214,6 +214,8 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
     closers.push(() => decisions.close());
 
     const authRules = new AuthRuleStore(db, changes, config.tenantCacheTtlMs);
+    const spendControls = new SpendControls(db, authRules);
+    closers.push(() => spendControls.close());
     const services: Services = {
       config,
       db,
@@ -230,7 +232,7 @@ export async function createServices(opts: ServicesOptions): Promise<CreatedServ
       authorizations: new AuthorizationStore(db),
       decisions,
       authRules,
-      spendControls: new SpendControls(db, authRules),
+      spendControls,
       ledger: new AuthorizationLedger(db),
       hsm,
       pins,

@@ -2,13 +2,14 @@
 // versions, bad input refused whole with nothing changed, the pipeline's spend-control step (first decline wins,
 // the declining rule on the trail, shadow versions recorded and never enforced), velocity limits counted without
 // the history and never passed by parallel authorizations, and backtests that change nothing.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConnectorUnavailableError } from '../../connectors/contract.js';
 import { demoFixtures, virtualCard } from '../../connectors/mock/fixtures.js';
 import type { MockCore } from '../../connectors/mock/index.js';
 import type { Role } from '../../schemas/common.js';
 import { mockCoreOf, PASSWORD, PROBLEM_BASE, createTestApp, type TestApp } from '../helpers/app.js';
 import { businessProblem, validationProblem } from '../helpers/problems.js';
+import { SpendControls } from '../../src/services/transactions/spend-controls.js';
 
 const ZONE = 'Asia/Kolkata';
 let t: TestApp;
@@ -405,6 +406,45 @@ describe('velocity limits', () => {
     // 30.00 + 70.00 is the limit, and the count's second place is free again.
     expect((await authorize(ask('70.00'))).json().result.status).toBe('APPROVED');
     expect((await authorize(ask('0.01'))).json().result).toMatchObject({ status: 'DECLINED' });
+  });
+
+  it('grants (decision 0398): a counter with room is spent without a round trip; two processes on one store never pass the limit; the rest is given back', async () => {
+    await rule({ name: '300 a day', mode: 'active', velocity: { scope: 'card', window: '24h', limitCount: 300 } });
+    // Through the gateway: approved, and the store counts more than this one (the grant this process took).
+    expect((await authorize(ask('0.01'))).json().result.status).toBe('APPROVED');
+    expect((await counters()).n).toBeGreaterThan(1);
+    const other = new SpendControls(t.db, t.app.cardline.authRules);
+    const spend = async (p: SpendControls) => {
+      const d = await p.decide('demo', 'UTC', { cardId: 'CARD-3001', amountMinor: 1n, currency: 'EUR', merchant: { mcc: '5814', country: 'PT' }, channel: 'POS', at: new Date() }, async () => 'ENT-1001');
+      await d.settle(d.record.outcome === 'approved' ? 1n : 0n);
+      return d.record.outcome === 'approved';
+    };
+    let approved = 1;
+    try {
+      // 400 more from two processes, 20 at a time: exactly the 300 fit, whoever holds what is left.
+      for (let i = 0; i < 20; i++) approved += (await Promise.all(Array.from({ length: 20 }, (_, j) => spend(j % 2 ? t.app.cardline.spendControls : other)))).filter(Boolean).length;
+    } finally {
+      await other.close();
+    }
+    expect(approved).toBe(300);
+    // Once this process's idle grant is given back, the store holds exactly what was approved.
+    await vi.waitFor(async () => expect(await counters()).toEqual({ amount: '300', n: 300 }), { timeout: 5_000, interval: 100 });
+  });
+
+  it('grants: a core that cannot be reached gives what it spent back to the grant; the store ends with what was approved', async () => {
+    await rule({ name: 'A thousand a day', mode: 'active', velocity: { scope: 'card', window: '24h', limitCount: 1000 } });
+    expect((await authorize(ask('0.01'))).json().result.status).toBe('APPROVED');
+    const core = await mockCore();
+    core.holdFunds = async () => {
+      throw new ConnectorUnavailableError('the core is down');
+    };
+    try {
+      expect((await authorize(ask('0.01'))).statusCode).toBe(502);
+    } finally {
+      delete (core as Partial<MockCore>).holdFunds;
+    }
+    expect((await authorize(ask('0.01'))).json().result.status).toBe('APPROVED');
+    await vi.waitFor(async () => expect(await counters()).toEqual({ amount: '2', n: 2 }), { timeout: 5_000, interval: 100 });
   });
 
   it('parallel authorizations and reversals: the counters hold exactly what is approved net of reversals, never above the limit', async () => {

@@ -1,8 +1,8 @@
 // The spend-control step's engine (decision 0332): evaluates the rules an authorization meets, conditions first,
 // then velocity limits against counters kept in buckets, so a decision reads at most 61 rows per counter and never
 // the transaction history. A velocity check and its count are one statement under the counters' locks (decision
-// 0358, the store's cardline_velocity_count): parallel authorizations on one card take turns and never pass a limit
-// together.
+// 0358): parallel authorizations on one card take turns and never pass a limit together. Where a counter has room,
+// that statement also reserves a share of it for this process, spent here without a round trip (decision 0398).
 import type { RuleEvaluation } from '../../../schemas/auth-rules.js';
 import type { StepRecord } from '../../../schemas/authorizations.js';
 import type { DeclineReason } from '../../../schemas/transactions.js';
@@ -37,7 +37,34 @@ export interface VelocityCount {
 /** A count added to a bucket by this authorization, to be taken back if it is not approved in full. */
 interface Reservation extends VelocityCount {
   amountMinor: bigint;
+  /** Spent from this process's grant: given back to it while it stands. */
+  grant?: Grant;
 }
+
+/**
+ * A share of a counter's room in one bucket, counted in the store as spent and reserved for this process (decision
+ * 0398): spent here without a round trip while its limits are the ones it was sized against, and what is left of it
+ * given back to the store when it idles, its bucket passes, or the process closes. `done`: its rest is given back.
+ */
+interface Grant {
+  tenantId: string;
+  ruleId: string;
+  counter: string;
+  scopeValue: string;
+  bucket: number;
+  bucketSeconds: number;
+  limitAmount: bigint | null;
+  limitCount: number | null;
+  amountLeft: bigint;
+  countLeft: number;
+  usedAt: number;
+  done: boolean;
+}
+
+/** Authorizations a grant covers at most (of the amount that took it), and the share of the room left it takes at most. */
+const GRANT_COUNT = 128;
+const GRANT_SHARE = 16;
+const GRANT_IDLE_MS = 1_000;
 
 const DEFAULT_REASON: DeclineReason = 'SPEND_CONTROL_DECLINED';
 const COMPILED_MAX = 10_000;
@@ -54,11 +81,64 @@ export class SpendControls {
   /** Versions never change: each is compiled once (bounded: cleared when full). */
   private readonly compiled = new Map<string, CompiledRule>();
   private readonly plans = new WeakMap<readonly LoadedRule[], Plan>();
+  /** This process's grants, by tenant and counter key; superseded ones wait in `spent` to give their rest back. */
+  private readonly grants = new Map<string, Grant>();
+  private spent: Grant[] = [];
+  private readonly timer: NodeJS.Timeout;
+  private flushing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Db,
     private readonly rules: AuthRuleStore,
-  ) {}
+  ) {
+    this.timer = setInterval(() => void this.giveBackIdle(false), GRANT_IDLE_MS);
+    this.timer.unref();
+  }
+
+  /** Gives back every grant's rest (the process is closing). */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.giveBackIdle(true);
+  }
+
+  /** Gives back the rest of the grants idle for a while or whose bucket passed (all of them with `all`). */
+  private giveBackIdle(all: boolean): Promise<void> {
+    const now = Date.now();
+    for (const [k, g] of this.grants) {
+      if (all || now - g.usedAt >= GRANT_IDLE_MS || Math.floor(now / 1000 / g.bucketSeconds) !== g.bucket) {
+        this.grants.delete(k);
+        this.spent.push(g);
+      }
+    }
+    const rest = this.spent.splice(0).filter((g) => !g.done);
+    for (const g of rest) g.done = true;
+    if (rest.length === 0) return this.flushing;
+    this.flushing = this.flushing.then(() => giveBackRest(this.db, rest)).catch(() => {
+      // Not given back: the counter stays stricter until the bucket leaves its window, never looser.
+    });
+    return this.flushing;
+  }
+
+  /** Takes a counter's grant off the table (its rest to be given back by the statement at hand). */
+  private takeGrant(k: string): Grant | undefined {
+    const g = this.grants.get(k);
+    if (!g) return undefined;
+    this.grants.delete(k);
+    g.done = true;
+    return g;
+  }
+
+  private install(k: string, g: Grant): void {
+    const old = this.grants.get(k);
+    if (old && old.bucket === g.bucket && old.limitAmount === g.limitAmount && old.limitCount === g.limitCount) {
+      old.amountLeft += g.amountLeft;
+      old.countLeft += g.countLeft;
+      old.usedAt = g.usedAt;
+      return;
+    }
+    if (old) this.spent.push(old);
+    this.grants.set(k, g);
+  }
 
   private compile(ruleId: string, version: number, definition: LoadedRule['versions'][number]['definition']): CompiledRule {
     const key = `${ruleId}:${version}`;
@@ -131,48 +211,109 @@ export class SpendControls {
     let reservations: Reservation[] = [];
     if (!declined && velocities.length > 0) {
       // One counter per rule and thing counted: an active and a shadow version counting the same share it.
-      const counters = new Map<string, { c: Reservation; oldest: number; limit: { amount: bigint | null; count: number | null } }>();
+      type Counter = { c: Reservation; oldest: number; bucketSeconds: number; shadow: boolean; limit: { amount: bigint | null; count: number | null } };
+      const counters = new Map<string, Counter>();
       for (const { rule, mode, v, key } of velocities) {
         let w = counters.get(key);
         if (!w) {
           const { bucket, oldest } = bucketsAt(ask.at, v.bucketSeconds);
           const scopeValue = v.spec.scope === 'card' ? ask.cardId : entityId!;
-          w = { c: { ruleId: rule.id, counter: v.counter, scopeValue, bucket, amountMinor: ask.amountMinor }, oldest, limit: { amount: null, count: null } };
+          w = { c: { ruleId: rule.id, counter: v.counter, scopeValue, bucket, amountMinor: ask.amountMinor }, oldest, bucketSeconds: v.bucketSeconds, shadow: false, limit: { amount: null, count: null } };
           counters.set(key, w);
         }
-        if (mode !== 'active') continue;
+        if (mode !== 'active') {
+          w.shadow = true;
+          continue;
+        }
         const l = w.limit;
         if (v.limitMinor !== null && (l.amount === null || v.limitMinor < l.amount)) l.amount = v.limitMinor;
         if (v.limitCount !== null && (l.count === null || v.limitCount < l.count)) l.count = v.limitCount;
       }
-      // One round trip (decision 0358): the counters locked in one global order (the key's), so two authorizations
-      // needing the same counters never deadlock; counted only when no active limit is passed.
+      // A counter whose grant covers this amount is spent here (a shadow version needs the window's figures: never);
+      // the others go to the store in one round trip (decision 0358): locked in one global order (the key's), so
+      // two authorizations needing the same counters never deadlock, counted only when no active limit is passed.
+      const now = Date.now();
       const keys = [...counters.keys()].sort();
-      const windows = keys.map((key) => counters.get(key)!);
-      const r = await this.db.query<{ total_amount: string; total_count: string; counted: boolean }>(
-        `SELECT total_amount::text, total_count::text, counted FROM cardline_velocity_count($1, $2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint, $8::bigint[], $9::integer[], $10)`,
-        [
-          tenantId,
-          windows.map((w) => w.c.ruleId),
-          windows.map((w) => w.c.counter),
-          windows.map((w) => w.c.scopeValue),
-          windows.map((w) => String(w.c.bucket)),
-          windows.map((w) => String(w.oldest)),
-          ask.amountMinor.toString(),
-          windows.map((w) => (w.limit.amount === null ? null : w.limit.amount.toString())),
-          windows.map((w) => w.limit.count),
-          BUCKETS_PER_WINDOW,
-        ],
-        { name: 'auth-rule-counters-count' },
-      );
-      const totals = new Map(keys.map((key, i) => [key, { amountMinor: BigInt(r.rows[i]!.total_amount), count: Number(r.rows[i]!.total_count) }]));
+      const remote: string[] = [];
+      const local: Reservation[] = [];
+      for (const key of keys) {
+        const w = counters.get(key)!;
+        const g = w.shadow ? undefined : this.grants.get(`${tenantId}|${key}`);
+        if (g && g.bucket === w.c.bucket && g.limitAmount === w.limit.amount && g.limitCount === w.limit.count && g.amountLeft >= ask.amountMinor && g.countLeft >= 1) {
+          g.amountLeft -= ask.amountMinor;
+          g.countLeft -= 1;
+          g.usedAt = now;
+          w.c.grant = g;
+          local.push(w.c);
+        } else remote.push(key);
+      }
+      let totals = new Map<string, { amountMinor: bigint; count: number }>();
+      let counted = true;
+      if (remote.length > 0) {
+        const windows = remote.map((key) => counters.get(key)!);
+        const back = remote.map((key) => (counters.get(key)!.shadow ? undefined : this.takeGrant(`${tenantId}|${key}`)));
+        let r;
+        try {
+          r = await this.db.query<{ total_amount: string; total_count: string; counted: boolean; grant_amount: string; grant_count: number }>(
+            `SELECT total_amount::text, total_count::text, counted, grant_amount::text, grant_count FROM cardline_velocity_take($1, $2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint, $8::bigint[], $9::integer[], $10, $11::boolean[], $12, $13, $14::bigint[], $15::bigint[], $16::integer[])`,
+            [
+              tenantId,
+              windows.map((w) => w.c.ruleId),
+              windows.map((w) => w.c.counter),
+              windows.map((w) => w.c.scopeValue),
+              windows.map((w) => String(w.c.bucket)),
+              windows.map((w) => String(w.oldest)),
+              ask.amountMinor.toString(),
+              windows.map((w) => (w.limit.amount === null ? null : w.limit.amount.toString())),
+              windows.map((w) => w.limit.count),
+              BUCKETS_PER_WINDOW,
+              windows.map((w) => !w.shadow),
+              GRANT_COUNT,
+              GRANT_SHARE,
+              back.map((g) => (g ? String(g.bucket) : null)),
+              back.map((g) => (g ? g.amountLeft.toString() : null)),
+              back.map((g) => (g ? g.countLeft : null)),
+            ],
+            { name: 'auth-rule-counters-take' },
+          );
+        } catch (err) {
+          // What this statement would have given back stays reserved (stricter until it leaves the window).
+          await this.giveBackSpent(tenantId, local, ask.amountMinor, 1);
+          throw err;
+        }
+        totals = new Map(remote.map((key, i) => [key, { amountMinor: BigInt(r.rows[i]!.total_amount), count: Number(r.rows[i]!.total_count) }]));
+        counted = r.rows[0]?.counted === true;
+        if (counted) {
+          for (const [i, key] of remote.entries()) {
+            const row = r.rows[i]!;
+            const w = counters.get(key)!;
+            if (row.grant_count > 0)
+              this.install(`${tenantId}|${key}`, {
+                tenantId,
+                ruleId: w.c.ruleId,
+                counter: w.c.counter,
+                scopeValue: w.c.scopeValue,
+                bucket: w.c.bucket,
+                bucketSeconds: w.bucketSeconds,
+                limitAmount: w.limit.amount,
+                limitCount: w.limit.count,
+                amountLeft: BigInt(row.grant_amount),
+                countLeft: row.grant_count,
+                usedAt: now,
+                done: false,
+              });
+          }
+        } else await this.giveBackSpent(tenantId, local, ask.amountMinor, 1);
+      }
       for (const { rule, mode, version, compiled, v, key } of velocities) {
-        const verdict = velocityVerdict(v, totals.get(key)!, ask.amountMinor);
+        const t = totals.get(key);
+        // A counter spent from its grant fits: the grant was room under these limits.
+        const verdict = t ? velocityVerdict(v, t, ask.amountMinor) : null;
         const reason = compiled.declineReason ?? verdict ?? undefined;
         evaluations.push({ ruleId: rule.id, version, mode, outcome: verdict ? 'declined' : 'approved', ...(verdict ? { declineReason: reason } : {}) });
         if (verdict && mode === 'active' && !declined) declined = { rule, version, reason: reason! };
       }
-      if (r.rows[0]?.counted) reservations = [...counters.values()].map((w) => w.c);
+      if (counted) reservations = keys.map((key) => counters.get(key)!.c);
     }
 
     const decided = declined as { rule: LoadedRule; version: number; reason: DeclineReason } | null;
@@ -189,17 +330,29 @@ export class SpendControls {
     return { record, settle: reservations.length ? (approved) => this.settle(tenantId, reservations, approved) : nothingToSettle };
   }
 
+  /** Gives an amount and a count back to the grant it was spent from while it stands, else to the store's bucket. */
+  private async giveBackSpent(tenantId: string, spent: Reservation[], amountMinor: bigint, count: number): Promise<void> {
+    for (const r of spent) {
+      if (r.grant && !r.grant.done) {
+        r.grant.amountLeft += amountMinor;
+        r.grant.countLeft += count;
+        continue;
+      }
+      try {
+        await release(this.db, tenantId, r, amountMinor, count);
+      } catch {
+        // A count not taken back only makes the limit stricter until its bucket leaves the window.
+      }
+    }
+  }
+
   /** Takes back what was counted beyond what the pipeline approved (all of it, and the count, on a decline). */
   private async settle(tenantId: string, reservations: Reservation[], approvedMinor: bigint): Promise<VelocityCount[]> {
     for (const r of reservations) {
       const amount = r.amountMinor - approvedMinor;
       const count = approvedMinor === 0n ? 1 : 0;
       if (amount === 0n && count === 0) continue;
-      try {
-        await release(this.db, tenantId, r, amount, count);
-      } catch {
-        // A count not taken back only makes the limit stricter until its bucket leaves the window.
-      }
+      await this.giveBackSpent(tenantId, [r], amount, count);
     }
     return approvedMinor === 0n ? [] : reservations.map(({ ruleId, counter, scopeValue, bucket }) => ({ ruleId, counter, scopeValue, bucket }));
   }
@@ -212,6 +365,38 @@ export class SpendControls {
 export async function giveBack(q: Queryable, tenantId: string, counts: readonly VelocityCount[], amountMinor: bigint, count: 0 | 1): Promise<void> {
   if (amountMinor === 0n && count === 0) return;
   for (const c of counts) await release(q, tenantId, c, amountMinor, count);
+}
+
+/** Gives the rest of grants back to their buckets, one statement per tenant (rows summed: an update changes a row once). */
+async function giveBackRest(q: Queryable, grants: readonly Grant[]): Promise<void> {
+  const byTenant = new Map<string, Map<string, { g: Grant; amount: bigint; count: number }>>();
+  for (const g of grants) {
+    const rows = byTenant.get(g.tenantId) ?? byTenant.set(g.tenantId, new Map()).get(g.tenantId)!;
+    const k = `${g.ruleId}|${g.counter}|${g.scopeValue}|${g.bucket}`;
+    const row = rows.get(k);
+    if (row) {
+      row.amount += g.amountLeft;
+      row.count += g.countLeft;
+    } else rows.set(k, { g, amount: g.amountLeft, count: g.countLeft });
+  }
+  for (const [tenantId, rows] of byTenant) {
+    const list = [...rows.values()];
+    await q.query(
+      `UPDATE auth_rule_counters x SET amount_minor = GREATEST(x.amount_minor - u.a, 0), count = GREATEST(x.count - u.n, 0)
+         FROM unnest($2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::integer[]) AS u(r, c, s, b, a, n)
+        WHERE x.tenant_id = $1 AND x.rule_id = u.r AND x.counter = u.c AND x.scope_value = u.s AND x.bucket = u.b`,
+      [
+        tenantId,
+        list.map((r) => r.g.ruleId),
+        list.map((r) => r.g.counter),
+        list.map((r) => r.g.scopeValue),
+        list.map((r) => String(r.g.bucket)),
+        list.map((r) => r.amount.toString()),
+        list.map((r) => r.count),
+      ],
+      { name: 'auth-rule-counters-give-back-grants' },
+    );
+  }
 }
 
 /** Takes an amount and a count off one bucket, never below zero. */
