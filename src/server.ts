@@ -106,10 +106,11 @@ async function main(): Promise<void> {
 
   // The management listener closes first: it runs on the gateway's services.
   closeOnSignals([management, app], config.shutdownGraceMs);
-  step = `listening on ${config.host}:${config.port} (PORT, HOST)`;
-  await listenOn(app, publicApi);
+  // The management listener first: once the public API answers ready, both listen.
   step = `listening on ${config.adminHost}:${config.adminPort} (CARDLINE_ADMIN_PORT, CARDLINE_ADMIN_HOST)`;
   await listenOn(management, managementListener, [publicApi]);
+  step = `listening on ${config.host}:${config.port} (PORT, HOST)`;
+  await listenOn(app, publicApi, [managementListener]);
   started();
   // The start's lines out before readiness is reported (they wait for 4 kB or 100 ms otherwise).
   logger.flush();

@@ -61,6 +61,12 @@ describe('the demo process', () => {
     expect(proc.output()).not.toContain('0.0.0.0');
   });
 
+  it('listens on the management port before the public API, so that both answer once it is ready', () => {
+    const management = proc.output().indexOf(`"msg":"Server listening at http://127.0.0.1:${adminPort}"`);
+    expect(management).toBeGreaterThanOrEqual(0);
+    expect(management).toBeLessThan(proc.output().indexOf(`"msg":"Server listening at http://127.0.0.1:${port}"`));
+  });
+
   it('says which address is the public API and which the management listener, and where the console and /docs are', async () => {
     await expect.poll(() => proc.output()).toContain('Cardline demo ready.');
     const banner = proc.output().slice(proc.output().indexOf('Cardline demo ready.'));
