@@ -66,6 +66,10 @@ const GRANT_COUNT = 128;
 const GRANT_SHARE = 16;
 const GRANT_IDLE_MS = 1_000;
 
+/** Whether a grant was sized in this bucket against these active limits (else it is not spent, nor added to). */
+const sameTerms = (g: Grant, bucket: number, limit: { amount: bigint | null; count: number | null }): boolean =>
+  g.bucket === bucket && g.limitAmount === limit.amount && g.limitCount === limit.count;
+
 const DEFAULT_REASON: DeclineReason = 'SPEND_CONTROL_DECLINED';
 const COMPILED_MAX = 10_000;
 
@@ -105,7 +109,7 @@ export class SpendControls {
   private giveBackIdle(all: boolean): Promise<void> {
     const now = Date.now();
     for (const [k, g] of this.grants) {
-      if (all || now - g.usedAt >= GRANT_IDLE_MS || Math.floor(now / 1000 / g.bucketSeconds) !== g.bucket) {
+      if (all || now - g.usedAt >= GRANT_IDLE_MS || bucketsAt(new Date(now), g.bucketSeconds).bucket !== g.bucket) {
         this.grants.delete(k);
         this.spent.push(g);
       }
@@ -130,7 +134,7 @@ export class SpendControls {
 
   private install(k: string, g: Grant): void {
     const old = this.grants.get(k);
-    if (old && old.bucket === g.bucket && old.limitAmount === g.limitAmount && old.limitCount === g.limitCount) {
+    if (old && sameTerms(old, g.bucket, { amount: g.limitAmount, count: g.limitCount })) {
       old.amountLeft += g.amountLeft;
       old.countLeft += g.countLeft;
       old.usedAt = g.usedAt;
@@ -239,7 +243,7 @@ export class SpendControls {
       for (const key of keys) {
         const w = counters.get(key)!;
         const g = w.shadow ? undefined : this.grants.get(`${tenantId}|${key}`);
-        if (g && g.bucket === w.c.bucket && g.limitAmount === w.limit.amount && g.limitCount === w.limit.count && g.amountLeft >= ask.amountMinor && g.countLeft >= 1) {
+        if (g && sameTerms(g, w.c.bucket, w.limit) && g.amountLeft >= ask.amountMinor && g.countLeft >= 1) {
           g.amountLeft -= ask.amountMinor;
           g.countLeft -= 1;
           g.usedAt = now;
