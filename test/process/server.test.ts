@@ -56,12 +56,14 @@ describe('the demo process', () => {
   const post = (url: string, body: unknown, headers: Record<string, string> = {}, method = 'POST') =>
     fetch(`${base}${url}`, { method, headers: { TENANT: 'demo', 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
-  it('listens on loopback only when HOST is not set', () => {
-    expect(proc.output()).toContain(`"msg":"Server listening at http://127.0.0.1:${port}"`);
+  // Log lines are written asynchronously (flushed every 100 ms): they may follow the readiness answer.
+  it('listens on loopback only when HOST is not set', async () => {
+    await expect.poll(() => proc.output()).toContain(`"msg":"Server listening at http://127.0.0.1:${port}"`);
     expect(proc.output()).not.toContain('0.0.0.0');
   });
 
-  it('listens on the management port before the public API, so that both answer once it is ready', () => {
+  it('listens on the management port before the public API, so that both answer once it is ready', async () => {
+    await expect.poll(() => proc.output()).toContain(`"msg":"Server listening at http://127.0.0.1:${port}"`);
     const management = proc.output().indexOf(`"msg":"Server listening at http://127.0.0.1:${adminPort}"`);
     expect(management).toBeGreaterThanOrEqual(0);
     expect(management).toBeLessThan(proc.output().indexOf(`"msg":"Server listening at http://127.0.0.1:${port}"`));
