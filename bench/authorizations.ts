@@ -41,7 +41,7 @@ const STORE = process.env.BENCH_STORE || (process.env.DATABASE_URL ? 'postgres' 
 const PROFILE = process.env.BENCH_PROFILE === '1';
 /** BENCH_AUTH_ONLY=1: the authorization arm alone (a CPU profile of its path without the limit upgrades'). */
 const OPEN_ROUNDS = Number(process.env.BENCH_OPEN_ROUNDS || String(ROUNDS));
-const ARMS = process.env.BENCH_AUTH_ONLY === '1' ? (['authorization'] as const) : (['upgrade', 'authorization'] as const);
+const ARMS = process.env.BENCH_AUTH_ONLY === '1' ? (['authorization'] as const) : process.env.BENCH_AUTH_ONLY === 'upgrade' ? (['upgrade'] as const) : (['upgrade', 'authorization'] as const);
 const CARDS = 99;
 const APP = 'cardline_bench_authorizations';
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
