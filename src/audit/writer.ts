@@ -17,7 +17,7 @@ const MAX_BATCH = 500;
 const MAX_CONFLICT_RETRIES = 20;
 /** A batch waits for more records only when the previous one held this many or more (the gateway is under load). */
 const LINGER_FROM = 4;
-/** How long, at most, a batch waits for more records under load (PostgreSQL; decision 0228), counted from its oldest record's arrival (0401). */
+/** How long, at most, a batch waits for more records under load (PostgreSQL; decision 0228). */
 const LINGER_MS = 2;
 /** Seqs a writer takes at once per tenant: the trail's order is each writer's, not a clock's (`at` is). */
 export const SEQ_BLOCK = 128;
@@ -234,8 +234,6 @@ interface Pending {
   reject: (err: unknown) => void;
   /** The span the record was written from, while tracing is on: its batch's commit is traced under it. */
   span?: Span | undefined;
-  /** When it was queued (performance.now()): a batch lingers for company only until its oldest record waited lingerMs. */
-  queuedAt: number;
 }
 
 /** This writer's chain of one tenant: which, its size and head, and the seqs it may still use. */
@@ -310,7 +308,7 @@ export class AuditWriter {
     if (this.closed) return Promise.reject(new Error('audit writer closed'));
     return new Promise((resolve, reject) => {
       const t = tracing();
-      this.queue.push({ entry: storableEntry(entry), resolve, reject, span: t?.activeSpan(), queuedAt: performance.now() });
+      this.queue.push({ entry: storableEntry(entry), resolve, reject, span: t?.activeSpan() });
       this.arrived?.();
       this.draining ??= this.drain();
     });
@@ -345,22 +343,19 @@ export class AuditWriter {
 
   /**
    * Waits for the records about to arrive: one turn of the event loop (in-process PGlite never yields), and
-   * under load so a statement's fixed cost is shared (decision 0228), until the oldest queued record has waited
-   * lingerMs: records that waited behind the batch under way go at once (decision 0401).
+   * under load up to lingerMs more so a statement's fixed cost is shared (decision 0228).
    */
   private async gather(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
     const target = Math.min(MAX_BATCH, this.lastBatch * 2);
     if (this.lingerMs <= 0 || this.lastBatch < LINGER_FROM || this.queue.length >= target) return;
-    const left = (this.queue[0]?.queuedAt ?? 0) + this.lingerMs - performance.now();
-    if (left <= 0) return;
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.arrived = null;
         resolve();
       };
-      const timer = setTimeout(done, left);
+      const timer = setTimeout(done, this.lingerMs);
       this.arrived = () => {
         if (this.queue.length >= target) done();
       };
