@@ -13,6 +13,7 @@ import {
   type OperationResult,
   type OperationValue,
 } from '../contract.js';
+import { deadlinePassed } from '../shared/deadline.js';
 import { CoreBank } from './core.js';
 import { demoFixtures, emptyFixtures, type MockCoreState } from './fixtures.js';
 
@@ -88,7 +89,9 @@ export class MockCore implements Connector {
 
   /** Every call, read or write, waits out the latency first; a deadline that passes first applies nothing. */
   private async call<O extends ContractOperation>(ctx: Ctx, operation: O, input: OperationInput<O>): Promise<OperationResult<OperationValue<O>>> {
-    await simulateLatency(this.latencyMs, ctx.signal);
+    // Without latency the signal is not read (the core caller makes it only for a connector that reads it).
+    if (this.latencyMs) await simulateLatency(this.latencyMs, ctx.signal);
+    else if (deadlinePassed(ctx)) throw new ConnectorTimeoutError('deadline passed before the core was called');
     if (ctx.dryRun && isWriteOperation(operation)) return dryRunOn(this.state, operation, input);
     return applyTo(this.bank, operation, input, ctx.idempotencyKey);
   }

@@ -181,12 +181,25 @@ const storable = (text: string): string =>
   // Nearly every string is storable already: checked without copying it (two scans, no allocation).
   text.isWellFormed() && !text.includes('\u0000') ? text : text.toWellFormed().replaceAll('\u0000', '\ufffd');
 
-/** storable() applied to every string of a JSON value, keys included (event payloads). */
+/** Whether every string of a JSON value, keys included, is storable already (nearly always: then nothing is copied). */
+function storableAll(value: unknown): boolean {
+  if (typeof value === 'string') return value.isWellFormed() && !value.includes('\u0000');
+  if (value === null || typeof value !== 'object') return true;
+  if (Array.isArray(value)) return value.every(storableAll);
+  for (const k in value) if (!storableAll(k) || !storableAll((value as Record<string, unknown>)[k])) return false;
+  return true;
+}
+
+/** storable() applied to every string of a JSON value, keys included (event payloads); the value itself when all are. */
 function storableDeep(value: unknown): unknown {
+  return storableAll(value) ? value : storableCopy(value);
+}
+
+function storableCopy(value: unknown): unknown {
   if (typeof value === 'string') return storable(value);
-  if (Array.isArray(value)) return value.map(storableDeep);
+  if (Array.isArray(value)) return value.map(storableCopy);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k), storableDeep(v)]));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k), storableCopy(v)]));
 }
 
 const orNull = (text: string | null): string | null => (text === null ? null : storable(text));

@@ -12,6 +12,7 @@ import {
   type OperationResult,
   type OperationValue,
 } from '../../../connectors/contract.js';
+import { CALL_DEADLINE } from '../../../connectors/shared/deadline.js';
 import { CardlineError, Errors } from '../../errors.js';
 import { scrub } from '../../logging.js';
 import { tracing } from '../../telemetry/index.js';
@@ -47,6 +48,48 @@ export interface CoreCallerOptions {
   /** Answered calls of shadowed operations are handed to it (none: nothing is shadowed). */
   shadow?: Pick<ShadowService, 'offer'> | undefined;
 }
+
+/**
+ * A call's deadline: a plain timer (AbortSignal.timeout() costs more), and its AbortSignal made only when the connector
+ * reads `ctx.signal`: an AbortController costs 10-20 µs, and the mock core never reads it (decision 0402).
+ */
+class Deadline {
+  expired = false;
+  private controller: AbortController | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(ms: number) {
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.controller?.abort(timedOut());
+    }, ms);
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.expired) this.controller.abort(timedOut());
+    }
+    return this.controller.signal;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+const timedOut = () => new DOMException('connector deadline passed', 'TimeoutError');
+
+/** The connector's context: `signal` an own enumerable getter, so that a spread of the context copies the signal. */
+const contextOf = (ctx: CallContext, tenantId: string, deadline: Deadline): ConnectorContext =>
+  ({
+    ...ctx,
+    tenantId,
+    get signal() {
+      return deadline.signal;
+    },
+    [CALL_DEADLINE]: deadline,
+  }) as ConnectorContext;
 
 /** Not offered: answered here, never sent to the core. */
 function offered({ connector }: ConnectorLease, operation: ContractOperation, name: string): void {
@@ -131,22 +174,19 @@ export class CoreCaller {
     input: OperationInput<O>,
     ctx: CallContext,
   ): Promise<OperationValue<O>> {
-    // A plain timer cleared on completion: AbortSignal.timeout() costs measurably more per call.
-    const deadline = new AbortController();
-    const signal = deadline.signal;
-    const timer = setTimeout(() => deadline.abort(new DOMException('connector deadline passed', 'TimeoutError')), this.timeoutMs);
+    const deadline = new Deadline(this.timeoutMs);
     const started = this.now();
     const record = (kind: ErrorKind | 'succeeded') => this.record(tenant, name, operation, kind, this.now() - started);
     let result: OperationResult<OperationValue<O>>;
     try {
       const method = connector[operation] as (i: OperationInput<O>, c: ConnectorContext) => Promise<OperationResult<OperationValue<O>>>;
-      result = await method.call(connector, input, { ...ctx, tenantId: tenant.id, signal });
+      result = await method.call(connector, input, contextOf(ctx, tenant.id, deadline));
     } catch (err) {
       if (err instanceof CardlineError) {
         record('internal');
         throw err;
       }
-      if (isConnectorTimeoutError(err) || signal.aborted) {
+      if (isConnectorTimeoutError(err) || deadline.expired) {
         record('timeout');
         throw Errors.coreTimeout();
       }
@@ -159,10 +199,10 @@ export class CoreCaller {
       record('internal');
       throw err;
     } finally {
-      clearTimeout(timer);
+      deadline.clear();
     }
     // A late success after the deadline is not reported as success: the caller already gave up.
-    if (signal.aborted) {
+    if (deadline.expired) {
       record('timeout');
       throw Errors.coreTimeout();
     }
