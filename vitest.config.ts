@@ -1,26 +1,27 @@
 // Test runner settings: every store starts from one migrated template (test/helpers/global-setup.ts),
-// and test files run in parallel in reused worker processes, the slowest first.
+// and test files run in parallel in reused worker processes, the longest first (test/file-times.json).
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files that spend most of their time in child processes (the CLI, the server, examples): about a minute
- * each on 2 cores. Vitest orders files by their last duration, but a fresh `npm ci` has no record of it
- * (it lives in node_modules/.vite) and falls back to file size, which started these last and left one
- * worker finishing them alone. They go first; the rest keep vitest's order.
+ * Each file's time in a whole run (test/file-times.json, seconds): the longest start first, so that the two
+ * workers end together rather than one finishing a long file alone (decision 0399). Vitest's own record of the
+ * last durations lives in node_modules/.vite, absent from a clean clone (which then ordered by file size) and
+ * shared by every checkout that links one node_modules: the committed one orders every run the same way.
+ * Files it does not list yet (new ones) go first, in vitest's order.
  */
-const SLOW_FIRST = ['test/process/docs-in-order.test.ts', 'test/cli/cli.test.ts', 'test/process/server.test.ts', 'test/process/bench-workers.test.ts', 'test/audit/verify.test.ts', 'test/crypto/key-rotation.test.ts', 'test/process/webhook-crash.test.ts', 'test/notify/webhooks.test.ts'];
+const TIMES = JSON.parse(readFileSync(new URL('./test/file-times.json', import.meta.url), 'utf8')) as Record<string, number>;
 
-class SlowFirstSequencer extends BaseSequencer {
+class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const rank = (f: TestSpecification) => {
-      const i = SLOW_FIRST.findIndex((path) => f.moduleId.endsWith(path));
-      return i < 0 ? SLOW_FIRST.length : i;
-    };
-    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+    const root = fileURLToPath(new URL('.', import.meta.url));
+    const time = (f: TestSpecification) => TIMES[relative(root, f.moduleId).split(sep).join('/')] ?? Number.MAX_VALUE;
+    return sorted.map((f, i) => ({ f, i, t: time(f) })).sort((a, b) => b.t - a.t || a.i - b.i).map(({ f }) => f);
   }
 }
 
@@ -44,6 +45,6 @@ export default defineConfig({
     // Most files spend much of their time waiting (child processes, sockets, timers), so vitest's
     // default (one worker per core, minus one) leaves a 2-core machine half idle.
     maxWorkers: Math.max(2, availableParallelism()),
-    sequence: { sequencer: SlowFirstSequencer },
+    sequence: { sequencer: LongestFirstSequencer },
   },
 });

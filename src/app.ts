@@ -86,7 +86,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
 
   // One line per request on completion, nothing from headers or bodies; counted by route pattern, never the URL.
   const { metrics } = fastify.cardline;
-  fastify.addHook('onResponse', async (request, reply) => {
+  fastify.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url;
     // On the root logger with the request id as a field: no request child is made for this line.
     const trace = request.ctx.trace?.span.spanContext();
@@ -100,6 +100,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, opts) => {
     // A sampled request's trace is its latency bucket's exemplar (OpenMetrics scrapes, while tracing is on).
     const exemplar = trace && trace.traceFlags & 1 ? trace : undefined;
     metrics.request(route ?? 'unmatched', request.method, reply.statusCode, request.ctx.tenant?.id ?? null, reply.elapsedTime / 1000, exemplar);
+    done();
   });
 
   await fastify.register(healthRoutes);

@@ -57,13 +57,20 @@ const TRACE_IDS = { trace_id: /^[0-9a-f]{32}$/, span_id: /^[0-9a-f]{16}$/ } as c
 
 /** A log object or a logger's bindings, scrubbed, its request id and trace ids untouched. */
 function scrubEntry(entry: Record<string, unknown>): Record<string, unknown> {
-  const { [REQUEST_ID_KEY]: requestId, trace_id: traceId, span_id: spanId, ...rest } = entry;
-  const scrubbed = scrubDeep(rest) as Record<string, unknown>;
-  const kept: Record<string, unknown> = requestId === undefined ? {} : { [REQUEST_ID_KEY]: requestId };
-  for (const [key, value, shape] of [['trace_id', traceId, TRACE_IDS.trace_id], ['span_id', spanId, TRACE_IDS.span_id]] as const) {
-    if (value !== undefined) kept[key] = typeof value === 'string' && shape.test(value) ? value : scrubDeep(value);
+  // One object built in one pass (a line per request): the kept ids first, then the rest in their order.
+  const out: Record<string, unknown> = {};
+  const requestId = entry[REQUEST_ID_KEY];
+  if (requestId !== undefined) out[REQUEST_ID_KEY] = requestId;
+  for (const key of ['trace_id', 'span_id'] as const) {
+    const value = entry[key];
+    if (value !== undefined) out[key] = typeof value === 'string' && TRACE_IDS[key].test(value) ? value : scrubDeep(value);
   }
-  return { ...kept, ...scrubbed };
+  for (const key of Object.keys(entry)) {
+    if (key === REQUEST_ID_KEY || key === 'trace_id' || key === 'span_id') continue;
+    const v = entry[key];
+    out[key] = SENSITIVE_LOG_KEYS.has(key) && v != null ? '[REDACTED]' : scrubDeep(v, 1);
+  }
+  return out;
 }
 
 export function loggerOptions(level: string): LoggerOptions {
@@ -79,8 +86,11 @@ export function loggerOptions(level: string): LoggerOptions {
     hooks: {
       logMethod(args, method) {
         // The message string is scrubbed too: a card number interpolated into it must not survive.
-        const scrubbed = args.map((a) => (typeof a === 'string' ? scrub(a) : a)) as typeof args;
-        return method.apply(this, scrubbed);
+        for (let i = 0; i < args.length; i++) {
+          const a: unknown = args[i];
+          if (typeof a === 'string') (args as unknown[])[i] = scrub(a);
+        }
+        return method.apply(this, args);
       },
     },
   };
@@ -131,13 +141,26 @@ class LazyChildLogger {
     this.real.level = level;
   }
 
-  fatal: LogFn = (...args: Parameters<LogFn>) => this.real.fatal(...args);
-  error: LogFn = (...args: Parameters<LogFn>) => this.real.error(...args);
-  warn: LogFn = (...args: Parameters<LogFn>) => this.real.warn(...args);
-  info: LogFn = (...args: Parameters<LogFn>) => this.real.info(...args);
-  debug: LogFn = (...args: Parameters<LogFn>) => this.real.debug(...args);
-  trace: LogFn = (...args: Parameters<LogFn>) => this.real.trace(...args);
-  silent: LogFn = () => undefined;
+  // Methods on the prototype, not per-instance closures: a request's logger is made for every request.
+  fatal(...args: Parameters<LogFn>): void {
+    this.real.fatal(...args);
+  }
+  error(...args: Parameters<LogFn>): void {
+    this.real.error(...args);
+  }
+  warn(...args: Parameters<LogFn>): void {
+    this.real.warn(...args);
+  }
+  info(...args: Parameters<LogFn>): void {
+    this.real.info(...args);
+  }
+  debug(...args: Parameters<LogFn>): void {
+    this.real.debug(...args);
+  }
+  trace(...args: Parameters<LogFn>): void {
+    this.real.trace(...args);
+  }
+  silent(): void {}
 
   child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
     return this.real.child(bindings, options);

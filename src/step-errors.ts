@@ -34,3 +34,13 @@ export const takesBody = (op: Operation): boolean => isWrite(op.method);
 
 /** The operation is served on the management listener (an operator key is its principal). */
 export const isManagement = (op: Operation): boolean => op.access === 'operator';
+
+/**
+ * Ends a callback-style hook with a step's work (a hook that mostly has nothing to wait for takes `done`: an
+ * async one costs a promise and a turn on every request). A rejection without a value still fails the request.
+ */
+export const settle = (work: Promise<unknown>, done: (err?: Error) => void): void =>
+  void work.then(
+    () => done(),
+    (err: unknown) => done(err instanceof Error ? err : new Error(`a pipeline step failed: ${String(err)}`)),
+  );

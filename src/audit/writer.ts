@@ -10,7 +10,7 @@ import { tracing } from '../telemetry/index.js';
 import type { Db } from '../store/db.js';
 import { insertAuthorizationsFrom } from '../store/authorization-rows.js';
 import type { DomainEvent } from '../events/outbox.js';
-import { GENESIS_HASH, recordHash, type AuditEntry } from './chain.js';
+import { GENESIS_HASH, recordHashAt, type AuditEntry } from './chain.js';
 import { subscribesSql } from '../events/subscription.js';
 
 const MAX_BATCH = 500;
@@ -447,7 +447,12 @@ export class AuditWriter {
         const position = from.size + 1;
         const prev = from.hash;
         const id = uuidv7();
-        const hash = recordHash(prev, { ...e, seq, id });
+        // `at` as text once per record (hash, row, events), and no copy of the entry to hash it.
+        const at = e.at.toISOString();
+        const hash = recordHashAt(prev, {
+          tenantId: e.tenantId, seq, id, actor: e.actor, role: e.role, action: e.action, method: e.method, route: e.route,
+          target: e.target, outcome: e.outcome, status: e.status, requestId: e.requestId, origin: e.origin,
+        }, at);
         next.set(e.tenantId, { ...from, size: position, hash, lastSeq: seq, next: seq + 1 });
         if (e.settlement) {
           const { scope, token, response } = e.settlement;
@@ -460,11 +465,11 @@ export class AuditWriter {
         for (const event of e.event ? [e.event, ...(e.events ?? [])] : (e.events ?? [])) {
           events.push({
             tenant_id: e.tenantId, id: uuidv7(), audit_seq: seq, type: event.type, aggregate_id: event.aggregateId,
-            payload: event.payload, request_id: e.requestId, traceparent: e.traceparent ?? null, created_at: e.at.toISOString(),
+            payload: event.payload, request_id: e.requestId, traceparent: e.traceparent ?? null, created_at: at,
           });
         }
         return {
-          tenant_id: e.tenantId, seq, chain: from.chain, position, id, at: e.at.toISOString(), actor: e.actor, role: e.role,
+          tenant_id: e.tenantId, seq, chain: from.chain, position, id, at, actor: e.actor, role: e.role,
           action: e.action, method: e.method, route: e.route, target: e.target, outcome: e.outcome, status: e.status,
           request_id: e.requestId, origin: e.origin, prev_hash: prev, hash,
         };

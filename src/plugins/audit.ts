@@ -74,10 +74,15 @@ interface RequestParts {
   body: unknown;
 }
 
+/** Each dotted path split once: the paths are the routes' audit targets, a fixed few. */
+const SEGMENTS = new Map<string, readonly string[]>();
+
 /** The value at a dotted path of the request as it arrived; anything but a non-empty string is ignored. */
 export function stringAt(request: RequestParts, path: string): string | undefined {
+  let segments = SEGMENTS.get(path);
+  if (!segments) SEGMENTS.set(path, (segments = path.split('.')));
   let value: unknown = { params: request.params, query: request.query, body: request.body };
-  for (const segment of path.split('.')) {
+  for (const segment of segments) {
     if (value === null || typeof value !== 'object' || !Object.hasOwn(value, segment)) return undefined;
     value = (value as Record<string, unknown>)[segment];
   }

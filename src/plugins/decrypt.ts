@@ -10,7 +10,7 @@ import type { KeySource } from '../crypto/keys.js';
 import { onboardingKeySource } from '../crypto/onboarding-key.js';
 import { PLATFORM_TENANT } from '../services/tenancy/tenants.js';
 import type { Tenant } from '../services/tenancy/tenants.js';
-import { declareErrors, errorCase, isManagement, takesBody } from '../step-errors.js';
+import { declareErrors, errorCase, isManagement, settle, takesBody } from '../step-errors.js';
 import { parseStrictJson } from './strict-json.js';
 import { inStep } from './tracing.js';
 
@@ -104,7 +104,18 @@ const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
   let onboardingSource: KeySource | undefined;
   const onboardingKeys = () => (onboardingSource ??= onboardingKeySource(app.cardline.onboardingKey));
 
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
+    const tenant = request.ctx.tenant;
+    if (request.body instanceof EncryptedBody || request.routeOptions.config.encryptedFields?.length) return settle(opened(request), done);
+    // A plain body on a route without encryptable fields: only the tenant's policy may refuse it, nothing to wait for.
+    const route = request.routeOptions.url ?? request.url;
+    if (tenantPolicy && tenant && request.body !== undefined && requiresEncryptedBody(tenant, request.method, route)) {
+      return done(Errors.encryptedBodyRequired(`${request.method} ${route}`));
+    }
+    done();
+  });
+
+  const opened = async (request: FastifyRequest): Promise<void> => {
     const tenant = request.ctx.tenant;
     const config = request.routeOptions.config;
     let bodyEncrypted = false;
@@ -137,7 +148,7 @@ const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
         (holder as Record<string | number, unknown>)[key] = await open(request, tenant, value, field);
       }
     }
-  });
+  };
 };
 
 const plaintextRefusal = (field: string): CardlineError => (field === 'password' ? Errors.plaintextPassword() : Errors.plaintextField(field));

@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
 import { IDEMPOTENCY_KEY_PATTERN, fingerprintOf, scopeHash } from '../services/infrastructure/idempotency.js';
-import { declareErrors, errorCase, isWrite, takesBody } from '../step-errors.js';
+import { declareErrors, errorCase, isWrite, settle, takesBody } from '../step-errors.js';
 import type { Operation } from '../operations/define.js';
 import { inStep } from './tracing.js';
 
@@ -55,13 +55,19 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, op
     return reply.send(body);
   };
 
-  app.addHook('preHandler', async (request, reply) => {
+  // Without a key there is nothing to wait for: the hook takes `done` and goes async only to claim one.
+  app.addHook('preHandler', (request, reply, done) => {
     const config = request.routeOptions.config;
-    if (!isWrite(request.method) || config.idempotency === false || request.is404) return;
+    if (!isWrite(request.method) || config.idempotency === false || request.is404) return done();
     const owner = ownerOf(request);
-    if (!owner) return;
+    if (!owner) return done();
     const header = request.headers['idempotency-key'];
-    if (header === undefined) return;
+    if (header === undefined) return done();
+    settle(claimKey(request, reply, owner, header), done);
+  });
+
+  const claimKey = async (request: FastifyRequest, reply: FastifyReply, owner: KeyOwner, header: string | string[]): Promise<unknown> => {
+    const config = request.routeOptions.config;
     if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header)) throw Errors.idempotencyKeyInvalid();
     const sealed = config.idempotency === 'sealed';
     const scope = scopeHash({
@@ -89,7 +95,7 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, op
       case 'in_flight':
         throw Errors.idempotencyInFlight();
     }
-  });
+  };
 };
 
 // Registered after validation (the management listener validates before any preHandler).

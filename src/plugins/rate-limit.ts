@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import { Errors } from '../errors.js';
-import { declareErrors, errorCase } from '../step-errors.js';
+import { declareErrors, errorCase, settle } from '../step-errors.js';
 import { inStep } from './tracing.js';
 
 /** What this step answers: on every public-API operation that needs a token (it counts authenticated callers only). */
@@ -60,11 +60,11 @@ const rateLimitPlugin: FastifyPluginAsync = async (app) => {
   };
 
   // After authentication, so only authenticated callers spend a tenant's budget; login is limited by lockout (DESIGN §7).
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const { tenant, principal } = request.ctx;
     const limits = tenant?.config.rateLimit;
-    if (!tenant || !principal || !limits) return;
-    return inStep(request, 'rate-limit', async () => {
+    if (!tenant || !principal || !limits) return done();
+    settle(inStep(request, 'rate-limit', async () => {
       const outcomes: Outcome[] = [];
       // The user's own limit first: a user already over it does not spend the tenant's budget too.
       if (limits.perUserPerMinute) {
@@ -92,7 +92,7 @@ const rateLimitPlugin: FastifyPluginAsync = async (app) => {
       // The headers describe whichever limit is closer to being reached.
       const tightest = outcomes.reduce<Outcome | undefined>((a, o) => (!a || o.remaining < a.remaining ? o : a), undefined);
       if (tightest) headers(reply, tightest);
-    });
+    }), done);
   });
 };
 

@@ -262,8 +262,8 @@ const strictJsonPlugin: FastifyPluginAsync = async (app) => {
   app.addContentTypeParser<Buffer>(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, parseBody);
   app.addContentTypeParser<Buffer>(JSON_SUFFIX_MEDIA_TYPE, { parseAs: 'buffer' }, parseBody);
   // A NUL in the path or query (%00) would reach the store the same way.
-  app.addHook('onRequest', async (request) => {
-    if (/%00/i.test(request.url)) throw refuse('The URL contains a NUL character (%00), which is not accepted.');
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(/%00/i.test(request.url) ? refuse('The URL contains a NUL character (%00), which is not accepted.') : undefined);
   });
   // `application/jose` bodies are decrypted, then parsed here, so the same limits apply (DESIGN §4).
 };

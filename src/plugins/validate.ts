@@ -3,7 +3,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
-import { declareErrors, errorCase } from '../step-errors.js';
+import { declareErrors, errorCase, settle } from '../step-errors.js';
 import { inStep } from './tracing.js';
 
 /** What validation answers: the route's schema, then this step's checks, both as field errors. */
@@ -12,13 +12,13 @@ export const validationErrors = declareErrors('validation', (op) => [
 ]);
 
 const validatePlugin: FastifyPluginAsync = async (app) => {
-  app.addHook('preHandler', async (request) => {
+  app.addHook('preHandler', (request, _reply, done) => {
     const check = request.routeOptions.config.check;
-    if (!check) return;
-    return inStep(request, 'validate', async () => {
+    if (!check) return done();
+    settle(inStep(request, 'validate', async () => {
       const fieldErrors = check(request);
       if (fieldErrors.length) throw Errors.validation(fieldErrors);
-    });
+    }), done);
   });
 };
 

@@ -23,7 +23,9 @@ beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'cardline-build-'));
   quietly.root = root;
   mkdirSync(join(root, 'src'));
-  writeFileSync(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: '.', types: [] } }));
+  // ES2022's library only: the default for the target adds the DOM's, which tripled each compile's CPU (decision 0399).
+  const compilerOptions = { target: 'ES2022', lib: ['ES2022'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: '.', types: [] };
+  writeFileSync(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions }));
   writeFileSync(join(root, 'tsconfig.build.json'), JSON.stringify({ extends: './tsconfig.json', compilerOptions: { incremental: true }, include: ['src'] }));
   writeFileSync(join(root, 'package.json'), JSON.stringify({ type: 'module' }));
   writeFileSync(join(root, 'src', 'answer.ts'), 'export const answer: number = 41;\n');

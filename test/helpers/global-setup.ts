@@ -4,6 +4,7 @@
 // from the template made at install (src/store/template.ts).
 // PostgreSQL (DATABASE_URL): a migrated template database that each test database is created from.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, statfsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,7 +94,28 @@ async function pgTemplate(url: string): Promise<string> {
   return name;
 }
 
+/** The memory file system the run's scratch directories go to, when TMPDIR is unset and it has room (decision 0400). */
+const MEMORY_FS = '/dev/shm';
+const MEMORY_FS_ROOM = 4 * 2 ** 30;
+
+/**
+ * A directory of this run on a memory file system, made TMPDIR for the rest of the run: the workers, started
+ * after this, and every process they start inherit it. Copying a store template (40 MB, 1 100 files) and
+ * writing stores there costs less system time than on a disk's file system. Null when TMPDIR is set or there is none.
+ */
+function memoryTmpdir(): string | null {
+  if (process.env.TMPDIR) return null;
+  try {
+    const fs = statfsSync(MEMORY_FS);
+    if (fs.bavail * fs.bsize < MEMORY_FS_ROOM) return null;
+    return (process.env.TMPDIR = mkdtempSync(join(MEMORY_FS, 'cardline-test-')));
+  } catch {
+    return null;
+  }
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const scratch = memoryTmpdir();
   const url = process.env.DATABASE_URL;
   // The PGlite template is made on both stores: the CLI and process tests use file-backed PGlite stores.
   const [pglite, pgName] = await Promise.all([pgliteTemplate(), url ? pgTemplate(url) : Promise.resolve(null)]);
@@ -103,5 +125,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await rm(pglite.dir, { recursive: true, force: true });
     if (url && pgName) await adminQuery(url, `DROP DATABASE IF EXISTS ${pgName} WITH (FORCE)`);
+    if (scratch) {
+      delete process.env.TMPDIR;
+      await rm(scratch, { recursive: true, force: true });
+    }
   };
 }
