@@ -6,7 +6,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { isTracingSuppressed, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -83,8 +83,10 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   const contextManager = new AsyncLocalStorageContextManager().enable();
   api.context.setGlobalContextManager(contextManager);
   const propagator = new W3CTraceContextPropagator();
-  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES are read by the resource's environment detector.
-  const resource = defaultResource().merge(resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME?.trim() || SERVICE_NAME }));
+  // OTEL_RESOURCE_ATTRIBUTES (and OTEL_SERVICE_NAME) are read by the environment detector; the name defaults to ours.
+  const fromEnv = detectResources({ detectors: [envDetector] });
+  const name = env.OTEL_SERVICE_NAME?.trim() || (fromEnv.attributes['service.name'] as string | undefined) || SERVICE_NAME;
+  const resource = defaultResource().merge(fromEnv).merge(resourceFromAttributes({ 'service.name': name }));
   const sampler = samplerFromEnv(env);
   const ids = new Ids();
   const provider = new TracerProvider({

@@ -54,6 +54,7 @@ describe('traces of a limit upgrade that reaches a REST core and fires a webhook
       LOG_LEVEL: 'info',
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
       OTEL_SERVICE_NAME: 'cardline-tracing-test',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test',
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
     if (process.env.DATABASE_URL) {
@@ -122,6 +123,8 @@ describe('traces of a limit upgrade that reaches a REST core and fires a webhook
     // The server span continues the caller's span, and names the route, the tenant and the operation.
     const server = one(`POST ${LIMIT_URL}`);
     expect(server).toMatchObject({ parentSpanId: callerSpan, kind: SERVER, service: 'cardline-tracing-test' });
+    // OTEL_RESOURCE_ATTRIBUTES reach the resource, beside the service's name.
+    expect(otlp.bodies.join('')).toContain('{"key":"deployment.environment.name","value":{"stringValue":"tracing-test"}}');
     expect(server.attributes).toMatchObject({
       'http.request.method': 'POST',
       'http.route': LIMIT_URL,
