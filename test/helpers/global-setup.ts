@@ -4,7 +4,7 @@
 // from the template made at install (src/store/template.ts).
 // PostgreSQL (DATABASE_URL): a migrated template database that each test database is created from.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, statfsSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,11 +106,31 @@ const MEMORY_FS_ROOM = 4 * 2 ** 30;
 function memoryTmpdir(): string | null {
   if (process.env.TMPDIR) return null;
   try {
+    sweepDeadRuns();
     const fs = statfsSync(MEMORY_FS);
     if (fs.bavail * fs.bsize < MEMORY_FS_ROOM) return null;
-    return (process.env.TMPDIR = mkdtempSync(join(MEMORY_FS, 'cardline-test-')));
+    const dir = (process.env.TMPDIR = mkdtempSync(join(MEMORY_FS, `cardline-test-${process.pid}-`)));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    return dir;
   } catch {
     return null;
+  }
+}
+
+/** Removes the directories of runs whose process is gone (interrupted: a signal skips the teardown), which hold RAM. */
+function sweepDeadRuns(): void {
+  for (const name of readdirSync(MEMORY_FS)) {
+    const pid = /^cardline-test-(\d+)-/.exec(name)?.[1];
+    if (pid && !alive(Number(pid))) rmSync(join(MEMORY_FS, name), { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
