@@ -1,0 +1,76 @@
+// A core call's deadline (decision 0402): its AbortSignal is made only when the connector reads `ctx.signal`, and
+// whenever it is read (before the deadline, after it, or from a copy of the context) it aborts at the deadline.
+import { Type } from '@sinclair/typebox';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { ConnectorTimeoutError, defineConnector, succeeded, type ConnectorContext } from '../../connectors/contract.js';
+import { MockCore } from '../../connectors/mock/index.js';
+import { demoFixtures } from '../../connectors/mock/fixtures.js';
+import { CALL_DEADLINE } from '../../connectors/shared/deadline.js';
+import { createConnectorServices } from '../../src/services/connectors/index.js';
+import type { Tenant } from '../../src/services/tenancy/tenants.js';
+import { DEFAULT_TENANT_CONFIG } from '../../schemas/tenant.js';
+import { partialConnector } from './fixtures/partial-connector.js';
+
+const DEADLINE_MS = 5;
+const pastDeadline = () => new Promise((resolve) => setTimeout(resolve, DEADLINE_MS * 10));
+const TIMEOUT = { code: 'CL_CORE_TIMEOUT', init: { status: 504 } };
+
+function callerWith(upgradeLimit: (ctx: ConnectorContext) => Promise<void>) {
+  const seen: { aborted: boolean; reason: unknown }[] = [];
+  const connector = defineConnector({
+    id: 'deadline',
+    version: '1.0.0',
+    optionsSchema: Type.Object({}),
+    create: () =>
+      partialConnector({
+        async upgradeLimit(_input, ctx) {
+          await upgradeLimit(ctx);
+          return succeeded({ entityId: 'E', previousLimit: '1.00', newLimit: '2.00' });
+        },
+      }),
+  });
+  const logger = pino({ level: 'silent' });
+  const { core } = createConnectorServices([connector], logger, DEADLINE_MS);
+  const tenant: Tenant = { id: 'bank', name: 'bank', status: 'active', config: { ...DEFAULT_TENANT_CONFIG, connector: { id: 'deadline', options: {} } } };
+  const limit = () => core.invoke(tenant, 'upgradeLimit', { entityId: 'E', amount: '1.00', allowDecrease: false }, { requestId: 'r', logger });
+  return { limit, seen };
+}
+
+describe('a core call past its deadline', () => {
+  it('aborts a signal read before the deadline, and answers the core timeout', async () => {
+    const { limit, seen } = callerWith(async (ctx) => {
+      const signal = ctx.signal;
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+      seen.push({ aborted: signal.aborted, reason: signal.reason });
+    });
+    await expect(limit()).rejects.toMatchObject(TIMEOUT);
+    expect(seen).toEqual([{ aborted: true, reason: expect.objectContaining({ name: 'TimeoutError' }) }]);
+  });
+
+  it('gives a connector that first reads the signal after the deadline one already aborted', async () => {
+    const { limit, seen } = callerWith(async (ctx) => {
+      await pastDeadline();
+      seen.push({ aborted: ctx.signal.aborted, reason: ctx.signal.reason });
+    });
+    await expect(limit()).rejects.toMatchObject(TIMEOUT);
+    expect(seen).toEqual([{ aborted: true, reason: expect.objectContaining({ name: 'TimeoutError' }) }]);
+  });
+
+  it('carries the signal into a copy of the context', async () => {
+    const { limit, seen } = callerWith(async (ctx) => {
+      const copy = { ...ctx };
+      await pastDeadline();
+      seen.push({ aborted: copy.signal.aborted, reason: copy.signal.reason });
+    });
+    await expect(limit()).rejects.toMatchObject(TIMEOUT);
+    expect(seen[0]!.aborted).toBe(true);
+  });
+
+  it('answers a timeout from the mock core without latency, which checks the deadline without the signal', async () => {
+    const core = new MockCore(demoFixtures());
+    const expired = { requestId: 'r', tenantId: 'bank', [CALL_DEADLINE]: { expired: true } } as unknown as ConnectorContext;
+    Object.defineProperty(expired, 'signal', { get: () => expect.unreachable('the mock core made the signal') });
+    await expect(core.getCreditLimit({ entityId: 'ENT-1001' }, expired)).rejects.toBeInstanceOf(ConnectorTimeoutError);
+  });
+});
