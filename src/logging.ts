@@ -45,9 +45,13 @@ function scrubDeep(value: unknown, depth = 0): unknown {
     if (value.stack) out.stack = scrub(value.stack);
     if (value.cause !== undefined) out.cause = scrubDeep(value.cause, depth + 1);
   }
-  for (const [k, v] of Object.entries(value)) out[k] = SENSITIVE_LOG_KEYS.has(k) && v != null ? '[REDACTED]' : scrubDeep(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = scrubField(k, v, depth + 1);
   return out;
 }
+
+/** A field's value at `depth`: redacted whole under a sensitive key, else scrubbed. */
+const scrubField = (key: string, value: unknown, depth: number): unknown =>
+  SENSITIVE_LOG_KEYS.has(key) && value != null ? '[REDACTED]' : scrubDeep(value, depth);
 
 /** The request id, left as it is: genReqId admits no card number or token, and masking a UUID breaks tracing. */
 const REQUEST_ID_KEY = 'requestId';
@@ -67,8 +71,7 @@ function scrubEntry(entry: Record<string, unknown>): Record<string, unknown> {
   }
   for (const key of Object.keys(entry)) {
     if (key === REQUEST_ID_KEY || key === 'trace_id' || key === 'span_id') continue;
-    const v = entry[key];
-    out[key] = SENSITIVE_LOG_KEYS.has(key) && v != null ? '[REDACTED]' : scrubDeep(v, 1);
+    out[key] = scrubField(key, entry[key], 1);
   }
   return out;
 }
