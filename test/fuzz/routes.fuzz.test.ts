@@ -98,11 +98,23 @@ async function snapshot(): Promise<string> {
     const { idempotency: _idempotency, ...business } = core.state;
     cores[id] = business;
   }
+  return serialise({ cores, tables: await storeRows() });
+}
+
+/**
+ * The rows, read again only when a transaction completed since the last read: the same PostgreSQL snapshot
+ * (its xmin, xmax and in-progress list) sees the same committed transactions, so the same rows.
+ */
+let lastRows: { xact: string; tables: Record<string, string[]> } | undefined;
+async function storeRows(): Promise<Record<string, string[]>> {
+  const xact = (await t.db.query<{ s: string }>('SELECT pg_current_snapshot()::text AS s')).rows[0]!.s;
+  if (lastRows?.xact === xact) return lastRows.tables;
   const { names, sql } = await storeRowsSql();
   const tables: Record<string, string[]> = Object.fromEntries(names.map((name) => [name, []]));
   for (const row of (await t.db.query<{ t: string; r: string }>(sql)).rows) tables[row.t]!.push(row.r);
   for (const rows of Object.values(tables)) rows.sort();
-  return serialise({ cores, tables });
+  lastRows = { xact, tables };
+  return tables;
 }
 
 // ---------------------------------------------------------------------------------------------------
