@@ -9,10 +9,12 @@ import type { StepRecord } from '../../schemas/authorizations.js';
 /** A trail's step as stored: its rule evaluations compact, or objects (rows stored before decision 0404). */
 export type StoredStep = Omit<StepRecord, 'rules'> & { rules?: (string | RuleEvaluation)[] };
 
-const compactEvaluation = (e: RuleEvaluation): string =>
-  e.mode === 'active' && e.outcome === 'approved' && e.declineReason === undefined
-    ? `${e.ruleId}:${e.version}`
-    : `${e.ruleId}:${e.version}:${e.mode}:${e.outcome}${e.declineReason === undefined ? '' : `:${e.declineReason}`}`;
+/** Compact when it has only the fields the form knows; an evaluation with another field stays an object. */
+function compactEvaluation(e: RuleEvaluation): string | RuleEvaluation {
+  if (Object.keys(e).length !== (e.declineReason === undefined ? 4 : 5)) return e;
+  if (e.mode === 'active' && e.outcome === 'approved' && e.declineReason === undefined) return `${e.ruleId}:${e.version}`;
+  return `${e.ruleId}:${e.version}:${e.mode}:${e.outcome}${e.declineReason === undefined ? '' : `:${e.declineReason}`}`;
+}
 
 function expandEvaluation(s: string | RuleEvaluation): RuleEvaluation {
   if (typeof s !== 'string') return s;
