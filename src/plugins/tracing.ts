@@ -8,7 +8,7 @@ import { REQUEST_TRACE, tracing, type RequestTrace, type Tracing } from '../tele
 
 const headerOf = (v: string | string[] | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 
-// A step's span is named by the step: no attribute repeats it (decision 0409).
+// A step's span is named by the step: no attribute repeats it (decision 0408).
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
 /** Runs a pipeline step's work in a span of its own under the request's; as it is when tracing is off. */

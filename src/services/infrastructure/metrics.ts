@@ -355,7 +355,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
     if (lagSeconds !== null) this.deliveryLag.observe({ channel_type: channelType }, lagSeconds);
   }
 
-  /** Each series' latest sampled trace per bucket, given to prom-client at an OpenMetrics scrape (decision 0409). */
+  /** Each series' latest sampled trace per bucket, given to prom-client at an OpenMetrics scrape (decision 0408). */
   private readonly exemplars = new Map<client.Histogram<string>, Map<string, LatestExemplars>>();
 
   private keepExemplar(histogram: client.Histogram<string>, key: string, labels: () => Record<string, string>, seconds: number, exemplar: Exemplar): void {
