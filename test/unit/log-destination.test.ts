@@ -1,4 +1,4 @@
-// The gateway's JSON lines (decisions 0388, 0407): gathered into fewer writes, yet on disk within 100 ms and at exit.
+// The gateway's JSON lines (decision 0388): gathered into fewer writes, yet on disk within 100 ms and at exit.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ describe('the log destination', () => {
     expect(readFileSync(file, 'utf8')).not.toContain('eyJ');
   });
 
-  it('gathers a burst into writes of up to 64 kB, every line kept in order', async () => {
+  it('gathers a burst into writes of about 4 kB, every line kept in order', async () => {
     const file = join(dir, 'burst.log');
     const log = pino(loggerOptions('info'), logDestination(openSync(file, 'a')));
     for (let i = 0; i < 500; i++) log.info({ i }, `line ${i}`);
