@@ -11,7 +11,9 @@
 // statements each Cardline arm ran per request (pg_stat_statements), the database side's profile.
 //   BENCH_SECONDS (10), BENCH_ROUNDS (5), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (32), BENCH_PROFILE=1
 //   (Cardline's process with --cpu-prof, profiles in bench/profiles/), BENCH_PG_BIN (/usr/lib/postgresql/15/bin),
-//   BENCH_PINNED_ARMS ('name: A=1 | …': this tree's Cardline again under other variables, one arm each).
+//   BENCH_PINNED_ARMS ('name: A=1 | …': this tree's Cardline again under other variables, one arm each),
+//   BENCH_DIST (1: each Cardline arm serves its checkout's compiled gateway, as `npm start` does, built first
+//   if stale; 0: from source through tsx).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir, userInfo } from 'node:os';
@@ -24,6 +26,7 @@ import { PEERS, backendCpu, cpuBetween, peerCredentials, peerStats, startPeer, t
 import { temporaryDatabase } from './postgres.js';
 import { MasterKey } from '../src/crypto/master-key.js';
 import { envArms, envInt } from './env.js';
+import { compiled } from './dist.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -39,6 +42,14 @@ const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE
 /** BENCH_PINNED_ARMS='name: A=1 B=2 | …': more Cardline arms of this tree, each with its variables. */
 const ARMS = envArms(process.env.BENCH_PINNED_ARMS);
 const APP = 'cardline_bench_pinned';
+/** Cardline served from dist/ (the default here), as `npm start` runs it: no tsx loader, no `__name` calls. */
+const DIST = process.env.BENCH_DIST !== '0';
+
+/** The compiled bench server of the checkout at `root`: its dist/ rebuilt first when older than its sources. */
+export function compiledServer(root: string, entry?: string): Promise<string> {
+  execFileSync(process.execPath, [join(root, 'bin', 'build.js'), '--if-stale'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  return compiled(root, entry);
+}
 
 interface Run {
   rps: number;
@@ -138,7 +149,7 @@ export async function startPostgres(core: number): Promise<{ url: string; stop: 
 }
 
 /** One line of JSON from a child's stdout that has `key`; other lines go to stderr with the label. */
-function awaitLine<T>(child: ChildProcess, key: string, label: string, timeoutMs: number): Promise<T> {
+export function awaitLine<T>(child: ChildProcess, key: string, label: string, timeoutMs: number): Promise<T> {
   return new Promise((resolveLine, reject) => {
     const timer = setTimeout(() => reject(new Error(`${label} did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
     child.once('exit', (code) => reject(new Error(`${label} exited with code ${code}`)));
@@ -158,8 +169,8 @@ function awaitLine<T>(child: ChildProcess, key: string, label: string, timeoutMs
   });
 }
 
-/** Cardline from `root` (this checkout, or BENCH_BASELINE's): seeded by one process, served by another, pinned. */
-export async function startCardline(root: string, name: string, server: string, extraEnv: Record<string, string> = {}): Promise<Arm> {
+/** A database of its own on `server`, seeded by `root`'s bench/server.ts: the environment that serves it. */
+export async function seedCardline(root: string, name: string, server: string, extraEnv: Record<string, string> = {}) {
   process.env.DATABASE_URL = server;
   const database = await temporaryDatabase('cardline_bench');
   const url = new URL(database.url);
@@ -181,9 +192,16 @@ export async function startCardline(root: string, name: string, server: string, 
   const seeder = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: { ...env, BENCH_PHASE: 'seed' }, stdio: ['ignore', 'pipe', 'inherit'] });
   await awaitLine(seeder, 'seeded', `${name} seed`, 600_000);
   await new Promise((r) => (seeder.exitCode !== null ? r(null) : seeder.once('exit', r)));
+  return { env, database, url, dir, tokensFile, script };
+}
+
+/** Cardline from `root` (this checkout, or BENCH_BASELINE's): seeded by one process, served by another, pinned. */
+export async function startCardline(root: string, name: string, server: string, extraEnv: Record<string, string> = {}): Promise<Arm> {
+  const { env, database, url, dir, tokensFile, script } = await seedCardline(root, name, server, extraEnv);
   const profile = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench', 'profiles')}`] : [];
   if (PROFILE) mkdirSync(join(ROOT, 'bench', 'profiles'), { recursive: true });
-  const child = spawn('taskset', ['-c', String(SERVER_CORE), process.execPath, '--import', 'tsx', ...profile, script], {
+  const serve = DIST ? [await compiledServer(root)] : ['--import', 'tsx', script];
+  const child = spawn('taskset', ['-c', String(SERVER_CORE), process.execPath, ...profile, ...serve], {
     cwd: root,
     env: { ...env, BENCH_PHASE: 'serve' },
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -291,7 +309,7 @@ export async function benchPinned(): Promise<number> {
   if (Math.max(LOAD_CORE, SERVER_CORE) >= cores || LOAD_CORE === SERVER_CORE) throw new Error(`BENCH_LOAD_CORE and BENCH_SERVER_CORE must be two different cores below ${cores}`);
   console.log(
     `Cardline bench, pinned arm: load generator (autocannon, its own process) on core ${LOAD_CORE}; the gateway, the peers and the bench's own PostgreSQL on core ${SERVER_CORE}. ` +
-      `POST upgradeLimit, one tenant, ES256 token, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, warm-up ${WARMUP} s; node ${process.version}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+      `POST upgradeLimit, one tenant, ES256 token, Cardline from ${DIST ? 'dist/ (compiled)' : 'source (tsx)'}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, warm-up ${WARMUP} s; node ${process.version}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
   );
   const postgres = await startPostgres(SERVER_CORE);
   const stats = new pg.Client({ connectionString: postgres.url });

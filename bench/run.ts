@@ -150,7 +150,7 @@ const profileArgs = (): string[] => {
 };
 
 /** BENCH_DIST=1: the serving phase runs the compiled gateway (bench/dist.ts); seeding stays on tsx. */
-const DIST = process.env.BENCH_DIST === '1' ? compiled() : null;
+const DIST = process.env.BENCH_DIST === '1' && process.env.BENCH_PINNED !== '1' ? compiled() : null;
 
 async function childArgs(phase: string): Promise<string[]> {
   const args = DIST && phase !== 'seed' ? [] : ['--import', 'tsx'];

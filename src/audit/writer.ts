@@ -92,23 +92,31 @@ const settleCte = (param: string) => `,
 
 /**
  * One statement appends a whole batch, all or nothing: this writer's chains advance only if still where it
- * left them, and nobody else locks their rows.
+ * left them, and nobody else locks their rows. Chains are looked up one by one through the key, in tenant order
+ * (two writers lock in the same order): a join let the planner scan every tenant's chain per batch (decision 0412).
  */
 const APPEND = (ctes: string, returning = '') => `
   WITH input AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb)
            AS i(tenant_id text, chain text, old_size bigint, old_head text, new_size bigint, new_head text, last_seq bigint,
                 holder text, lease_ms bigint)
+          ORDER BY tenant_id
        ),
        locked AS (
-         SELECT c.tenant_id FROM audit_chains c
-           JOIN input i ON c.tenant_id = i.tenant_id AND c.chain = i.chain AND c.size = i.old_size AND c.head = i.old_head
-                       AND c.holder = i.holder
-          ORDER BY c.tenant_id FOR UPDATE OF c
+         SELECT c.tenant_id FROM input i
+          CROSS JOIN LATERAL (
+            SELECT c.tenant_id FROM audit_chains c
+             WHERE c.tenant_id = i.tenant_id AND c.chain = i.chain AND c.size = i.old_size AND c.head = i.old_head AND c.holder = i.holder
+               FOR UPDATE
+          ) c
        ),
        verdict AS (
          SELECT (SELECT count(*) FROM locked) = (SELECT count(*) FROM input WHERE old_size > 0)
-            AND NOT EXISTS (SELECT 1 FROM audit_chains c JOIN input i ON c.tenant_id = i.tenant_id AND c.chain = i.chain WHERE i.old_size = 0) AS ok
+            AND NOT EXISTS (
+              SELECT 1 FROM input i
+               CROSS JOIN LATERAL (SELECT 1 FROM audit_chains c WHERE c.tenant_id = i.tenant_id AND c.chain = i.chain OFFSET 0) c
+               WHERE i.old_size = 0
+            ) AS ok
        ),
        moved AS (
          INSERT INTO audit_chains (tenant_id, chain, size, head, last_seq, holder, lease_until)

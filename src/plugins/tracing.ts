@@ -8,6 +8,9 @@ import { REQUEST_TRACE, tracing, type RequestTrace, type Tracing } from '../tele
 
 const headerOf = (v: string | string[] | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 
+// A step's span is named by the step: no attribute repeats it (decision 0408).
+const NO_ATTRIBUTES: Attributes = Object.freeze({});
+
 /** Runs a pipeline step's work in a span of its own under the request's; as it is when tracing is off. */
 export function inStep<T>(request: FastifyRequest, step: string, fn: () => Promise<T>, attributes?: Attributes): Promise<T> {
   const trace = request.ctx.trace;
@@ -15,7 +18,7 @@ export function inStep<T>(request: FastifyRequest, step: string, fn: () => Promi
   // An unsampled request's steps make no span: they run in its context (once per step, so that the work
   // beneath, the core call and the statements, knows the request is not sampled and makes none either).
   if (!trace.sampled) return tracing()!.withContext(trace.context, fn);
-  return tracing()!.inSpan(step, { 'cardline.step': step, ...attributes }, fn, { parent: trace.context });
+  return tracing()!.inSpan(step, attributes ?? NO_ATTRIBUTES, fn, { parent: trace.context });
 }
 
 /** The request's server span, made at most once: with the caller's context as parent, or linked to it. */

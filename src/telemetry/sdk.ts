@@ -171,11 +171,10 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     activeSpan: () => api.trace.getSpan(contextManager.active()),
     withContext: (ctx, fn) => contextManager.with(ctx, fn),
     traceparent(ctx = contextManager.active()) {
-      // The header W3CTraceContextPropagator.inject writes, without its carrier and tracestate.
       const sc = api.trace.getSpanContext(ctx);
-      if (!sc || isTracingSuppressed(ctx) || !api.isSpanContextValid(sc)) return undefined;
-      return `00-${sc.traceId}-${sc.spanId}-0${(sc.traceFlags & 0xff).toString(16)}`;
+      return sc && !isTracingSuppressed(ctx) ? traceparentOf(sc) : undefined;
     },
+    traceparentOf,
     extract(traceparent, tracestate) {
       if (!traceparent) return undefined;
       const ctx = propagator.extract(api.ROOT_CONTEXT, { traceparent, ...(tracestate ? { tracestate } : {}) }, api.defaultTextMapGetter);
@@ -189,6 +188,12 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       api.context.disable();
     },
   };
+}
+
+/** The header W3CTraceContextPropagator.inject writes for a span context, without its carrier and tracestate. */
+function traceparentOf(sc: api.SpanContext): string | undefined {
+  if (!api.isSpanContextValid(sc)) return undefined;
+  return `00-${sc.traceId}-${sc.spanId}-0${(sc.traceFlags & 0xff).toString(16)}`;
 }
 
 /** Marks a span with what ended it: a client's error (4xx) leaves its status unset, as the conventions say. */

@@ -1,5 +1,5 @@
 // What the tracing handle offers (src/telemetry/sdk.ts makes it), shared by the switch and the SDK.
-import type { Attributes, Context, Link, Span, SpanKind, Tracer } from '@opentelemetry/api';
+import type { Attributes, Context, Link, Span, SpanContext, SpanKind, Tracer } from '@opentelemetry/api';
 import type * as Api from '@opentelemetry/api';
 import { CardlineError } from '../errors.js';
 
@@ -29,6 +29,8 @@ export interface Tracing {
   withContext<T>(ctx: Context, fn: () => T): T;
   /** The W3C `traceparent` of a context's span (the active one by default); undefined when it has none. */
   traceparent(ctx?: Context): string | undefined;
+  /** The same for a span's context (no look-up of the active context). */
+  traceparentOf(span: SpanContext): string | undefined;
   /** The context a `traceparent` (and its `tracestate`) header carries; undefined when malformed. */
   extract(traceparent: string | undefined, tracestate?: string | undefined): Context | undefined;
   /** Exports what is buffered (the test and a graceful shutdown wait for it). */

@@ -1,6 +1,7 @@
 // Group commit across tenants: records of many tenants that arrive together commit in one statement, every
 // chain stays whole and verifiable, a chain head moved by another writer (a replica) makes the batch
 // recompute instead of forking a chain, and one bad record does not fail the others of its batch.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyChain } from '../../src/audit/verify.js';
 import { AuditWriter, type WriterEntry } from '../../src/audit/writer.js';
@@ -187,6 +188,50 @@ describe('AuditWriter batches', () => {
     expect((await verifyChain(db, ids[0]!)).records).toBe(1);
     expect((await verifyChain(db, ids[1]!)).records).toBe(0);
     expect((await verifyChain(db, ids[2]!)).records).toBe(1);
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)('AuditWriter on many tenants (PostgreSQL, decision 0412)', () => {
+  let testDb: TestDb;
+
+  beforeAll(async () => {
+    testDb = await createTestDb();
+  });
+  afterAll(() => testDb.drop());
+
+  it("a batch finds its chains through the key whatever the number of tenants: the append's generic plan reads no other tenant's chain", async () => {
+    const db = testDb.db;
+    const seen: { sql: string; params: unknown[] }[] = [];
+    const query = db.query.bind(db);
+    db.query = ((sql: string, params?: unknown[], opts?: { name?: string }) => {
+      if (opts?.name?.startsWith('cardline_audit_append')) seen.push({ sql, params: params ?? [] });
+      return query(sql, params, opts as never);
+    }) as typeof db.query;
+    const writer = new AuditWriter(db);
+    const ids = Array.from({ length: 20 }, (_, i) => `many-${i}`);
+    await Promise.all(ids.map((t) => writer.record(entry(t, 0))));
+    await Promise.all(ids.map((t) => writer.record(entry(t, 1))));
+    await writer.close();
+    db.query = query;
+    // 10 000 other tenants' chains, and the statistics that say so: a join priced the scan of them all below 100 lookups.
+    await db.query(`INSERT INTO audit_chains (tenant_id, chain, size, head, last_seq)
+      SELECT 'other-' || n, 'c', 1, repeat('0', 64), 1 FROM generate_series(1, 10000) n`);
+    await db.query('ANALYZE audit_chains');
+    const { sql, params } = seen.at(-1)!;
+    const client = new pg.Client({ connectionString: testDb.url! });
+    await client.connect();
+    try {
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      await client.query(`PREPARE append_plan AS ${sql}`);
+      const args = params.map((p) => client.escapeLiteral(String(p))).join(', ');
+      await client.query('BEGIN');
+      const plan = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE append_plan(${args})`);
+      await client.query('ROLLBACK');
+      const lines = plan.rows.map((r) => r['QUERY PLAN']);
+      expect(lines.filter((l) => /Scan on audit_chains/.test(l) && !/Index/.test(l))).toEqual([]);
+    } finally {
+      await client.end();
+    }
   });
 });
 

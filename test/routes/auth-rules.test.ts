@@ -281,6 +281,29 @@ describe('the spend-control step of the pipeline', () => {
     expect(res.statusCode).toBe(201);
     expect(res.json().result).toMatchObject({ status: 'DECLINED', declineReason: 'SPEND_CONTROL_DECLINED' });
   });
+
+  it('the trail is stored compact and read back as decided; a trail stored before in full reads the same (decision 0404)', async () => {
+    const shadow = await rule({ name: 'Shadow: not in MT', conditions: [{ attribute: 'merchantCountry', operation: 'is-not-one-of', values: ['PT', 'ES'] }] });
+    const big = await rule({ name: 'Big', mode: 'active', conditions: [{ attribute: 'amount', operation: 'above', value: '100.00' }] });
+    const daily = await rule({ name: 'Daily', mode: 'active', velocity: { scope: 'card', window: '24h', limitCount: 100 } });
+    const approved = (await authorize(ask('50.00', { merchant: CASINO }))).json().result;
+    const declined = (await authorize(ask('150.00'))).json().result;
+    expect(approved.trail[1].rules).toEqual([
+      { ruleId: shadow, version: 1, mode: 'shadow', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' },
+      { ruleId: big, version: 1, mode: 'active', outcome: 'approved' },
+      { ruleId: daily, version: 1, mode: 'active', outcome: 'approved' },
+    ]);
+    expect(declined).toMatchObject({ status: 'DECLINED', decidedBy: 'spend-controls' });
+    const stored = async (id: string) => (await t.db.query<{ trail: { rules?: unknown[] }[] }>(`SELECT trail FROM authorizations WHERE id = $1`, [id])).rows[0]!.trail;
+    expect((await stored(approved.authorizationId))[1]!.rules).toEqual([`${shadow}:1:shadow:declined:SPEND_CONTROL_DECLINED`, `${big}:1`, `${daily}:1`]);
+    expect((await stored(declined.authorizationId))[1]!.rules).toEqual([`${shadow}:1:shadow:approved`, `${big}:1:active:declined:SPEND_CONTROL_DECLINED`]);
+    const read = async (id: string) => (await call('GET', `/v1/authorizations/${id}`, undefined, 'API Integration')).json().result;
+    expect(await read(approved.authorizationId)).toEqual(approved);
+    expect(await read(declined.authorizationId)).toEqual(declined);
+    // A row stored before decision 0404 keeps its evaluations as objects.
+    await t.db.query(`UPDATE authorizations SET trail = $2::jsonb WHERE id = $1`, [declined.authorizationId, JSON.stringify(declined.trail)]);
+    expect(await read(declined.authorizationId)).toEqual(declined);
+  });
 });
 
 describe('velocity limits', () => {

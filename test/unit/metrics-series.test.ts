@@ -94,3 +94,47 @@ describe('the tenant label', () => {
     );
   });
 });
+
+describe('exemplars (tracing on), kept per bucket and set when a scrape asks for OpenMetrics', () => {
+  const OM = 'application/openmetrics-text; version=1.0.0';
+  const trace = (n: number) => ({ traceId: String(n).repeat(32), spanId: String(n).repeat(16) });
+  const exemplarsOf = (body: string, family: string) =>
+    [...body.matchAll(new RegExp(`^${family}_bucket\\{le="([^"]+)"[^}]*\\} \\d+ # \\{trace_id="(\\w+)",span_id="(\\w+)"\\} (\\S+) (\\S+)$`, 'gm'))].map((m) => ({
+      le: m[1],
+      traceId: m[2],
+      spanId: m[3],
+      value: Number(m[4]),
+      at: Number(m[5]),
+    }));
+
+  it('a bucket shows the latest sampled observation in it, stamped with the time it was observed, not the time of the scrape', async () => {
+    const metrics = new Metrics({ tenants: { kind: 'all' }, exemplars: true });
+    const before = Date.now() / 1000;
+    metrics.request('/v1/x', 'POST', 200, 'demo', 0.003, trace(1));
+    metrics.request('/v1/x', 'POST', 200, 'demo', 0.004, trace(2));
+    metrics.request('/v1/x', 'POST', 200, 'demo', 0.2, trace(3));
+    metrics.request('/v1/x', 'POST', 200, 'demo', 0.3);
+    metrics.connectorCall('demo', 'mock', 'upgradeLimit', 'succeeded', 0.02, trace(4));
+    const observed = Date.now() / 1000;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const body = (await metrics.scrape(OM)).body;
+    const requests = exemplarsOf(body, 'cardline_http_request_duration_seconds');
+    expect(requests.map(({ le, traceId, spanId, value }) => ({ le, traceId, spanId, value }))).toEqual([
+      { le: '0.005', ...trace(2), value: 0.004 },
+      { le: '0.25', ...trace(3), value: 0.2 },
+    ]);
+    expect(exemplarsOf(body, 'cardline_connector_call_duration_seconds').map(({ le, traceId }) => ({ le, traceId }))).toEqual([{ le: '0.025', traceId: trace(4).traceId }]);
+    for (const { at } of requests) {
+      expect(at).toBeGreaterThanOrEqual(Math.floor(before * 1000) / 1000);
+      expect(at).toBeLessThanOrEqual(observed);
+    }
+    // A later observation replaces its bucket's exemplar at the next scrape; the others stay.
+    metrics.request('/v1/x', 'POST', 200, 'demo', 0.001, trace(5));
+    const next = exemplarsOf((await metrics.scrape(OM)).body, 'cardline_http_request_duration_seconds');
+    expect(next.map(({ le, traceId }) => ({ le, traceId }))).toEqual([
+      { le: '0.001', traceId: trace(5).traceId },
+      { le: '0.005', traceId: trace(2).traceId },
+      { le: '0.25', traceId: trace(3).traceId },
+    ]);
+  });
+});

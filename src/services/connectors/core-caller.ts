@@ -2,7 +2,7 @@
 // offer it), under the request's deadline, its outcome mapped to the catalogue's errors, counted for the
 // metrics and the connectors view, and handed to the shadow when the tenant runs one.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Observer } from '../infrastructure/metrics.js';
+import type { Exemplar, Observer } from '../infrastructure/metrics.js';
 import {
   isConnectorTimeoutError,
   isConnectorUnavailableError,
@@ -133,9 +133,15 @@ export class CoreCaller {
         'cardline.core.breaker': lease.connector.breakerState?.() ?? 'none',
       });
       // The core receives this span's context (a REST core as the traceparent header).
-      return await t.inSpan(`core ${operation}`, attributes, () => this.call(lease, tenant, name, operation, input, { ...ctx, traceparent: t.traceparent() }), {
-        kind: t.api.SpanKind.CLIENT,
-      });
+      return await t.inSpan(
+        `core ${operation}`,
+        attributes,
+        (span) => {
+          const sc = span.spanContext();
+          return this.call(lease, tenant, name, operation, input, { ...ctx, traceparent: t.traceparentOf(sc) }, sc.traceFlags & 1 ? sc : undefined);
+        },
+        { kind: t.api.SpanKind.CLIENT },
+      );
     } finally {
       lease.release();
     }
@@ -173,10 +179,11 @@ export class CoreCaller {
     operation: O,
     input: OperationInput<O>,
     ctx: CallContext,
+    exemplar?: Exemplar,
   ): Promise<OperationValue<O>> {
     const deadline = new Deadline(this.timeoutMs);
     const started = this.now();
-    const record = (kind: ErrorKind | 'succeeded') => this.record(tenant, name, operation, kind, this.now() - started);
+    const record = (kind: ErrorKind | 'succeeded') => this.record(tenant, name, operation, kind, this.now() - started, exemplar);
     let result: OperationResult<OperationValue<O>>;
     try {
       const method = connector[operation] as (i: OperationInput<O>, c: ConnectorContext) => Promise<OperationResult<OperationValue<O>>>;
@@ -225,11 +232,10 @@ export class CoreCaller {
     }
   }
 
-  private record(tenant: Tenant, name: string, operation: string, kind: ErrorKind | 'succeeded', latencyMs: number): void {
+  private record(tenant: Tenant, name: string, operation: string, kind: ErrorKind | 'succeeded', latencyMs: number, exemplar: Exemplar | undefined): void {
     const ms = Math.max(0, latencyMs);
     this.health.record(tenant.id, name, kind, ms);
-    // The call's span, while tracing is on, is its latency bucket's exemplar.
-    const span = tracing()?.activeSpan()?.spanContext();
-    this.observer?.connectorCall(tenant.id, name, operation, kind, ms / 1000, span && span.traceFlags & 1 ? span : undefined);
+    // The call's sampled span, while tracing is on, is its latency bucket's exemplar.
+    this.observer?.connectorCall(tenant.id, name, operation, kind, ms / 1000, exemplar);
   }
 }

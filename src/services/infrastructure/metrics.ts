@@ -298,15 +298,16 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
     const labels = () => this.labels({ route, method, status: String(status) }, label);
     this.child(this.requests, key, labels).inc();
     this.child(this.requestSeconds, key, labels).observe(seconds);
-    if (exemplar && this.om) exemplify(this.requestSeconds, labels(), seconds, exemplar);
+    if (exemplar && this.om) this.keepExemplar(this.requestSeconds, key, labels, seconds, exemplar);
   }
 
   connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number, exemplar?: Exemplar): void {
     const t = this.tenantValue(tenant);
     this.child(this.calls, `${connector}\u0000${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ connector, operation, outcome }, t)).inc();
     const labels = () => this.labels({ connector, operation }, t);
-    this.child(this.callSeconds, `${connector}\u0000${operation}\u0000${t}`, labels).observe(seconds);
-    if (exemplar && this.om) exemplify(this.callSeconds, labels(), seconds, exemplar);
+    const key = `${connector}\u0000${operation}\u0000${t}`;
+    this.child(this.callSeconds, key, labels).observe(seconds);
+    if (exemplar && this.om) this.keepExemplar(this.callSeconds, key, labels, seconds, exemplar);
   }
 
   shadowCall(tenant: string, operation: string, outcome: ShadowOutcome): void {
@@ -354,6 +355,38 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
     if (lagSeconds !== null) this.deliveryLag.observe({ channel_type: channelType }, lagSeconds);
   }
 
+  /** Each series' latest sampled trace per bucket, given to prom-client at an OpenMetrics scrape (decision 0408). */
+  private readonly exemplars = new Map<client.Histogram<string>, Map<string, LatestExemplars>>();
+
+  private keepExemplar(histogram: client.Histogram<string>, key: string, labels: () => Record<string, string>, seconds: number, exemplar: Exemplar): void {
+    let series = this.exemplars.get(histogram);
+    if (!series) this.exemplars.set(histogram, (series = new Map()));
+    let latest = series.get(key);
+    if (!latest) series.set(key, (latest = { labels, buckets: [] }));
+    latest.buckets[bucketOf(seconds)] = { seconds, traceId: exemplar.traceId, spanId: exemplar.spanId, at: Date.now() / 1000 };
+  }
+
+  private async flushExemplars(): Promise<void> {
+    for (const [histogram, series] of this.exemplars) {
+      const stamps = new Map<object, number>();
+      for (const latest of series.values()) {
+        const labels = latest.labels();
+        for (const b of latest.buckets) {
+          if (!b) continue;
+          const labelSet = { trace_id: b.traceId, span_id: b.spanId };
+          exemplify(histogram, labels, b.seconds, labelSet);
+          stamps.set(labelSet, b.at);
+        }
+        latest.buckets = [];
+      }
+      // prom-client stamps an exemplar with the time it is set: put back the time it was observed.
+      for (const { exemplar } of (await histogram.get()).values as { exemplar?: { labelSet: object; timestamp?: number } | null }[]) {
+        const at = exemplar ? stamps.get(exemplar.labelSet) : undefined;
+        if (at !== undefined) exemplar!.timestamp = at;
+      }
+    }
+  }
+
   /** The same metrics in OpenMetrics, when exemplars are on. */
   private readonly om: client.Registry<client.OpenMetricsContentType> | null;
 
@@ -388,6 +421,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
       const counters = (om.getMetricsAsArray() as unknown as { type: string; name: string }[]).filter((m) => m.type === 'counter');
       const names = counters.map((m) => m.name);
       try {
+        await this.flushExemplars();
         return await om.metrics();
       } finally {
         counters.forEach((m, i) => (m.name = names[i]!));
@@ -400,10 +434,18 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
   private scrapes: Promise<unknown> = Promise.resolve();
 }
 
-/** Records an observation's trace as its bucket's exemplar (prom-client keeps the latest per bucket). */
-function exemplify(histogram: client.Histogram<string>, labels: Record<string, string>, seconds: number, exemplar: Exemplar): void {
-  (histogram as unknown as { updateExemplar(l: Record<string, string>, v: number, e: Record<string, string>): void }).updateExemplar(labels, seconds, {
-    trace_id: exemplar.traceId,
-    span_id: exemplar.spanId,
-  });
+/** A series' latest sampled observation in each bucket (the last slot is +Inf), `at` in seconds since the epoch. */
+interface LatestExemplars {
+  labels: () => Record<string, string>;
+  buckets: ({ seconds: number; traceId: string; spanId: string; at: number } | undefined)[];
+}
+
+function bucketOf(seconds: number): number {
+  for (let i = 0; i < SECONDS_BUCKETS.length; i++) if (seconds <= SECONDS_BUCKETS[i]!) return i;
+  return SECONDS_BUCKETS.length;
+}
+
+/** Sets an observation's trace as its bucket's exemplar (prom-client keeps the latest per bucket). */
+function exemplify(histogram: client.Histogram<string>, labels: Record<string, string>, seconds: number, labelSet: Record<string, string>): void {
+  (histogram as unknown as { updateExemplar(l: Record<string, string>, v: number, e: Record<string, string>): void }).updateExemplar(labels, seconds, labelSet);
 }

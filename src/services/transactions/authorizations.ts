@@ -3,6 +3,7 @@ import type { AuthorizationMerchant, AuthorizationStatus, AuthorizationStep, Ste
 import type { Channel, DeclineReason } from '../../../schemas/transactions.js';
 import type { Queryable } from '../../store/db.js';
 import { insertAuthorizationsFrom } from '../../store/authorization-rows.js';
+import { decidedTrail, storedTrail, type StoredStep } from '../../store/authorization-trail.js';
 import type { VelocityCount } from './spend-controls.js';
 
 export interface AuthorizationRecord {
@@ -45,7 +46,7 @@ export interface Row {
   merchant: AuthorizationMerchant;
   channel: Channel;
   network_reference: string | null;
-  trail: StepRecord[];
+  trail: StoredStep[];
   created_at: Date | string;
 }
 
@@ -71,7 +72,7 @@ export const fromRow = (r: Row): AuthorizationRecord => ({
   merchant: r.merchant,
   channel: r.channel,
   networkReference: r.network_reference,
-  trail: r.trail,
+  trail: decidedTrail(r.trail),
   at: new Date(r.created_at),
 });
 
@@ -95,7 +96,7 @@ export const authorizationRow = (tenantId: string, a: NewAuthorization): Readonl
   merchant: a.merchant,
   channel: a.channel,
   network_reference: a.networkReference,
-  trail: a.trail,
+  trail: storedTrail(a.trail),
   created_at: a.at.toISOString(),
   velocity: a.velocity?.length ? a.velocity : null,
 });

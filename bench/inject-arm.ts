@@ -1,0 +1,50 @@
+// One arm of bench/inject.ts: the gateway of the checkout it was bundled into (bench/dist.ts compiled(root, this
+// file): its imports of ../src are that checkout's dist/), built as bench/server.ts builds it on the database
+// bench/server.ts seeded (BENCH_DATABASE_URL, BENCH_TOKENS_FILE, BENCH_MASTER_KEY), without a listener: each line
+// {"requests":N,"concurrency":C} on stdin is answered, once N limit upgrades went through `app.inject()` C at a
+// time, by {"cpuUs","requests","bad"} on stdout: the process's CPU (every thread) over those requests.
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { pino } from 'pino';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { logDestination, loggerOptions } from '../src/logging.js';
+import { openDb } from '../src/store/db.js';
+
+const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
+const BODY = JSON.stringify({ entityId: 'ENT-1001', amount: '60000.00' });
+
+async function main(): Promise<void> {
+  const { tenant, token } = (JSON.parse(readFileSync(process.env.BENCH_TOKENS_FILE!, 'utf8')) as { tenant: string; token: string }[])[0]!;
+  const logger = pino(loggerOptions('info'), logDestination('/dev/null'));
+  const config = loadConfig({ LOG_LEVEL: 'info', HOST: '127.0.0.1', CARDLINE_METRICS_TENANT_LABEL: '1' });
+  const db = await openDb({ databaseUrl: process.env.BENCH_DATABASE_URL });
+  const app = await buildApp({ config, db, masterKey: process.env.BENCH_MASTER_KEY!, logger, ownsDb: true });
+  await app.ready();
+  const headers = { 'content-type': 'application/json', tenant, authorization: `Bearer ${token}` };
+  const one = async (): Promise<boolean> => (await app.inject({ method: 'POST', url: LIMIT_URL, headers, payload: BODY })).statusCode === 200;
+  const lines = createInterface({ input: process.stdin });
+  process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+  for await (const line of lines) {
+    const { requests, concurrency } = JSON.parse(line) as { requests: number; concurrency: number };
+    let sent = 0;
+    let bad = 0;
+    const before = process.cpuUsage();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (sent < requests) {
+          sent++;
+          if (!(await one())) bad++;
+        }
+      }),
+    );
+    const cpu = process.cpuUsage(before);
+    process.stdout.write(`${JSON.stringify({ cpuUs: cpu.user + cpu.system, requests, bad })}\n`);
+  }
+  await app.close();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`inject arm failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
