@@ -42,9 +42,9 @@ export default defineConfig({
     // worker instead of once per file halves the suite's CPU time. Test files leave no global state
     // behind (each builds its own app and store, restores the spies and timers it replaces).
     isolate: false,
-    // Most files spend much of their time waiting (child processes, sockets, timers), so vitest's
-    // default (one worker per core, minus one) leaves a 2-core machine half idle.
-    maxWorkers: Math.max(2, availableParallelism()),
+    // Most files spend much of their time waiting (child processes, sockets, timers): one worker more than
+    // the cores keeps them busy while a worker waits (decision 0411; vitest's default leaves one idle).
+    maxWorkers: availableParallelism() + 1,
     sequence: { sequencer: LongestFirstSequencer },
   },
 });
