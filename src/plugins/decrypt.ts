@@ -104,15 +104,18 @@ const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
   let onboardingSource: KeySource | undefined;
   const onboardingKeys = () => (onboardingSource ??= onboardingKeySource(app.cardline.onboardingKey));
 
+  /** The tenant's policy refusing a plain body on this route, if it does. */
+  const plainBodyRefusal = (request: FastifyRequest, tenant: Tenant | null): CardlineError | undefined => {
+    const route = request.routeOptions.url ?? request.url;
+    return tenantPolicy && tenant && request.body !== undefined && requiresEncryptedBody(tenant, request.method, route)
+      ? Errors.encryptedBodyRequired(`${request.method} ${route}`)
+      : undefined;
+  };
+
   app.addHook('preValidation', (request, _reply, done) => {
-    const tenant = request.ctx.tenant;
     if (request.body instanceof EncryptedBody || request.routeOptions.config.encryptedFields?.length) return settle(opened(request), done);
     // A plain body on a route without encryptable fields: only the tenant's policy may refuse it, nothing to wait for.
-    const route = request.routeOptions.url ?? request.url;
-    if (tenantPolicy && tenant && request.body !== undefined && requiresEncryptedBody(tenant, request.method, route)) {
-      return done(Errors.encryptedBodyRequired(`${request.method} ${route}`));
-    }
-    done();
+    done(plainBodyRefusal(request, request.ctx.tenant));
   });
 
   const opened = async (request: FastifyRequest): Promise<void> => {
@@ -126,8 +129,9 @@ const decryptPlugin: FastifyPluginAsync<DecryptOptions> = async (app, opts) => {
       // The plaintext gets exactly the checks a JSON body gets; its errors are the JSON body's errors.
       request.body = parseStrictJson(plaintext);
       bodyEncrypted = true;
-    } else if (tenantPolicy && tenant && request.body !== undefined && requiresEncryptedBody(tenant, request.method, request.routeOptions.url ?? request.url)) {
-      throw Errors.encryptedBodyRequired(`${request.method} ${request.routeOptions.url ?? request.url}`);
+    } else {
+      const refusal = plainBodyRefusal(request, tenant);
+      if (refusal) throw refusal;
     }
 
     const fields = config.encryptedFields;
