@@ -164,7 +164,8 @@ export class CoreCaller {
         attributes,
         (span) => {
           const sc = span.spanContext();
-          return this.call(lease, tenant, name, operation, input, { ...ctx, traceparent: t.traceparentOf(sc) }, sc.traceFlags & 1 ? sc : undefined);
+          const traced = { requestId: ctx.requestId, logger: ctx.logger, idempotencyKey: ctx.idempotencyKey, routed: ctx.routed, traceparent: t.traceparentOf(sc) };
+          return this.call(lease, tenant, name, operation, input, traced, sc.traceFlags & 1 ? sc : undefined);
         },
         { kind: t.api.SpanKind.CLIENT },
       );
