@@ -136,8 +136,8 @@ class LoadedKey implements TenantKey {
     return this.half('publicKey', () => this.publicJwk as JWK);
   }
 
+  /** Not through the LRU: 10 000 tenants' checkpoints would evict the keys tokens are verified with (0435). */
   signingKey(): KeyObject {
-    // Not through the LRU: 10 000 tenants' checkpoints would evict the keys tokens are verified with (0435).
     const jwk = JSON.parse(this.importer.open(this.sealed, this.tenantId, this.kid)) as JsonWebKey;
     return createPrivateKey({ key: jwk, format: 'jwk' });
   }
