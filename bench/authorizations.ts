@@ -98,6 +98,10 @@ interface Run {
   gatewayP99: number | null;
   bad: number;
   load: number;
+  /** The gateway's event loop busy (0-1), its audit records per batch and a batch's mean commit time (ms). */
+  elu: number | null;
+  perBatch: number | null;
+  commitMs: number | null;
 }
 
 const fmt = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(digits));
@@ -280,12 +284,27 @@ async function openLoop(g: Gateway, rate: number, seconds: number): Promise<{ se
 interface ServerStats {
   cpu: NodeJS.CpuUsage;
   auditRows: number;
+  elu?: { idle: number; active: number };
+  audit?: { batches: number; records: number; commitSeconds?: number };
 }
 interface Timing {
   paths: Record<string, { n: number; p50: number; p99: number; auditP99?: number; ownP99?: number }>;
   statements: number;
 }
 const get = async <T>(port: number, path: string): Promise<T> => (await (await fetch(`http://127.0.0.1:${port}${path}`)).json()) as T;
+
+/** Between two reads of a gateway's stats: its event loop's utilisation, records per audit batch, a batch's mean commit. */
+function batchFigures(before: ServerStats, after: ServerStats): Pick<Run, 'elu' | 'perBatch' | 'commitMs'> {
+  const idle = after.elu && before.elu ? after.elu.idle - before.elu.idle : NaN;
+  const active = after.elu && before.elu ? after.elu.active - before.elu.active : NaN;
+  const batches = (after.audit?.batches ?? NaN) - (before.audit?.batches ?? NaN);
+  const commit = (after.audit?.commitSeconds ?? NaN) - (before.audit?.commitSeconds ?? NaN);
+  return {
+    elu: Number.isFinite(active / (idle + active)) ? active / (idle + active) : null,
+    perBatch: batches > 0 ? ((after.audit?.records ?? NaN) - (before.audit?.records ?? NaN)) / batches : null,
+    commitMs: batches > 0 && Number.isFinite(commit) ? (1000 * commit) / batches : null,
+  };
+}
 
 async function measure(g: Gateway, arm: 'authorization' | 'upgrade', stats: pg.Client | null): Promise<Run> {
   const timingBefore = g.timed ? await get<Timing>(g.ports.bare, '/__bench/timing') : null;
@@ -310,6 +329,7 @@ async function measure(g: Gateway, arm: 'authorization' | 'upgrade', stats: pg.C
     gatewayP99: path?.p99 ?? null,
     bad: r.non2xx + r.errors + r.timeouts,
     load: loadavg()[0]!,
+    ...batchFigures(before, after),
   };
 }
 
@@ -375,6 +395,7 @@ export async function benchAuthorizations(): Promise<number> {
         console.log(
           `round ${round}  ${key.padEnd(24)} ${fmt(r.rps).padStart(6)} req/s  p50 ${fmt(r.p50, 1)} ms  p99 ${fmt(r.p99, 1)} ms  CPU ${fmt(r.cpuUs)} + ${fmt(r.pgCpuUs)} (PostgreSQL) µs/req` +
             `${r.statements !== null ? `  ${fmt(r.statements, 2)} statements/req` : ''}${r.gatewayP99 !== null ? `  gateway share p50 ${fmt(r.gatewayP50, 2)} ms, p99 ${fmt(r.gatewayP99, 2)} ms` : ''}` +
+            `  event loop ${fmt(r.elu === null ? null : 100 * r.elu)} %  ${fmt(r.perBatch, 1)} records/batch, ${fmt(r.commitMs, 2)} ms/commit` +
             `  load ${fmt(r.load, 1)}${r.bad ? `  ${r.bad} non-2xx/errors` : ''}`,
         );
       }
