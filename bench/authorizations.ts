@@ -31,6 +31,7 @@ import pg from 'pg';
 import { MasterKey } from '../src/crypto/master-key.js';
 import { backendCpu, cpuBetween, statsClient } from './peer-harness.js';
 import { temporaryDatabase } from './postgres.js';
+import { compiled } from './dist.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS || '10');
@@ -39,6 +40,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS || '3');
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS || '3');
 const STORE = process.env.BENCH_STORE || (process.env.DATABASE_URL ? 'postgres' : 'disk');
 const PROFILE = process.env.BENCH_PROFILE === '1';
+const DIST = process.env.BENCH_DIST === '1';
 /** BENCH_AUTH_ONLY=1: the authorization arm alone (a CPU profile of its path without the limit upgrades'). */
 const OPEN_ROUNDS = Number(process.env.BENCH_OPEN_ROUNDS || String(ROUNDS));
 const ARMS = process.env.BENCH_AUTH_ONLY === '1' ? (['authorization'] as const) : process.env.BENCH_AUTH_ONLY === 'upgrade' ? (['upgrade'] as const) : (['upgrade', 'authorization'] as const);
@@ -134,7 +136,9 @@ async function startGateway(label: string, dir: string): Promise<Gateway> {
   const seeder = spawn(process.execPath, ['--import', 'tsx', server], { cwd: dir, env: { ...env, BENCH_PHASE: 'seed' }, stdio: ['ignore', 'ignore', 'inherit'] });
   if ((await new Promise<number | null>((r) => seeder.once('exit', r))) !== 0) throw new Error(`${label}: seeding failed`);
   await addRules(database?.url ?? null, join(dataDir ?? '', 'pglite'));
-  const args = ['--import', 'tsx', ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench', 'profiles')}`] : []), server];
+  // BENCH_DIST=1: served by the compiled gateway of that checkout (bench/dist.ts), as `npm start` runs it, not through tsx.
+  const served = DIST ? [await compiled(dir)] : ['--import', 'tsx', server];
+  const args = [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench', 'profiles')}`] : []), ...served];
   const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, BENCH_PHASE: 'serve' }, stdio: ['pipe', 'pipe', 'inherit'] });
   const ports = await new Promise<{ bare: number; full: number }>((ok, fail) => {
     child.once('exit', (code) => fail(new Error(`${label}: gateway exited with ${code}`)));
@@ -346,6 +350,7 @@ export async function benchAuthorizations(): Promise<number> {
   console.log(
     `Cardline authorizations bench: POST ${AUTH_URL} (10 active rules: 2 velocity limits, 8 conditions; ${CARDS} cards) vs POST ${LIMIT_URL}, ` +
       `${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds alternated, warm-up ${WARMUP} s each; store ${STORE}; mock core in process; node ${process.version}` +
+      (DIST ? '; the compiled gateway (dist/)' : '; the gateway through tsx') +
       (baseline ? `; baseline gateway from ${baseline}` : ''),
   );
   const stats = STORE === 'postgres' ? await statsClient() : null;
