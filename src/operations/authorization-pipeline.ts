@@ -89,6 +89,7 @@ const decisionEndpoint: GatewayStep = decisionEndpointStep;
 const GATEWAY_STEPS: readonly GatewayStep[] = [cardState, spendControls, decisionEndpoint];
 const CORE_CHECKS_CARD: readonly GatewayStep[] = [spendControls, decisionEndpoint];
 
+/** A step's record without the cap and records (only the decision endpoint's step adds them). */
 const recordOf = ({ approvedMinor: _cap, records: _records, ...record }: StepResult): StepRecord => record;
 
 export interface PipelineOptions {
@@ -135,7 +136,6 @@ async function decide(
   const stepRecords: StepRecords[] = [];
   for (const step of opts.cardStateInGateway ? GATEWAY_STEPS : CORE_CHECKS_CARD) {
     const result = await step(ask, stepContext, run);
-    // Only the decision endpoint's step adds a cap or records; the trail keeps the step's record alone.
     const { approvedMinor: cap, records } = result;
     const record: StepRecord = cap === undefined && records === undefined ? result : recordOf(result);
     trail.push(record);

@@ -114,7 +114,6 @@ export class AuthorizationStore {
     if (withRecord) withRecord(row);
     else
       await this.db.query(insertAuthorizationsFrom('jsonb_to_record($1::jsonb)'), [JSON.stringify(row)], { name: 'authorizations-insert' });
-    // Written out, not spread: one object, built in the shape every record has.
     return {
       id: a.id, cardId: a.cardId, entityId: a.entityId, status: a.status, declineReason: a.declineReason, decidedBy: a.decidedBy,
       amountMinor: a.amountMinor, approvedMinor: a.approvedMinor, heldMinor: a.approvedMinor, clearedMinor: 0n, reversedMinor: 0n,

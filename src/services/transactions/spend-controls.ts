@@ -75,7 +75,7 @@ const COMPILED_MAX = 10_000;
 
 const nothingToSettle = async (): Promise<VelocityCount[]> => [];
 
-/** A rule list made ready once: the cached tenant list is the same array until a change, so per tenant, not per request. */
+/** A rule list made ready once (per tenant: the cached list is the same array until a change); `approved`: the version's frozen approval, shared by trails. */
 interface Plan {
   versions: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; key: string; approved: RuleEvaluation }[];
   entityScoped: boolean;
@@ -161,7 +161,6 @@ export class SpendControls {
       const versions = rules.flatMap((rule) =>
         rule.versions.map(({ mode, version, definition }) => {
           const compiled = this.compile(rule.id, version, definition);
-          // The version's approval, the same frozen object in every trail (nearly every evaluation is one).
           const approved = Object.freeze({ ruleId: rule.id, version, mode, outcome: 'approved' as const });
           return { rule, mode, version, compiled, key: compiled.velocity ? `${rule.id}|${compiled.velocity.counter}|` : '', approved };
         }),
