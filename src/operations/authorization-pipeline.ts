@@ -128,7 +128,8 @@ async function decide(
   settle: (approvedMinor: bigint) => Promise<VelocityCount[]>,
 ): Promise<AuthorizationRecord> {
   const generatedId = `auth_${randomUUID().replaceAll('-', '')}`;
-  const stepContext: StepContext = { ...ctx, authorizationId: generatedId };
+  // Field by field, not a spread with a field after it (decision 0422): one shape for every authorization.
+  const stepContext: StepContext = { tenant: ctx.tenant, core: ctx.core, services: ctx.services, recordAuthorization: ctx.recordAuthorization, authorizationId: generatedId };
   const trail: StepRecord[] = [];
   const amountMinor = toMinor(ask.amount);
   let declined: { step: AuthorizationStep; reason: DeclineReason } | null = null;
