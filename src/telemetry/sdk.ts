@@ -10,7 +10,6 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
-  BatchSpanProcessor,
   ParentBasedSampler,
   RandomIdGenerator,
   TraceIdRatioBasedSampler,
@@ -19,6 +18,7 @@ import {
   type Sampler,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
+import { ThreadSpanProcessor, type ExportWorkerData } from './export-thread.js';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
 
 const SERVICE_NAME = 'cardline';
@@ -47,15 +47,20 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
 }
 
 /**
- * The exporter OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names: http/json by default
- * (it costs the main thread less than protobuf, decision 0382), or http/protobuf.
+ * The protocol OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names: http/json by default
+ * (it costs less CPU than protobuf, decision 0382), or http/protobuf.
  */
-export function exporterFromEnv(env: NodeJS.ProcessEnv): SpanExporter {
+export function protocolFromEnv(env: NodeJS.ProcessEnv): ExportWorkerData['protocol'] {
   const raw = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/json';
-  // The exporters read OTEL_EXPORTER_OTLP_* themselves (endpoint, headers, timeout).
-  if (raw.toLowerCase() === 'http/json') return new JsonExporter();
-  if (raw.toLowerCase() === 'http/protobuf') return new ProtobufExporter();
+  if (raw.toLowerCase() === 'http/json') return 'http/json';
+  if (raw.toLowerCase() === 'http/protobuf') return 'http/protobuf';
   throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL='${raw}' is not one of http/protobuf, http/json`);
+}
+
+/** The SDK's exporter for that protocol (the export thread makes its own the same way). */
+export function exporterFromEnv(env: NodeJS.ProcessEnv): SpanExporter {
+  // The exporters read OTEL_EXPORTER_OTLP_* themselves (endpoint, headers, timeout).
+  return protocolFromEnv(env) === 'http/json' ? new JsonExporter() : new ProtobufExporter();
 }
 
 /** A positive integer from the environment, or the default. */
@@ -93,13 +98,18 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     resource,
     sampler,
     idGenerator: ids,
+    // The batching, the OTLP encoding and the send run on a thread of their own (decision 0413).
     spanProcessors: [
-      new BatchSpanProcessor({
-        exporter: exporterFromEnv(env),
-        maxQueueSize: intFrom(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
-        maxExportBatchSize: intFrom(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512),
-        scheduledDelayMillis: intFrom(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
-        exportTimeoutMillis: intFrom(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000),
+      new ThreadSpanProcessor({
+        protocol: protocolFromEnv(env),
+        batch: {
+          maxQueueSize: intFrom(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
+          maxExportBatchSize: intFrom(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512),
+          scheduledDelayMillis: intFrom(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
+          exportTimeoutMillis: intFrom(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000),
+        },
+        resource: { attributes: { ...resource.attributes } },
+        scope: { name: SERVICE_NAME },
       }),
     ],
   });
