@@ -1,13 +1,14 @@
 // The span export on a thread of its own (decision 0413): the main thread's span processor copies each ended,
-// sampled span into a flat array of primitives, posts a batch at a time to a worker (export-worker.ts), and the
-// worker runs the SDK's batch processor and OTLP exporter on them (batching, the OTLP transform, JSON or
-// protobuf, the HTTP send). flush() and shutdown() post what is buffered and wait for the worker's export.
+// sampled span into a flat array, posts a batch at a time to a worker (export-worker.ts) as one JSON string (a
+// structured clone of the same array cost the main thread more than the SDK's own export), and the worker runs
+// the SDK's batch processor and OTLP exporter on them (batching, the OTLP transform, JSON or protobuf, the HTTP
+// send). flush() and shutdown() post what is buffered and wait for the worker's export.
 import { Worker } from 'node:worker_threads';
-import type { Context, HrTime, Link, SpanContext } from '@opentelemetry/api';
+import type { Context, Link, SpanContext } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
 
 /** Values per span in a posted batch (see encodeSpan; export-worker.ts decodes them in the same order). */
-export const SPAN_FIELDS = 19;
+export const SPAN_FIELDS = 21;
 
 /** What the worker is started with: the exporter's protocol, the batch processor's settings, the resource and scope. */
 export interface ExportWorkerData {
@@ -17,8 +18,8 @@ export interface ExportWorkerData {
   scope: { name: string; version?: string | undefined; schemaUrl?: string | undefined };
 }
 
-/** Main thread → worker: spans, or a flush or shutdown to answer with the same id once exported. */
-export type ToWorker = { spans: unknown[] } | { flush: number } | { shutdown: number };
+/** Main thread → worker: spans (a JSON array, SPAN_FIELDS values each), or a flush or shutdown to answer once exported. */
+export type ToWorker = string | { flush: number } | { shutdown: number };
 /** Worker → main thread. */
 export type FromWorker = { ready: true } | { done: number };
 
@@ -27,11 +28,9 @@ const POST_EVERY = 128;
 /** A part batch is posted after this long at most, so that the worker's own schedule applies to every span. */
 const POST_AFTER_MS = 50;
 
-const hr = (t: HrTime | undefined): [number, number] => (t ? [t[0], t[1]] : [0, 0]);
-
 const linkOf = (l: Link): unknown[] => [l.context.traceId, l.context.spanId, l.context.traceFlags, l.context.traceState?.serialize(), l.context.isRemote, l.attributes, l.droppedAttributesCount];
 
-/** Appends a span's fields to `out`, SPAN_FIELDS of them: strings, numbers, booleans, plain objects and arrays. */
+/** Appends a span's fields to `out`, SPAN_FIELDS of them; JSON holds them (undefined comes back as null). */
 export function encodeSpan(span: ReadableSpan, out: unknown[]): void {
   const sc: SpanContext = span.spanContext();
   const parent = span.parentSpanContext;
@@ -44,13 +43,15 @@ export function encodeSpan(span: ReadableSpan, out: unknown[]): void {
     parent?.isRemote,
     span.name,
     span.kind,
-    hr(span.startTime),
-    hr(span.endTime),
+    span.startTime[0],
+    span.startTime[1],
+    span.endTime[0],
+    span.endTime[1],
     span.attributes,
     span.status.code,
     span.status.message,
     span.links.length ? span.links.map(linkOf) : 0,
-    span.events.length ? span.events.map((e) => [e.name, hr(e.time), e.attributes, e.droppedAttributesCount]) : 0,
+    span.events.length ? span.events.map((e) => [e.name, e.time, e.attributes, e.droppedAttributesCount]) : 0,
     span.droppedAttributesCount,
     span.droppedEventsCount,
     span.droppedLinksCount,
@@ -118,7 +119,7 @@ export class ThreadSpanProcessor implements SpanProcessor {
     this.posted += this.count;
     this.buffer = [];
     this.count = 0;
-    this.worker.postMessage({ spans } satisfies ToWorker);
+    this.worker.postMessage(JSON.stringify(spans) satisfies ToWorker);
   }
 
   /** Posts what is buffered and a request; resolves when the worker has answered it (or has failed). */

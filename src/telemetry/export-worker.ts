@@ -14,41 +14,47 @@ const data = workerData as ExportWorkerData;
 const resource = resourceFromAttributes(data.resource.attributes as Attributes);
 const processor = new BatchSpanProcessor({ exporter: data.protocol === 'http/protobuf' ? new ProtobufExporter() : new JsonExporter(), ...data.batch });
 
-const stateOf = (s: string | undefined) => (s === undefined ? undefined : new TraceState(s));
+const stateOf = (s: unknown) => (s == null ? undefined : new TraceState(s as string));
 const NO_TIME: HrTime = [0, 0];
+/** JSON's null for what was undefined. */
+const opt = <T>(v: unknown): T | undefined => (v == null ? undefined : (v as T));
 
 /** The spans of one posted batch, SPAN_FIELDS values each, in encodeSpan's order. */
-function decodeSpans(flat: unknown[]): ReadableSpan[] {
+function decodeSpans(f: unknown[]): ReadableSpan[] {
   const spans: ReadableSpan[] = [];
-  for (let i = 0; i + SPAN_FIELDS <= flat.length; i += SPAN_FIELDS) {
-    const f = flat.slice(i, i + SPAN_FIELDS);
-    const context: SpanContext = { traceId: f[0] as string, spanId: f[1] as string, traceFlags: f[2] as number, ...(f[3] === undefined ? {} : { traceState: stateOf(f[3] as string)! }) };
+  for (let i = 0; i + SPAN_FIELDS <= f.length; i += SPAN_FIELDS) {
+    const traceState = stateOf(f[i + 3]);
+    const context: SpanContext = { traceId: f[i] as string, spanId: f[i + 1] as string, traceFlags: f[i + 2] as number, ...(traceState ? { traceState } : {}) };
     const parentSpanContext: SpanContext | undefined =
-      f[4] === undefined ? undefined : { traceId: context.traceId, spanId: f[4] as string, traceFlags: (f[18] as number | undefined) ?? 0, isRemote: f[5] as boolean | undefined };
-    const links: Link[] = f[13]
-      ? (f[13] as unknown[][]).map((l) => ({
-          context: { traceId: l[0] as string, spanId: l[1] as string, traceFlags: l[2] as number, isRemote: l[4] as boolean | undefined, ...(l[3] === undefined ? {} : { traceState: stateOf(l[3] as string)! }) },
-          attributes: l[5] as Attributes | undefined,
-          droppedAttributesCount: l[6] as number | undefined,
-        }))
+      f[i + 4] == null ? undefined : { traceId: context.traceId, spanId: f[i + 4] as string, traceFlags: opt<number>(f[i + 20]) ?? 0, isRemote: opt<boolean>(f[i + 5]) };
+    const links: Link[] = f[i + 15]
+      ? (f[i + 15] as unknown[][]).map((l) => {
+          const state = stateOf(l[3]);
+          return {
+            context: { traceId: l[0] as string, spanId: l[1] as string, traceFlags: l[2] as number, isRemote: opt<boolean>(l[4]), ...(state ? { traceState: state } : {}) },
+            attributes: opt<Attributes>(l[5]),
+            droppedAttributesCount: opt<number>(l[6]),
+          };
+        })
       : [];
-    const events = f[14] ? (f[14] as unknown[][]).map((e) => ({ name: e[0] as string, time: e[1] as HrTime, attributes: e[2] as Attributes | undefined, droppedAttributesCount: e[3] as number | undefined })) : [];
+    const events = f[i + 16] ? (f[i + 16] as unknown[][]).map((e) => ({ name: e[0] as string, time: e[1] as HrTime, attributes: opt<Attributes>(e[2]), droppedAttributesCount: opt<number>(e[3]) })) : [];
+    const message = opt<string>(f[i + 14]);
     spans.push({
       spanContext: () => context,
       parentSpanContext,
-      name: f[6] as string,
-      kind: f[7] as number,
-      startTime: f[8] as HrTime,
-      endTime: f[9] as HrTime,
+      name: f[i + 6] as string,
+      kind: f[i + 7] as number,
+      startTime: [f[i + 8] as number, f[i + 9] as number],
+      endTime: [f[i + 10] as number, f[i + 11] as number],
       duration: NO_TIME,
       ended: true,
-      attributes: f[10] as Attributes,
-      status: { code: f[11] as number, ...(f[12] === undefined ? {} : { message: f[12] as string }) },
+      attributes: f[i + 12] as Attributes,
+      status: { code: f[i + 13] as number, ...(message === undefined ? {} : { message }) },
       links,
       events,
-      droppedAttributesCount: f[15] as number,
-      droppedEventsCount: f[16] as number,
-      droppedLinksCount: f[17] as number,
+      droppedAttributesCount: f[i + 17] as number,
+      droppedEventsCount: f[i + 18] as number,
+      droppedLinksCount: f[i + 19] as number,
       resource,
       instrumentationScope: data.scope,
     });
@@ -58,8 +64,8 @@ function decodeSpans(flat: unknown[]): ReadableSpan[] {
 
 const port = parentPort!;
 port.on('message', (m: ToWorker) => {
-  if ('spans' in m) {
-    for (const span of decodeSpans(m.spans)) processor.onEnd(span);
+  if (typeof m === 'string') {
+    for (const span of decodeSpans(JSON.parse(m) as unknown[])) processor.onEnd(span);
     return;
   }
   const id = 'flush' in m ? m.flush : m.shutdown;
