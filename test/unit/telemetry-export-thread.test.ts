@@ -1,4 +1,4 @@
-// The span export on a thread of its own (decision 0413): what the OTLP receiver gets from the worker is each
+// The span export on a thread of its own (CARDLINE_TRACE_EXPORT_THREAD=1, decision 0413): what the OTLP receiver gets from the worker is each
 // span as the main thread's SDK made it (ids, parent, kind, times, attributes, status, links, trace state), and
 // a shutdown without a flush loses nothing that was buffered on either thread.
 import { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
@@ -19,7 +19,7 @@ afterEach(async () => {
 async function tracingTo(env: Record<string, string> = {}) {
   otlp = await startOtlpReceiver();
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.endpoint;
-  return { otlp, t: createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_TRACES_SAMPLER: 'parentbased_always_on', ...env }) };
+  return { otlp, t: createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_TRACES_SAMPLER: 'parentbased_always_on', CARDLINE_TRACE_EXPORT_THREAD: '1', ...env }) };
 }
 
 const nanos = (s: Span) => {
