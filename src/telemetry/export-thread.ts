@@ -1,8 +1,5 @@
-// The span export on a thread of its own (decision 0413): the main thread's span processor copies each ended,
-// sampled span into a flat array, posts a batch at a time to a worker (export-worker.ts) as one JSON string (a
-// structured clone of the same array cost the main thread more than the SDK's own export), and the worker runs
-// the SDK's batch processor and OTLP exporter on them (batching, the OTLP transform, JSON or protobuf, the HTTP
-// send). flush() and shutdown() post what is buffered and wait for the worker's export.
+// The span export on a thread of its own (decision 0413, opt-in): sampled spans posted as flat JSON records in
+// batches to export-worker.ts, which runs the SDK's batch processor and OTLP exporter on them.
 import { Worker } from 'node:worker_threads';
 import type { Context, Link, SpanContext } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
@@ -23,9 +20,7 @@ export type ToWorker = string | { flush: number } | { shutdown: number };
 /** Worker → main thread. */
 export type FromWorker = { ready: true } | { done: number };
 
-/** Spans buffered before a post: fewer, larger messages (a post's fixed cost is shared by the batch). */
 const POST_EVERY = 128;
-/** A part batch is posted after this long at most, so that the worker's own schedule applies to every span. */
 const POST_AFTER_MS = 50;
 
 const linkOf = (l: Link): unknown[] => [l.context.traceId, l.context.spanId, l.context.traceFlags, l.context.traceState?.serialize(), l.context.isRemote, l.attributes, l.droppedAttributesCount];
@@ -80,8 +75,6 @@ export class ThreadSpanProcessor implements SpanProcessor {
   private readonly waiting = new Map<number, () => void>();
   private stopped: Promise<void> | undefined;
   private failed = false;
-  /** Spans posted to the worker (tests). */
-  posted = 0;
 
   constructor(data: ExportWorkerData) {
     this.worker = spawnWorker(data);
@@ -116,7 +109,6 @@ export class ThreadSpanProcessor implements SpanProcessor {
     this.timer = undefined;
     if (!this.count || this.failed) return;
     const spans = this.buffer;
-    this.posted += this.count;
     this.buffer = [];
     this.count = 0;
     this.worker.postMessage(JSON.stringify(spans) satisfies ToWorker);

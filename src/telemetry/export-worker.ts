@@ -1,6 +1,5 @@
-// The export thread (decision 0413; started by export-thread.ts): spans the main thread posts, decoded into the
-// SDK's ReadableSpan shape, go through the SDK's batch processor and OTLP/HTTP exporter as they did on the main
-// thread. It answers a flush or a shutdown once what it holds is exported.
+// The export thread (decision 0413): posted spans, rebuilt as the SDK's ReadableSpan, through its batch processor
+// and OTLP exporter; a flush or shutdown is answered once what it holds is exported.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Attributes, HrTime, Link, SpanContext } from '@opentelemetry/api';
 import { TraceState } from '@opentelemetry/core';
@@ -16,7 +15,6 @@ const processor = new BatchSpanProcessor({ exporter: data.protocol === 'http/pro
 
 const stateOf = (s: unknown) => (s == null ? undefined : new TraceState(s as string));
 const NO_TIME: HrTime = [0, 0];
-/** JSON's null for what was undefined. */
 const opt = <T>(v: unknown): T | undefined => (v == null ? undefined : (v as T));
 
 /** The spans of one posted batch, SPAN_FIELDS values each, in encodeSpan's order. */
