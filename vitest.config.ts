@@ -12,7 +12,8 @@ import { defineConfig } from 'vitest/config';
  * workers end together rather than one finishing a long file alone (decision 0399). Vitest's own record of the
  * last durations lives in node_modules/.vite, absent from a clean clone (which then ordered by file size) and
  * shared by every checkout that links one node_modules: the committed one orders every run the same way.
- * Files it does not list yet (new ones) go first, in vitest's order.
+ * Files it does not list (new ones, and those none of whose tests ran where it was made: `node bin/file-times.js
+ * <report>` leaves them out; an older record's 0) go first, in vitest's order.
  */
 const TIMES = JSON.parse(readFileSync(new URL('./test/file-times.json', import.meta.url), 'utf8')) as Record<string, number>;
 
@@ -20,7 +21,7 @@ class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const root = fileURLToPath(new URL('.', import.meta.url));
-    const time = (f: TestSpecification) => TIMES[relative(root, f.moduleId).split(sep).join('/')] ?? Number.MAX_VALUE;
+    const time = (f: TestSpecification) => TIMES[relative(root, f.moduleId).split(sep).join('/')] || Number.MAX_VALUE;
     return sorted.map((f, i) => ({ f, i, t: time(f) })).sort((a, b) => b.t - a.t || a.i - b.i).map(({ f }) => f);
   }
 }

@@ -461,7 +461,8 @@ export class AuditWriter {
           tenantId: e.tenantId, seq, id, actor: e.actor, role: e.role, action: e.action, method: e.method, route: e.route,
           target: e.target, outcome: e.outcome, status: e.status, requestId: e.requestId, origin: e.origin,
         }, at);
-        next.set(e.tenantId, { ...from, size: position, hash, lastSeq: seq, next: seq + 1 });
+        // Field by field: a spread of `from` with four more fields cost 0.6 µs a record (decision 0422).
+        next.set(e.tenantId, { chain: from.chain, size: position, hash, lastSeq: seq, next: seq + 1, end: from.end });
         if (e.settlement) {
           const { scope, token, response } = e.settlement;
           settlements.push({

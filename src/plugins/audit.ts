@@ -127,7 +127,8 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
     ctx.recorded = true;
     const status = reply.statusCode;
     // The Idempotency-Key this request holds is settled by the same statement as its record.
-    const held = ctx.idempotency?.token ? { ...ctx.idempotency, token: ctx.idempotency.token } : null;
+    const idem = ctx.idempotency;
+    const held = idem?.token ? { tenantId: idem.tenantId, scope: idem.scope, token: idem.token, sealed: idem.sealed } : null;
     try {
       // Inside the try: a subject not found fails the record like the writer would, and the key is given back.
       const subject = await subjectOf(request, spec);

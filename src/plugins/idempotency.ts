@@ -81,13 +81,13 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, op
     // A body holding a secret is fingerprinted under the gateway's key, never as a plain digest (decision 0175).
     const fingerprint = sealed ? store.secretFingerprint(request.body, request.params) : fingerprintOf(request.body, request.params);
     const claim = await inStep(request, 'idempotency', () => store.claim(owner.tenantId, scope, fingerprint));
-    const held = { key: header, tenantId: owner.tenantId, scope, sealed };
+    // Field by field, not a spread followed by more fields (decision 0422).
     switch (claim.kind) {
       case 'owner':
-        request.ctx.idempotency = { ...held, connectorKey: claim.connectorKey, token: claim.token, replayed: false };
+        request.ctx.idempotency = { key: header, tenantId: owner.tenantId, scope, sealed, connectorKey: claim.connectorKey, token: claim.token, replayed: false };
         return;
       case 'replay':
-        request.ctx.idempotency = { ...held, connectorKey: null, token: null, replayed: true };
+        request.ctx.idempotency = { key: header, tenantId: owner.tenantId, scope, sealed, connectorKey: null, token: null, replayed: true };
         request.log.info({ status: claim.response.status }, 'idempotent replay');
         return replay(request, reply, claim.response.status, claim.response.contentType, claim.response.body, claim.response.location);
       case 'mismatch':

@@ -231,8 +231,14 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
     const securityEvent = (e: EventOf) => {
       ctx.securityEvent = domainEvent(e.type, e.payload);
     };
+    // Field by field: a spread of the input with seven more fields cost some 7 µs a request (decision 0422).
     const result = await op.execute({
-      ...input,
+      params: input.params,
+      query: input.query,
+      body: input.body,
+      tenant,
+      principal: input.principal,
+      operator: input.operator,
       core: coreFor(op, tenant, request, ctx.idempotency?.connectorKey ?? undefined),
       services,
       log: request.log,

@@ -3,6 +3,7 @@
 // match this code, or a new store is created as before.
 import { createHash } from 'node:crypto';
 import { constants, cpSync, existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrations } from './migrations/index.js';
@@ -11,9 +12,9 @@ import { migrations } from './migrations/index.js';
 export const TEMPLATE_DIR = fileURLToPath(new URL(import.meta.url.includes('/dist/src/') ? '../../store-template' : '../../dist/store-template', import.meta.url));
 export const fingerprintFile = (dir: string) => `${dir}.sha256`;
 
-/** The PGlite release installed beside this code. */
+/** The PGlite release installed beside this code (`require.resolve`: vitest's global setup has no `import.meta.resolve`). */
 function pgliteVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.resolve('@electric-sql/pglite')));
+  let dir = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
   while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
   return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
 }

@@ -16,7 +16,7 @@ const DEADLINE_MS = 5;
 const pastDeadline = () => new Promise((resolve) => setTimeout(resolve, DEADLINE_MS * 10));
 const TIMEOUT = { code: 'CL_CORE_TIMEOUT', init: { status: 504 } };
 
-function callerWith(upgradeLimit: (ctx: ConnectorContext) => Promise<void>) {
+function callerWith(upgradeLimit: (ctx: ConnectorContext) => Promise<void>, call: { idempotencyKey?: string; traceparent?: string } = {}) {
   const seen: { aborted: boolean; reason: unknown }[] = [];
   const connector = defineConnector({
     id: 'deadline',
@@ -33,7 +33,7 @@ function callerWith(upgradeLimit: (ctx: ConnectorContext) => Promise<void>) {
   const logger = pino({ level: 'silent' });
   const { core } = createConnectorServices([connector], logger, DEADLINE_MS);
   const tenant: Tenant = { id: 'bank', name: 'bank', status: 'active', config: { ...DEFAULT_TENANT_CONFIG, connector: { id: 'deadline', options: {} } } };
-  const limit = () => core.invoke(tenant, 'upgradeLimit', { entityId: 'E', amount: '1.00', allowDecrease: false }, { requestId: 'r', logger });
+  const limit = () => core.invoke(tenant, 'upgradeLimit', { entityId: 'E', amount: '1.00', allowDecrease: false }, { requestId: 'r', logger, ...call });
   return { limit, seen };
 }
 
@@ -72,5 +72,40 @@ describe('a core call past its deadline', () => {
     const expired = { requestId: 'r', tenantId: 'bank', [CALL_DEADLINE]: { expired: true } } as unknown as ConnectorContext;
     Object.defineProperty(expired, 'signal', { get: () => expect.unreachable('the mock core made the signal') });
     await expect(core.getCreditLimit({ entityId: 'ENT-1001' }, expired)).rejects.toBeInstanceOf(ConnectorTimeoutError);
+  });
+});
+
+describe("a core call's context (decision 0422: built by a constructor)", () => {
+  it("carries the request's fields and the tenant, its signal an own enumerable property that a copy keeps, made only when read", async () => {
+    const fields: unknown[] = [];
+    const { limit } = callerWith(
+      async (ctx) => {
+        fields.push(Object.keys(ctx).filter((k) => k !== 'routed' && k !== 'logger').sort());
+        fields.push({ tenantId: ctx.tenantId, requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey, traceparent: ctx.traceparent, dryRun: ctx.dryRun });
+        fields.push(Object.getOwnPropertyDescriptor(ctx, 'signal')?.enumerable);
+        const deadline = (ctx as unknown as Record<symbol, { signal: AbortSignal }>)[CALL_DEADLINE]!;
+        const copy = { ...ctx };
+        fields.push(copy.signal === deadline.signal && copy.signal === ctx.signal && !copy.signal.aborted);
+        fields.push((copy as unknown as Record<symbol, unknown>)[CALL_DEADLINE] === deadline);
+      },
+      { idempotencyKey: 'key-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    );
+    await expect(limit()).resolves.toEqual({ entityId: 'E', previousLimit: '1.00', newLimit: '2.00' });
+    expect(fields).toEqual([
+      ['idempotencyKey', 'requestId', 'signal', 'tenantId', 'traceparent'],
+      { tenantId: 'bank', requestId: 'r', idempotencyKey: 'key-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', dryRun: undefined },
+      true,
+      true,
+      true,
+    ]);
+  });
+
+  it('has no traceparent while tracing is off', async () => {
+    const seen: boolean[] = [];
+    const { limit } = callerWith(async (ctx) => {
+      seen.push('traceparent' in ctx);
+    });
+    await limit();
+    expect(seen).toEqual([false]);
   });
 });

@@ -337,3 +337,69 @@ describe('a record whose subject cannot be read (the store fails while the tenan
     }
   });
 });
+
+// ── What `execute` is given (decision 0422: built field by field, not by a spread of the input) ─────────
+
+const contexts: Record<string, unknown>[] = [];
+const echoing = defineOperation({
+  id: 'test.context',
+  method: 'POST',
+  url: '/v1/test/context/:name',
+  summary: 'Answers what its execute was given',
+  tag: 'Users',
+  dialect: 'problem',
+  access: 'admin',
+  objectName: 'contextRequest',
+  params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 16 }) }),
+  body: Type.Object({ note: Type.String({ minLength: 1, maxLength: 16 }) }, { additionalProperties: false }),
+  response: Type.Object({ result: Type.Null(), pagination: Type.Null() }),
+  execute: async (ctx) => {
+    contexts.push({
+      keys: Object.keys(ctx).sort(),
+      params: ctx.params,
+      body: ctx.body,
+      tenant: ctx.tenant.id,
+      principal: ctx.principal?.sub,
+      operator: ctx.operator,
+      heldAt: ctx.heldAt,
+      functions: [ctx.core, ctx.securityEvent, ctx.recordAuthorization, ctx.executeApproved].map((f) => typeof f),
+      services: ctx.services !== undefined && ctx.log !== undefined,
+    });
+    return null;
+  },
+  view: () => ({ result: null, pagination: null }),
+  audit: { action: 'test.context', target: { name: 'params' } },
+});
+
+describe("an operation's execute", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ operations: [...operations, echoing] });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('is given the request (params, query, body, tenant, principal, operator) and the pipeline (core, services, log, the callbacks, heldAt)', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/test/context/alpha',
+      headers: { TENANT: 'demo', authorization: `Bearer ${await t.token('Admin')}` },
+      payload: { note: 'hello' },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(contexts).toEqual([
+      {
+        keys: ['body', 'core', 'executeApproved', 'heldAt', 'log', 'operator', 'params', 'principal', 'query', 'recordAuthorization', 'securityEvent', 'services', 'tenant'],
+        params: { name: 'alpha' },
+        body: { note: 'hello' },
+        tenant: 'demo',
+        principal: 'admin',
+        operator: null,
+        heldAt: null,
+        functions: ['function', 'function', 'function', 'function'],
+        services: true,
+      },
+    ]);
+  });
+});

@@ -4,6 +4,7 @@
 // CARDLINE_METRICS_TENANTS names, have their own series; the others share `tenant="_other"`.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import client from 'prom-client';
 import { Metrics } from '../../src/services/infrastructure/metrics.js';
 
 const metricsFor = (env: NodeJS.ProcessEnv) => new Metrics({ tenants: loadConfig({ LOG_LEVEL: 'silent', ...env }).metricsTenants });
@@ -136,5 +137,70 @@ describe('exemplars (tracing on), kept per bucket and set when a scrape asks for
       { le: '0.005', traceId: trace(2).traceId },
       { le: '0.25', traceId: trace(3).traceId },
     ]);
+  });
+});
+
+describe('the request path\'s series, counted by the gateway and read at scrape time (decision 0421)', () => {
+  /** The same observations made with prom-client's own counter and histogram: what the exposition was before. */
+  async function promClientText(observations: [string, number][], more: [string, number][]): Promise<string[]> {
+    const registry = new client.Registry();
+    const labelNames = ['route', 'method', 'status', 'tenant'];
+    const counter = new client.Counter({ name: 'cardline_http_requests_total', help: 'x', labelNames, registers: [registry] });
+    const histogram = new client.Histogram({
+      name: 'cardline_http_request_duration_seconds',
+      help: 'x',
+      labelNames,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+    const out: string[] = [];
+    for (const batch of [observations, more]) {
+      for (const [tenant, seconds] of batch) {
+        const labels = { route: '/v1/x', method: 'POST', status: '200', tenant };
+        counter.inc(labels);
+        histogram.observe(labels, seconds);
+      }
+      out.push(samplesOf(await registry.metrics()));
+    }
+    return out;
+  }
+  const samplesOf = (text: string) =>
+    text
+      .split('\n')
+      .filter((l) => /^cardline_http_request(s_total|_duration_seconds_(bucket|sum|count))\{/.test(l))
+      .sort()
+      .join('\n');
+
+  it('gives the exposition prom-client gave, bucket by bucket, across scrapes', async () => {
+    // Values exact in binary, so that the sums add up alike in either order.
+    const first: [string, number][] = [['a', 0.0009765625], ['a', 0.00390625], ['b', 0.25], ['a', 0.5], ['b', 12], ['a', 0.0078125], ['b', 0.25]];
+    const second: [string, number][] = [['a', 0.03125], ['c', 2], ['b', 0.0009765625]];
+    const metrics = new Metrics({ tenants: { kind: 'all' } });
+    const ours: string[] = [];
+    for (const batch of [first, second]) {
+      for (const [tenant, seconds] of batch) metrics.request('/v1/x', 'POST', 200, tenant, seconds);
+      ours.push(samplesOf(await metrics.text()));
+    }
+    expect(ours).toEqual(await promClientText(first, second));
+    // A scrape that found nothing new changes nothing.
+    expect(samplesOf(await metrics.text())).toEqual(ours[1]);
+  });
+
+  it('counts connector calls, shadow calls and decision calls by their labels', async () => {
+    const metrics = new Metrics({ tenants: { kind: 'all' } });
+    metrics.connectorCall('a', 'mock', 'upgradeLimit', 'succeeded', 0.002);
+    metrics.connectorCall('a', 'mock', 'upgradeLimit', 'succeeded', 0.02);
+    metrics.connectorCall('a', 'mock', 'upgradeLimit', 'timeout', 5);
+    metrics.shadowCall('a', 'upgradeLimit', 'match');
+    metrics.decisionCall('a', 'approved');
+    metrics.decisionCall('a', 'approved');
+    const text = await metrics.text();
+    expect(text).toContain('cardline_connector_calls_total{connector="mock",operation="upgradeLimit",outcome="succeeded",tenant="a"} 2\n');
+    expect(text).toContain('cardline_connector_calls_total{connector="mock",operation="upgradeLimit",outcome="timeout",tenant="a"} 1\n');
+    expect(text).toContain('cardline_connector_call_duration_seconds_bucket{le="0.0025",connector="mock",operation="upgradeLimit",tenant="a"} 1\n');
+    expect(text).toContain('cardline_connector_call_duration_seconds_bucket{le="5",connector="mock",operation="upgradeLimit",tenant="a"} 3\n');
+    expect(text).toContain('cardline_connector_call_duration_seconds_count{connector="mock",operation="upgradeLimit",tenant="a"} 3\n');
+    expect(text).toContain('cardline_shadow_calls_total{operation="upgradeLimit",outcome="match",tenant="a"} 1\n');
+    expect(text).toContain('cardline_decision_calls_total{outcome="approved",tenant="a"} 2\n');
   });
 });

@@ -80,16 +80,42 @@ class Deadline {
 
 const timedOut = () => new DOMException('connector deadline passed', 'TimeoutError');
 
-/** The connector's context: `signal` an own enumerable getter, so that a spread of the context copies the signal. */
-const contextOf = (ctx: CallContext, tenantId: string, deadline: Deadline): ConnectorContext =>
-  ({
-    ...ctx,
-    tenantId,
-    get signal() {
-      return deadline.signal;
-    },
-    [CALL_DEADLINE]: deadline,
-  }) as ConnectorContext;
+/** `signal` read through the call's deadline: one descriptor for every context. */
+const SIGNAL: PropertyDescriptor = {
+  get(this: CallContextOf) {
+    return this[CALL_DEADLINE].signal;
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+/**
+ * The connector's context: the request's fields and the tenant, `signal` an own enumerable getter so that a spread
+ * of the context copies the signal. Built by a constructor: a literal spreading the request's fields with a
+ * getter cost 2.6 µs a call, this 0.15 µs (decision 0422).
+ */
+class CallContextOf {
+  readonly requestId: string;
+  readonly logger: FastifyBaseLogger;
+  readonly idempotencyKey: string | undefined;
+  readonly routed: ((connector: string) => void) | undefined;
+  declare readonly traceparent?: string | undefined;
+  readonly tenantId: string;
+  readonly [CALL_DEADLINE]: Deadline;
+
+  constructor(ctx: CallContext, tenantId: string, deadline: Deadline) {
+    this.requestId = ctx.requestId;
+    this.logger = ctx.logger;
+    this.idempotencyKey = ctx.idempotencyKey;
+    this.routed = ctx.routed;
+    if (ctx.traceparent !== undefined) (this as { traceparent?: string }).traceparent = ctx.traceparent;
+    this.tenantId = tenantId;
+    Object.defineProperty(this, 'signal', SIGNAL);
+    this[CALL_DEADLINE] = deadline;
+  }
+}
+
+const contextOf = (ctx: CallContext, tenantId: string, deadline: Deadline): ConnectorContext => new CallContextOf(ctx, tenantId, deadline) as unknown as ConnectorContext;
 
 /** Not offered: answered here, never sent to the core. */
 function offered({ connector }: ConnectorLease, operation: ContractOperation, name: string): void {
@@ -138,7 +164,8 @@ export class CoreCaller {
         attributes,
         (span) => {
           const sc = span.spanContext();
-          return this.call(lease, tenant, name, operation, input, { ...ctx, traceparent: t.traceparentOf(sc) }, sc.traceFlags & 1 ? sc : undefined);
+          const traced = { requestId: ctx.requestId, logger: ctx.logger, idempotencyKey: ctx.idempotencyKey, routed: ctx.routed, traceparent: t.traceparentOf(sc) };
+          return this.call(lease, tenant, name, operation, input, traced, sc.traceFlags & 1 ? sc : undefined);
         },
         { kind: t.api.SpanKind.CLIENT },
       );

@@ -89,10 +89,15 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
   private readonly tenants: MetricsTenants;
   /** The tenants given a label value of their own so far, when the first N are. */
   private readonly labelled = new Set<string>();
-  private readonly requests: client.Counter<string>;
-  private readonly requestSeconds: client.Histogram<string>;
-  private readonly calls: client.Counter<string>;
-  private readonly callSeconds: client.Histogram<string>;
+  /** The request path's series: counted here, handed to prom-client when a scrape reads them (decision 0421). */
+  private readonly requests: Tallies;
+  private readonly requestSeconds: Tallies;
+  private readonly calls: Tallies;
+  private readonly callSeconds: Tallies;
+  private readonly shadowCalls: Tallies;
+  private readonly decisionCalls: Tallies;
+  private readonly requestHistogram: client.Histogram<string>;
+  private readonly callHistogram: client.Histogram<string>;
   private readonly batchRecords: client.Histogram<string>;
   private readonly commitSeconds: client.Histogram<string>;
   private readonly auditConflicts: client.Counter<string>;
@@ -104,8 +109,6 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
   private readonly lockouts: client.Counter<string>;
   private readonly deliveries: client.Counter<string>;
   private readonly deliveryLag: client.Histogram<string>;
-  private readonly shadowCalls: client.Counter<string>;
-  private readonly decisionCalls: client.Counter<string>;
 
   constructor(opts: MetricsOptions, gauges: Gauges = {}) {
     this.tenants = opts.tenants;
@@ -116,8 +119,28 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
     const t = (labels: string[]) => (this.tenantLabel ? [...labels, 'tenant'] : labels);
     client.collectDefaultMetrics({ register: this.registry, prefix: 'cardline_' });
     for (const name of DUPLICATE_DEFAULTS) this.registry.removeSingleMetric(name);
-    this.requests = new client.Counter({ name: 'cardline_http_requests_total', help: 'Requests answered, by route pattern, method and status.', labelNames: t(['route', 'method', 'status']), registers });
-    this.requestSeconds = new client.Histogram({
+    const requests = new Tallies();
+    const requestSeconds = new Tallies();
+    const calls = new Tallies();
+    const callSeconds = new Tallies();
+    const shadowCalls = new Tallies();
+    const decisionCalls = new Tallies();
+    this.requests = requests;
+    this.requestSeconds = requestSeconds;
+    this.calls = calls;
+    this.callSeconds = callSeconds;
+    this.shadowCalls = shadowCalls;
+    this.decisionCalls = decisionCalls;
+    new client.Counter({
+      name: 'cardline_http_requests_total',
+      help: 'Requests answered, by route pattern, method and status.',
+      labelNames: t(['route', 'method', 'status']),
+      registers,
+      collect() {
+        requests.pushCounts(this);
+      },
+    });
+    this.requestHistogram = new client.Histogram({
       name: 'cardline_http_request_duration_seconds',
       help: 'Time from the request to its answer, by route pattern, method and status.',
       labelNames: t(['route', 'method', 'status']),
@@ -125,9 +148,20 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
       // prom-client refuses exemplars on a Prometheus-text registry at construction: registered below instead.
       registers: opts.exemplars ? [] : registers,
       enableExemplars: opts.exemplars === true,
+      collect() {
+        requestSeconds.pushObservations(this);
+      },
     });
-    this.calls = new client.Counter({ name: 'cardline_connector_calls_total', help: 'Calls to a core, by connector, operation and outcome.', labelNames: t(['connector', 'operation', 'outcome']), registers });
-    this.callSeconds = new client.Histogram({
+    new client.Counter({
+      name: 'cardline_connector_calls_total',
+      help: 'Calls to a core, by connector, operation and outcome.',
+      labelNames: t(['connector', 'operation', 'outcome']),
+      registers,
+      collect() {
+        calls.pushCounts(this);
+      },
+    });
+    this.callHistogram = new client.Histogram({
       name: 'cardline_connector_call_duration_seconds',
       help: 'Time a core took to answer, by connector and operation.',
       labelNames: t(['connector', 'operation']),
@@ -135,18 +169,27 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
       // prom-client refuses exemplars on a Prometheus-text registry at construction: registered below instead.
       registers: opts.exemplars ? [] : registers,
       enableExemplars: opts.exemplars === true,
+      collect() {
+        callSeconds.pushObservations(this);
+      },
     });
-    this.shadowCalls = new client.Counter({
+    new client.Counter({
       name: 'cardline_shadow_calls_total',
       help: 'Calls copied to a shadow core, by operation and outcome (match, diverged, error, dropped).',
       labelNames: t(['operation', 'outcome']),
       registers,
+      collect() {
+        shadowCalls.pushCounts(this);
+      },
     });
-    this.decisionCalls = new client.Counter({
+    new client.Counter({
       name: 'cardline_decision_calls_total',
       help: "Authorizations asked of a tenant's decision endpoint, by outcome (approved, declined; the stand-in's timeout, error, busy).",
       labelNames: t(['outcome']),
       registers,
+      collect() {
+        decisionCalls.pushCounts(this);
+      },
     });
     this.batchRecords = new client.Histogram({
       name: 'cardline_audit_batch_records',
@@ -256,7 +299,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
         },
       });
     }
-    if (opts.exemplars) for (const h of [this.requestSeconds, this.callSeconds]) this.registry.registerMetric(h);
+    if (opts.exemplars) for (const h of [this.requestHistogram, this.callHistogram]) this.registry.registerMetric(h);
     this.om = opts.exemplars ? new client.Registry<client.OpenMetricsContentType>() : null;
     this.om?.setContentType(client.Registry.OPENMETRICS_CONTENT_TYPE);
     for (const metric of this.om ? this.registry.getMetricsAsArray() : []) this.om!.registerMetric(metric as unknown as client.Metric);
@@ -281,43 +324,35 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
     return this.tenantLabel ? { ...base, tenant } : base;
   }
 
-  /** Series looked up once per label set: prom-client would validate and hash the labels on every call. */
-  private readonly series = new Map<object, Map<string, unknown>>();
-
-  private child<C>(metric: { labels(labels: Record<string, string>): C }, key: string, labels: () => Record<string, string>): C {
-    let children = this.series.get(metric) as Map<string, C> | undefined;
-    if (!children) this.series.set(metric, (children = new Map()));
-    let child = children.get(key);
-    if (!child) children.set(key, (child = metric.labels(labels())));
-    return child;
-  }
-
   request(route: string, method: string, status: number, tenant: string | null, seconds: number, exemplar?: Exemplar): void {
     const label = this.tenantValue(tenant);
     const key = `${route}\u0000${method}\u0000${status}\u0000${label}`;
-    const labels = () => this.labels({ route, method, status: String(status) }, label);
-    this.child(this.requests, key, labels).inc();
-    this.child(this.requestSeconds, key, labels).observe(seconds);
-    if (exemplar && this.om) this.keepExemplar(this.requestSeconds, key, labels, seconds, exemplar);
+    const counted = this.requests.at(key) ?? this.requests.open(key, this.labels({ route, method, status: String(status) }, label));
+    counted.count++;
+    observe(this.requestSeconds.at(key) ?? this.requestSeconds.open(key, counted.labels), seconds);
+    if (exemplar && this.om) this.keepExemplar(this.requestHistogram, key, () => counted.labels, seconds, exemplar);
   }
 
   connectorCall(tenant: string, connector: string, operation: string, outcome: CallOutcome, seconds: number, exemplar?: Exemplar): void {
     const t = this.tenantValue(tenant);
-    this.child(this.calls, `${connector}\u0000${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ connector, operation, outcome }, t)).inc();
-    const labels = () => this.labels({ connector, operation }, t);
+    const callKey = `${connector}\u0000${operation}\u0000${outcome}\u0000${t}`;
+    (this.calls.at(callKey) ?? this.calls.open(callKey, this.labels({ connector, operation, outcome }, t))).count++;
     const key = `${connector}\u0000${operation}\u0000${t}`;
-    this.child(this.callSeconds, key, labels).observe(seconds);
-    if (exemplar && this.om) this.keepExemplar(this.callSeconds, key, labels, seconds, exemplar);
+    const timed = this.callSeconds.at(key) ?? this.callSeconds.open(key, this.labels({ connector, operation }, t));
+    observe(timed, seconds);
+    if (exemplar && this.om) this.keepExemplar(this.callHistogram, key, () => timed.labels, seconds, exemplar);
   }
 
   shadowCall(tenant: string, operation: string, outcome: ShadowOutcome): void {
     const t = this.tenantValue(tenant);
-    this.child(this.shadowCalls, `${operation}\u0000${outcome}\u0000${t}`, () => this.labels({ operation, outcome }, t)).inc();
+    const key = `${operation}\u0000${outcome}\u0000${t}`;
+    (this.shadowCalls.at(key) ?? this.shadowCalls.open(key, this.labels({ operation, outcome }, t))).count++;
   }
 
   decisionCall(tenant: string, outcome: DecisionOutcome): void {
     const t = this.tenantValue(tenant);
-    this.child(this.decisionCalls, `${outcome}\u0000${t}`, () => this.labels({ outcome }, t)).inc();
+    const key = `${outcome}\u0000${t}`;
+    (this.decisionCalls.at(key) ?? this.decisionCalls.open(key, this.labels({ outcome }, t))).count++;
   }
 
   auditBatch(records: number, seconds: number): void {
@@ -368,6 +403,8 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
 
   private async flushExemplars(): Promise<void> {
     for (const [histogram, series] of this.exemplars) {
+      // The series' counts first: prom-client keeps an exemplar only on a series it holds.
+      await histogram.get();
       const stamps = new Map<object, number>();
       for (const latest of series.values()) {
         const labels = latest.labels();
@@ -432,6 +469,75 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
   }
 
   private scrapes: Promise<unknown> = Promise.resolve();
+}
+
+interface HistogramEntry {
+  labels: object;
+  sum: number;
+  count: number;
+  bucketValues: Record<number, number>;
+}
+
+/** A series' figures since the last scrape: a count, and for a histogram the sum and each bucket's own count. */
+interface Tally {
+  labels: Record<string, string>;
+  count: number;
+  sum: number;
+  /** Observations per bucket of SECONDS_BUCKETS, not cumulative; one above every bound is in `count` only. */
+  buckets: number[];
+  /** prom-client's entry of the series (`zero()` makes it) and the map it lives in (`reset()` replaces it). */
+  entry: HistogramEntry | undefined;
+  map: object | undefined;
+}
+
+/** Series counted in a Map; prom-client gets them at a scrape (`collect`), not label checks per request (decision 0421). */
+class Tallies {
+  private readonly series = new Map<string, Tally>();
+
+  at(key: string): Tally | undefined {
+    return this.series.get(key);
+  }
+
+  open(key: string, labels: Record<string, string>): Tally {
+    const s: Tally = { labels, count: 0, sum: 0, buckets: SECONDS_BUCKETS.map(() => 0), entry: undefined, map: undefined };
+    this.series.set(key, s);
+    return s;
+  }
+
+  pushCounts(counter: client.Counter<string>): void {
+    for (const s of this.series.values()) {
+      if (!s.count) continue;
+      counter.inc(s.labels, s.count);
+      s.count = 0;
+    }
+  }
+
+  /** Adds each series' observations since the last scrape to the histogram, as `observe` one by one would have. */
+  pushObservations(histogram: client.Histogram<string>): void {
+    const internals = histogram as unknown as { hashMap: Record<string, HistogramEntry> };
+    for (const s of this.series.values()) {
+      if (!s.count) continue;
+      if (s.map !== internals.hashMap || !s.entry) {
+        histogram.zero(s.labels);
+        s.entry = Object.values(internals.hashMap).find((e) => e.labels === s.labels);
+        s.map = internals.hashMap;
+      }
+      const entry = s.entry!;
+      entry.count += s.count;
+      entry.sum += s.sum;
+      for (let i = 0; i < SECONDS_BUCKETS.length; i++) entry.bucketValues[SECONDS_BUCKETS[i]!]! += s.buckets[i]!;
+      s.count = 0;
+      s.sum = 0;
+      s.buckets.fill(0);
+    }
+  }
+}
+
+function observe(s: Tally, seconds: number): void {
+  s.count++;
+  s.sum += seconds;
+  const b = bucketOf(seconds);
+  if (b < SECONDS_BUCKETS.length) s.buckets[b]!++;
 }
 
 /** A series' latest sampled observation in each bucket (the last slot is +Inf), `at` in seconds since the epoch. */
