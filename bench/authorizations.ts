@@ -31,6 +31,7 @@ import pg from 'pg';
 import { MasterKey } from '../src/crypto/master-key.js';
 import { backendCpu, cpuBetween, statsClient } from './peer-harness.js';
 import { temporaryDatabase } from './postgres.js';
+import { compiled } from './dist.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS || '10');
@@ -39,6 +40,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS || '3');
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS || '3');
 const STORE = process.env.BENCH_STORE || (process.env.DATABASE_URL ? 'postgres' : 'disk');
 const PROFILE = process.env.BENCH_PROFILE === '1';
+const DIST = process.env.BENCH_DIST === '1';
 /** BENCH_AUTH_ONLY=1: the authorization arm alone (a CPU profile of its path without the limit upgrades'). */
 const OPEN_ROUNDS = Number(process.env.BENCH_OPEN_ROUNDS || String(ROUNDS));
 const ARMS = process.env.BENCH_AUTH_ONLY === '1' ? (['authorization'] as const) : process.env.BENCH_AUTH_ONLY === 'upgrade' ? (['upgrade'] as const) : (['upgrade', 'authorization'] as const);
@@ -98,6 +100,10 @@ interface Run {
   gatewayP99: number | null;
   bad: number;
   load: number;
+  /** The gateway's event loop busy (0-1), its audit records per batch and a batch's mean commit time (ms). */
+  elu: number | null;
+  perBatch: number | null;
+  commitMs: number | null;
 }
 
 const fmt = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(digits));
@@ -130,7 +136,9 @@ async function startGateway(label: string, dir: string): Promise<Gateway> {
   const seeder = spawn(process.execPath, ['--import', 'tsx', server], { cwd: dir, env: { ...env, BENCH_PHASE: 'seed' }, stdio: ['ignore', 'ignore', 'inherit'] });
   if ((await new Promise<number | null>((r) => seeder.once('exit', r))) !== 0) throw new Error(`${label}: seeding failed`);
   await addRules(database?.url ?? null, join(dataDir ?? '', 'pglite'));
-  const args = ['--import', 'tsx', ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench', 'profiles')}`] : []), server];
+  // BENCH_DIST=1: served by the compiled gateway of that checkout (bench/dist.ts), as `npm start` runs it, not through tsx.
+  const served = DIST ? [await compiled(dir)] : ['--import', 'tsx', server];
+  const args = [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench', 'profiles')}`] : []), ...served];
   const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, BENCH_PHASE: 'serve' }, stdio: ['pipe', 'pipe', 'inherit'] });
   const ports = await new Promise<{ bare: number; full: number }>((ok, fail) => {
     child.once('exit', (code) => fail(new Error(`${label}: gateway exited with ${code}`)));
@@ -280,12 +288,27 @@ async function openLoop(g: Gateway, rate: number, seconds: number): Promise<{ se
 interface ServerStats {
   cpu: NodeJS.CpuUsage;
   auditRows: number;
+  elu?: { idle: number; active: number };
+  audit?: { batches: number; records: number; commitSeconds?: number };
 }
 interface Timing {
   paths: Record<string, { n: number; p50: number; p99: number; auditP99?: number; ownP99?: number }>;
   statements: number;
 }
 const get = async <T>(port: number, path: string): Promise<T> => (await (await fetch(`http://127.0.0.1:${port}${path}`)).json()) as T;
+
+/** Between two reads of a gateway's stats: its event loop's utilisation, records per audit batch, a batch's mean commit. */
+function batchFigures(before: ServerStats, after: ServerStats): Pick<Run, 'elu' | 'perBatch' | 'commitMs'> {
+  const idle = after.elu && before.elu ? after.elu.idle - before.elu.idle : NaN;
+  const active = after.elu && before.elu ? after.elu.active - before.elu.active : NaN;
+  const batches = (after.audit?.batches ?? NaN) - (before.audit?.batches ?? NaN);
+  const commit = (after.audit?.commitSeconds ?? NaN) - (before.audit?.commitSeconds ?? NaN);
+  return {
+    elu: Number.isFinite(active / (idle + active)) ? active / (idle + active) : null,
+    perBatch: batches > 0 ? ((after.audit?.records ?? NaN) - (before.audit?.records ?? NaN)) / batches : null,
+    commitMs: batches > 0 && Number.isFinite(commit) ? (1000 * commit) / batches : null,
+  };
+}
 
 async function measure(g: Gateway, arm: 'authorization' | 'upgrade', stats: pg.Client | null): Promise<Run> {
   const timingBefore = g.timed ? await get<Timing>(g.ports.bare, '/__bench/timing') : null;
@@ -310,6 +333,7 @@ async function measure(g: Gateway, arm: 'authorization' | 'upgrade', stats: pg.C
     gatewayP99: path?.p99 ?? null,
     bad: r.non2xx + r.errors + r.timeouts,
     load: loadavg()[0]!,
+    ...batchFigures(before, after),
   };
 }
 
@@ -326,6 +350,7 @@ export async function benchAuthorizations(): Promise<number> {
   console.log(
     `Cardline authorizations bench: POST ${AUTH_URL} (10 active rules: 2 velocity limits, 8 conditions; ${CARDS} cards) vs POST ${LIMIT_URL}, ` +
       `${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds alternated, warm-up ${WARMUP} s each; store ${STORE}; mock core in process; node ${process.version}` +
+      (DIST ? '; the compiled gateway (dist/)' : '; the gateway through tsx') +
       (baseline ? `; baseline gateway from ${baseline}` : ''),
   );
   const stats = STORE === 'postgres' ? await statsClient() : null;
@@ -375,6 +400,7 @@ export async function benchAuthorizations(): Promise<number> {
         console.log(
           `round ${round}  ${key.padEnd(24)} ${fmt(r.rps).padStart(6)} req/s  p50 ${fmt(r.p50, 1)} ms  p99 ${fmt(r.p99, 1)} ms  CPU ${fmt(r.cpuUs)} + ${fmt(r.pgCpuUs)} (PostgreSQL) µs/req` +
             `${r.statements !== null ? `  ${fmt(r.statements, 2)} statements/req` : ''}${r.gatewayP99 !== null ? `  gateway share p50 ${fmt(r.gatewayP50, 2)} ms, p99 ${fmt(r.gatewayP99, 2)} ms` : ''}` +
+            `  event loop ${fmt(r.elu === null ? null : 100 * r.elu)} %  ${fmt(r.perBatch, 1)} records/batch, ${fmt(r.commitMs, 2)} ms/commit` +
             `  load ${fmt(r.load, 1)}${r.bad ? `  ${r.bad} non-2xx/errors` : ''}`,
         );
       }

@@ -25,6 +25,8 @@ export interface AuditFigures {
   /** Batches committed, and the records they held. */
   batches: number;
   records: number;
+  /** Seconds the batches took to commit, summed (the store's statement and its flush). */
+  commitSeconds: number;
 }
 
 /** The audit figures from a Prometheus text exposition (Cardline's metric names). */
@@ -37,6 +39,7 @@ export function auditFigures(text: string): AuditFigures {
     conflictRetries: value('cardline_audit_conflict_retries_total'),
     batches: value('cardline_audit_batch_records_count'),
     records: value('cardline_audit_batch_records_sum'),
+    commitSeconds: value('cardline_audit_commit_seconds_sum'),
   };
 }
 

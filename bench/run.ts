@@ -423,7 +423,7 @@ async function measure(variant: Variant, peers: PeerArm[], peerToken: string, wi
       const b = bare[round]!;
       const f = full[round]!;
       console.log(
-        `   round ${round + 1}: bare ${fmt(b.rps)} req/s, full ${fmt(f.rps)} req/s (${fmt(f.rps / b.rps, 2)}), p50 ${fmt(f.p50, 1)} ms, p99 ${fmt(f.p99, 1)} ms, ` +
+        `   round ${round + 1}: bare ${fmt(b.rps)} req/s (p99 ${fmt(b.p99, 1)} ms), full ${fmt(f.rps)} req/s (${fmt(f.rps / b.rps, 2)}), p50 ${fmt(f.p50, 1)} ms, p99 ${fmt(f.p99, 1)} ms (${fmt(f.p99 / b.p99, 1)} × bare's), ` +
           `event loop ${fmt(f.eluUs)} µs/req, CPU ${fmt(f.cpuUs)}${f.pgCpuUs ? ` + ${fmt(f.pgCpuUs)} (PostgreSQL)` : ''} µs/req, RSS ${fmt(f.rssMb)} MB (V8 heap ${fmt(f.heapMb)}, external ${fmt(f.externalMb)}), ` +
           `${fmt(f.batchRecords, 1)} records/batch, ${fmt(f.switchesPerReq, 2)} context switches/req, ${f.conflicts} conflict retries, load ${fmt(f.load, 1)}${f.non2xx + f.errors ? `, ${f.non2xx} non-2xx, ${f.errors} errors` : ''}`,
       );

@@ -85,6 +85,13 @@ const spendControls: GatewayStep = async (ask, { tenant, services }, run) => {
 /** The tenant's real-time decision endpoint, when its configuration names one (src/operations/decision-step.ts). */
 const decisionEndpoint: GatewayStep = decisionEndpointStep;
 
+/** The steps before the core's, with the card-state step or without it (the sandbox core checks the card itself). */
+const GATEWAY_STEPS: readonly GatewayStep[] = [cardState, spendControls, decisionEndpoint];
+const CORE_CHECKS_CARD: readonly GatewayStep[] = [spendControls, decisionEndpoint];
+
+/** A step's record without the cap and records (only the decision endpoint's step adds them). */
+const recordOf = ({ approvedMinor: _cap, records: _records, ...record }: StepResult): StepRecord => record;
+
 export interface PipelineOptions {
   /**
    * Whether the gateway reads the card's state itself. The sandbox core's host decision checks it first on its
@@ -121,14 +128,17 @@ async function decide(
   settle: (approvedMinor: bigint) => Promise<VelocityCount[]>,
 ): Promise<AuthorizationRecord> {
   const generatedId = `auth_${randomUUID().replaceAll('-', '')}`;
-  const steps: GatewayStep[] = [...(opts.cardStateInGateway ? [cardState] : []), spendControls, decisionEndpoint];
+  // Field by field, not a spread with a field after it (decision 0422): one shape for every authorization.
+  const stepContext: StepContext = { tenant: ctx.tenant, core: ctx.core, services: ctx.services, recordAuthorization: ctx.recordAuthorization, authorizationId: generatedId };
   const trail: StepRecord[] = [];
   const amountMinor = toMinor(ask.amount);
   let declined: { step: AuthorizationStep; reason: DeclineReason } | null = null;
   let capMinor: bigint | null = null;
   const stepRecords: StepRecords[] = [];
-  for (const step of steps) {
-    const { approvedMinor: cap, records, ...record } = await step(ask, { ...ctx, authorizationId: generatedId }, run);
+  for (const step of opts.cardStateInGateway ? GATEWAY_STEPS : CORE_CHECKS_CARD) {
+    const result = await step(ask, stepContext, run);
+    const { approvedMinor: cap, records } = result;
+    const record: StepRecord = cap === undefined && records === undefined ? result : recordOf(result);
     trail.push(record);
     if (cap !== undefined) capMinor = cap;
     if (records) stepRecords.push(records);

@@ -1,7 +1,7 @@
 // Card authorizations from a processor: POST /v1/authorizations runs the decision pipeline (card state → spend
 // controls → the tenant's decision endpoint → the core's hold) and GET reads one back with its trail.
 import type { FieldError } from '../../schemas/common.js';
-import { AuthorizationIdParams, AuthorizationRequest, AuthorizationResponse, type AuthorizationView } from '../../schemas/authorizations.js';
+import { AuthorizationIdParams, AuthorizationRequest, AuthorizationResponse, type AuthorizationView, type StepRecord } from '../../schemas/authorizations.js';
 import { DEFAULT_CURRENCY } from '../../schemas/tenant.js';
 import { fromMinor, toMinor } from '../../connectors/shared/money.js';
 import { Errors } from '../errors.js';
@@ -12,6 +12,17 @@ import { defineOperation } from './define.js';
 
 const OBJECT_NAME = 'authorizationRequest';
 const currencyOf = (tenant: Tenant) => tenant.config.currency ?? DEFAULT_CURRENCY;
+
+/** A step as answered: its fields that are set, in the schema's order. */
+function stepView(s: StepRecord): StepRecord {
+  const v: StepRecord = { step: s.step, outcome: s.outcome };
+  if (s.declineReason) v.declineReason = s.declineReason;
+  if (s.detail) v.detail = s.detail;
+  if (s.ruleId) v.ruleId = s.ruleId;
+  if (s.rules) v.rules = s.rules;
+  if (s.standIn) v.standIn = s.standIn;
+  return v;
+}
 
 export function toAuthorizationView(a: AuthorizationRecord): AuthorizationView {
   return {
@@ -27,15 +38,7 @@ export function toAuthorizationView(a: AuthorizationRecord): AuthorizationView {
     merchant: { name: a.merchant.name, ...(a.merchant.id !== undefined ? { id: a.merchant.id } : {}), mcc: a.merchant.mcc, country: a.merchant.country },
     channel: a.channel,
     networkReference: a.networkReference,
-    trail: a.trail.map((s) => ({
-      step: s.step,
-      outcome: s.outcome,
-      ...(s.declineReason ? { declineReason: s.declineReason } : {}),
-      ...(s.detail ? { detail: s.detail } : {}),
-      ...(s.ruleId ? { ruleId: s.ruleId } : {}),
-      ...(s.rules ? { rules: s.rules } : {}),
-      ...(s.standIn ? { standIn: s.standIn } : {}),
-    })),
+    trail: a.trail.map(stepView),
     at: a.at.toISOString(),
   };
 }

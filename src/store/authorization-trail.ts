@@ -5,8 +5,18 @@ import type { StepRecord } from '../../schemas/authorizations.js';
 
 export type StoredStep = Omit<StepRecord, 'rules'> & { rules?: (string | RuleEvaluation)[] };
 
-/** Compact when it has only the fields the form knows; an evaluation with another field stays an object. */
+/** The stored form of the frozen evaluations spend controls share across trails (decision 0417): made once each. */
+const compacted = new WeakMap<RuleEvaluation, string | RuleEvaluation>();
+
 function compactEvaluation(e: RuleEvaluation): string | RuleEvaluation {
+  if (!Object.isFrozen(e)) return compactOf(e);
+  let c = compacted.get(e);
+  if (c === undefined) compacted.set(e, (c = compactOf(e)));
+  return c;
+}
+
+/** Compact when it has only the fields the form knows; an evaluation with another field stays an object. */
+function compactOf(e: RuleEvaluation): string | RuleEvaluation {
   if (Object.keys(e).length !== (e.declineReason === undefined ? 4 : 5)) return e;
   if (e.mode === 'active' && e.outcome === 'approved' && e.declineReason === undefined) return `${e.ruleId}:${e.version}`;
   return `${e.ruleId}:${e.version}:${e.mode}:${e.outcome}${e.declineReason === undefined ? '' : `:${e.declineReason}`}`;

@@ -5,6 +5,7 @@ import lockfile from 'proper-lockfile';
 import pg from 'pg';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { PgliteThread } from './pglite-thread.js';
+import { namedQuery } from './pglite-prepared.js';
 import type { ThreadMemory, WorkerError } from './pglite-worker.js';
 import type { Db, ListenHandlers, Listener, QueryResult, Queryable } from './queryable.js';
 import { TracedDb } from './traced.js';
@@ -109,7 +110,9 @@ class PgliteDb implements Db {
     private readonly release: () => Promise<void> = async () => undefined,
   ) {}
 
-  async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
+  async query<T>(sql: string, params: unknown[] = [], options?: { name?: string }): Promise<QueryResult<T>> {
+    const named = options?.name ? await guarded(() => namedQuery(this.pglite, options.name!, sql, params)) : null;
+    if (named) return { rows: named.rows as T[], rowCount: named.rowCount };
     const r = await guarded(() => this.pglite.query<T>(sql, params));
     return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
   }
@@ -163,8 +166,8 @@ class PgliteThreadDb implements Db {
     this.direct = thread.queryable(threadError);
   }
 
-  query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
-    return this.direct.query<T>(sql, params);
+  query<T>(sql: string, params: unknown[] = [], options?: { name?: string }): Promise<QueryResult<T>> {
+    return this.direct.query<T>(sql, params, options);
   }
 
   exec(sql: string): Promise<void> {

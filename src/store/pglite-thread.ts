@@ -99,8 +99,8 @@ export class PgliteThread {
   /** Statements of one transaction (tx) or of none. */
   queryable(toError: (e: WorkerError) => Error, tx?: number): Queryable {
     return {
-      query: async <T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> => {
-        const a = await this.call(tx === undefined ? { op: 'query', sql, params } : { op: 'query', sql, params, tx }, toError);
+      query: async <T>(sql: string, params: unknown[] = [], options?: { name?: string }): Promise<QueryResult<T>> => {
+        const a = await this.call(tx === undefined ? { op: 'query', sql, params, ...(options?.name ? { name: options.name } : {}) } : { op: 'query', sql, params, tx }, toError);
         return { rows: a.rows as T[], rowCount: a.rowCount ?? 0 };
       },
       exec: async (sql: string): Promise<void> => {

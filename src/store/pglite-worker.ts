@@ -1,10 +1,11 @@
 // The embedded store's thread: it owns the PGlite instance so PostgreSQL's work runs beside the event loop.
-// Messages carry arrays of requests (one turn of the gateway's loop, decision 0208), each with an id its
-// answer repeats: query, exec, begin/end (a transaction holding PGlite), dump, memory, close. A failure
-// answers { error } with a database error's SQLSTATE only: its message may quote a row or a parameter.
+// Messages carry arrays of requests (one turn of the gateway's loop, decision 0208), each with an id its answer
+// repeats: query (a named one prepared once, decision 0425), exec, begin/end (a transaction holding PGlite), dump,
+// memory, close. A failure answers { error } with a database error's SQLSTATE only: its message may quote a row.
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { namedQuery } from './pglite-prepared.js';
 
 export interface PgliteWorkerData {
   dataDir: string;
@@ -13,7 +14,7 @@ export interface PgliteWorkerData {
 }
 
 export type WorkerRequest =
-  | { id: number; op: 'query'; sql: string; params: unknown[]; tx?: number }
+  | { id: number; op: 'query'; sql: string; params: unknown[]; tx?: number; name?: string }
   | { id: number; op: 'exec'; sql: string; tx?: number }
   | { id: number; op: 'begin' }
   | { id: number; op: 'end'; tx: number; commit: boolean }
@@ -106,6 +107,8 @@ async function main(): Promise<void> {
     try {
       switch (req.op) {
         case 'query': {
+          const named = req.name !== undefined && req.tx === undefined ? await namedQuery(db, req.name, req.sql, req.params) : null;
+          if (named) return answer({ id: req.id, ...named });
           const r = await target(req.tx).query(req.sql, req.params);
           return answer({ id: req.id, rows: r.rows, rowCount: r.affectedRows ?? r.rows.length });
         }

@@ -16,7 +16,10 @@ const DEADLINE_MS = 5;
 const pastDeadline = () => new Promise((resolve) => setTimeout(resolve, DEADLINE_MS * 10));
 const TIMEOUT = { code: 'CL_CORE_TIMEOUT', init: { status: 504 } };
 
-function callerWith(upgradeLimit: (ctx: ConnectorContext) => Promise<void>, call: { idempotencyKey?: string; traceparent?: string } = {}) {
+function callerWith(
+  upgradeLimit: (ctx: ConnectorContext) => Promise<void>,
+  call: { idempotencyKey?: string | undefined; traceparent?: string; routed?: (connector: string) => void } = {},
+) {
   const seen: { aborted: boolean; reason: unknown }[] = [];
   const connector = defineConnector({
     id: 'deadline',
@@ -107,5 +110,23 @@ describe("a core call's context (decision 0422: built by a constructor)", () => 
     });
     await limit();
     expect(seen).toEqual([false]);
+  });
+});
+
+describe("a core call's context as the operation step's call makes it", () => {
+  // What `{ ...ctx, tenantId, get signal() {…} }` gave before decision 0422: a plugin that logs, hashes or compares it sees the same.
+  const spreadOf = (ctx: object) => ({ ...ctx, tenantId: 'bank', signal: null });
+  const calls = [
+    { idempotencyKey: undefined, routed: () => undefined },
+    { idempotencyKey: 'key-1', routed: () => undefined, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+  ];
+
+  it.each(calls)('is a plain object with the keys of the spread, in its order (traceparent: $traceparent)', async (call) => {
+    const seen: unknown[] = [];
+    const { limit } = callerWith(async (ctx) => {
+      seen.push({ keys: Object.keys(ctx), plain: Object.getPrototypeOf(ctx) === Object.prototype && ctx.constructor === Object });
+    }, call);
+    await limit();
+    expect(seen).toEqual([{ keys: Object.keys(spreadOf({ requestId: 'r', logger: null, ...call })), plain: true }]);
   });
 });

@@ -1,6 +1,7 @@
 // The embedded store on its own thread (src/store/pglite-thread.ts), as the gateway runs it: the same answers
 // as PGlite in process, transactions that commit or roll back as a whole and hold the store meanwhile, errors
-// reduced to what cannot quote a row, a data directory that survives a restart, and a dump that loads.
+// reduced to what cannot quote a row, a data directory that survives a restart, and a dump that loads; named
+// statements prepared once (decision 0425).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -138,6 +139,51 @@ describe.runIf(!process.env.DATABASE_URL)('the embedded store on a worker thread
       await copy.close();
     }
   });
+
+  it('a named statement is prepared once and answers as an unnamed one does: types, counts, errors (decision 0425)', async () => {
+    const sql = `INSERT INTO thread_probe (id, secret, at, doc)
+      SELECT id, secret, at, doc FROM jsonb_to_recordset($1::jsonb) AS x(id integer, secret text, at timestamptz, doc jsonb)
+      RETURNING id, at, doc, $2::bigint AS big`;
+    const batch = (id: number) => JSON.stringify([{ id, secret: 's', at: '2026-11-29T10:00:00.000Z', doc: { n: id } }, { id: id + 1, secret: 't', at: null, doc: null }]);
+    const unnamed = await db.query(sql, [batch(100), 7]);
+    const named = await db.query(sql, [batch(102), 7], { name: 'test_probe_insert' });
+    expect(named).toEqual({ rowCount: 2, rows: unnamed.rows.map((r, i) => ({ ...(r as object), id: 102 + i, doc: i ? null : { n: 102 } })) });
+    expect(named.rows[0]).toEqual({ id: 102, at: new Date('2026-11-29T10:00:00.000Z'), doc: { n: 102 }, big: 7 });
+    // A run the store refuses fails alone with the safe error; the statement stays prepared and usable.
+    const dup = await db.query(sql, [batch(102), 7], { name: 'test_probe_insert' }).catch((e: unknown) => e);
+    expect(dup).toBeInstanceOf(StoreError);
+    expect(dup).toMatchObject({ code: '23505', constraint: 'thread_probe_pkey' });
+    expect((await db.query(sql, [batch(104), 8], { name: 'test_probe_insert' })).rowCount).toBe(2);
+    const stmt = await db.query<{ runs: number }>("SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements WHERE name = 'test_probe_insert'");
+    expect(stmt.rows).toEqual([{ runs: 3 }]);
+    // SELECT counts no rows, as PGlite's query() counts them; another text under a taken name answers for its own text.
+    expect(await db.query('SELECT id FROM thread_probe WHERE id >= $1 ORDER BY id', [104], { name: 'test_probe_select' })).toEqual({ rowCount: 0, rows: [{ id: 104 }, { id: 105 }] });
+    expect((await db.query('SELECT count(*)::int AS n FROM thread_probe WHERE id >= $1', [100], { name: 'test_probe_select' })).rows).toEqual([{ n: 6 }]);
+    // A parameter without a plain text form (an array, a date) goes through query(), named or not.
+    expect((await db.query<{ n: number }>('SELECT cardinality($1::int[]) AS n', [[1, 2, 3]], { name: 'test_probe_array' })).rows).toEqual([{ n: 3 }]);
+    await db.query('DELETE FROM thread_probe WHERE id >= 100');
+  });
+
+  it('an acknowledged named write is in the data directory when the thread dies without closing the store', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cardline-thread-'));
+    try {
+      const first = await openDb({ dataDir: join(dir, 'pglite'), thread: true });
+      await first.exec('CREATE TABLE kept (v text)');
+      expect((await first.query('INSERT INTO kept VALUES ($1)', ['acknowledged'], { name: 'test_kept' })).rowCount).toBe(1);
+      // As a crash: the thread ends with PGlite open (no checkpoint, nothing flushed by close), then the lock goes.
+      const inner = first as unknown as { thread: { terminate(): Promise<void> }; release(): Promise<void> };
+      await inner.thread.terminate();
+      await inner.release();
+      const second = await openDb({ dataDir: join(dir, 'pglite'), thread: true });
+      try {
+        expect((await second.query('SELECT v FROM kept')).rows).toEqual([{ v: 'acknowledged' }]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 
   it('a data directory written on the thread is there after a restart; a closed store refuses statements', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cardline-thread-'));

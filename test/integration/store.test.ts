@@ -121,7 +121,7 @@ describe('migrations', () => {
   });
 });
 
-describe('named statements (decision 0228)', () => {
+describe('named statements (decisions 0228, 0425)', () => {
   it('answer as unnamed ones do, on every connection of the pool, again after one of their runs failed', async () => {
     const { db, drop } = await createTestDb({ migrated: false });
     const sql = 'SELECT $1::int + 1 AS n';
@@ -132,6 +132,11 @@ describe('named statements (decision 0228)', () => {
       // A run the store refuses (not an integer) fails alone, with the store's safe error; the statement stays usable.
       await expect(db.query(sql, ['x'], { name: 'test_plus_one' })).rejects.toMatchObject({ name: 'StoreError', code: '22P02' });
       expect((await db.query<{ n: number }>(sql, [41], { name: 'test_plus_one' })).rows).toEqual([{ n: 42 }]);
+      // PGlite, one session: prepared once, then run by name (decision 0425); the refused run was never planned.
+      if (db.kind === 'pglite') {
+        const prepared = await db.query("SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements WHERE name = 'test_plus_one'");
+        expect(prepared.rows).toEqual([{ runs: 31 }]);
+      }
     } finally {
       await drop();
     }

@@ -304,6 +304,37 @@ describe('the spend-control step of the pipeline', () => {
     await t.db.query(`UPDATE authorizations SET trail = $2::jsonb WHERE id = $1`, [declined.authorizationId, JSON.stringify(declined.trail)]);
     expect(await read(declined.authorizationId)).toEqual(declined);
   });
+
+  it('each authorization has its own verdicts though approvals share one object per rule version (decision 0417)', async () => {
+    const big = await rule({ name: 'Big', mode: 'active', conditions: [{ attribute: 'amount', operation: 'above', value: '100.00' }] });
+    const shadow = await rule({ name: 'Shadow: not in PT', conditions: [{ attribute: 'merchantCountry', operation: 'is-not-one-of', values: ['PT'] }] });
+    const results = [];
+    for (const amount of ['10.00', '150.00', '20.00', '150.00', '30.00']) results.push((await authorize(ask(amount))).json().result);
+    const approvedRules = [
+      { ruleId: big, version: 1, mode: 'active', outcome: 'approved' },
+      { ruleId: shadow, version: 1, mode: 'shadow', outcome: 'approved' },
+    ];
+    const declinedRules = [{ ruleId: big, version: 1, mode: 'active', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' }, approvedRules[1]];
+    expect(results.map((r) => [r.status, r.trail[1].rules])).toEqual([
+      ['APPROVED', approvedRules],
+      ['DECLINED', declinedRules],
+      ['APPROVED', approvedRules],
+      ['DECLINED', declinedRules],
+      ['APPROVED', approvedRules],
+    ]);
+    const read = async (id: string) => (await call('GET', `/v1/authorizations/${id}`, undefined, 'API Integration')).json().result;
+    for (const r of results) expect(await read(r.authorizationId)).toEqual(r);
+    // The same version made shadow: the next approval says so, and those before keep their active verdicts.
+    expect((await call('PATCH', `/v1/admin/auth-rules/${big}`, { mode: 'shadow' })).statusCode).toBe(200);
+    const after = (await authorize(ask('150.00'))).json().result;
+    expect([after.status, after.trail[1].rules]).toEqual([
+      'APPROVED',
+      [{ ruleId: big, version: 1, mode: 'shadow', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' }, approvedRules[1]],
+    ]);
+    const small = (await authorize(ask('10.00'))).json().result;
+    expect(small.trail[1].rules).toEqual([{ ...approvedRules[0], mode: 'shadow' }, approvedRules[1]]);
+    for (const r of results) expect(await read(r.authorizationId)).toEqual(r);
+  });
 });
 
 describe('velocity limits', () => {

@@ -33,4 +33,17 @@ describe('storedTrail / decidedTrail', () => {
     expect(storedTrail(other)).toEqual(other);
     expect(decidedTrail(storedTrail(other))).toEqual(other);
   });
+
+  it('a frozen evaluation shared by many trails (decision 0417) is stored as an unshared one would be, every time', () => {
+    const approved = Object.freeze({ ruleId: A, version: 2, mode: 'active' as const, outcome: 'approved' as const });
+    const shadow = Object.freeze({ ruleId: B, version: 5, mode: 'shadow' as const, outcome: 'approved' as const });
+    const trail = (rules: StepRecord['rules']): StepRecord[] => [{ step: 'spend-controls', outcome: 'approved', rules }];
+    const shared = trail([approved, shadow, approved]);
+    const own = trail([{ ...approved }, { ...shadow }, { ...approved }]);
+    expect(storedTrail(shared)).toEqual(storedTrail(own));
+    expect(storedTrail(shared)).toEqual([{ step: 'spend-controls', outcome: 'approved', rules: [`${A}:2`, `${B}:5:shadow:approved`, `${A}:2`] }]);
+    expect(decidedTrail(storedTrail(shared))).toEqual(own);
+    // Shared objects cannot be changed by whoever holds a trail (ES modules are strict: a write throws).
+    expect(() => Object.assign(shared[0]!.rules![0]!, { outcome: 'declined' })).toThrow(TypeError);
+  });
 });

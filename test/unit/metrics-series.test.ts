@@ -204,3 +204,45 @@ describe('the request path\'s series, counted by the gateway and read at scrape 
     expect(text).toContain('cardline_decision_calls_total{outcome="approved",tenant="a"} 2\n');
   });
 });
+
+describe('a scrape of the counted series (decision 0421)', () => {
+  const OM = 'application/openmetrics-text; version=1.0.0';
+  const trace = (n: number) => ({ traceId: String(n).repeat(32), spanId: String(n).repeat(16) });
+
+  it("answers when a new series is observed with a trace while the scrape is under way, and shows it at the next", async () => {
+    const failures: unknown[] = [];
+    // The observation lands after each number of microtask turns the scrape may take before it sets the exemplars.
+    for (let turns = 0; turns < 6; turns++) {
+      const metrics = new Metrics({ tenants: { kind: 'all' }, exemplars: true });
+      metrics.request('/v1/x', 'POST', 200, 'a', 0.003, trace(1));
+      const scrape = metrics.scrape(OM);
+      let later: Promise<unknown> = Promise.resolve();
+      for (let i = 0; i < turns; i++) later = later.then(() => undefined);
+      void later.then(() => metrics.request('/v1/x', 'POST', 200, 'b', 0.003, trace(2)));
+      await scrape.catch((err: unknown) => failures.push({ turns, err: String(err) }));
+      const next = (await metrics.scrape(OM)).body;
+      if (!next.includes('cardline_http_request_duration_seconds_count{route="/v1/x",method="POST",status="200",tenant="b"} 1\n')) failures.push({ turns, next });
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("reads prom-client's series once per scrape however many series are new (not once per new series)", async () => {
+    /** How many times a scrape enumerates the latency histogram's series, with `fresh` new series since the last. */
+    const enumerations = async (fresh: number) => {
+      const metrics = new Metrics({ tenants: { kind: 'all' } });
+      const histogram = metrics.registry.getSingleMetric('cardline_http_request_duration_seconds') as unknown as { hashMap: object };
+      let n = 0;
+      histogram.hashMap = new Proxy(histogram.hashMap, {
+        ownKeys: (target) => {
+          n += 1;
+          return Reflect.ownKeys(target);
+        },
+      });
+      for (let i = 0; i < fresh; i++) metrics.request('/v1/x', 'POST', 200, `t${i}`, 0.003);
+      const text = await metrics.text();
+      expect(text).toContain(`cardline_http_request_duration_seconds_count{route="/v1/x",method="POST",status="200",tenant="t${fresh - 1}"} 1\n`);
+      return n;
+    };
+    expect(await enumerations(200)).toBe(await enumerations(1));
+  });
+});

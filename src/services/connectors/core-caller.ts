@@ -80,9 +80,9 @@ class Deadline {
 
 const timedOut = () => new DOMException('connector deadline passed', 'TimeoutError');
 
-/** `signal` read through the call's deadline: one descriptor for every context. */
+/** `signal` read through the call's deadline: one descriptor (one getter) for every context. */
 const SIGNAL: PropertyDescriptor = {
-  get(this: CallContextOf) {
+  get(this: { [CALL_DEADLINE]: Deadline }) {
     return this[CALL_DEADLINE].signal;
   },
   enumerable: true,
@@ -90,32 +90,17 @@ const SIGNAL: PropertyDescriptor = {
 };
 
 /**
- * The connector's context: the request's fields and the tenant, `signal` an own enumerable getter so that a spread
- * of the context copies the signal. Built by a constructor: a literal spreading the request's fields with a
- * getter cost 2.6 µs a call, this 0.15 µs (decision 0422).
+ * The connector's context: a plain object with the keys, in the order, of `{ ...ctx, tenantId, signal }`; `signal` an
+ * own enumerable getter (a spread copies it). Field by field: a spread with a getter cost 2.6 µs, this 0.2 (decision 0422).
  */
-class CallContextOf {
-  readonly requestId: string;
-  readonly logger: FastifyBaseLogger;
-  readonly idempotencyKey: string | undefined;
-  readonly routed: ((connector: string) => void) | undefined;
-  declare readonly traceparent?: string | undefined;
-  readonly tenantId: string;
-  readonly [CALL_DEADLINE]: Deadline;
-
-  constructor(ctx: CallContext, tenantId: string, deadline: Deadline) {
-    this.requestId = ctx.requestId;
-    this.logger = ctx.logger;
-    this.idempotencyKey = ctx.idempotencyKey;
-    this.routed = ctx.routed;
-    if (ctx.traceparent !== undefined) (this as { traceparent?: string }).traceparent = ctx.traceparent;
-    this.tenantId = tenantId;
-    Object.defineProperty(this, 'signal', SIGNAL);
-    this[CALL_DEADLINE] = deadline;
-  }
+function contextOf(ctx: CallContext, tenantId: string, deadline: Deadline): ConnectorContext {
+  const { requestId, logger, idempotencyKey, routed, traceparent } = ctx;
+  const c: Record<PropertyKey, unknown> =
+    traceparent === undefined ? { requestId, logger, idempotencyKey, routed, tenantId } : { requestId, logger, idempotencyKey, routed, traceparent, tenantId };
+  Object.defineProperty(c, 'signal', SIGNAL);
+  c[CALL_DEADLINE] = deadline;
+  return c as unknown as ConnectorContext;
 }
-
-const contextOf = (ctx: CallContext, tenantId: string, deadline: Deadline): ConnectorContext => new CallContextOf(ctx, tenantId, deadline) as unknown as ConnectorContext;
 
 /** Not offered: answered here, never sent to the core. */
 function offered({ connector }: ConnectorLease, operation: ContractOperation, name: string): void {

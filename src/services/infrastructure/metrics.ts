@@ -299,6 +299,7 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
         },
       });
     }
+    this.tallied.set(this.requestHistogram, requestSeconds).set(this.callHistogram, callSeconds);
     if (opts.exemplars) for (const h of [this.requestHistogram, this.callHistogram]) this.registry.registerMetric(h);
     this.om = opts.exemplars ? new client.Registry<client.OpenMetricsContentType>() : null;
     this.om?.setContentType(client.Registry.OPENMETRICS_CONTENT_TYPE);
@@ -390,6 +391,8 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
     if (lagSeconds !== null) this.deliveryLag.observe({ channel_type: channelType }, lagSeconds);
   }
 
+  private readonly tallied = new Map<client.Histogram<string>, Tallies>();
+
   /** Each series' latest sampled trace per bucket, given to prom-client at an OpenMetrics scrape (decision 0408). */
   private readonly exemplars = new Map<client.Histogram<string>, Map<string, LatestExemplars>>();
 
@@ -403,8 +406,8 @@ export class Metrics implements Observer, DeliveryObserver, ShadowObserver, Deci
 
   private async flushExemplars(): Promise<void> {
     for (const [histogram, series] of this.exemplars) {
-      // The series' counts first: prom-client keeps an exemplar only on a series it holds.
-      await histogram.get();
+      // The series' counts first, with no turn in between: prom-client keeps an exemplar only on a series it holds.
+      this.tallied.get(histogram)?.pushObservations(histogram);
       const stamps = new Map<object, number>();
       for (const latest of series.values()) {
         const labels = latest.labels();
@@ -515,22 +518,36 @@ class Tallies {
   /** Adds each series' observations since the last scrape to the histogram, as `observe` one by one would have. */
   pushObservations(histogram: client.Histogram<string>): void {
     const internals = histogram as unknown as { hashMap: Record<string, HistogramEntry> };
+    // A series new to prom-client's map gets its entry by `zero()`, found by its labels in one pass for all of them.
+    let fresh: Map<object, Tally> | undefined;
     for (const s of this.series.values()) {
       if (!s.count) continue;
-      if (s.map !== internals.hashMap || !s.entry) {
+      if (s.map === internals.hashMap && s.entry) add(s, s.entry);
+      else {
         histogram.zero(s.labels);
-        s.entry = Object.values(internals.hashMap).find((e) => e.labels === s.labels);
-        s.map = internals.hashMap;
+        (fresh ??= new Map()).set(s.labels, s);
       }
-      const entry = s.entry!;
-      entry.count += s.count;
-      entry.sum += s.sum;
-      for (let i = 0; i < SECONDS_BUCKETS.length; i++) entry.bucketValues[SECONDS_BUCKETS[i]!]! += s.buckets[i]!;
-      s.count = 0;
-      s.sum = 0;
-      s.buckets.fill(0);
     }
+    if (!fresh) return;
+    for (const entry of Object.values(internals.hashMap)) {
+      const s = fresh.get(entry.labels);
+      if (!s) continue;
+      fresh.delete(entry.labels);
+      s.entry = entry;
+      s.map = internals.hashMap;
+      add(s, entry);
+    }
+    if (fresh.size) throw new Error(`prom-client's histogram does not keep the labels zero() is given: its series cannot be added to`);
   }
+}
+
+function add(s: Tally, entry: HistogramEntry): void {
+  entry.count += s.count;
+  entry.sum += s.sum;
+  for (let i = 0; i < SECONDS_BUCKETS.length; i++) entry.bucketValues[SECONDS_BUCKETS[i]!]! += s.buckets[i]!;
+  s.count = 0;
+  s.sum = 0;
+  s.buckets.fill(0);
 }
 
 function observe(s: Tally, seconds: number): void {

@@ -114,8 +114,12 @@ export class AuthorizationStore {
     if (withRecord) withRecord(row);
     else
       await this.db.query(insertAuthorizationsFrom('jsonb_to_record($1::jsonb)'), [JSON.stringify(row)], { name: 'authorizations-insert' });
-    const { velocity: _, ...record } = a;
-    return { ...record, heldMinor: a.approvedMinor, clearedMinor: 0n, reversedMinor: 0n, refundedMinor: 0n, creditedMinor: 0n };
+    return {
+      id: a.id, cardId: a.cardId, entityId: a.entityId, status: a.status, declineReason: a.declineReason, decidedBy: a.decidedBy,
+      amountMinor: a.amountMinor, approvedMinor: a.approvedMinor, heldMinor: a.approvedMinor, clearedMinor: 0n, reversedMinor: 0n,
+      refundedMinor: 0n, creditedMinor: 0n, currency: a.currency, merchant: a.merchant, channel: a.channel, networkReference: a.networkReference,
+      trail: a.trail, at: a.at,
+    };
   }
 
   async get(tenantId: string, id: string): Promise<AuthorizationRecord | null> {

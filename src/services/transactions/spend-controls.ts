@@ -75,9 +75,9 @@ const COMPILED_MAX = 10_000;
 
 const nothingToSettle = async (): Promise<VelocityCount[]> => [];
 
-/** A rule list made ready once: the cached tenant list is the same array until a change, so per tenant, not per request. */
+/** A rule list made ready once (per tenant: the cached list is the same array until a change); `approved`: the version's frozen approval, shared by trails. */
 interface Plan {
-  versions: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; key: string }[];
+  versions: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; key: string; approved: RuleEvaluation }[];
   entityScoped: boolean;
 }
 
@@ -161,7 +161,8 @@ export class SpendControls {
       const versions = rules.flatMap((rule) =>
         rule.versions.map(({ mode, version, definition }) => {
           const compiled = this.compile(rule.id, version, definition);
-          return { rule, mode, version, compiled, key: compiled.velocity ? `${rule.id}|${compiled.velocity.counter}|` : '' };
+          const approved = Object.freeze({ ruleId: rule.id, version, mode, outcome: 'approved' as const });
+          return { rule, mode, version, compiled, key: compiled.velocity ? `${rule.id}|${compiled.velocity.counter}|` : '', approved };
         }),
       );
       p = { versions, entityScoped: versions.some((v) => v.compiled.velocity?.spec.scope === 'entity') };
@@ -196,20 +197,23 @@ export class SpendControls {
     };
     const evaluations: RuleEvaluation[] = [];
     let declined: { rule: LoadedRule; version: number; reason: DeclineReason } | null = null;
-    const velocities: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; v: CompiledVelocity; key: string }[] = [];
+    const velocities: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; v: CompiledVelocity; key: string; approved: RuleEvaluation }[] = [];
 
     // Conditions first: cheap, and a decline there spares the counters.
-    for (const { rule, mode, version, compiled, key } of this.plan(rules).versions) {
+    for (const { rule, mode, version, compiled, key, approved } of this.plan(rules).versions) {
       const v = compiled.velocity;
       if (v) {
-        if (v.counts(facts)) velocities.push({ rule, mode, version, compiled, v, key: key + (v.spec.scope === 'card' ? ask.cardId : entityId!) });
-        else evaluations.push({ ruleId: rule.id, version, mode, outcome: 'approved' });
+        if (v.counts(facts)) velocities.push({ rule, mode, version, compiled, v, key: key + (v.spec.scope === 'card' ? ask.cardId : entityId!), approved });
+        else evaluations.push(approved);
         continue;
       }
-      const hit = compiled.declines!(facts);
+      if (!compiled.declines!(facts)) {
+        evaluations.push(approved);
+        continue;
+      }
       const reason = compiled.declineReason ?? DEFAULT_REASON;
-      evaluations.push({ ruleId: rule.id, version, mode, outcome: hit ? 'declined' : 'approved', ...(hit ? { declineReason: reason } : {}) });
-      if (hit && mode === 'active' && !declined) declined = { rule, version, reason };
+      evaluations.push({ ruleId: rule.id, version, mode, outcome: 'declined', declineReason: reason });
+      if (mode === 'active' && !declined) declined = { rule, version, reason };
     }
 
     let reservations: Reservation[] = [];
@@ -309,13 +313,17 @@ export class SpendControls {
           }
         } else await this.giveBackSpent(tenantId, local, ask.amountMinor, 1);
       }
-      for (const { rule, mode, version, compiled, v, key } of velocities) {
+      for (const { rule, mode, version, compiled, v, key, approved } of velocities) {
         const t = totals.get(key);
         // A counter spent from its grant fits: the grant was room under these limits.
         const verdict = t ? velocityVerdict(v, t, ask.amountMinor) : null;
-        const reason = compiled.declineReason ?? verdict ?? undefined;
-        evaluations.push({ ruleId: rule.id, version, mode, outcome: verdict ? 'declined' : 'approved', ...(verdict ? { declineReason: reason } : {}) });
-        if (verdict && mode === 'active' && !declined) declined = { rule, version, reason: reason! };
+        if (!verdict) {
+          evaluations.push(approved);
+          continue;
+        }
+        const reason = compiled.declineReason ?? verdict;
+        evaluations.push({ ruleId: rule.id, version, mode, outcome: 'declined', declineReason: reason });
+        if (mode === 'active' && !declined) declined = { rule, version, reason };
       }
       if (counted) reservations = keys.map((key) => counters.get(key)!.c);
     }
