@@ -5,12 +5,12 @@
 // --checkpoint FILE` proves offline that a saved one is a prefix of today's trail.
 import { CompactSign, compactVerify, importJWK, type JWK } from 'jose';
 import type { AuditCheckpoint } from '../../schemas/audit.js';
-import { SIG_ALG, type KeySource } from '../crypto/keys.js';
+import { SIG_ALG, type KeySource, type TenantKey } from '../crypto/keys.js';
 import type { Queryable } from '../store/db.js';
 import { trailRoot } from './chain.js';
 import type { ChainHead } from './verify.js';
 
-/** Checkpoints one process signs per round at most (an ES256 signature and two statements each). */
+/** Checkpoints one process signs per round at most (an ES256 signature each, two statements in all: decision 0436). */
 export const MAX_PER_ROUND = 200;
 
 /** The JWS `typ` of a checkpoint: nothing else the tenant's key signs (tokens are `JWT`) can pass for one. */
@@ -27,37 +27,78 @@ export interface CheckpointPayload {
 
 /** The tenant's chains as stored now (empty ones left out), in chain order. */
 export async function chainHeads(db: Queryable, tenantId: string): Promise<ChainHead[]> {
-  const r = await db.query<{ chain: string; size: string | number; head: string }>(
-    'SELECT chain, size, head FROM audit_chains WHERE tenant_id = $1 AND size > 0 ORDER BY chain',
-    [tenantId],
+  return (await chainHeadsOf(db, [tenantId])).get(tenantId) ?? [];
+}
+
+/** The chains of each of these tenants, in one statement (decision 0436); a tenant with none is absent. */
+async function chainHeadsOf(db: Queryable, tenantIds: string[]): Promise<Map<string, ChainHead[]>> {
+  const r = await db.query<{ tenant_id: string; chain: string; size: string | number; head: string }>(
+    'SELECT tenant_id, chain, size, head FROM audit_chains WHERE tenant_id = ANY($1::text[]) AND size > 0 ORDER BY tenant_id, chain',
+    [tenantIds],
   );
-  return r.rows.map((row) => ({ chain: row.chain, size: Number(row.size), head: row.head }));
+  const heads = new Map<string, ChainHead[]>();
+  for (const row of r.rows) {
+    let chains = heads.get(row.tenant_id);
+    if (!chains) heads.set(row.tenant_id, (chains = []));
+    chains.push({ chain: row.chain, size: Number(row.size), head: row.head });
+  }
+  return heads;
+}
+
+/** Each tenant's checkpoint, or why there is none. */
+export type CheckpointOutcome = { tenantId: string; checkpoint: AuditCheckpoint } | { tenantId: string; error: unknown };
+
+/** Checkpoints of each tenant's trail in two statements whatever their number (0436); a key or a signature fails only its tenant. */
+export async function publishCheckpoints(db: Queryable, keys: KeySource, tenantIds: Iterable<string>, now = new Date()): Promise<CheckpointOutcome[]> {
+  const ids = [...new Set(tenantIds)];
+  const outcomes = new Map<string, CheckpointOutcome>();
+  const signers = new Map<string, TenantKey>();
+  for (const tenantId of ids) {
+    try {
+      const key = (await keys.forTenant(tenantId)).sig.find((k) => k.status === 'active');
+      if (!key) throw new Error(`Tenant '${tenantId}' has no active signing key`);
+      signers.set(tenantId, key);
+    } catch (error) {
+      outcomes.set(tenantId, { tenantId, error });
+    }
+  }
+  const signed: AuditCheckpoint[] = [];
+  if (signers.size) {
+    const heads = await chainHeadsOf(db, [...signers.keys()]);
+    const at = now.toISOString();
+    for (const [tenantId, key] of signers) {
+      try {
+        const chains = heads.get(tenantId) ?? [];
+        const payload: CheckpointPayload = { tenantId, at, size: chains.reduce((n, c) => n + c.size, 0), root: trailRoot(tenantId, chains), chains };
+        // jose signs with a node:crypto KeyObject made for this checkpoint and dropped, outside the ring's imported keys (decision 0435).
+        const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+          .setProtectedHeader({ alg: SIG_ALG, kid: key.kid, typ: CHECKPOINT_TYP })
+          .sign(key.signingKey());
+        signed.push({ ...payload, kid: key.kid, jws });
+      } catch (error) {
+        outcomes.set(tenantId, { tenantId, error });
+      }
+    }
+  }
+  if (signed.length) {
+    // Two processes may publish at once: the later checkpoint stays.
+    await db.query(
+      `INSERT INTO audit_checkpoints (tenant_id, at, size, root, kid, jws)
+       SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::text[], $5::text[], $6::text[])
+       ON CONFLICT (tenant_id) DO UPDATE SET at = EXCLUDED.at, size = EXCLUDED.size, root = EXCLUDED.root, kid = EXCLUDED.kid, jws = EXCLUDED.jws
+        WHERE audit_checkpoints.at <= EXCLUDED.at`,
+      [signed.map((c) => c.tenantId), signed.map((c) => c.at), signed.map((c) => c.size), signed.map((c) => c.root), signed.map((c) => c.kid), signed.map((c) => c.jws)],
+    );
+    for (const checkpoint of signed) outcomes.set(checkpoint.tenantId, { tenantId: checkpoint.tenantId, checkpoint });
+  }
+  return ids.map((id) => outcomes.get(id)!);
 }
 
 /** Takes, signs and stores a checkpoint of the tenant's trail (replacing an older one); resolves it. */
 export async function publishCheckpoint(db: Queryable, keys: KeySource, tenantId: string, now = new Date()): Promise<AuditCheckpoint> {
-  const key = (await keys.forTenant(tenantId)).sig.find((k) => k.status === 'active');
-  if (!key) throw new Error(`Tenant '${tenantId}' has no active signing key`);
-  const chains = await chainHeads(db, tenantId);
-  const payload: CheckpointPayload = {
-    tenantId,
-    at: now.toISOString(),
-    size: chains.reduce((n, c) => n + c.size, 0),
-    root: trailRoot(tenantId, chains),
-    chains,
-  };
-  // jose signs with a node:crypto KeyObject made for this checkpoint and dropped, outside the ring's imported keys (decision 0435).
-  const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
-    .setProtectedHeader({ alg: SIG_ALG, kid: key.kid, typ: CHECKPOINT_TYP })
-    .sign(key.signingKey());
-  // Two processes may publish at once: the later checkpoint stays.
-  await db.query(
-    `INSERT INTO audit_checkpoints (tenant_id, at, size, root, kid, jws) VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (tenant_id) DO UPDATE SET at = EXCLUDED.at, size = EXCLUDED.size, root = EXCLUDED.root, kid = EXCLUDED.kid, jws = EXCLUDED.jws
-      WHERE audit_checkpoints.at <= EXCLUDED.at`,
-    [tenantId, payload.at, payload.size, payload.root, key.kid, jws],
-  );
-  return { ...payload, kid: key.kid, jws };
+  const [outcome] = await publishCheckpoints(db, keys, [tenantId], now);
+  if ('error' in outcome!) throw outcome.error;
+  return outcome!.checkpoint;
 }
 
 /** The tenant's latest stored checkpoint, or null before the first. */
@@ -158,15 +199,11 @@ export class CheckpointPublisher {
   async publishDirty(): Promise<void> {
     const tenants = [...this.dirty].slice(0, MAX_PER_ROUND);
     for (const t of tenants) this.dirty.delete(t);
-    for (const t of tenants) {
-      if (t.startsWith('_')) continue;
-      try {
-        await publishCheckpoint(this.db, this.keys, t);
-        this.observer?.checkpoint(true);
-      } catch (err) {
-        this.observer?.checkpoint(false);
-        this.onError(t, err);
-      }
+    const trails = tenants.filter((t) => !t.startsWith('_'));
+    const outcomes = await publishCheckpoints(this.db, this.keys, trails).catch((error: unknown) => trails.map((tenantId): CheckpointOutcome => ({ tenantId, error })));
+    for (const outcome of outcomes) {
+      this.observer?.checkpoint(!('error' in outcome));
+      if ('error' in outcome) this.onError(outcome.tenantId, outcome.error);
     }
   }
 

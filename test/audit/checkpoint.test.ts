@@ -5,10 +5,11 @@
 import { CompactSign, compactVerify, decodeProtectedHeader, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trailRoot } from '../../src/audit/chain.js';
-import { CHECKPOINT_TYP, CheckpointPublisher, latestCheckpoint, MAX_PER_ROUND, openCheckpoint, publishCheckpoint, type CheckpointPayload } from '../../src/audit/checkpoint.js';
+import { CHECKPOINT_TYP, CheckpointPublisher, latestCheckpoint, MAX_PER_ROUND, openCheckpoint, publishCheckpoint, publishCheckpoints, type CheckpointPayload } from '../../src/audit/checkpoint.js';
+import type { KeySource, TenantKey } from '../../src/crypto/keys.js';
 import { SIG_ALG } from '../../src/crypto/keys.js';
 import type { KeyRing } from '../../src/services/identity/key-ring.js';
-import type { Db } from '../../src/store/db.js';
+import type { Db, Queryable } from '../../src/store/db.js';
 import { createTenant } from '../../src/services/tenancy/tenant-admin.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -121,5 +122,60 @@ describe('audit checkpoints', () => {
       expect(decodeProtectedHeader(checkpoint.jws).kid).toBe(checkpoint.kid);
       expect(await openCheckpoint(db, id, checkpoint.jws)).toEqual(signed);
     }
+  });
+
+  it('a batched round takes two statements for many tenants, publishes what the single path would, and a failing tenant stops no other', async () => {
+    const batch = Array.from({ length: 9 }, (_, i) => `batch-${i}`);
+    for (const id of batch) await createTenant(t.app.cardline, { id, config: { connector: { id: 'mock', options: { fixtures: 'demo' } } } });
+    // A record in demo's and in two batch tenants' trails (an audited call each).
+    for (const id of ['demo', 'batch-0', 'batch-1']) await t.inject({ method: 'POST', url: '/api/authenticate', headers: { TENANT: id }, payload: { username: 'nobody', password: 'x' } });
+    const statements: string[] = [];
+    const counted: Queryable = { query: (sql, params, options) => (statements.push(sql), db.query(sql, params, options)), exec: (sql) => db.exec(sql) };
+    // batch-4's key does not unseal; 'nobody' has no key at all.
+    const broken: KeySource = {
+      forTenant: async (id) => {
+        const set = await keys.forTenant(id);
+        if (id !== 'batch-4') return set;
+        const unsealable = (k: TenantKey): TenantKey => Object.create(k, { signingKey: { value: () => { throw new Error('the key does not unseal'); } } }) as TenantKey;
+        return { enc: set.enc, sig: set.sig.map(unsealable) };
+      },
+    };
+    const tenants = ['demo', ...batch.slice(0, 4), 'nobody', ...batch.slice(4)];
+    for (const id of tenants) await broken.forTenant(id).catch(() => null);
+    // Later than any checkpoint earlier tests stored (the later one stays).
+    const now = new Date(Date.now() + 3_600_000);
+    const outcomes = await publishCheckpoints(counted, broken, tenants, now);
+    expect({
+      statements: statements.length,
+      failed: outcomes.flatMap((o) => ('error' in o ? [`${o.tenantId}: ${(o.error as Error).message}`] : [])),
+      published: outcomes.flatMap((o) => ('checkpoint' in o ? [o.tenantId] : [])),
+    }).toEqual({
+      statements: 2,
+      failed: ["nobody: Tenant 'nobody' has no active signing key", 'batch-4: the key does not unseal'],
+      published: tenants.filter((id) => id !== 'nobody' && id !== 'batch-4'),
+    });
+    const published = outcomes.flatMap((o) => ('checkpoint' in o ? [o.checkpoint] : []));
+    expect(published.filter((c) => c.size > 0).length).toBeGreaterThanOrEqual(3);
+    for (const checkpoint of published) {
+      const id = checkpoint.tenantId;
+      expect(await latestCheckpoint(db, id)).toEqual(checkpoint);
+      const jwks = (await t.inject({ method: 'GET', url: '/.well-known/jwks.json', headers: { TENANT: id } })).json<{ keys: { kid: string }[] }>();
+      const { payload } = await compactVerify(checkpoint.jws, await importJWK(jwks.keys.find((k) => k.kid === checkpoint.kid)!, SIG_ALG), { algorithms: [SIG_ALG] });
+      const { kid: _kid, jws: _jws, ...signed } = checkpoint;
+      expect(JSON.parse(new TextDecoder().decode(payload))).toEqual(signed);
+      // The single-tenant path, at the same instant, signs the same checkpoint (ES256 signatures differ each time).
+      const { jws: _single, ...single } = await publishCheckpoint(db, keys, id, now);
+      expect(single).toEqual({ ...signed, kid: checkpoint.kid });
+    }
+    // Two processes publishing at once: the later checkpoint stays, whichever is stored last.
+    const later = new Date(now.getTime() + 5_000);
+    await publishCheckpoints(db, keys, ['demo', 'batch-0'], later);
+    await publishCheckpoints(db, keys, ['demo', 'batch-0', 'batch-1'], now);
+    const stored = await db.query<{ tenant_id: string; at: Date | string }>("SELECT tenant_id, at FROM audit_checkpoints WHERE tenant_id IN ('demo', 'batch-0', 'batch-1') ORDER BY 1");
+    expect(stored.rows.map((r) => [r.tenant_id, new Date(r.at).toISOString()])).toEqual([
+      ['batch-0', later.toISOString()],
+      ['batch-1', now.toISOString()],
+      ['demo', later.toISOString()],
+    ]);
   });
 });
