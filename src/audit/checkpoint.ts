@@ -46,9 +46,10 @@ export async function publishCheckpoint(db: Queryable, keys: KeySource, tenantId
     root: trailRoot(tenantId, chains),
     chains,
   };
+  // jose signs with a node:crypto KeyObject made for this checkpoint and dropped, outside the ring's imported keys (decision 0435).
   const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
     .setProtectedHeader({ alg: SIG_ALG, kid: key.kid, typ: CHECKPOINT_TYP })
-    .sign(await key.privateKey());
+    .sign(key.signingKey());
   // Two processes may publish at once: the later checkpoint stays.
   await db.query(
     `INSERT INTO audit_checkpoints (tenant_id, at, size, root, kid, jws) VALUES ($1, $2, $3, $4, $5, $6)

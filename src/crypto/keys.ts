@@ -1,6 +1,6 @@
 // Gateway key primitives: the algorithms, a key's public JWK and loaded halves, rotation grace periods. The
 // database-backed ring that creates, seals, caches and rotates a tenant's keys is a service (src/services/identity/key-ring.ts).
-import type { webcrypto } from 'node:crypto';
+import type { KeyObject, webcrypto } from 'node:crypto';
 
 type CryptoKey = webcrypto.CryptoKey;
 
@@ -52,6 +52,8 @@ export interface TenantKey {
   /** The imported halves, on first use and LRU-bounded by the ring (about 7 KB of native memory each, 0214). */
   privateKey(): Promise<CryptoKey>;
   publicKey(): Promise<CryptoKey>;
+  /** The private half for node:crypto's sign, unsealed and made on each call, never kept (checkpoints, decision 0435). */
+  signingKey(): KeyObject;
 }
 
 export interface TenantKeys {

@@ -1,6 +1,6 @@
 // The key a new tenant's first Admin password is encrypted to while the tenant does not exist yet: a P-256
 // key pair derived from the master key (nothing stored), the same in every process that shares that key.
-import { createECDH, createHash, type webcrypto } from 'node:crypto';
+import { createECDH, createHash, createPrivateKey, type webcrypto } from 'node:crypto';
 import { importJWK } from 'jose';
 import { ENC_ALG, type KeySource, type PublicJwk, type TenantKey, type TenantKeys } from './keys.js';
 import type { MasterKey } from './master-key.js';
@@ -38,6 +38,7 @@ export function onboardingKey(masterKey: MasterKey): TenantKey {
     publicJwk,
     privateKey: () => (privateKey ??= importJWK({ kty: 'EC', crv: 'P-256', x, y, d: b64u(d) }, ENC_ALG) as Promise<CryptoKey>),
     publicKey: () => (publicKey ??= importJWK({ kty: 'EC', crv: 'P-256', x, y }, ENC_ALG) as Promise<CryptoKey>),
+    signingKey: () => createPrivateKey({ key: { kty: 'EC', crv: 'P-256', x, y, d: b64u(d) }, format: 'jwk' }),
   };
 }
 

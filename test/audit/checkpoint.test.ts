@@ -2,13 +2,14 @@
 // hold, and each reason one is refused, above all that nothing else the tenant's key signs (its tokens) passes
 // for a checkpoint. And the publisher: the platform's trail left out, a tenant that fails reported, a bounded
 // number of tenants per round.
-import { CompactSign } from 'jose';
+import { CompactSign, compactVerify, decodeProtectedHeader, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trailRoot } from '../../src/audit/chain.js';
-import { CHECKPOINT_TYP, CheckpointPublisher, MAX_PER_ROUND, openCheckpoint, publishCheckpoint, type CheckpointPayload } from '../../src/audit/checkpoint.js';
+import { CHECKPOINT_TYP, CheckpointPublisher, latestCheckpoint, MAX_PER_ROUND, openCheckpoint, publishCheckpoint, type CheckpointPayload } from '../../src/audit/checkpoint.js';
 import { SIG_ALG } from '../../src/crypto/keys.js';
 import type { KeyRing } from '../../src/services/identity/key-ring.js';
 import type { Db } from '../../src/store/db.js';
+import { createTenant } from '../../src/services/tenancy/tenant-admin.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 describe('audit checkpoints', () => {
@@ -94,5 +95,31 @@ describe('audit checkpoints', () => {
     await publisher.publishDirty();
     expect(failed.length).toBe(MAX_PER_ROUND);
     await publisher.stop();
+  });
+
+  it('a round signs each tenant with its own key: every checkpoint verifies with the key the JWKS publishes, leaving imported keys alone', async () => {
+    const many = Array.from({ length: 12 }, (_, i) => `many-${i}`);
+    for (const id of many) await createTenant(t.app.cardline, { id, config: { connector: { id: 'mock', options: { fixtures: 'demo' } } } });
+    const imported = keys.cached().imported;
+    const failed: string[] = [];
+    const publisher = new CheckpointPublisher(db, keys, 0, (tenant) => void failed.push(tenant));
+    publisher.wrote(many);
+    await publisher.publishDirty();
+    await publisher.stop();
+    // Signing goes through no imported key object (decision 0435): the tokens' keys are not evicted for it.
+    expect({ failed, imported: keys.cached().imported }).toEqual({ failed: [], imported });
+    for (const id of many) {
+      const checkpoint = (await latestCheckpoint(db, id))!;
+      const jwks = (await t.inject({ method: 'GET', url: '/.well-known/jwks.json', headers: { TENANT: id } })).json<{ keys: { kid: string }[] }>();
+      const published = jwks.keys.find((k) => k.kid === checkpoint.kid)!;
+      const { payload, protectedHeader } = await compactVerify(checkpoint.jws, await importJWK(published, SIG_ALG), { algorithms: [SIG_ALG] });
+      const { kid: _kid, jws: _jws, ...signed } = checkpoint;
+      expect({ header: protectedHeader, payload: JSON.parse(new TextDecoder().decode(payload)) }).toEqual({
+        header: { alg: SIG_ALG, kid: checkpoint.kid, typ: CHECKPOINT_TYP },
+        payload: { ...signed, tenantId: id },
+      });
+      expect(decodeProtectedHeader(checkpoint.jws).kid).toBe(checkpoint.kid);
+      expect(await openCheckpoint(db, id, checkpoint.jws)).toEqual(signed);
+    }
   });
 });

@@ -324,6 +324,16 @@ describe('the spend-control step of the pipeline', () => {
     ]);
     const read = async (id: string) => (await call('GET', `/v1/authorizations/${id}`, undefined, 'API Integration')).json().result;
     for (const r of results) expect(await read(r.authorizationId)).toEqual(r);
+    // The same version made shadow: the next approval says so, and those before keep their active verdicts.
+    expect((await call('PATCH', `/v1/admin/auth-rules/${big}`, { mode: 'shadow' })).statusCode).toBe(200);
+    const after = (await authorize(ask('150.00'))).json().result;
+    expect([after.status, after.trail[1].rules]).toEqual([
+      'APPROVED',
+      [{ ruleId: big, version: 1, mode: 'shadow', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' }, approvedRules[1]],
+    ]);
+    const small = (await authorize(ask('10.00'))).json().result;
+    expect(small.trail[1].rules).toEqual([{ ...approvedRules[0], mode: 'shadow' }, approvedRules[1]]);
+    for (const r of results) expect(await read(r.authorizationId)).toEqual(r);
   });
 });
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateKeyPair, exportJWK, importJWK, type JWK } from 'jose';
 import { readFileSync } from 'node:fs';
-import type { webcrypto } from 'node:crypto';
+import { createPrivateKey, type JsonWebKey, type webcrypto } from 'node:crypto';
 import { decryptCompact, encryptCompact, JweError } from '../../src/crypto/jwe.js';
 import type { TenantKey } from '../../src/crypto/keys.js';
 
@@ -21,6 +21,7 @@ async function keyOf(jwk: JWK & { kid: string }, alg: string): Promise<TenantKey
     publicJwk: pub as TenantKey['publicJwk'],
     privateKey: async () => (await importJWK(jwk, alg)) as webcrypto.CryptoKey,
     publicKey: async () => (await importJWK(pub, alg)) as webcrypto.CryptoKey,
+    signingKey: () => createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' }),
   };
 }
 

@@ -51,6 +51,25 @@ describe('the store template', () => {
     }
   });
 
+  it('is refused once a migration is added or edited (its fingerprint names every migration)', () => {
+    expect(storeTemplate(template)).toBe(template);
+    const last = migrations[migrations.length - 1]!;
+    migrations.push({ ...last, name: `${last.name}_next`, sql: 'SELECT 1' });
+    try {
+      expect(storeTemplate(template)).toBeNull();
+    } finally {
+      migrations.pop();
+    }
+    const sql = last.sql;
+    last.sql = `${sql}\n-- edited`;
+    try {
+      expect(storeTemplate(template)).toBeNull();
+    } finally {
+      last.sql = sql;
+    }
+    expect(storeTemplate(template)).toBe(template);
+  });
+
   it('made by other code (another PGlite or other migrations) is not used', async () => {
     writeFileSync(`${template}.sha256`, `${'0'.repeat(64)}\n`);
     expect(storeTemplate(template)).toBeNull();

@@ -1,7 +1,6 @@
 // Per-tenant gateway key pairs (ECDH-ES for JWE, ES256 for tokens): created, sealed at rest, loaded and
 // cached, rotated (active → retiring for a grace period → retired, decision 0021).
-import { randomUUID } from 'node:crypto';
-import type { webcrypto } from 'node:crypto';
+import { createPrivateKey, randomUUID, type JsonWebKey, type KeyObject, type webcrypto } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { DEFAULT_KEY_CACHE_MAX } from '../../config.js';
@@ -135,6 +134,12 @@ class LoadedKey implements TenantKey {
 
   publicKey(): Promise<CryptoKey> {
     return this.half('publicKey', () => this.publicJwk as JWK);
+  }
+
+  /** Not through the LRU: 10 000 tenants' checkpoints would evict the keys tokens are verified with (0435). */
+  signingKey(): KeyObject {
+    const jwk = JSON.parse(this.importer.open(this.sealed, this.tenantId, this.kid)) as JsonWebKey;
+    return createPrivateKey({ key: jwk, format: 'jwk' });
   }
 
   /** One half, imported on its first use and kept among the ring's imported objects. */
