@@ -2,13 +2,11 @@
 // adds its 36 characters one at a time (about 1 KB of garbage per id; two ids per audited write, decision 0439).
 import { uuidv7obj } from 'uuidv7';
 
-/** ASCII codes of the lowercase hex digits. */
 const DIGIT = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
 const DASH = 0x2d;
-/** Reused: each call writes all 36 bytes before reading them back as one string. */
 const TEXT = Buffer.alloc(36);
 
-/** The 8-4-4-4-12 lowercase form of 16 bytes (the package's UUID.toString()). */
+/** The 8-4-4-4-12 lowercase form of 16 bytes (the package's UUID.toString()), all 36 bytes of TEXT rewritten. */
 export function uuidText(bytes: Uint8Array): string {
   let o = 0;
   for (let i = 0; i < 16; i++) {

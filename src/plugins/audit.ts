@@ -82,7 +82,6 @@ export function stringAt(request: RequestParts, path: string): string | undefine
   let segments = SEGMENTS.get(path);
   if (!segments) SEGMENTS.set(path, (segments = path.split('.')));
   const root = segments[0];
-  // The request's parts read in place: no object of the three per lookup (decision 0439).
   let value: unknown = root === 'params' ? request.params : root === 'query' ? request.query : root === 'body' ? request.body : undefined;
   if (value === undefined) return undefined;
   for (let i = 1; i < segments.length; i++) {
@@ -116,7 +115,6 @@ export function targetOf(request: RequestParts, spec: TargetSpec | undefined): R
   return out;
 }
 
-/** The target with the core's connector and the holding approval added in place (no spread of a copy). */
 function targetWith(target: Record<string, string>, connector: string | null | undefined, approvalId: string | undefined): Record<string, string> {
   if (connector) target.connector = connector;
   if (approvalId !== undefined) target.approvalId = approvalId;
