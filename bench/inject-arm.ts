@@ -3,7 +3,10 @@
 // bench/server.ts seeded (BENCH_DATABASE_URL, BENCH_TOKENS_FILE, BENCH_MASTER_KEY), without a listener: each line
 // {"requests":N,"concurrency":C} on stdin is answered, once N limit upgrades went through `app.inject()` C at a
 // time, by {"cpuUs","requests","bad"} on stdout: the process's CPU (every thread) over those requests.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 import { buildApp } from '../src/app.js';
@@ -25,8 +28,16 @@ async function main(): Promise<void> {
   const one = async (): Promise<boolean> => (await app.inject({ method: 'POST', url: LIMIT_URL, headers, payload: BODY })).statusCode === 200;
   const lines = createInterface({ input: process.stdin });
   process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+  const heapDir = process.env.BENCH_HEAP_PROFILE_DIR;
+  // Nothing inlined while sampling: each allocation is counted in the function that makes it.
+  if (heapDir) setFlagsFromString('--no-turbo-inlining');
+  const session = heapDir ? new Session() : null;
+  session?.connect();
+  let run = 0;
   for await (const line of lines) {
     const { requests, concurrency } = JSON.parse(line) as { requests: number; concurrency: number };
+    const sampling = session !== null && run++ > 0;
+    if (sampling) await session.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as object);
     let sent = 0;
     let bad = 0;
     const before = process.cpuUsage();
@@ -39,6 +50,11 @@ async function main(): Promise<void> {
       }),
     );
     const cpu = process.cpuUsage(before);
+    if (sampling) {
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      mkdirSync(heapDir!, { recursive: true });
+      writeFileSync(join(heapDir!, `inject-${process.pid}-${run}.heapprofile`), JSON.stringify(profile));
+    }
     process.stdout.write(`${JSON.stringify({ cpuUs: cpu.user + cpu.system, requests, bad })}\n`);
   }
   await app.close();

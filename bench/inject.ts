@@ -4,7 +4,7 @@
 // node_modules and dist/>, that one's: alternated in each of BENCH_ROUNDS (5) rounds of BENCH_INJECT_REQUESTS
 // (1 200) requests after as many for warm-up; BENCH_INJECT_ARMS='name: VAR=value … | …' adds this tree under those variables. Prints each arm's CPU per request (the Node process's, every thread;
 // PostgreSQL's backends too), medians and the median of the rounds' ratios.
-//   npx tsx bench/inject.ts; BENCH_PROFILE=1: this tree's arm with --cpu-prof (bench/profiles/).
+//   npx tsx bench/inject.ts; BENCH_PROFILE=1: this tree's arm with --cpu-prof (bench/profiles/), =heap: its allocations.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { rmSync } from 'node:fs';
@@ -26,6 +26,8 @@ const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE
 const ARMS = envArms(process.env.BENCH_INJECT_ARMS);
 /** BENCH_PROFILE=1: this tree's arm runs with --cpu-prof (bench/profiles/). */
 const PROFILE = process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench', 'profiles')}`] : [];
+/** BENCH_PROFILE=heap: this tree's arm samples allocations (collected ones too) over each timed run (bench/profiles/). */
+const HEAP = process.env.BENCH_PROFILE === 'heap' ? { BENCH_HEAP_PROFILE_DIR: join(ROOT, 'bench', 'profiles') } : {};
 
 interface InjectArm {
   name: string;
@@ -45,7 +47,7 @@ const median = (xs: number[]): number => {
 async function startArm(root: string, name: string, server: string, stats: pg.Client, env: Record<string, string> = {}): Promise<InjectArm> {
   const seeded = await seedCardline(root, name, server, env);
   const arm = await compiledServer(root, join(ROOT, 'bench', 'inject-arm.ts'));
-  const child = spawn('taskset', ['-c', String(CORE), process.execPath, ...(root === ROOT ? PROFILE : []), arm], { cwd: root, env: seeded.env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn('taskset', ['-c', String(CORE), process.execPath, ...(root === ROOT ? PROFILE : []), arm], { cwd: root, env: root === ROOT ? { ...seeded.env, ...HEAP } : seeded.env, stdio: ['pipe', 'pipe', 'inherit'] });
   const replies: ((line: string) => void)[] = [];
   const ready = new Promise<void>((r) => replies.push(() => r()));
   createInterface({ input: child.stdout! }).on('line', (line) => replies.shift()?.(line));

@@ -5,6 +5,7 @@
 // its tenants (heads, records, events, settlements): atomic without a transaction, one round trip.
 import { hostname } from 'node:os';
 import { uuidv7 } from 'uuidv7';
+import { uuidv7Text } from './uuid-text.js';
 import type { Span } from '@opentelemetry/api';
 import { tracing } from '../telemetry/index.js';
 import type { Db } from '../store/db.js';
@@ -454,7 +455,7 @@ export class AuditWriter {
         const seq = from.next;
         const position = from.size + 1;
         const prev = from.hash;
-        const id = uuidv7();
+        const id = uuidv7Text();
         // `at` as text once per record (hash, row, events), and no copy of the entry to hash it.
         const at = e.at.toISOString();
         const hash = recordHashAt(prev, {
@@ -473,7 +474,7 @@ export class AuditWriter {
         }
         for (const event of e.event ? [e.event, ...(e.events ?? [])] : (e.events ?? [])) {
           events.push({
-            tenant_id: e.tenantId, id: uuidv7(), audit_seq: seq, type: event.type, aggregate_id: event.aggregateId,
+            tenant_id: e.tenantId, id: uuidv7Text(), audit_seq: seq, type: event.type, aggregate_id: event.aggregateId,
             payload: event.payload, request_id: e.requestId, traceparent: e.traceparent ?? null, created_at: at,
           });
         }

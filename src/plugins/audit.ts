@@ -81,21 +81,44 @@ const SEGMENTS = new Map<string, readonly string[]>();
 export function stringAt(request: RequestParts, path: string): string | undefined {
   let segments = SEGMENTS.get(path);
   if (!segments) SEGMENTS.set(path, (segments = path.split('.')));
-  let value: unknown = { params: request.params, query: request.query, body: request.body };
-  for (const segment of segments) {
+  const root = segments[0];
+  let value: unknown = root === 'params' ? request.params : root === 'query' ? request.query : root === 'body' ? request.body : undefined;
+  if (value === undefined) return undefined;
+  for (let i = 1; i < segments.length; i++) {
+    const segment = segments[i]!;
     if (value === null || typeof value !== 'object' || !Object.hasOwn(value, segment)) return undefined;
     value = (value as Record<string, unknown>)[segment];
   }
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
+/** Each route's target spec as [name, path] pairs, made once: the specs are the routes' own, a fixed few. */
+const TARGET_PATHS = new WeakMap<TargetSpec, readonly (readonly [string, string])[]>();
+const NO_TARGET: readonly (readonly [string, string])[] = [];
+
+function targetPaths(spec: TargetSpec | undefined): readonly (readonly [string, string])[] {
+  if (!spec) return NO_TARGET;
+  let paths = TARGET_PATHS.get(spec);
+  if (!paths) {
+    paths = Object.entries(spec).map(([name, source]) => [name, source.includes('.') ? source : `${source}.${name}`] as const);
+    TARGET_PATHS.set(spec, paths);
+  }
+  return paths;
+}
+
 export function targetOf(request: RequestParts, spec: TargetSpec | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, source] of Object.entries(spec ?? {})) {
-    const value = stringAt(request, source.includes('.') ? source : `${source}.${name}`);
+  for (const [name, path] of targetPaths(spec)) {
+    const value = stringAt(request, path);
     if (value !== undefined) out[name] = clip(value);
   }
   return out;
+}
+
+function targetWith(target: Record<string, string>, connector: string | null | undefined, approvalId: string | undefined): Record<string, string> {
+  if (connector) target.connector = connector;
+  if (approvalId !== undefined) target.approvalId = approvalId;
+  return target;
 }
 
 /** Events are of record only for a write that completed now: 2xx, not 202 (pending is not done). */
@@ -156,11 +179,7 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         method: request.method,
         route: request.routeOptions.url ?? request.url,
         // Which of the tenant's cores served the call, when it called one (decision 0111); the approval holding it.
-        target: {
-          ...targetOf(request, spec.target),
-          ...(ctx.coreConnector ? { connector: ctx.coreConnector } : {}),
-          ...(ctx.pendingApproval ? { approvalId: ctx.pendingApproval.id } : {}),
-        },
+        target: targetWith(targetOf(request, spec.target), ctx.coreConnector, ctx.pendingApproval?.id),
         // A stored response answered again (Idempotency-Key) changed nothing: it is not a second success.
         outcome: ctx.idempotency?.replayed ? 'replayed' : outcomeOf(status, ctx.errorCode),
         status,
