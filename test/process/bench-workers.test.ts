@@ -26,9 +26,11 @@ describe('the bench arm helpers', () => {
       'cardline_audit_batch_records_bucket{le="1"} 2',
       'cardline_audit_batch_records_sum 40',
       'cardline_audit_batch_records_count 5',
+      'cardline_audit_commit_seconds_sum 0.25',
+      'cardline_audit_commit_seconds_count 5',
     ].join('\n');
-    expect(auditFigures(text)).toEqual({ conflictRetries: 3, batches: 5, records: 40 });
-    expect(auditFigures('')).toEqual({ conflictRetries: 0, batches: 0, records: 0 });
+    expect(auditFigures(text)).toEqual({ conflictRetries: 3, batches: 5, records: 40, commitSeconds: 0.25 });
+    expect(auditFigures('')).toEqual({ conflictRetries: 0, batches: 0, records: 0, commitSeconds: 0 });
   });
 
   it("reads a process's CPU and RSS from /proc, and nothing for a process that is gone", () => {
