@@ -117,8 +117,6 @@ export async function benchTracing(): Promise<number> {
     { key: 'off', name: 'tracing off', env: {} },
     { key: 'on', name: 'tracing on, every request', env: { ...exporting, OTEL_TRACES_SAMPLER: 'always_on' } },
     { key: '10', name: 'tracing on, 10 %', env: { ...exporting, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } },
-    // Not run unless named: every request, the export on a thread of its own (decision 0413).
-    { key: 'on-thread', name: 'tracing on, every request, export thread', env: { ...exporting, OTEL_TRACES_SAMPLER: 'always_on', CARDLINE_TRACE_EXPORT_THREAD: '1' } },
     // Not run unless named: every request, exported as protobuf instead of the default JSON.
     { key: 'on-proto', name: 'tracing on, every request, http/protobuf', env: { ...exporting, OTEL_TRACES_SAMPLER: 'always_on', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' } },
     // Not run unless BENCH_TRACING_ARMS names it: tracing off with an AsyncLocalStorage enabled (what the
@@ -134,9 +132,9 @@ export async function benchTracing(): Promise<number> {
   }
   const baseline = process.env.BENCH_BASELINE_ROOT;
   if (baseline) arms.push({ key: 'before', name: `before the instrumentation (${baseline})`, env: {}, root: resolve(baseline), rps: [], cpu: [], main: [], sink: [] });
-  // BENCH_TRACING_ARMS=off,on (keys: off, on, 10, on-thread, on-proto, als, on-before, 10-before, before): only those arms, e.g. to profile two of them.
+  // BENCH_TRACING_ARMS=off,on (keys: off, on, 10, on-proto, als, on-before, 10-before, before): only those arms, e.g. to profile two of them.
   const only = process.env.BENCH_TRACING_ARMS?.split(',').map((k) => k.trim());
-  arms = arms.filter((a) => (only ? only.includes(a.key) : !['als', 'on-proto', 'on-proto-before', 'on-thread', 'on-thread-before'].includes(a.key)));
+  arms = arms.filter((a) => (only ? only.includes(a.key) : !['als', 'on-proto', 'on-proto-before'].includes(a.key)));
   console.log(`Cardline tracing bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, arms alternated; in-memory store; mock connector; OTLP receiver in a process of its own (bench/otlp-sink.ts)`);
   try {
     for (const arm of arms) await start(arm);

@@ -1,5 +1,4 @@
-// Named statements on PGlite (decision 0425): prepared once per store, then each run is one call into PostgreSQL,
-// where PGlite's query() parses, analyses and plans the text again and enters the WebAssembly six times.
+// Named statements on PGlite prepared once per store, each run one call into PostgreSQL (decision 0425).
 import { protocol, types, type PGlite } from '@electric-sql/pglite';
 
 /** The names prepared on each store, with the text each was prepared from. */

@@ -18,9 +18,7 @@ import {
   type IdGenerator,
   type Sampler,
   type SpanExporter,
-  type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
-import { ThreadSpanProcessor, type ExportWorkerData } from './export-thread.js';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
 
 const SERVICE_NAME = 'cardline';
@@ -49,20 +47,15 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
 }
 
 /**
- * The protocol OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names: http/json by default
- * (it costs less CPU than protobuf, decision 0382), or http/protobuf.
+ * The exporter OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names: http/json by default
+ * (it costs the main thread less than protobuf, decision 0382), or http/protobuf.
  */
-export function protocolFromEnv(env: NodeJS.ProcessEnv): ExportWorkerData['protocol'] {
-  const raw = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/json';
-  if (raw.toLowerCase() === 'http/json') return 'http/json';
-  if (raw.toLowerCase() === 'http/protobuf') return 'http/protobuf';
-  throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL='${raw}' is not one of http/protobuf, http/json`);
-}
-
-/** The SDK's exporter for that protocol (the export thread makes its own the same way). */
 export function exporterFromEnv(env: NodeJS.ProcessEnv): SpanExporter {
+  const raw = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/json';
   // The exporters read OTEL_EXPORTER_OTLP_* themselves (endpoint, headers, timeout).
-  return protocolFromEnv(env) === 'http/json' ? new JsonExporter() : new ProtobufExporter();
+  if (raw.toLowerCase() === 'http/json') return new JsonExporter();
+  if (raw.toLowerCase() === 'http/protobuf') return new ProtobufExporter();
+  throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL='${raw}' is not one of http/protobuf, http/json`);
 }
 
 /** A positive integer from the environment, or the default. */
@@ -85,21 +78,6 @@ class Ids implements IdGenerator {
   }
 }
 
-/**
- * The SDK's batch processor and exporter on the main thread, or with CARDLINE_TRACE_EXPORT_THREAD=1 on a thread of
- * their own (decision 0413: on two busy cores it did not make a request cheaper, so it is not the default).
- */
-function spanProcessor(env: NodeJS.ProcessEnv, resource: Record<string, unknown>): SpanProcessor {
-  const batch = {
-    maxQueueSize: intFrom(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
-    maxExportBatchSize: intFrom(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512),
-    scheduledDelayMillis: intFrom(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
-    exportTimeoutMillis: intFrom(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000),
-  };
-  if (env.CARDLINE_TRACE_EXPORT_THREAD?.trim() !== '1') return new BatchSpanProcessor({ exporter: exporterFromEnv(env), ...batch });
-  return new ThreadSpanProcessor({ protocol: protocolFromEnv(env), batch, resource: { attributes: { ...resource } }, scope: { name: SERVICE_NAME } });
-}
-
 export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   // Used directly below: each call through api.context looks the global up and checks its version.
   const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -115,7 +93,15 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     resource,
     sampler,
     idGenerator: ids,
-    spanProcessors: [spanProcessor(env, resource.attributes)],
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: exporterFromEnv(env),
+        maxQueueSize: intFrom(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
+        maxExportBatchSize: intFrom(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512),
+        scheduledDelayMillis: intFrom(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
+        exportTimeoutMillis: intFrom(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000),
+      }),
+    ],
   });
   api.trace.setGlobalTracerProvider(provider);
   api.propagation.setGlobalPropagator(propagator);

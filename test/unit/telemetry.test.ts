@@ -40,18 +40,11 @@ describe('off by default: no module of the gateway imports OpenTelemetry at run 
   // An import of a value (not `import type`), static or dynamic.
   const VALUE_IMPORT = /^\s*import\s+(?!type\b)[^;]*?from\s+'@opentelemetry\/|import\(\s*'@opentelemetry\//m;
 
-  it('only src/telemetry/sdk.ts and its export thread import @opentelemetry/* values', () => {
+  it('only src/telemetry/sdk.ts imports @opentelemetry/* values', () => {
     const importers = [...files(join(ROOT, 'src')), ...files(join(ROOT, 'connectors'))]
       .filter((f) => VALUE_IMPORT.test(readFileSync(f, 'utf8')))
       .map((f) => relative(ROOT, f));
-    expect(importers).toEqual(['src/telemetry/export-worker.ts', 'src/telemetry/sdk.ts']);
-  });
-
-  it('the export thread is started only by export-thread.ts, which only sdk.ts imports', () => {
-    const src = files(join(ROOT, 'src'));
-    const naming = (re: RegExp) => src.filter((f) => re.test(readFileSync(f, 'utf8'))).map((f) => relative(ROOT, f));
-    expect(naming(/export-worker\.(?:js|ts)'/)).toEqual(['src/telemetry/export-thread.ts']);
-    expect(naming(/from\s+'\.{1,2}\/(?:telemetry\/)?export-thread\.js'/)).toEqual(['src/telemetry/export-worker.ts', 'src/telemetry/sdk.ts']);
+    expect(importers).toEqual(['src/telemetry/sdk.ts']);
   });
 
   it('src/telemetry/sdk.ts is imported only dynamically, by startTracing()', () => {

@@ -481,14 +481,13 @@ interface HistogramEntry {
   bucketValues: Record<number, number>;
 }
 
-/** A series' figures since the last scrape: a count, and for a histogram the sum and each bucket's own count. */
+// A series' figures since the last scrape (count; a histogram's sum and per-bucket, not cumulative, counts) and
+// prom-client's entry of the series (`zero()` makes it) with the map it lives in (`reset()` replaces it).
 interface Tally {
   labels: Record<string, string>;
   count: number;
   sum: number;
-  /** Observations per bucket of SECONDS_BUCKETS, not cumulative; one above every bound is in `count` only. */
   buckets: number[];
-  /** prom-client's entry of the series (`zero()` makes it) and the map it lives in (`reset()` replaces it). */
   entry: HistogramEntry | undefined;
   map: object | undefined;
 }
