@@ -3,10 +3,12 @@
 // by startTracing(). The sampler is the one OTEL_TRACES_SAMPLER names.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ROOT_CONTEXT, SamplingDecision, SpanKind } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, createContextKey, defaultTextMapGetter, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator, isTracingSuppressed, suppressTracing } from '@opentelemetry/core';
 import { describe, expect, it } from 'vitest';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { ROOT as TRACE_ROOT } from '../../src/telemetry/context.js';
 import { createTracing, exporterFromEnv, samplerFromEnv } from '../../src/telemetry/sdk.js';
 import { startOtlpReceiver } from '../helpers/otlp.js';
 import { startTracing, tracing, tracingRequested } from '../../src/telemetry/index.js';
@@ -159,5 +161,27 @@ describe('the exporter OTEL_EXPORTER_OTLP_PROTOCOL names', () => {
 
   it('grpc is refused by name', () => {
     expect(() => exporterFromEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/'grpc' is not one of http\/protobuf, http\/json/);
+  });
+});
+
+describe("tracing's contexts (chains of single values, decision 0449)", () => {
+  it('hold what the API context holds: a value set, shadowed and deleted, each context unchanged by its children', () => {
+    const key = createContextKey('cardline test key');
+    const other = createContextKey('cardline other key');
+    const a = TRACE_ROOT.setValue(key, 1);
+    const b = a.setValue(other, 2).setValue(key, 3);
+    const c = b.deleteValue(key);
+    expect([TRACE_ROOT.getValue(key), a.getValue(key), b.getValue(key), b.getValue(other), c.getValue(key), c.getValue(other)]).toEqual([undefined, 1, 3, 2, undefined, 2]);
+  });
+
+  it("carry the span, the suppression and an extracted traceparent as the SDK and the propagator read them", () => {
+    const parent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const extracted = new W3CTraceContextPropagator().extract(TRACE_ROOT, { traceparent: parent }, defaultTextMapGetter);
+    expect(trace.getSpanContext(extracted)).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1, isRemote: true });
+    const span = trace.wrapSpanContext({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: '00f067aa0ba902b7', traceFlags: 1 });
+    const child = trace.setSpan(extracted, span);
+    expect(trace.getSpan(child)).toBe(span);
+    expect(trace.getSpan(extracted)).not.toBe(span);
+    expect([isTracingSuppressed(child), isTracingSuppressed(suppressTracing(child))]).toEqual([false, true]);
   });
 });
