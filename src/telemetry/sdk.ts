@@ -17,6 +17,7 @@ import {
   TracerProvider,
   type IdGenerator,
   type Sampler,
+  type SamplingResult,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
 import { ROOT } from './context.js';
@@ -79,6 +80,20 @@ class Ids implements IdGenerator {
   }
 }
 
+const SAMPLED: SamplingResult = Object.freeze({ decision: api.SamplingDecision.RECORD_AND_SAMPLED });
+
+/** Every sampler samples a local sampled parent's child (see inSpan): asked only for the others. */
+class ChildSampler implements Sampler {
+  constructor(private readonly inner: Sampler) {}
+  shouldSample(...args: Parameters<Sampler['shouldSample']>): SamplingResult {
+    const parent = api.trace.getSpan(args[0])?.spanContext();
+    return parent && !parent.isRemote && parent.traceFlags & api.TraceFlags.SAMPLED ? SAMPLED : this.inner.shouldSample(...args);
+  }
+  toString(): string {
+    return this.inner.toString();
+  }
+}
+
 export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   // Used directly below: each call through api.context looks the global up and checks its version.
   const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -92,7 +107,7 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   const ids = new Ids();
   const provider = new TracerProvider({
     resource,
-    sampler,
+    sampler: new ChildSampler(sampler),
     idGenerator: ids,
     spanProcessors: [
       new BatchSpanProcessor({

@@ -125,6 +125,26 @@ describe('an unsampled trace makes no span below its root, and hands on its cont
     expect(byName.SELECT!.parentSpanId).toBe(byName.operation!.spanId);
   });
 
+  it.each(['traceidratio', 'parentbased_traceidratio'])('%s: a sampled request\'s children are sampled, an unsampled one\'s made not at all', async (sampler) => {
+    const sampled: string[] = [];
+    const otlp = await withTracing(
+      sampler,
+      async (t) => {
+        for (let i = 0; i < 40; i++) {
+          const span = t.serverSpan('POST /x', t.root, { links: [], startTime: Date.now() }, () => ({}));
+          if (span.isRecording()) sampled.push(span.spanContext().spanId);
+          await t.inSpan('operation', {}, () => t.inSpan('SELECT', {}, async () => undefined, { requireParent: true }), { parent: t.api.trace.setSpan(t.root, span) });
+          span.end();
+        }
+      },
+      '0.5',
+    );
+    const named = (name: string) => otlp.spans.filter((s) => s.name === name);
+    expect(sampled.length).toBeGreaterThan(0);
+    expect(named('operation').map((s) => s.parentSpanId)).toEqual(sampled);
+    expect(named('SELECT').map((s) => s.parentSpanId).sort()).toEqual(named('operation').map((s) => s.spanId).sort());
+  });
+
   it('the server span: the sampler decides first; a request it does not keep gets ids, flags 00 and no attributes', async () => {
     const made: { sampled: boolean; recording: boolean; built: boolean; traceId: string }[] = [];
     const otlp = await withTracing(
