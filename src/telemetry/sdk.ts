@@ -3,8 +3,9 @@
 // AsyncLocalStorage context manager and the W3C trace-context propagator.
 import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { isTracingSuppressed, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { globalErrorHandler, isTracingSuppressed, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -17,8 +18,8 @@ import {
   TracerProvider,
   type IdGenerator,
   type Sampler,
-  type SpanExporter,
 } from '@opentelemetry/sdk-trace';
+import { JsonSpanProcessor, type JsonBatch } from './otlp-json.js';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
 
 const SERVICE_NAME = 'cardline';
@@ -46,15 +47,33 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
   }
 }
 
+/** The SDK's OTLP/HTTP JSON exporter (its transport, retries, headers, compression, timeout) over a body made already. */
+export function jsonExporter(config: { url?: string } = {}): OTLPExporterBase<JsonBatch> {
+  const serializer = {
+    serializeRequest: (batch: JsonBatch) => batch.body,
+    deserializeResponse: (data: Uint8Array) => (data.length ? (JSON.parse(Buffer.from(data).toString('utf8')) as object) : {}),
+  };
+  const options = convertLegacyHttpOptions(config, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' });
+  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, serializer, 'otlp_http_span_exporter', { name: 'span', countItems: (b: JsonBatch) => b.spans }, undefined));
+}
+
 /**
- * The exporter OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names: http/json by default
- * (it costs the main thread less than protobuf, decision 0382), or http/protobuf.
+ * The span processor for the protocol OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names:
+ * http/json by default (it costs the main thread less than protobuf, decision 0382), each span encoded as it ends
+ * (decision 0451); or http/protobuf, the SDK's exporter behind its batch processor.
  */
-export function exporterFromEnv(env: NodeJS.ProcessEnv): SpanExporter {
+export function spanProcessorFromEnv(env: NodeJS.ProcessEnv): JsonSpanProcessor | BatchSpanProcessor {
   const raw = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/json';
+  const batching = {
+    maxQueueSize: intFrom(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
+    maxExportBatchSize: intFrom(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512),
+    scheduledDelayMillis: intFrom(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
+    exportTimeoutMillis: intFrom(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000),
+  };
+  batching.maxExportBatchSize = Math.min(batching.maxExportBatchSize, batching.maxQueueSize);
   // The exporters read OTEL_EXPORTER_OTLP_* themselves (endpoint, headers, timeout).
-  if (raw.toLowerCase() === 'http/json') return new JsonExporter();
-  if (raw.toLowerCase() === 'http/protobuf') return new ProtobufExporter();
+  if (raw.toLowerCase() === 'http/json') return new JsonSpanProcessor(jsonExporter(), { ...batching, onError: globalErrorHandler });
+  if (raw.toLowerCase() === 'http/protobuf') return new BatchSpanProcessor({ exporter: new ProtobufExporter(), ...batching });
   throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL='${raw}' is not one of http/protobuf, http/json`);
 }
 
@@ -93,15 +112,7 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     resource,
     sampler,
     idGenerator: ids,
-    spanProcessors: [
-      new BatchSpanProcessor({
-        exporter: exporterFromEnv(env),
-        maxQueueSize: intFrom(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
-        maxExportBatchSize: intFrom(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512),
-        scheduledDelayMillis: intFrom(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
-        exportTimeoutMillis: intFrom(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000),
-      }),
-    ],
+    spanProcessors: [spanProcessorFromEnv(env)],
   });
   api.trace.setGlobalTracerProvider(provider);
   api.propagation.setGlobalPropagator(propagator);
