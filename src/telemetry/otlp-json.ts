@@ -4,7 +4,7 @@
 import type { Attributes, HrTime, Link } from '@opentelemetry/api';
 import type { InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
-import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 
 const str = JSON.stringify;
 
@@ -104,155 +104,45 @@ export function encodeScope(s: InstrumentationScope & { attributes?: Attributes;
   return `{"name":${str(s.name)}${s.version === undefined ? '' : `,"version":${str(s.version)}`}${attrs}}`;
 }
 
-/** An OTLP/JSON request body and how many spans it holds: what JsonSpanProcessor hands its exporter. */
-export interface JsonBatch {
-  body: Uint8Array;
-  spans: number;
+// The request is written here and copied out: one buffer, grown as needed, for every batch.
+let scratch = Buffer.allocUnsafe(256 * 1024);
+let at = 0;
+
+function put(text: string): void {
+  if (scratch.length - at < text.length * 3) {
+    const grown = Buffer.allocUnsafe(Math.max(scratch.length * 2, at + text.length * 3));
+    scratch.copy(grown, 0, 0, at);
+    scratch = grown;
+  }
+  at += scratch.write(text, at);
 }
 
-/** The SDK's OTLP/HTTP export delegate (otlp-exporter-base) over a serializer that passes the body through. */
-export interface BatchExporter {
-  export(batch: JsonBatch, done: (result: { code: number; error?: Error }) => void): void;
-  forceFlush(): Promise<void>;
-  shutdown(): Promise<void>;
-}
-
-export interface JsonProcessorOptions {
-  maxQueueSize: number;
-  maxExportBatchSize: number;
-  scheduledDelayMillis: number;
-  exportTimeoutMillis: number;
-  onError: (err: Error) => void;
-}
-
-/** The spans of one resource and scope waiting for export, as UTF-8, each followed by a comma; kept once made. */
-class Group {
-  bytes = Buffer.allocUnsafe(64 * 1024);
-  /** Where each span's bytes end. */
-  ends: number[] = [];
-  constructor(
-    readonly resource: Resource,
-    readonly scope: InstrumentationScope,
-  ) {}
-
-  add(json: string): void {
-    const at = this.ends.at(-1) ?? 0;
-    // A span is at most 3 bytes a UTF-16 unit, and its comma.
-    if (this.bytes.length - at < json.length * 3 + 1) {
-      const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, at + json.length * 3 + 1));
-      this.bytes.copy(grown, 0, 0, at);
-      this.bytes = grown;
+/** A batch of spans as an ExportTraceServiceRequest in OTLP/JSON: by resource, then by scope, as the SDK groups them. */
+export function serializeSpans(spans: ReadableSpan[]): Uint8Array {
+  const byResource = new Map<Resource, Map<InstrumentationScope, ReadableSpan[]>>();
+  for (const span of spans) {
+    let scopes = byResource.get(span.resource);
+    if (!scopes) byResource.set(span.resource, (scopes = new Map()));
+    const list = scopes.get(span.instrumentationScope);
+    if (list) list.push(span);
+    else scopes.set(span.instrumentationScope, [span]);
+  }
+  at = 0;
+  put('{"resourceSpans":[');
+  let r = 0;
+  for (const [resource, scopes] of byResource) {
+    put(`${r++ ? ',' : ''}{"resource":${encodeResource(resource)},"scopeSpans":[`);
+    let n = 0;
+    for (const [scope, list] of scopes) {
+      put(`${n++ ? ',' : ''}{"scope":${encodeScope(scope)},"spans":[`);
+      for (let i = 0; i < list.length; i++) {
+        if (i) scratch[at++] = 0x2c;
+        put(encodeSpan(list[i]!));
+      }
+      put(`]${scope.schemaUrl ? `,"schemaUrl":${str(scope.schemaUrl)}` : ''}}`);
     }
-    const end = at + this.bytes.write(json, at);
-    this.bytes[end] = 0x2c;
-    this.ends.push(end + 1);
+    put(`]${resource.schemaUrl ? `,"schemaUrl":${str(resource.schemaUrl)}` : ''}}`);
   }
-
-  /** The first n spans' bytes without the last comma, copied; the rest move to the start. */
-  take(n: number): Buffer {
-    const end = this.ends[n - 1]!;
-    const out = Buffer.from(this.bytes.subarray(0, end - 1));
-    this.ends.splice(0, n);
-    if (this.ends.length > 0) {
-      this.bytes.copyWithin(0, end, this.ends.at(-1));
-      for (let i = 0; i < this.ends.length; i++) this.ends[i]! -= end;
-    }
-    return out;
-  }
-}
-
-/**
- * The SDK's BatchSpanProcessor's contract (queue bound, batch size, delay, timeout, flush, shutdown) with each
- * sampled span written as OTLP/JSON bytes as it ends, so that neither the span object nor a transformed copy
- * waits on the heap for its batch.
- */
-export class JsonSpanProcessor implements SpanProcessor {
-  private groups: Group[] = [];
-  private queued = 0;
-  private exporting: Promise<void> | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private stopped: Promise<void> | undefined;
-
-  constructor(
-    private readonly exporter: BatchExporter,
-    private readonly opts: JsonProcessorOptions,
-  ) {}
-
-  onStart(): void {}
-
-  onEnd(span: ReadableSpan): void {
-    if (this.stopped || !(span.spanContext().traceFlags & 1)) return;
-    if (this.queued >= this.opts.maxQueueSize) return;
-    const { resource, instrumentationScope: scope } = span;
-    let group = this.groups[0];
-    if (group?.scope !== scope || group.resource !== resource) {
-      group = this.groups.find((g) => g.scope === scope && g.resource === resource);
-      if (!group) this.groups.push((group = new Group(resource, scope)));
-    }
-    group.add(encodeSpan(span));
-    this.queued += 1;
-    if (this.queued >= this.opts.maxExportBatchSize) this.exportNow();
-    else this.timer ??= setTimeout(() => this.exportNow(), this.opts.scheduledDelayMillis).unref();
-  }
-
-  /** Sends a batch unless one is on its way (its end sends the next). */
-  private exportNow(): void {
-    if (this.exporting || this.queued === 0) return;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.exporting = this.send().finally(() => {
-      this.exporting = undefined;
-      if (this.queued >= this.opts.maxExportBatchSize) this.exportNow();
-      else if (this.queued > 0) this.timer ??= setTimeout(() => this.exportNow(), this.opts.scheduledDelayMillis).unref();
-    });
-  }
-
-  /** Takes up to a batch of the queued spans, as one ExportTraceServiceRequest. */
-  private take(): JsonBatch {
-    let room = this.opts.maxExportBatchSize;
-    const parts: Buffer[] = [Buffer.from('{"resourceSpans":[')];
-    let resource: Resource | undefined;
-    const close = (r: Resource) => `]${r.schemaUrl ? `,"schemaUrl":${str(r.schemaUrl)}` : ''}}`;
-    for (const group of this.groups) {
-      const n = Math.min(room, group.ends.length);
-      if (n === 0) continue;
-      room -= n;
-      this.queued -= n;
-      // A group of another resource than the one before closes its ResourceSpans.
-      const head = group.resource === resource ? ',' : `${resource ? `${close(resource)},` : ''}{"resource":${encodeResource(group.resource)},"scopeSpans":[`;
-      resource = group.resource;
-      parts.push(Buffer.from(`${head}{"scope":${encodeScope(group.scope)},"spans":[`), group.take(n), Buffer.from(`]${group.scope.schemaUrl ? `,"schemaUrl":${str(group.scope.schemaUrl)}` : ''}}`));
-      if (room === 0) break;
-    }
-    parts.push(Buffer.from(`${resource ? close(resource) : ''}]}`));
-    return { body: Buffer.concat(parts), spans: this.opts.maxExportBatchSize - room };
-  }
-
-  private send(): Promise<void> {
-    const batch = this.take();
-    return new Promise<void>((resolve) => {
-      const timeout = setTimeout(() => {
-        this.opts.onError(new Error('Timeout'));
-        resolve();
-      }, this.opts.exportTimeoutMillis);
-      this.exporter.export(batch, (result) => {
-        clearTimeout(timeout);
-        if (result.code !== 0) this.opts.onError(result.error ?? new Error('span export failed'));
-        resolve();
-      });
-    });
-  }
-
-  async forceFlush(): Promise<void> {
-    while (this.exporting || this.queued > 0) {
-      this.exportNow();
-      await this.exporting;
-    }
-    await this.exporter.forceFlush();
-  }
-
-  shutdown(): Promise<void> {
-    this.stopped ??= this.forceFlush().then(() => this.exporter.shutdown());
-    return this.stopped;
-  }
+  put(']}');
+  return Buffer.from(scratch.subarray(0, at));
 }

@@ -3,7 +3,7 @@
 // AsyncLocalStorage context manager and the W3C trace-context propagator.
 import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { globalErrorHandler, isTracingSuppressed, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { isTracingSuppressed, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -17,9 +17,11 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
   type IdGenerator,
+  type ReadableSpan,
   type Sampler,
+  type SpanExporter,
 } from '@opentelemetry/sdk-trace';
-import { JsonSpanProcessor, type JsonBatch } from './otlp-json.js';
+import { serializeSpans } from './otlp-json.js';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
 
 const SERVICE_NAME = 'cardline';
@@ -47,33 +49,26 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
   }
 }
 
-/** The SDK's OTLP/HTTP JSON exporter (its transport, retries, headers, compression, timeout) over a body made already. */
-export function jsonExporter(config: { url?: string } = {}): OTLPExporterBase<JsonBatch> {
+/** The SDK's OTLP/HTTP JSON exporter (its transport, retries, headers, compression, timeout), our encoder its serializer. */
+export function jsonExporter(config: { url?: string } = {}): OTLPExporterBase<ReadableSpan[]> {
   const serializer = {
-    serializeRequest: (batch: JsonBatch) => batch.body,
+    serializeRequest: serializeSpans,
     deserializeResponse: (data: Uint8Array) => (data.length ? (JSON.parse(Buffer.from(data).toString('utf8')) as object) : {}),
   };
   const options = convertLegacyHttpOptions(config, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' });
-  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, serializer, 'otlp_http_span_exporter', { name: 'span', countItems: (b: JsonBatch) => b.spans }, undefined));
+  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, serializer, 'otlp_http_span_exporter', { name: 'span', countItems: (spans: ReadableSpan[]) => spans.length }, undefined));
 }
 
 /**
- * The span processor for the protocol OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names:
- * http/json by default (it costs the main thread less than protobuf, decision 0382), each span encoded as it ends
- * (decision 0451); or http/protobuf, the SDK's exporter behind its batch processor.
+ * The exporter OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names: http/json by default
+ * (it costs the main thread less than protobuf, decision 0382; written by src/telemetry/otlp-json.ts, decision
+ * 0451), or http/protobuf.
  */
-export function spanProcessorFromEnv(env: NodeJS.ProcessEnv): JsonSpanProcessor | BatchSpanProcessor {
+export function exporterFromEnv(env: NodeJS.ProcessEnv): SpanExporter {
   const raw = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/json';
-  const batching = {
-    maxQueueSize: intFrom(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
-    maxExportBatchSize: intFrom(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512),
-    scheduledDelayMillis: intFrom(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
-    exportTimeoutMillis: intFrom(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000),
-  };
-  batching.maxExportBatchSize = Math.min(batching.maxExportBatchSize, batching.maxQueueSize);
   // The exporters read OTEL_EXPORTER_OTLP_* themselves (endpoint, headers, timeout).
-  if (raw.toLowerCase() === 'http/json') return new JsonSpanProcessor(jsonExporter(), { ...batching, onError: globalErrorHandler });
-  if (raw.toLowerCase() === 'http/protobuf') return new BatchSpanProcessor({ exporter: new ProtobufExporter(), ...batching });
+  if (raw.toLowerCase() === 'http/json') return jsonExporter();
+  if (raw.toLowerCase() === 'http/protobuf') return new ProtobufExporter();
   throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL='${raw}' is not one of http/protobuf, http/json`);
 }
 
@@ -112,7 +107,15 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     resource,
     sampler,
     idGenerator: ids,
-    spanProcessors: [spanProcessorFromEnv(env)],
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: exporterFromEnv(env),
+        maxQueueSize: intFrom(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
+        maxExportBatchSize: intFrom(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512),
+        scheduledDelayMillis: intFrom(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
+        exportTimeoutMillis: intFrom(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000),
+      }),
+    ],
   });
   api.trace.setGlobalTracerProvider(provider);
   api.propagation.setGlobalPropagator(propagator);

@@ -1,15 +1,16 @@
-// The OTLP/JSON span encoder and its processor (decision 0451): the same spans, sent by the SDK's own JSON
-// exporter and by ours, decode to the same document; and the processor keeps the batch processor's contract.
+// The OTLP/JSON span encoder (decision 0451): the same spans, sent by the SDK's own JSON exporter and by ours,
+// decode to the same document; http/protobuf keeps the SDK's exporter.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as api from '@opentelemetry/api';
 import { TraceState } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
+import { TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JsonSpanProcessor, nanos, type BatchExporter, type JsonBatch } from '../../src/telemetry/otlp-json.js';
-import { jsonExporter, spanProcessorFromEnv } from '../../src/telemetry/sdk.js';
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { nanos } from '../../src/telemetry/otlp-json.js';
+import { exporterFromEnv, jsonExporter } from '../../src/telemetry/sdk.js';
 
 /** A receiver keeping each POST's path, content type and body. */
 const posts: { url: string; type: string; body: Buffer }[] = [];
@@ -71,10 +72,10 @@ describe('the OTLP/JSON encoder', () => {
     const from = posts.length;
     const official = new JsonExporter({ url: `${endpoint}/v1/traces` });
     await new Promise((resolve) => official.export(spans, resolve));
-    const ours = new JsonSpanProcessor(jsonExporter({ url: `${endpoint}/v1/traces` }), { maxQueueSize: 2048, maxExportBatchSize: 512, scheduledDelayMillis: 5000, exportTimeoutMillis: 30_000, onError: (e) => { throw e; } });
-    for (const s of spans) ours.onEnd(s);
-    await ours.forceFlush();
-    for (const s of spans) ours.onEnd(s);
+    const ours = jsonExporter({ url: `${endpoint}/v1/traces` });
+    await new Promise((resolve) => ours.export(spans, resolve));
+    // Twice: the second time from the encoder's kept attribute pairs and its grown buffer.
+    await new Promise((resolve) => ours.export(spans, resolve));
     await ours.shutdown();
     await official.shutdown();
     const [theirs, mine, again] = docs(from);
@@ -89,65 +90,26 @@ describe('the OTLP/JSON encoder', () => {
   });
 });
 
-describe('the JSON span processor keeps the batch processor’s contract', () => {
-  const capture = () => {
-    const batches: JsonBatch[] = [];
-    const exporter: BatchExporter = { export: (b, done) => setImmediate(() => (batches.push(b), done({ code: 0 }))), forceFlush: async () => {}, shutdown: async () => {} };
-    return { batches, exporter, spans: (b: JsonBatch) => (JSON.parse(Buffer.from(b.body).toString()) as { resourceSpans: { scopeSpans: { spans: unknown[] }[] }[] }).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)).length };
-  };
-  const opts = { maxQueueSize: 8, maxExportBatchSize: 3, scheduledDelayMillis: 20, exportTimeoutMillis: 1000 };
-
-  it('sends full batches, the rest after the delay, drops past the queue bound and unsampled spans', async () => {
-    const { batches, exporter, spans } = capture();
-    const errors: Error[] = [];
-    const p = new JsonSpanProcessor(exporter, { ...opts, onError: (e) => errors.push(e) });
-    const made = makeSpans();
-    const unsampled = { ...made[0]!, spanContext: () => ({ ...made[0]!.spanContext(), traceFlags: 0 }) } as ReadableSpan;
-    p.onEnd(unsampled);
-    for (let i = 0; i < 3; i++) for (const s of made) p.onEnd(s);
-    // 12 ended: the first batch of 3 went at once, the queue holds up to 8 more, one was dropped.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(batches.map((b) => [b.spans, spans(b)])).toEqual([[3, 3], [3, 3], [3, 3], [2, 2]]);
-    expect(errors).toEqual([]);
-    await p.shutdown();
-    p.onEnd(made[0]!);
-    await p.forceFlush();
-    expect(batches).toHaveLength(4);
-  });
-
-  it('forceFlush sends what waits, in batches; a failed export is reported', async () => {
-    const batches: JsonBatch[] = [];
-    const errors: Error[] = [];
-    const exporter: BatchExporter = { export: (b, done) => (batches.push(b), done({ code: 1, error: new Error('refused') })), forceFlush: async () => {}, shutdown: async () => {} };
-    const p = new JsonSpanProcessor(exporter, { ...opts, scheduledDelayMillis: 60_000, onError: (e) => errors.push(e) });
-    for (const s of makeSpans().slice(0, 2)) p.onEnd(s);
-    expect(batches).toHaveLength(0);
-    await p.forceFlush();
-    expect(batches.map((b) => b.spans)).toEqual([2]);
-    expect(errors.map((e) => e.message)).toEqual(['refused']);
-  });
-});
-
 describe('the protocol OTEL_EXPORTER_OTLP_PROTOCOL names', () => {
   it.each([
-    [{}, JsonSpanProcessor],
-    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, BatchSpanProcessor],
-    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }, JsonSpanProcessor],
+    [{}, 'json'],
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, 'protobuf'],
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }, 'json'],
   ])('%j', (env, kind) => {
-    expect(spanProcessorFromEnv(env)).toBeInstanceOf(kind);
+    expect(exporterFromEnv(env) instanceof ProtobufExporter ? 'protobuf' : 'json').toBe(kind);
   });
 
   it('grpc is refused by name', () => {
-    expect(() => spanProcessorFromEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/'grpc' is not one of http\/protobuf, http\/json/);
+    expect(() => exporterFromEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/'grpc' is not one of http\/protobuf, http\/json/);
   });
 
   it('http/protobuf still sends protobuf, with the SDK’s exporter', async () => {
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
     const from = posts.length;
     try {
-      const p = spanProcessorFromEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
-      for (const s of makeSpans()) p.onEnd(s);
-      await p.shutdown();
+      const exporter = exporterFromEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
+      await new Promise((resolve) => exporter.export(makeSpans(), resolve));
+      await exporter.shutdown();
     } finally {
       delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
     }
