@@ -109,8 +109,8 @@ let scratch = Buffer.allocUnsafe(256 * 1024);
 let at = 0;
 
 function put(text: string): void {
-  if (scratch.length - at < text.length * 3) {
-    const grown = Buffer.allocUnsafe(Math.max(scratch.length * 2, at + text.length * 3));
+  if (scratch.length - at < text.length * 3 + 1) {
+    const grown = Buffer.allocUnsafe(Math.max(scratch.length * 2, at + text.length * 3 + 1));
     scratch.copy(grown, 0, 0, at);
     scratch = grown;
   }
