@@ -559,6 +559,47 @@ describe('velocity limits', () => {
       }
     });
 
+    it('a group call answers and counts as the same authorizations one call each would, in turn (random groups, near and far from the limits)', async () => {
+      const [a, b] = [await rule({ name: 'A', velocity: { scope: 'card', window: '24h', limitCount: 5 } }), await rule({ name: 'B', velocity: { scope: 'card', window: '24h', limitCount: 5 } })];
+      let seed = 29;
+      const random = (n: number) => (seed = (seed * 48_271) % 2_147_483_647) % n;
+      const ONE = `SELECT total_amount::text AS a, total_count::text AS n, counted FROM cardline_velocity_take('demo', $1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint, $7::bigint[], $8::integer[], 60, $9::boolean[], 128, 16, $10::bigint[], $10::bigint[], $11::integer[])`;
+      const MANY = `SELECT total_amount::text AS a, total_count::text AS n, counted FROM cardline_velocity_take_many('demo', $1::uuid[], $2::text[], $3::text[], $4::integer[], $5::uuid[], $6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::integer[], 60, $13::boolean[], 128, 16, $14::bigint[], $14::bigint[], $15::integer[])`;
+      const rows = async (id: string) =>
+        (await t.db.query(`SELECT counter, scope_value, bucket::text, amount_minor::text, count FROM auth_rule_counters WHERE rule_id = $1 ORDER BY 1, 2, 3`, [id])).rows;
+      for (let trial = 0; trial < 60; trial++) {
+        await t.db.query(`DELETE FROM auth_rule_counters`);
+        // Counters (card, entity), some already spent; each authorization in bucket 100 or 101 (the window of 101 starts at 42).
+        const counters = ['c|CARD-1', 'c|CARD-2', 'e|ENT-1'];
+        for (const k of counters) {
+          const spent = [random(300), random(4)];
+          for (const id of [a, b]) await t.db.query(`INSERT INTO auth_rule_counters VALUES ('demo', $1, $2, $3, 100, $4, $5)`, [id, ...k.split('|'), ...spent]);
+        }
+        type Limits = { la: number | null; lc: number | null };
+        const limits: Record<'c' | 'e', Limits> = {
+          c: { la: random(2) ? null : 200 + random(400), lc: 3 + random(6) },
+          e: { la: random(2) ? null : 300 + random(300), lc: random(2) ? 8 + random(8) : null },
+        };
+        const group = Array.from({ length: 1 + random(12) }, () => ({ card: `CARD-${1 + random(2)}`, amount: 1 + random(30), bucket: 100 + (random(8) === 0 ? 1 : 0) }));
+        const each = (g: (typeof group)[number], id: string) =>
+          ([['c', g.card], ['e', 'ENT-1']] as const).map(([counter, scope]) => ({ id, counter, scope, bucket: g.bucket, oldest: g.bucket - 59, ...limits[counter], g }));
+        const alone: unknown[] = [];
+        for (const g of group) {
+          const cs = each(g, a);
+          const r = await t.db.query(ONE, [cs.map((c) => c.id), cs.map((c) => c.counter), cs.map((c) => c.scope), cs.map((c) => c.bucket), cs.map((c) => c.oldest), g.amount, cs.map((c) => c.la), cs.map((c) => c.lc), cs.map(() => false), cs.map(() => null), cs.map(() => null)]);
+          alone.push(...r.rows);
+        }
+        const cs = group.flatMap((g) => each(g, b));
+        const auth = group.flatMap((_, i) => [i + 1, i + 1]);
+        const grouped = await t.db.query(MANY, [
+          [b, b, b], ['c', 'c', 'e'], ['CARD-1', 'CARD-2', 'ENT-1'], auth, cs.map((c) => c.id), cs.map((c) => c.counter), cs.map((c) => c.scope), cs.map((c) => c.bucket),
+          cs.map((c) => c.oldest), cs.map((c) => c.g.amount), cs.map((c) => c.la), cs.map((c) => c.lc), cs.map(() => false), cs.map(() => null), cs.map(() => null),
+        ]);
+        expect(grouped.rows, `trial ${trial}`).toEqual(alone);
+        expect(await rows(b), `trial ${trial}`).toEqual(await rows(a));
+      }
+    });
+
     it('a group the store refuses: each of its authorizations counted alone, the limits exact; a store refusing all counts nothing', async () => {
       await rule({ name: 'Five a day', mode: 'active', velocity: { scope: 'card', window: '24h', limitCount: 5 } });
       const names: string[] = [];
