@@ -21,6 +21,8 @@ import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { Algorithm, hash } from '@node-rs/argon2';
@@ -96,6 +98,55 @@ if (TIMING) {
   } as typeof pg.Client.prototype.query;
 }
 
+/** BENCH_TRACE_DIR: a timeline of audit batches, pool waits, new connections, GC and event-loop gaps, written per timing read. */
+const TRACE_DIR = process.env.BENCH_TRACE_DIR;
+const trace: unknown[][] = [];
+const now = () => performance.timeOrigin + performance.now();
+if (TIMING && TRACE_DIR) {
+  const poolQuery = pg.Pool.prototype.query;
+  const called = new WeakMap<object, number>();
+  pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+    const c = args[0];
+    if (c && typeof c === 'object') called.set(c, now());
+    return (poolQuery as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof pg.Pool.prototype.query;
+  const clientQuery = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const c = args[0] as { name?: string; text?: string } | string;
+    const t0 = now();
+    const name = typeof c === 'object' && c ? (c.name ?? c.text?.slice(0, 40)) : String(c).slice(0, 40);
+    const pid = (this as unknown as { processID: number }).processID;
+    const wait = typeof c === 'object' && c && called.has(c) ? t0 - called.get(c)! : 0;
+    const fin = () => trace.push(['q', t0, now() - t0, wait, pid, name]);
+    const cb = args.at(-1);
+    if (typeof cb === 'function') {
+      args[args.length - 1] = (...r: unknown[]) => {
+        fin();
+        return (cb as (...x: unknown[]) => unknown)(...r);
+      };
+    }
+    const out = (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+    if (typeof cb !== 'function' && out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then(fin, fin);
+    return out;
+  } as typeof pg.Client.prototype.query;
+  const connect = pg.Client.prototype.connect;
+  pg.Client.prototype.connect = function (this: pg.Client, ...args: unknown[]) {
+    const t0 = now();
+    const out = (connect as (...a: unknown[]) => unknown).apply(this, args);
+    if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then(() => trace.push(['connect', t0, now() - t0, (this as unknown as { processID: number }).processID]), () => undefined);
+    return out;
+  } as typeof pg.Client.prototype.connect;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) trace.push(['gc', performance.timeOrigin + e.startTime, e.duration, ((e as unknown as { detail?: { kind?: number } }).detail)?.kind ?? 0]);
+  }).observe({ entryTypes: ['gc'] });
+  let last = now();
+  setInterval(() => {
+    const t = now();
+    if (t - last > 4) trace.push(['gap', last, t - last]);
+    last = t;
+  }, 2).unref();
+}
+
 /**
  * Times each request the bench tags with an X-Request-Id: its time in the gateway (the HTTP server's `request`
  * event to the response's `finish`) minus its time in the core caller (`services.core.invoke`, the mock core
@@ -112,9 +163,25 @@ function timeRequests(full: FastifyInstance): { read: () => { paths: Record<stri
     try {
       return await record(entry);
     } finally {
-      inAudit.set(entry.requestId, (inAudit.get(entry.requestId) ?? 0) + performance.now() - t0);
+      const d = performance.now() - t0;
+      inAudit.set(entry.requestId, (inAudit.get(entry.requestId) ?? 0) + d);
+      if (TRACE_DIR) trace.push(['audit', performance.timeOrigin + t0, d, entry.requestId]);
     }
   }) as typeof audit.record;
+  if (TRACE_DIR) {
+    const w = audit as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    for (const m of ['append', 'gather']) {
+      const f = w[m]!.bind(audit);
+      w[m] = async (...a: unknown[]) => {
+        const t0 = now();
+        try {
+          return await f(...a);
+        } finally {
+          trace.push([m, t0, now() - t0, Array.isArray(a[0]) ? a[0].length : 0]);
+        }
+      };
+    }
+  }
   const core = full.cardline.core;
   const invoke = core.invoke.bind(core);
   const inCore = new Map<string, number>();
@@ -127,6 +194,7 @@ function timeRequests(full: FastifyInstance): { read: () => { paths: Record<stri
       inCore.set(id, (inCore.get(id) ?? 0) + performance.now() - t0);
     }
   }) as typeof core.invoke;
+  let traced = 0;
   let samples = new Map<string, { gateway: number[]; core: number[]; audit: number[]; own: number[] }>();
   (full.server as Server).on('request', (req, res) => {
     const id = req.headers['x-request-id'];
@@ -159,6 +227,7 @@ function timeRequests(full: FastifyInstance): { read: () => { paths: Record<stri
       inCore.clear();
       inAudit.clear();
       const read = { paths: out, statements };
+      if (TRACE_DIR) writeFileSync(join(TRACE_DIR, `trace-${process.pid}-${traced++}.json`), JSON.stringify({ read, trace: trace.splice(0) }));
       return read;
     },
   };
