@@ -16,7 +16,7 @@
 // X-Request-Id), with the p99 of its wait for its audit record's commit and of the rest — and the statements sent to PostgreSQL (every `pg` Client.query: BEGIN/COMMIT and the audit
 // writer's batches included).
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -139,11 +139,16 @@ if (TIMING && TRACE_DIR) {
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) trace.push(['gc', performance.timeOrigin + e.startTime, e.duration, ((e as unknown as { detail?: { kind?: number } }).detail)?.kind ?? 0]);
   }).observe({ entryTypes: ['gc'] });
+  // The main thread's time on a CPU and waiting for one (ns, /proc schedstat): a gap is either work or descheduling.
+  const sched = () => readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number);
   let last = now();
+  let lastSched = sched();
   setInterval(() => {
     const t = now();
-    if (t - last > 4) trace.push(['gap', last, t - last]);
+    const s = sched();
+    if (t - last > 4) trace.push(['gap', last, t - last, (s[0]! - lastSched[0]!) / 1e6, (s[1]! - lastSched[1]!) / 1e6]);
     last = t;
+    lastSched = s;
   }, 2).unref();
 }
 
@@ -270,6 +275,8 @@ async function main(): Promise<void> {
   const startupMs = performance.now() - started;
 
   const timing = TIMING ? timeRequests(full) : null;
+  // BENCH_AUDIT_LINGER_MS: the audit writer's linger under load (decision 0228) set for this run, to measure it.
+  if (process.env.BENCH_AUDIT_LINGER_MS) Object.assign(full.cardline.audit, { lingerMs: Number(process.env.BENCH_AUDIT_LINGER_MS) });
 
   const bare = Fastify({ logger: false });
   bare.post(LIMIT_URL, async (request) => {
