@@ -18,6 +18,9 @@
 //   open-loop arm too: authorizations sent at a fixed rate below saturation (BENCH_OPEN_RATE req/s, default half the
 //   lowest gateway's median authorization throughput), each on its own schedule whatever the others' answers, over
 //   at most 32 keep-alive connections; the gateway's share is measured inside it as above (BENCH_OPEN_ROUNDS).
+//   On PostgreSQL each run also prints the WAL it wrote and the segments the server had to create for it (a 16 MB
+//   zero-fill every commit waits behind); before the open loop the server is given the spares it will use
+//   (BENCH_WAL_WARM=0: not), as a server in steady state has them (decision 0446).
 // Prints each run, the medians per arm, and the ratio of authorizations to limit upgrades against the 0.8 target.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';

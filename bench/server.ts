@@ -14,7 +14,9 @@
 // per request path, the gateway's own share of each answered request — from the HTTP server's `request` event to the
 // response's `finish`, minus the time spent in the core caller's `invoke` for that request (matched by the request's
 // X-Request-Id), with the p99 of its wait for its audit record's commit and of the rest — and the statements sent to PostgreSQL (every `pg` Client.query: BEGIN/COMMIT and the audit
-// writer's batches included).
+// writer's batches included). BENCH_TRACE_DIR (with BENCH_TIMING): each read also writes a timeline there (audit
+// batches, statements with their pool wait, connections, GC, event-loop gaps with the main thread's CPU and run-queue
+// time); BENCH_AUDIT_LINGER_MS sets the audit writer's linger for the run (decision 0446).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
