@@ -4,7 +4,8 @@
 import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { isTracingSuppressed, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -16,9 +17,11 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
   type IdGenerator,
+  type ReadableSpan,
   type Sampler,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
+import { serializeSpans } from './otlp-json.js';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
 
 const SERVICE_NAME = 'cardline';
@@ -46,14 +49,25 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
   }
 }
 
+/** The SDK's OTLP/HTTP JSON exporter (its transport, retries, headers, compression, timeout), our encoder its serializer. */
+export function jsonExporter(config: { url?: string } = {}): OTLPExporterBase<ReadableSpan[]> {
+  const serializer = {
+    serializeRequest: serializeSpans,
+    deserializeResponse: (data: Uint8Array) => (data.length ? (JSON.parse(Buffer.from(data).toString('utf8')) as object) : {}),
+  };
+  const options = convertLegacyHttpOptions(config, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' });
+  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, serializer, 'otlp_http_span_exporter', { name: 'span', countItems: (spans: ReadableSpan[]) => spans.length }, undefined));
+}
+
 /**
  * The exporter OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names: http/json by default
- * (it costs the main thread less than protobuf, decision 0382), or http/protobuf.
+ * (it costs the main thread less than protobuf, decision 0382; written by src/telemetry/otlp-json.ts, decision
+ * 0451), or http/protobuf.
  */
 export function exporterFromEnv(env: NodeJS.ProcessEnv): SpanExporter {
   const raw = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/json';
   // The exporters read OTEL_EXPORTER_OTLP_* themselves (endpoint, headers, timeout).
-  if (raw.toLowerCase() === 'http/json') return new JsonExporter();
+  if (raw.toLowerCase() === 'http/json') return jsonExporter();
   if (raw.toLowerCase() === 'http/protobuf') return new ProtobufExporter();
   throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL='${raw}' is not one of http/protobuf, http/json`);
 }

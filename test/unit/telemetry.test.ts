@@ -5,9 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ROOT_CONTEXT, SamplingDecision, SpanKind } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { createTracing, exporterFromEnv, samplerFromEnv } from '../../src/telemetry/sdk.js';
+import { createTracing, samplerFromEnv } from '../../src/telemetry/sdk.js';
 import { startOtlpReceiver } from '../helpers/otlp.js';
 import { startTracing, tracing, tracingRequested } from '../../src/telemetry/index.js';
 import { ROOT } from '../helpers/process.js';
@@ -145,19 +143,5 @@ describe('an unsampled trace makes no span below its root, and hands on its cont
     const sampler = samplerFromEnv({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' });
     for (const m of made) expect(sampler.shouldSample(ROOT_CONTEXT, m.traceId, 'x', SpanKind.SERVER, {}, []).decision === SamplingDecision.RECORD_AND_SAMPLED).toBe(m.sampled);
     expect(otlp.spans.map((s) => s.attributes['cardline.tenant'])).toEqual(made.filter((m) => m.sampled).map(() => 'demo'));
-  });
-});
-
-describe('the exporter OTEL_EXPORTER_OTLP_PROTOCOL names', () => {
-  it.each([
-    [{}, JsonExporter],
-    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, ProtobufExporter],
-    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }, JsonExporter],
-  ])('%j', (env, kind) => {
-    expect(exporterFromEnv(env)).toBeInstanceOf(kind);
-  });
-
-  it('grpc is refused by name', () => {
-    expect(() => exporterFromEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/'grpc' is not one of http\/protobuf, http\/json/);
   });
 });
