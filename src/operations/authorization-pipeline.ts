@@ -2,10 +2,11 @@
 // recorded; the first decline wins and the steps after it are not called. The processor's route and the sandbox
 // route run it, differing only in the core's step (a hold, or the sandbox core's own host decision).
 import { randomUUID } from 'node:crypto';
-import type { AuthorizationAsk, AuthorizationStep, StepRecord } from '../../schemas/authorizations.js';
+import type { AuthorizationAsk, AuthorizationStep } from '../../schemas/authorizations.js';
 import type { DeclineReason } from '../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../connectors/shared/money.js';
 import type { WriterEntry } from '../audit/writer.js';
+import type { TrailStep } from '../services/transactions/authorizations.js';
 import type { AuthorizationRecord, NewAuthorization } from '../services/transactions/authorizations.js';
 import type { VelocityCount } from '../services/transactions/spend-controls.js';
 import type { CoreCall, EventOf, ExecuteContext } from './define.js';
@@ -54,7 +55,7 @@ export interface StepRecords {
 }
 
 /** A step's record; `approvedMinor` caps what the core is asked to hold (a partial approval by the decision endpoint). */
-export type StepResult = StepRecord & { approvedMinor?: bigint; records?: StepRecords };
+export type StepResult = TrailStep & { approvedMinor?: bigint; records?: StepRecords };
 
 /** A step before the core: a decline reason stops the pipeline; `skipped` says it had nothing to decide. */
 type GatewayStep = (ask: AuthorizationAsk, ctx: StepContext, run: PipelineRun) => Promise<StepResult>;
@@ -90,7 +91,7 @@ const GATEWAY_STEPS: readonly GatewayStep[] = [cardState, spendControls, decisio
 const CORE_CHECKS_CARD: readonly GatewayStep[] = [spendControls, decisionEndpoint];
 
 /** A step's record without the cap and records (only the decision endpoint's step adds them). */
-const recordOf = ({ approvedMinor: _cap, records: _records, ...record }: StepResult): StepRecord => record;
+const recordOf = ({ approvedMinor: _cap, records: _records, ...record }: StepResult): TrailStep => record;
 
 export interface PipelineOptions {
   /**
@@ -130,7 +131,7 @@ async function decide(
   const generatedId = `auth_${randomUUID().replaceAll('-', '')}`;
   // Field by field, not a spread with a field after it (decision 0422): one shape for every authorization.
   const stepContext: StepContext = { tenant: ctx.tenant, core: ctx.core, services: ctx.services, recordAuthorization: ctx.recordAuthorization, authorizationId: generatedId };
-  const trail: StepRecord[] = [];
+  const trail: TrailStep[] = [];
   const amountMinor = toMinor(ask.amount);
   let declined: { step: AuthorizationStep; reason: DeclineReason } | null = null;
   let capMinor: bigint | null = null;
@@ -138,7 +139,7 @@ async function decide(
   for (const step of opts.cardStateInGateway ? GATEWAY_STEPS : CORE_CHECKS_CARD) {
     const result = await step(ask, stepContext, run);
     const { approvedMinor: cap, records } = result;
-    const record: StepRecord = cap === undefined && records === undefined ? result : recordOf(result);
+    const record: TrailStep = cap === undefined && records === undefined ? result : recordOf(result);
     trail.push(record);
     if (cap !== undefined) capMinor = cap;
     if (records) stepRecords.push(records);
