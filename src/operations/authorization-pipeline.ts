@@ -36,6 +36,7 @@ export interface PipelineContext {
 /** What the steps of one authorization share: the card, read once; what to settle once the pipeline decided. */
 interface PipelineRun {
   card: () => Promise<ValueOf<'getCard'>>;
+  amountMinor: bigint;
   /** Called with the amount approved (0 on a decline or a failure): spend controls count what was approved, and say where. */
   settles: ((approvedMinor: bigint) => Promise<VelocityCount[]>)[];
 }
@@ -58,7 +59,7 @@ export interface StepRecords {
 export type StepResult = TrailStep & { approvedMinor?: bigint; records?: StepRecords };
 
 /** A step before the core: a decline reason stops the pipeline; `skipped` says it had nothing to decide. */
-type GatewayStep = (ask: AuthorizationAsk, ctx: StepContext, run: PipelineRun) => Promise<StepResult>;
+type GatewayStep = (ask: AuthorizationAsk, ctx: StepContext, run: PipelineRun) => StepResult | Promise<StepResult>;
 
 /**
  * The card must be ACTIVE. Read from the core that serves the card (an unknown card is the core's
@@ -76,7 +77,7 @@ const spendControls: GatewayStep = async (ask, { tenant, services }, run) => {
   const { record, settle } = await services.spendControls.decide(
     tenant.id,
     tenant.config.timeZone ?? DEFAULT_TIME_ZONE,
-    { cardId: ask.cardId, amountMinor: toMinor(ask.amount), currency: ask.currency, merchant: ask.merchant, channel: ask.channel, at: ask.at },
+    { cardId: ask.cardId, amountMinor: run.amountMinor, currency: ask.currency, merchant: ask.merchant, channel: ask.channel, at: ask.at },
     async () => (await run.card()).entityId,
   );
   run.settles.push(settle);
@@ -107,7 +108,7 @@ export interface PipelineOptions {
 export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, opts: PipelineOptions): Promise<AuthorizationRecord> {
   let card: Promise<ValueOf<'getCard'>> | undefined;
   const settles: PipelineRun['settles'] = [];
-  const run: PipelineRun = { card: () => (card ??= ctx.core('getCard', { cardId: ask.cardId })), settles };
+  const run: PipelineRun = { card: () => (card ??= ctx.core('getCard', { cardId: ask.cardId })), amountMinor: toMinor(ask.amount), settles };
   const settle = async (approvedMinor: bigint) => {
     const counted: VelocityCount[] = [];
     for (const s of settles.splice(0)) counted.push(...(await s(approvedMinor)));
@@ -116,8 +117,8 @@ export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, o
   try {
     return await decide(ask, ctx, opts, run, settle);
   } finally {
-    // A failure before the decision counts nothing; once settled, this finds nothing left to settle.
-    await settle(0n);
+    // A failure before the decision counts nothing; once settled, nothing is left to settle.
+    if (settles.length > 0) await settle(0n);
   }
 }
 
@@ -132,12 +133,13 @@ async function decide(
   // Field by field, not a spread with a field after it (decision 0422): one shape for every authorization.
   const stepContext: StepContext = { tenant: ctx.tenant, core: ctx.core, services: ctx.services, recordAuthorization: ctx.recordAuthorization, authorizationId: generatedId };
   const trail: TrailStep[] = [];
-  const amountMinor = toMinor(ask.amount);
+  const { amountMinor } = run;
   let declined: { step: AuthorizationStep; reason: DeclineReason } | null = null;
   let capMinor: bigint | null = null;
   const stepRecords: StepRecords[] = [];
   for (const step of opts.cardStateInGateway ? GATEWAY_STEPS : CORE_CHECKS_CARD) {
-    const result = await step(ask, stepContext, run);
+    const pending = step(ask, stepContext, run);
+    const result = pending instanceof Promise ? await pending : pending;
     const { approvedMinor: cap, records } = result;
     const record: TrailStep = cap === undefined && records === undefined ? result : recordOf(result);
     trail.push(record);
