@@ -38,7 +38,7 @@ interface PipelineRun {
   card: () => Promise<ValueOf<'getCard'>>;
   amountMinor: bigint;
   /** Called with the amount approved (0 on a decline or a failure): spend controls count what was approved, and say where. */
-  settles: ((approvedMinor: bigint) => Promise<VelocityCount[]>)[];
+  settles: ((approvedMinor: bigint) => VelocityCount[] | Promise<VelocityCount[]>)[];
 }
 
 /** What a step sees: the pipeline's context and the id the authorization will have (unless the core names its own). */
@@ -109,10 +109,14 @@ export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, o
   let card: Promise<ValueOf<'getCard'>> | undefined;
   const settles: PipelineRun['settles'] = [];
   const run: PipelineRun = { card: () => (card ??= ctx.core('getCard', { cardId: ask.cardId })), amountMinor: toMinor(ask.amount), settles };
-  const settle = async (approvedMinor: bigint) => {
-    const counted: VelocityCount[] = [];
-    for (const s of settles.splice(0)) counted.push(...(await s(approvedMinor)));
-    return counted;
+  const settle = (approvedMinor: bigint): VelocityCount[] | Promise<VelocityCount[]> => {
+    const pending = settles.splice(0);
+    if (pending.length === 1) return pending[0]!(approvedMinor);
+    return (async () => {
+      const counted: VelocityCount[] = [];
+      for (const s of pending) counted.push(...(await s(approvedMinor)));
+      return counted;
+    })();
   };
   try {
     return await decide(ask, ctx, opts, run, settle);
@@ -127,7 +131,7 @@ async function decide(
   ctx: PipelineContext,
   opts: PipelineOptions,
   run: PipelineRun,
-  settle: (approvedMinor: bigint) => Promise<VelocityCount[]>,
+  settle: (approvedMinor: bigint) => VelocityCount[] | Promise<VelocityCount[]>,
 ): Promise<AuthorizationRecord> {
   const generatedId = `auth_${randomUUID().replaceAll('-', '')}`;
   // Field by field, not a spread with a field after it (decision 0422): one shape for every authorization.
@@ -165,7 +169,8 @@ async function decide(
       trail.push({ step: 'core', outcome: 'approved', ...(approvedMinor < amountMinor ? { detail: `partial: ${fromMinor(approvedMinor)} held` } : {}) });
     }
   }
-  const velocity = await settle(approvedMinor);
+  const settled = settle(approvedMinor);
+  const velocity = settled instanceof Promise ? await settled : settled;
   const decided: NewAuthorization = {
     id,
     cardId: ask.cardId,

@@ -23,7 +23,7 @@ export interface SpendAsk {
 /** The step's record; `settle` counts what was approved, releases the rest, and names the buckets it stays in (0354). */
 export interface SpendDecision {
   record: TrailStep;
-  settle: (approvedMinor: bigint) => Promise<VelocityCount[]>;
+  settle: (approvedMinor: bigint) => VelocityCount[] | Promise<VelocityCount[]>;
 }
 
 /** A counter's bucket an authorization was counted in. */
@@ -73,7 +73,7 @@ const sameTerms = (g: Grant, bucket: number, limit: { amount: bigint | null; cou
 const DEFAULT_REASON: DeclineReason = 'SPEND_CONTROL_DECLINED';
 const COMPILED_MAX = 10_000;
 
-const nothingToSettle = async (): Promise<VelocityCount[]> => [];
+const nothingToSettle = (): VelocityCount[] => [];
 
 /** A rule list made ready once per tenant; `id`: a version's approval as stored; `allApproved`: the step when all approve (0443). */
 interface Plan {
@@ -371,14 +371,19 @@ export class SpendControls {
   }
 
   /** Takes back what was counted beyond what the pipeline approved (all of it, and the count, on a decline). */
-  private async settle(tenantId: string, reservations: Reservation[], approvedMinor: bigint): Promise<VelocityCount[]> {
+  private settle(tenantId: string, reservations: Reservation[], approvedMinor: bigint): VelocityCount[] | Promise<VelocityCount[]> {
+    const counted = approvedMinor === 0n ? [] : reservations.map(({ ruleId, counter, scopeValue, bucket }) => ({ ruleId, counter, scopeValue, bucket }));
+    // Approved in full (nearly always): nothing to give back, and no promise turn.
+    return approvedMinor > 0n && reservations.every((r) => r.amountMinor === approvedMinor) ? counted : this.giveBackUnheld(tenantId, reservations, approvedMinor).then(() => counted);
+  }
+
+  private async giveBackUnheld(tenantId: string, reservations: Reservation[], approvedMinor: bigint): Promise<void> {
     for (const r of reservations) {
       const amount = r.amountMinor - approvedMinor;
       const count = approvedMinor === 0n ? 1 : 0;
       if (amount === 0n && count === 0) continue;
       await this.giveBackSpent(tenantId, [r], amount, count);
     }
-    return approvedMinor === 0n ? [] : reservations.map(({ ruleId, counter, scopeValue, bucket }) => ({ ruleId, counter, scopeValue, bucket }));
   }
 }
 
