@@ -6,8 +6,7 @@ import type { AuthorizationAsk, AuthorizationStep } from '../../schemas/authoriz
 import type { DeclineReason } from '../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../connectors/shared/money.js';
 import type { WriterEntry } from '../audit/writer.js';
-import type { TrailStep } from '../services/transactions/authorizations.js';
-import type { AuthorizationRecord, NewAuthorization } from '../services/transactions/authorizations.js';
+import type { AuthorizationRecord, NewAuthorization, TrailStep } from '../services/transactions/authorizations.js';
 import type { VelocityCount } from '../services/transactions/spend-controls.js';
 import type { CoreCall, EventOf, ExecuteContext } from './define.js';
 import type { ValueOf } from '../services/connectors/index.js';

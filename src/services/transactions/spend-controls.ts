@@ -169,7 +169,7 @@ export class SpendControls {
       );
       const ids = [...versions.filter((v) => !v.compiled.velocity), ...versions.filter((v) => v.compiled.velocity)].map((v) => v.id);
       const allApproved = Object.freeze({ step: 'spend-controls' as const, outcome: 'approved' as const, evaluated: ids.length, approvedVersions: ids.join(' ') });
-      const velocities = versions.length - versions.filter((v) => !v.compiled.velocity).length;
+      const velocities = versions.filter((v) => v.compiled.velocity).length;
       p = { versions, entityScoped: versions.some((v) => v.compiled.velocity?.spec.scope === 'entity'), velocities, allApproved };
       this.plans.set(rules, p);
     }
