@@ -178,19 +178,31 @@ async function startGateway(label: string, dir: string): Promise<Gateway> {
   return g;
 }
 
+/**
+ * BENCH_AUTH_SHADOW=1: each velocity rule has a shadow version beside its active one (the same definition), so its
+ * counters are never spent from a grant (decision 0398): every authorization counts in the store, as near a limit.
+ */
+const SHADOW = process.env.BENCH_AUTH_SHADOW === '1';
+
 /** The ten rules, written as the admin API writes them (one active version each), before the gateway starts. */
 async function addRules(databaseUrl: string | null, dataDir: string): Promise<void> {
-  const insert = `INSERT INTO auth_rules (tenant_id, id, name, level, target_id, kind, active_version, latest_version) VALUES ('demo', $1::uuid, $2, 'tenant', '', $3, 1, 1)`;
-  const version = `INSERT INTO auth_rule_versions (tenant_id, rule_id, version, definition, created_by) VALUES ('demo', $1::uuid, 1, $2::jsonb, 'bench')`;
+  const insert = `INSERT INTO auth_rules (tenant_id, id, name, level, target_id, kind, active_version, shadow_version, latest_version) VALUES ('demo', $1::uuid, $2, 'tenant', '', $3, 1, $4::integer, coalesce($4::integer, 1))`;
+  const version = `INSERT INTO auth_rule_versions (tenant_id, rule_id, version, definition, created_by) VALUES ('demo', $1::uuid, $2, $3::jsonb, 'bench')`;
+  const statements = BENCH_RULES.flatMap((r) => {
+    const id = crypto.randomUUID();
+    const shadow = SHADOW && r.kind === 'velocity' ? 2 : null;
+    const definition = JSON.stringify(r.definition);
+    return [
+      [insert, [id, r.name, r.kind, shadow]],
+      [version, [id, 1, definition]],
+      ...(shadow ? [[version, [id, shadow, definition]]] : []),
+    ] as [string, unknown[]][];
+  });
   if (databaseUrl) {
     const c = new pg.Client({ connectionString: databaseUrl });
     await c.connect();
     try {
-      for (const r of BENCH_RULES) {
-        const id = crypto.randomUUID();
-        await c.query(insert, [id, r.name, r.kind]);
-        await c.query(version, [id, JSON.stringify(r.definition)]);
-      }
+      for (const [sql, params] of statements) await c.query(sql, params);
     } finally {
       await c.end();
     }
@@ -198,11 +210,7 @@ async function addRules(databaseUrl: string | null, dataDir: string): Promise<vo
   }
   const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create(dataDir);
-  for (const r of BENCH_RULES) {
-    const id = crypto.randomUUID();
-    await db.query(insert, [id, r.name, r.kind]);
-    await db.query(version, [id, JSON.stringify(r.definition)]);
-  }
+  for (const [sql, params] of statements) await db.query(sql, params);
   await db.close();
 }
 

@@ -4,7 +4,8 @@
 import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { isTracingSuppressed, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -16,9 +17,13 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
   type IdGenerator,
+  type ReadableSpan,
   type Sampler,
+  type SamplingResult,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
+import { ROOT } from './context.js';
+import { serializeSpans } from './otlp-json.js';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
 
 const SERVICE_NAME = 'cardline';
@@ -46,14 +51,25 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
   }
 }
 
+/** The SDK's OTLP/HTTP JSON exporter (its transport, retries, headers, compression, timeout), our encoder its serializer. */
+export function jsonExporter(config: { url?: string } = {}): OTLPExporterBase<ReadableSpan[]> {
+  const serializer = {
+    serializeRequest: serializeSpans,
+    deserializeResponse: (data: Uint8Array) => (data.length ? (JSON.parse(Buffer.from(data).toString('utf8')) as object) : {}),
+  };
+  const options = convertLegacyHttpOptions(config, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' });
+  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, serializer, 'otlp_http_span_exporter', { name: 'span', countItems: (spans: ReadableSpan[]) => spans.length }, undefined));
+}
+
 /**
  * The exporter OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or OTEL_EXPORTER_OTLP_PROTOCOL) names: http/json by default
- * (it costs the main thread less than protobuf, decision 0382), or http/protobuf.
+ * (it costs the main thread less than protobuf, decision 0382; written by src/telemetry/otlp-json.ts, decision
+ * 0451), or http/protobuf.
  */
 export function exporterFromEnv(env: NodeJS.ProcessEnv): SpanExporter {
   const raw = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/json';
   // The exporters read OTEL_EXPORTER_OTLP_* themselves (endpoint, headers, timeout).
-  if (raw.toLowerCase() === 'http/json') return new JsonExporter();
+  if (raw.toLowerCase() === 'http/json') return jsonExporter();
   if (raw.toLowerCase() === 'http/protobuf') return new ProtobufExporter();
   throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL='${raw}' is not one of http/protobuf, http/json`);
 }
@@ -78,6 +94,20 @@ class Ids implements IdGenerator {
   }
 }
 
+const SAMPLED: SamplingResult = Object.freeze({ decision: api.SamplingDecision.RECORD_AND_SAMPLED });
+
+/** Every sampler samples a local sampled parent's child (see inSpan): asked only for the others. */
+class ChildSampler implements Sampler {
+  constructor(private readonly inner: Sampler) {}
+  shouldSample(...args: Parameters<Sampler['shouldSample']>): SamplingResult {
+    const parent = api.trace.getSpan(args[0])?.spanContext();
+    return parent && !parent.isRemote && parent.traceFlags & api.TraceFlags.SAMPLED ? SAMPLED : this.inner.shouldSample(...args);
+  }
+  toString(): string {
+    return this.inner.toString();
+  }
+}
+
 export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   // Used directly below: each call through api.context looks the global up and checks its version.
   const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -91,7 +121,7 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   const ids = new Ids();
   const provider = new TracerProvider({
     resource,
-    sampler,
+    sampler: new ChildSampler(sampler),
     idGenerator: ids,
     spanProcessors: [
       new BatchSpanProcessor({
@@ -111,19 +141,15 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     const parent = opts.parent ?? contextManager.active();
     const parentSpan = api.trace.getSpan(parent);
     if (opts.requireParent && !parentSpan) return fn(api.trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT));
-    // Under a trace that is not sampled, nothing: every sampler OTEL_TRACES_SAMPLER names leaves the children
-    // of an unsampled local parent unsampled (the parent-based ones by rule, traceidratio by the same trace
-    // id, always_off always; always_on samples every server span), so no span object, id or context switch
-    // is made for them. fn runs in the unsampled parent's context (switched to only when it is not already the
-    // active one), so that the work beneath knows it too.
+    // Under an unsampled trace, no span: every sampler OTEL_TRACES_SAMPLER names leaves an unsampled local
+    // parent's children unsampled (parent-based ones by rule, traceidratio by the trace id; always_on samples
+    // every server span). fn runs in that parent's context, switched to only when not active, for the work beneath.
     if (parentSpan && !(parentSpan.spanContext().traceFlags & api.TraceFlags.SAMPLED)) {
       return opts.parent ? contextManager.with(parent, fn, undefined, parentSpan) : fn(parentSpan);
     }
-    const span = tracer.startSpan(
-      name,
-      { kind: opts.kind ?? api.SpanKind.INTERNAL, attributes: typeof attributes === 'function' ? attributes() : attributes, ...(opts.links ? { links: opts.links } : {}), ...(opts.startTime ? { startTime: opts.startTime } : {}) },
-      parent,
-    );
+    // Set on the span: startSpan would copy and check them twice more, for samplers that never read them.
+    const span = tracer.startSpan(name, { kind: opts.kind ?? api.SpanKind.INTERNAL, links: opts.links, startTime: opts.startTime }, parent);
+    span.setAttributes(typeof attributes === 'function' ? attributes() : attributes);
     let result: Promise<T>;
     try {
       result = contextManager.with(api.trace.setSpan(parent, span), fn, undefined, span);
@@ -157,14 +183,16 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       return api.trace.wrapSpanContext({ traceId, spanId: ids.random.generateSpanId(), traceFlags: api.TraceFlags.NONE, ...(traceState ? { traceState } : {}) });
     }
     if (!remote) ids.next = traceId;
-    const span = tracer.startSpan(name, { kind: api.SpanKind.SERVER, attributes: attributes(), links: opts.links, startTime: opts.startTime }, parent);
+    const span = tracer.startSpan(name, { kind: api.SpanKind.SERVER, links: opts.links, startTime: opts.startTime }, parent);
     ids.next = undefined;
+    span.setAttributes(attributes());
     return span;
   };
 
   return {
     api,
     tracer,
+    root: ROOT,
     inSpan,
     serverSpan,
     active: () => contextManager.active(),
@@ -177,7 +205,7 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     traceparentOf,
     extract(traceparent, tracestate) {
       if (!traceparent) return undefined;
-      const ctx = propagator.extract(api.ROOT_CONTEXT, { traceparent, ...(tracestate ? { tracestate } : {}) }, api.defaultTextMapGetter);
+      const ctx = propagator.extract(ROOT, { traceparent, ...(tracestate ? { tracestate } : {}) }, api.defaultTextMapGetter);
       return api.trace.getSpan(ctx) ? ctx : undefined;
     },
     flush: () => provider.forceFlush(),

@@ -516,6 +516,128 @@ describe('velocity limits', () => {
     await vi.waitFor(async () => expect(await counters()).toEqual({ amount: '2', n: 2 }), { timeout: 5_000, interval: 100 });
   });
 
+  describe('grouped counts (decision 0440)', () => {
+    const CARDS = [
+      ['CARD-3001', 'ENT-1001'],
+      ['CARD-3002', 'ENT-1002'],
+      ['CARD-3003', 'ENT-1003'],
+    ] as const;
+    /** The store as two processes' spend controls see it: each statement's name noted, those `refuse` names refused. */
+    const store = (names: string[], refuse: (name: string) => boolean = () => false) =>
+      new Proxy(t.db, {
+        get(target, prop, receiver) {
+          if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+          return (sql: string, params?: unknown[], options?: { name?: string }) => {
+            names.push(options?.name ?? '');
+            return refuse(options?.name ?? '') ? Promise.reject(new Error('refused by the test')) : target.query(sql, params, options);
+          };
+        },
+      });
+    /** One authorization through a process's spend-control step, settled as the pipeline would: `declineLater` as the core declining it. */
+    const spend = async (p: SpendControls, [cardId, entityId]: readonly [string, string], amountMinor: bigint, declineLater = false) => {
+      const d = await p.decide('demo', 'UTC', { cardId, amountMinor, currency: 'EUR', merchant: { mcc: '5814', country: 'PT' }, channel: 'POS', at: new Date() }, async () => entityId);
+      const approved = d.record.outcome === 'approved' && !declineLater;
+      await d.settle(approved ? amountMinor : 0n);
+      return { approved, rules: d.record.rules ?? [] };
+    };
+    const byRule = async (id: string) =>
+      (await t.db.query<{ amount: string; n: number }>(`SELECT COALESCE(sum(amount_minor), 0)::text AS amount, COALESCE(sum(count), 0)::int AS n FROM auth_rule_counters WHERE rule_id = $1`, [id])).rows[0]!;
+
+    it('parallel authorizations on one card and across cards, from two processes: fewer calls than authorizations, every limit exact, shadow versions never enforced', async () => {
+      const perCard = await rule({ name: 'Eight a day', mode: 'active', velocity: { scope: 'card', window: '24h', limitCount: 8 } });
+      const perEntity = await rule({ name: '70 a week', mode: 'active', velocity: { scope: 'entity', window: '7d', limitAmount: '0.70' } });
+      const shadow = await rule({ name: 'Two an hour', velocity: { scope: 'card', window: '1h', limitCount: 2 } });
+      const names: string[] = [];
+      const [one, two] = [new SpendControls(store(names), t.app.cardline.authRules), new SpendControls(store(names), t.app.cardline.authRules)];
+      try {
+        // 30 per card at 0.10, in parallel: the card's count would let 8 through, the entity's amount lets 7.
+        const results = await Promise.all(Array.from({ length: 90 }, (_, i) => spend(i % 2 ? one : two, CARDS[i % 3]!, 10n)));
+        expect(results.filter((r) => r.approved)).toHaveLength(21);
+        // Counted only what every active limit approved (not the eighth of each card); the shadow counts those same ones.
+        for (const id of [perEntity, perCard, shadow]) expect(await byRule(id)).toEqual({ amount: '210', n: 21 });
+        // The shadow version declined the third and later of each card, and no authorization for it.
+        const shadowDeclines = results.filter((r) => r.rules.some((e) => e.ruleId === shadow && e.outcome === 'declined'));
+        expect(shadowDeclines.filter((r) => r.approved)).toHaveLength(3 * 5);
+        // Declined later (by the core, or the decision endpoint): given back, so others fit in their place.
+        await t.db.query(`DELETE FROM auth_rule_counters`);
+        const later = await Promise.all(Array.from({ length: 30 }, (_, i) => spend(i % 2 ? one : two, CARDS[0], 10n, i % 3 === 0)));
+        const kept = later.filter((r) => r.approved).length;
+        expect(kept).toBeGreaterThan(0);
+        expect(kept).toBeLessThanOrEqual(7);
+        for (const id of [perEntity, perCard]) expect(await byRule(id)).toEqual({ amount: String(kept * 10), n: kept });
+        const groups = names.filter((n) => n === 'auth-rule-counters-take-many').length;
+        const alone = names.filter((n) => n === 'auth-rule-counters-take').length;
+        expect(groups).toBeGreaterThan(0);
+        expect(groups + alone).toBeLessThan(120);
+      } finally {
+        await Promise.all([one.close(), two.close()]);
+      }
+    });
+
+    it('a group call answers and counts as the same authorizations one call each would, in turn (random groups, near and far from the limits)', async () => {
+      const [a, b] = [await rule({ name: 'A', velocity: { scope: 'card', window: '24h', limitCount: 5 } }), await rule({ name: 'B', velocity: { scope: 'card', window: '24h', limitCount: 5 } })];
+      let seed = 29;
+      const random = (n: number) => (seed = (seed * 48_271) % 2_147_483_647) % n;
+      const ONE = `SELECT total_amount::text AS a, total_count::text AS n, counted FROM cardline_velocity_take('demo', $1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint, $7::bigint[], $8::integer[], 60, $9::boolean[], 128, 16, $10::bigint[], $10::bigint[], $11::integer[])`;
+      const MANY = `SELECT total_amount::text AS a, total_count::text AS n, counted FROM cardline_velocity_take_many('demo', $1::uuid[], $2::text[], $3::text[], $4::integer[], $5::uuid[], $6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::integer[], 60, $13::boolean[], 128, 16, $14::bigint[], $14::bigint[], $15::integer[])`;
+      const rows = async (id: string) =>
+        (await t.db.query(`SELECT counter, scope_value, bucket::text, amount_minor::text, count FROM auth_rule_counters WHERE rule_id = $1 ORDER BY 1, 2, 3`, [id])).rows;
+      for (let trial = 0; trial < 60; trial++) {
+        await t.db.query(`DELETE FROM auth_rule_counters`);
+        // Counters (card, entity), some already spent; each authorization in bucket 100 or 101 (the window of 101 starts at 42).
+        const counters = ['c|CARD-1', 'c|CARD-2', 'e|ENT-1'];
+        for (const k of counters) {
+          const spent = [random(300), random(4)];
+          for (const id of [a, b]) await t.db.query(`INSERT INTO auth_rule_counters VALUES ('demo', $1, $2, $3, 100, $4, $5)`, [id, ...k.split('|'), ...spent]);
+        }
+        type Limits = { la: number | null; lc: number | null };
+        const limits: Record<'c' | 'e', Limits> = {
+          c: { la: random(2) ? null : 200 + random(400), lc: 3 + random(6) },
+          e: { la: random(2) ? null : 300 + random(300), lc: random(2) ? 8 + random(8) : null },
+        };
+        const group = Array.from({ length: 1 + random(12) }, () => ({ card: `CARD-${1 + random(2)}`, amount: 1 + random(30), bucket: 100 + (random(8) === 0 ? 1 : 0) }));
+        const each = (g: (typeof group)[number], id: string) =>
+          ([['c', g.card], ['e', 'ENT-1']] as const).map(([counter, scope]) => ({ id, counter, scope, bucket: g.bucket, oldest: g.bucket - 59, ...limits[counter], g }));
+        const alone: unknown[] = [];
+        for (const g of group) {
+          const cs = each(g, a);
+          const r = await t.db.query(ONE, [cs.map((c) => c.id), cs.map((c) => c.counter), cs.map((c) => c.scope), cs.map((c) => c.bucket), cs.map((c) => c.oldest), g.amount, cs.map((c) => c.la), cs.map((c) => c.lc), cs.map(() => false), cs.map(() => null), cs.map(() => null)]);
+          alone.push(...r.rows);
+        }
+        const cs = group.flatMap((g) => each(g, b));
+        const auth = group.flatMap((_, i) => [i + 1, i + 1]);
+        const grouped = await t.db.query(MANY, [
+          [b, b, b], ['c', 'c', 'e'], ['CARD-1', 'CARD-2', 'ENT-1'], auth, cs.map((c) => c.id), cs.map((c) => c.counter), cs.map((c) => c.scope), cs.map((c) => c.bucket),
+          cs.map((c) => c.oldest), cs.map((c) => c.g.amount), cs.map((c) => c.la), cs.map((c) => c.lc), cs.map(() => false), cs.map(() => null), cs.map(() => null),
+        ]);
+        expect(grouped.rows, `trial ${trial}`).toEqual(alone);
+        expect(await rows(b), `trial ${trial}`).toEqual(await rows(a));
+      }
+    });
+
+    it('a group the store refuses: each of its authorizations counted alone, the limits exact; a store refusing all counts nothing', async () => {
+      await rule({ name: 'Five a day', mode: 'active', velocity: { scope: 'card', window: '24h', limitCount: 5 } });
+      const names: string[] = [];
+      const p = new SpendControls(store(names, (n) => n === 'auth-rule-counters-take-many'), t.app.cardline.authRules);
+      try {
+        const results = await Promise.all(Array.from({ length: 24 }, (_, i) => spend(p, CARDS[i % 3]!, 100n)));
+        expect(results.filter((r) => r.approved)).toHaveLength(15);
+        expect(names.filter((n) => n === 'auth-rule-counters-take-many').length).toBeGreaterThan(0);
+        expect(await counters()).toEqual({ amount: '1500', n: 15 });
+      } finally {
+        await p.close();
+      }
+      const down = new SpendControls(store([], (n) => n.startsWith('auth-rule-counters-take')), t.app.cardline.authRules);
+      try {
+        const settled = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => spend(down, CARDS[i % 3]!, 100n)));
+        expect(settled.map((s) => s.status)).toEqual(Array.from({ length: 12 }, () => 'rejected'));
+        expect(await counters()).toEqual({ amount: '1500', n: 15 });
+      } finally {
+        await down.close();
+      }
+    });
+  });
+
   it('parallel authorizations and reversals: the counters hold exactly what is approved net of reversals, never above the limit', async () => {
     await rule({ name: '100 a day', cardId: 'CARD-3001', mode: 'active', velocity: { scope: 'card', window: '24h', limitAmount: '100.00' } });
     const held = [];

@@ -70,6 +70,40 @@ const GRANT_IDLE_MS = 1_000;
 const sameTerms = (g: Grant, bucket: number, limit: { amount: bigint | null; count: number | null }): boolean =>
   g.bucket === bucket && g.limitAmount === limit.amount && g.limitCount === limit.count;
 
+/** A counter an authorization meets: its bucket of now, its window's oldest bucket, the tightest active limits. */
+interface Counter {
+  c: Reservation;
+  oldest: number;
+  bucketSeconds: number;
+  shadow: boolean;
+  limit: { amount: bigint | null; count: number | null };
+}
+
+/** One authorization's counters to count in the store (`keys`: the counters' keys, sorted), and the grants it gives back. */
+interface TakeCall {
+  keys: string[];
+  windows: Counter[];
+  amountMinor: bigint;
+  back: (Grant | undefined)[];
+}
+
+/** Per counter: its window before this authorization, whether the authorization was counted, and the grant taken. */
+interface TakeRow {
+  total_amount: string;
+  total_count: string;
+  counted: boolean;
+  grant_amount: string;
+  grant_count: number;
+}
+
+interface Waiting extends TakeCall {
+  resolve: (rows: TakeRow[]) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Authorizations of a tenant counted by one call at most. */
+const TAKE_GROUP_MAX = 64;
+
 const DEFAULT_REASON: DeclineReason = 'SPEND_CONTROL_DECLINED';
 const COMPILED_MAX = 10_000;
 
@@ -90,6 +124,8 @@ export class SpendControls {
   /** This process's grants, by tenant and counter key; superseded ones wait in `spent` to give their rest back. */
   private readonly grants = new Map<string, Grant>();
   private spent: Grant[] = [];
+  /** Per tenant with a velocity call under way: the authorizations waiting for the next one. */
+  private readonly waiting = new Map<string, Waiting[]>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -226,7 +262,6 @@ export class SpendControls {
     let reservations: Reservation[] = [];
     if (!declined && velocities.length > 0) {
       // One counter per rule and thing counted: an active and a shadow version counting the same share it.
-      type Counter = { c: Reservation; oldest: number; bucketSeconds: number; shadow: boolean; limit: { amount: bigint | null; count: number | null } };
       const counters = new Map<string, Counter>();
       for (const { rule, mode, v, key } of velocities) {
         let w = counters.get(key);
@@ -267,40 +302,19 @@ export class SpendControls {
       if (remote.length > 0) {
         const windows = remote.map((key) => counters.get(key)!);
         const back = remote.map((key) => (counters.get(key)!.shadow ? undefined : this.takeGrant(`${tenantId}|${key}`)));
-        let r;
+        let rows: TakeRow[];
         try {
-          r = await this.db.query<{ total_amount: string; total_count: string; counted: boolean; grant_amount: string; grant_count: number }>(
-            `SELECT total_amount::text, total_count::text, counted, grant_amount::text, grant_count FROM cardline_velocity_take($1, $2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint, $8::bigint[], $9::integer[], $10, $11::boolean[], $12, $13, $14::bigint[], $15::bigint[], $16::integer[])`,
-            [
-              tenantId,
-              windows.map((w) => w.c.ruleId),
-              windows.map((w) => w.c.counter),
-              windows.map((w) => w.c.scopeValue),
-              windows.map((w) => String(w.c.bucket)),
-              windows.map((w) => String(w.oldest)),
-              ask.amountMinor.toString(),
-              windows.map((w) => (w.limit.amount === null ? null : w.limit.amount.toString())),
-              windows.map((w) => w.limit.count),
-              BUCKETS_PER_WINDOW,
-              windows.map((w) => !w.shadow),
-              GRANT_COUNT,
-              GRANT_SHARE,
-              back.map((g) => (g ? String(g.bucket) : null)),
-              back.map((g) => (g ? g.amountLeft.toString() : null)),
-              back.map((g) => (g ? g.countLeft : null)),
-            ],
-            { name: 'auth-rule-counters-take' },
-          );
+          rows = await this.take(tenantId, { keys: remote, windows, amountMinor: ask.amountMinor, back });
         } catch (err) {
           // What this statement would have given back stays reserved (stricter until it leaves the window).
           await this.giveBackSpent(tenantId, local, ask.amountMinor, 1);
           throw err;
         }
-        totals = new Map(remote.map((key, i) => [key, { amountMinor: BigInt(r.rows[i]!.total_amount), count: Number(r.rows[i]!.total_count) }]));
-        counted = r.rows[0]?.counted === true;
+        totals = new Map(remote.map((key, i) => [key, { amountMinor: BigInt(rows[i]!.total_amount), count: Number(rows[i]!.total_count) }]));
+        counted = rows[0]?.counted === true;
         if (counted) {
           for (const [i, key] of remote.entries()) {
-            const row = r.rows[i]!;
+            const row = rows[i]!;
             const w = counters.get(key)!;
             if (row.grant_count > 0)
               this.install(`${tenantId}|${key}`, {
@@ -354,6 +368,45 @@ export class SpendControls {
     return { record, settle: reservations.length ? (approved) => this.settle(tenantId, reservations, approved) : nothingToSettle };
   }
 
+  /**
+   * Counts an authorization's counters in the store: at once when no call of its tenant is under way, else with the
+   * others waiting for it, in one call (decision 0440).
+   */
+  private take(tenantId: string, call: TakeCall): Promise<TakeRow[]> {
+    return new Promise((resolve, reject) => {
+      const queue = this.waiting.get(tenantId);
+      const w: Waiting = { keys: call.keys, windows: call.windows, amountMinor: call.amountMinor, back: call.back, resolve, reject };
+      if (queue) queue.push(w);
+      else {
+        this.waiting.set(tenantId, [w]);
+        void this.drain(tenantId);
+      }
+    });
+  }
+
+  private async drain(tenantId: string): Promise<void> {
+    const queue = this.waiting.get(tenantId)!;
+    while (queue.length > 0) {
+      const group = queue.splice(0, TAKE_GROUP_MAX);
+      if (group.length === 1) {
+        await takeOne(this.db, tenantId, group[0]!).then(group[0]!.resolve, group[0]!.reject);
+        continue;
+      }
+      let rows: TakeRow[] | null = null;
+      try {
+        rows = await takeMany(this.db, tenantId, group);
+      } catch {
+        // Each alone, its give-backs left reserved: a group whose answer was lost after its commit counts twice, stricter only.
+      }
+      let at = 0;
+      for (const w of group) {
+        if (rows) w.resolve(rows.slice(at, (at += w.keys.length)));
+        else await takeOne(this.db, tenantId, { ...w, back: w.back.map(() => undefined) }).then(w.resolve, w.reject);
+      }
+    }
+    this.waiting.delete(tenantId);
+  }
+
   /** Gives an amount and a count back to the grant it was spent from while it stands, else to the store's bucket. */
   private async giveBackSpent(tenantId: string, spent: Reservation[], amountMinor: bigint, count: number): Promise<void> {
     for (const r of spent) {
@@ -394,6 +447,80 @@ export class SpendControls {
 export async function giveBack(q: Queryable, tenantId: string, counts: readonly VelocityCount[], amountMinor: bigint, count: 0 | 1): Promise<void> {
   if (amountMinor === 0n && count === 0) return;
   for (const c of counts) await release(q, tenantId, c, amountMinor, count);
+}
+
+/** One authorization's check and count (decision 0398). */
+async function takeOne(db: Queryable, tenantId: string, call: TakeCall): Promise<TakeRow[]> {
+  const { windows, back } = call;
+  const r = await db.query<TakeRow>(
+    `SELECT total_amount::text, total_count::text, counted, grant_amount::text, grant_count FROM cardline_velocity_take($1, $2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint, $8::bigint[], $9::integer[], $10, $11::boolean[], $12, $13, $14::bigint[], $15::bigint[], $16::integer[])`,
+    [
+      tenantId,
+      windows.map((w) => w.c.ruleId),
+      windows.map((w) => w.c.counter),
+      windows.map((w) => w.c.scopeValue),
+      windows.map((w) => String(w.c.bucket)),
+      windows.map((w) => String(w.oldest)),
+      call.amountMinor.toString(),
+      windows.map((w) => (w.limit.amount === null ? null : w.limit.amount.toString())),
+      windows.map((w) => w.limit.count),
+      BUCKETS_PER_WINDOW,
+      windows.map((w) => !w.shadow),
+      GRANT_COUNT,
+      GRANT_SHARE,
+      back.map((g) => (g ? String(g.bucket) : null)),
+      back.map((g) => (g ? g.amountLeft.toString() : null)),
+      back.map((g) => (g ? g.countLeft : null)),
+    ],
+    { name: 'auth-rule-counters-take' },
+  );
+  return r.rows;
+}
+
+/**
+ * A group's checks and counts in one call: every counter of the group locked first, in the keys' order (the same
+ * global order as one authorization's), then each authorization in turn. A counter's grant goes to its first.
+ */
+async function takeMany(db: Queryable, tenantId: string, group: readonly TakeCall[]): Promise<TakeRow[]> {
+  const locks = new Map<string, Counter>();
+  const rows: { auth: number; w: Counter; amount: string; grant: boolean; back: Grant | undefined }[] = [];
+  for (const [i, call] of group.entries()) {
+    const amount = call.amountMinor.toString();
+    for (const [j, key] of call.keys.entries()) {
+      const w = call.windows[j]!;
+      rows.push({ auth: i + 1, w, amount, grant: !w.shadow && !locks.has(key), back: call.back[j] });
+      locks.set(key, w);
+    }
+  }
+  const order = [...locks.keys()].sort().map((key) => locks.get(key)!.c);
+  const r = await db.query<TakeRow>(
+    `SELECT total_amount::text, total_count::text, counted, grant_amount::text, grant_count FROM cardline_velocity_take_many($1, $2::uuid[], $3::text[], $4::text[], $5::integer[], $6::uuid[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::integer[], $14, $15::boolean[], $16, $17, $18::bigint[], $19::bigint[], $20::integer[])`,
+    [
+      tenantId,
+      order.map((c) => c.ruleId),
+      order.map((c) => c.counter),
+      order.map((c) => c.scopeValue),
+      rows.map((x) => x.auth),
+      rows.map((x) => x.w.c.ruleId),
+      rows.map((x) => x.w.c.counter),
+      rows.map((x) => x.w.c.scopeValue),
+      rows.map((x) => String(x.w.c.bucket)),
+      rows.map((x) => String(x.w.oldest)),
+      rows.map((x) => x.amount),
+      rows.map((x) => (x.w.limit.amount === null ? null : x.w.limit.amount.toString())),
+      rows.map((x) => x.w.limit.count),
+      BUCKETS_PER_WINDOW,
+      rows.map((x) => x.grant),
+      GRANT_COUNT,
+      GRANT_SHARE,
+      rows.map((x) => (x.back ? String(x.back.bucket) : null)),
+      rows.map((x) => (x.back ? x.back.amountLeft.toString() : null)),
+      rows.map((x) => (x.back ? x.back.countLeft : null)),
+    ],
+    { name: 'auth-rule-counters-take-many' },
+  );
+  if (r.rows.length !== rows.length) throw new Error(`velocity group: ${r.rows.length} rows for ${rows.length} counters`);
+  return r.rows;
 }
 
 /** Gives the rest of grants back to their buckets, one statement per tenant (rows summed: an update changes a row once). */

@@ -728,4 +728,122 @@ END
 $fn$;
 `,
   },
+  {
+    // Velocity counts grouped (decision 0440): the authorizations of a tenant waiting while its previous call runs
+    // are counted by one call. Every counter of the group is locked first, in the order given (the same global
+    // order as one authorization's), then each authorization is decided and counted in turn, seeing those before it.
+    name: '0035-velocity-take-many',
+    sql: `
+CREATE FUNCTION cardline_velocity_take_many(p_tenant text, p_lock_rule uuid[], p_lock_counter text[], p_lock_scope text[],
+    p_auth integer[], p_rule uuid[], p_counter text[], p_scope text[], p_bucket bigint[], p_oldest bigint[],
+    p_amount bigint[], p_limit_amount bigint[], p_limit_count integer[], p_buckets_per_window integer,
+    p_grant boolean[], p_grant_count integer, p_grant_share integer,
+    p_back_bucket bigint[], p_back_amount bigint[], p_back_count integer[])
+  RETURNS TABLE (auth integer, total_amount bigint, total_count bigint, counted boolean, grant_amount bigint, grant_count integer)
+  LANGUAGE plpgsql VOLATILE AS $fn$
+#variable_conflict use_column
+DECLARE
+  k integer := coalesce(p_auth[cardinality(p_auth)], 0);
+  lo integer := 1;
+  hi integer;
+BEGIN
+  PERFORM set_config('synchronous_commit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true);
+  PERFORM pg_advisory_xact_lock(hashtextextended('auth-rule-counter|' || p_tenant || '|' || u.r::text || '|' || u.c || '|' || u.s, 0))
+     FROM unnest(p_lock_rule, p_lock_counter, p_lock_scope) AS u(r, c, s);
+  UPDATE auth_rule_counters x SET amount_minor = GREATEST(x.amount_minor - u.a, 0), count = GREATEST(x.count - u.n, 0)
+    FROM (SELECT v.r, v.c, v.s, v.b, sum(v.a)::bigint AS a, sum(v.n)::integer AS n
+            FROM unnest(p_rule, p_counter, p_scope, p_back_bucket, p_back_amount, p_back_count) AS v(r, c, s, b, a, n)
+           WHERE v.b IS NOT NULL GROUP BY v.r, v.c, v.s, v.b) u
+   WHERE x.tenant_id = p_tenant AND x.rule_id = u.r AND x.counter = u.c AND x.scope_value = u.s AND x.bucket = u.b;
+  -- In one statement when each authorization fits with every one before it counted (what the loop below would do),
+  -- and each counter is counted in one bucket; a counter's grant is sized after the whole group.
+  RETURN QUERY
+  WITH u AS (
+    SELECT * FROM unnest(p_auth, p_rule, p_counter, p_scope, p_bucket, p_oldest, p_amount, p_limit_amount, p_limit_count, p_grant)
+      WITH ORDINALITY AS u(q, r, c, s, b, o, p, la, lc, g, i)
+  ),
+  t AS (
+    SELECT d.r, d.c, d.s, d.b, d.o, d.rows, x.a, x.n FROM (SELECT r, c, s, min(b) AS b, min(o) AS o, count(DISTINCT b) AS rows FROM u GROUP BY r, c, s) d
+     CROSS JOIN LATERAL (
+       SELECT coalesce(sum(x.amount_minor), 0)::bigint AS a, coalesce(sum(x.count), 0)::bigint AS n FROM auth_rule_counters x
+        WHERE x.tenant_id = p_tenant AND x.rule_id = d.r AND x.counter = d.c AND x.scope_value = d.s AND x.bucket >= d.o
+     ) x
+  ),
+  w AS (
+    SELECT u.*, (t.a + coalesce(sum(u.p) OVER before, 0))::bigint AS a, t.n + count(*) OVER before AS n,
+           (t.a + sum(u.p) OVER whole)::bigint AS after_a, t.n + count(*) OVER whole AS after_n, t.rows
+      FROM u JOIN t ON t.r = u.r AND t.c = u.c AND t.s = u.s
+    WINDOW before AS (PARTITION BY u.r, u.c, u.s ORDER BY u.i ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+           whole AS (PARTITION BY u.r, u.c, u.s)
+  ),
+  verdict AS (
+    SELECT coalesce(bool_and(w.rows = 1 AND (w.la IS NULL OR w.a + w.p <= w.la) AND (w.lc IS NULL OR w.n + 1 <= w.lc)), true) AS ok FROM w
+  ),
+  g AS (
+    SELECT w.*, CASE WHEN w.g THEN LEAST(p_grant_count::bigint * w.p, coalesce((w.la - w.after_a) / p_grant_share, p_grant_count::bigint * w.p)) ELSE 0 END AS ga,
+           CASE WHEN w.g THEN LEAST(p_grant_count::bigint, coalesce((w.lc - w.after_n) / p_grant_share, p_grant_count::bigint)) ELSE 0 END AS gn
+      FROM w WHERE (SELECT ok FROM verdict)
+  ),
+  granted AS (
+    SELECT g.*, g.gn >= p_grant_count / 8 AND g.ga >= (p_grant_count / 8) * g.p AS yes FROM g
+  ),
+  added AS (
+    INSERT INTO auth_rule_counters AS x (tenant_id, rule_id, counter, scope_value, bucket, amount_minor, count)
+    SELECT p_tenant, r, c, s, b, sum(p + CASE WHEN yes THEN ga ELSE 0 END)::bigint, sum(1 + CASE WHEN yes THEN gn ELSE 0 END)::integer
+      FROM granted GROUP BY r, c, s, b
+    ON CONFLICT (tenant_id, rule_id, counter, scope_value, bucket)
+    DO UPDATE SET amount_minor = x.amount_minor + EXCLUDED.amount_minor, count = x.count + EXCLUDED.count
+    RETURNING x.rule_id, x.counter, x.scope_value, x.bucket, x.xmax = 0 AS fresh
+  ),
+  pruned AS (
+    DELETE FROM auth_rule_counters x USING added d
+     WHERE d.fresh AND x.tenant_id = p_tenant AND x.rule_id = d.rule_id AND x.counter = d.counter AND x.scope_value = d.scope_value
+       AND x.bucket < d.bucket - p_buckets_per_window
+  )
+  SELECT q::integer, a, n, true, CASE WHEN yes THEN ga ELSE 0 END, CASE WHEN yes THEN gn::integer ELSE 0 END FROM granted ORDER BY i;
+  IF FOUND THEN
+    RETURN;
+  END IF;
+  FOR j IN 1..k LOOP
+    hi := lo;
+    WHILE hi < cardinality(p_auth) AND p_auth[hi + 1] = j LOOP
+      hi := hi + 1;
+    END LOOP;
+    RETURN QUERY
+    WITH w AS (
+      SELECT u.i, u.r, u.c, u.s, u.b, u.p, t.a, t.n, (u.la IS NULL OR t.a + u.p <= u.la) AND (u.lc IS NULL OR t.n + 1 <= u.lc) AS fits,
+             CASE WHEN u.g THEN LEAST(p_grant_count::bigint * u.p, coalesce((u.la - t.a - u.p) / p_grant_share, p_grant_count::bigint * u.p)) ELSE 0 END AS ga,
+             CASE WHEN u.g THEN LEAST(p_grant_count::bigint, coalesce((u.lc - t.n - 1) / p_grant_share, p_grant_count::bigint)) ELSE 0 END AS gn
+        FROM unnest(p_rule[lo:hi], p_counter[lo:hi], p_scope[lo:hi], p_bucket[lo:hi], p_oldest[lo:hi], p_amount[lo:hi],
+                    p_limit_amount[lo:hi], p_limit_count[lo:hi], p_grant[lo:hi]) WITH ORDINALITY AS u(r, c, s, b, o, p, la, lc, g, i)
+        CROSS JOIN LATERAL (
+          SELECT coalesce(sum(x.amount_minor), 0)::bigint AS a, coalesce(sum(x.count), 0)::bigint AS n FROM auth_rule_counters x
+           WHERE x.tenant_id = p_tenant AND x.rule_id = u.r AND x.counter = u.c AND x.scope_value = u.s AND x.bucket >= u.o
+        ) t
+    ),
+    verdict AS (SELECT coalesce(bool_and(w.fits), true) AS ok FROM w),
+    g AS (
+      SELECT w.*, (SELECT ok FROM verdict) AND w.gn >= p_grant_count / 8 AND w.ga >= (p_grant_count / 8) * w.p AS granted FROM w
+    ),
+    added AS (
+      INSERT INTO auth_rule_counters AS x (tenant_id, rule_id, counter, scope_value, bucket, amount_minor, count)
+      SELECT p_tenant, g.r, g.c, g.s, g.b, g.p + CASE WHEN g.granted THEN g.ga ELSE 0 END, 1 + CASE WHEN g.granted THEN g.gn ELSE 0 END
+        FROM g WHERE (SELECT ok FROM verdict)
+      ON CONFLICT (tenant_id, rule_id, counter, scope_value, bucket)
+      DO UPDATE SET amount_minor = x.amount_minor + EXCLUDED.amount_minor, count = x.count + EXCLUDED.count
+      RETURNING x.rule_id, x.counter, x.scope_value, x.bucket, x.xmax = 0 AS fresh
+    ),
+    pruned AS (
+      DELETE FROM auth_rule_counters x USING added d
+       WHERE d.fresh AND x.tenant_id = p_tenant AND x.rule_id = d.rule_id AND x.counter = d.counter AND x.scope_value = d.scope_value
+         AND x.bucket < d.bucket - p_buckets_per_window
+    )
+    SELECT j, g.a, g.n, (SELECT ok FROM verdict), CASE WHEN g.granted THEN g.ga ELSE 0 END, CASE WHEN g.granted THEN g.gn::integer ELSE 0 END
+      FROM g ORDER BY g.i;
+    lo := hi + 1;
+  END LOOP;
+END
+$fn$;
+`,
+  },
 ];
