@@ -71,8 +71,10 @@ export const StepRecord = Type.Object({
   detail: Type.Optional(Type.String({ maxLength: 200 })),
   /** Spend controls: the rule whose active version declined. */
   ruleId: Type.Optional(Type.String()),
-  /** Spend controls: each rule version evaluated, active and shadow, with its verdict. */
-  rules: Type.Optional(Type.Array(RuleEvaluation)),
+  evaluated: Type.Optional(Type.Integer({ minimum: 1, description: 'spend controls: how many rule versions were evaluated, active and shadow' })),
+  rules: Type.Optional(
+    Type.Array(RuleEvaluation, { description: 'spend controls: the versions that declined (active) or would have (shadow); those that approved are only counted in `evaluated`' }),
+  ),
   /** The decision endpoint's step only: the outcome is the tenant's stand-in, and why. */
   standIn: Type.Optional(stringEnum(STAND_IN_CAUSES, 'timeout, error or busy: the outcome is the stand-in')),
 });

@@ -2,11 +2,11 @@
 // recorded; the first decline wins and the steps after it are not called. The processor's route and the sandbox
 // route run it, differing only in the core's step (a hold, or the sandbox core's own host decision).
 import { randomUUID } from 'node:crypto';
-import type { AuthorizationAsk, AuthorizationStep, StepRecord } from '../../schemas/authorizations.js';
+import type { AuthorizationAsk, AuthorizationStep } from '../../schemas/authorizations.js';
 import type { DeclineReason } from '../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../connectors/shared/money.js';
 import type { WriterEntry } from '../audit/writer.js';
-import type { AuthorizationRecord, NewAuthorization } from '../services/transactions/authorizations.js';
+import type { AuthorizationRecord, NewAuthorization, TrailStep } from '../services/transactions/authorizations.js';
 import type { VelocityCount } from '../services/transactions/spend-controls.js';
 import type { CoreCall, EventOf, ExecuteContext } from './define.js';
 import type { ValueOf } from '../services/connectors/index.js';
@@ -35,8 +35,9 @@ export interface PipelineContext {
 /** What the steps of one authorization share: the card, read once; what to settle once the pipeline decided. */
 interface PipelineRun {
   card: () => Promise<ValueOf<'getCard'>>;
+  amountMinor: bigint;
   /** Called with the amount approved (0 on a decline or a failure): spend controls count what was approved, and say where. */
-  settles: ((approvedMinor: bigint) => Promise<VelocityCount[]>)[];
+  settles: ((approvedMinor: bigint) => VelocityCount[] | Promise<VelocityCount[]>)[];
 }
 
 /** What a step sees: the pipeline's context and the id the authorization will have (unless the core names its own). */
@@ -54,10 +55,10 @@ export interface StepRecords {
 }
 
 /** A step's record; `approvedMinor` caps what the core is asked to hold (a partial approval by the decision endpoint). */
-export type StepResult = StepRecord & { approvedMinor?: bigint; records?: StepRecords };
+export type StepResult = TrailStep & { approvedMinor?: bigint; records?: StepRecords };
 
 /** A step before the core: a decline reason stops the pipeline; `skipped` says it had nothing to decide. */
-type GatewayStep = (ask: AuthorizationAsk, ctx: StepContext, run: PipelineRun) => Promise<StepResult>;
+type GatewayStep = (ask: AuthorizationAsk, ctx: StepContext, run: PipelineRun) => StepResult | Promise<StepResult>;
 
 /**
  * The card must be ACTIVE. Read from the core that serves the card (an unknown card is the core's
@@ -75,7 +76,7 @@ const spendControls: GatewayStep = async (ask, { tenant, services }, run) => {
   const { record, settle } = await services.spendControls.decide(
     tenant.id,
     tenant.config.timeZone ?? DEFAULT_TIME_ZONE,
-    { cardId: ask.cardId, amountMinor: toMinor(ask.amount), currency: ask.currency, merchant: ask.merchant, channel: ask.channel, at: ask.at },
+    { cardId: ask.cardId, amountMinor: run.amountMinor, currency: ask.currency, merchant: ask.merchant, channel: ask.channel, at: ask.at },
     async () => (await run.card()).entityId,
   );
   run.settles.push(settle);
@@ -90,7 +91,7 @@ const GATEWAY_STEPS: readonly GatewayStep[] = [cardState, spendControls, decisio
 const CORE_CHECKS_CARD: readonly GatewayStep[] = [spendControls, decisionEndpoint];
 
 /** A step's record without the cap and records (only the decision endpoint's step adds them). */
-const recordOf = ({ approvedMinor: _cap, records: _records, ...record }: StepResult): StepRecord => record;
+const recordOf = ({ approvedMinor: _cap, records: _records, ...record }: StepResult): TrailStep => record;
 
 export interface PipelineOptions {
   /**
@@ -106,17 +107,21 @@ export interface PipelineOptions {
 export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, opts: PipelineOptions): Promise<AuthorizationRecord> {
   let card: Promise<ValueOf<'getCard'>> | undefined;
   const settles: PipelineRun['settles'] = [];
-  const run: PipelineRun = { card: () => (card ??= ctx.core('getCard', { cardId: ask.cardId })), settles };
-  const settle = async (approvedMinor: bigint) => {
-    const counted: VelocityCount[] = [];
-    for (const s of settles.splice(0)) counted.push(...(await s(approvedMinor)));
-    return counted;
+  const run: PipelineRun = { card: () => (card ??= ctx.core('getCard', { cardId: ask.cardId })), amountMinor: toMinor(ask.amount), settles };
+  const settle = (approvedMinor: bigint): VelocityCount[] | Promise<VelocityCount[]> => {
+    const pending = settles.splice(0);
+    if (pending.length === 1) return pending[0]!(approvedMinor);
+    return (async () => {
+      const counted: VelocityCount[] = [];
+      for (const s of pending) counted.push(...(await s(approvedMinor)));
+      return counted;
+    })();
   };
   try {
     return await decide(ask, ctx, opts, run, settle);
   } finally {
-    // A failure before the decision counts nothing; once settled, this finds nothing left to settle.
-    await settle(0n);
+    // A failure before the decision counts nothing; once settled, nothing is left to settle.
+    if (settles.length > 0) await settle(0n);
   }
 }
 
@@ -125,20 +130,21 @@ async function decide(
   ctx: PipelineContext,
   opts: PipelineOptions,
   run: PipelineRun,
-  settle: (approvedMinor: bigint) => Promise<VelocityCount[]>,
+  settle: (approvedMinor: bigint) => VelocityCount[] | Promise<VelocityCount[]>,
 ): Promise<AuthorizationRecord> {
   const generatedId = `auth_${randomUUID().replaceAll('-', '')}`;
   // Field by field, not a spread with a field after it (decision 0422): one shape for every authorization.
   const stepContext: StepContext = { tenant: ctx.tenant, core: ctx.core, services: ctx.services, recordAuthorization: ctx.recordAuthorization, authorizationId: generatedId };
-  const trail: StepRecord[] = [];
-  const amountMinor = toMinor(ask.amount);
+  const trail: TrailStep[] = [];
+  const { amountMinor } = run;
   let declined: { step: AuthorizationStep; reason: DeclineReason } | null = null;
   let capMinor: bigint | null = null;
   const stepRecords: StepRecords[] = [];
   for (const step of opts.cardStateInGateway ? GATEWAY_STEPS : CORE_CHECKS_CARD) {
-    const result = await step(ask, stepContext, run);
+    const pending = step(ask, stepContext, run);
+    const result = pending instanceof Promise ? await pending : pending;
     const { approvedMinor: cap, records } = result;
-    const record: StepRecord = cap === undefined && records === undefined ? result : recordOf(result);
+    const record: TrailStep = cap === undefined && records === undefined ? result : recordOf(result);
     trail.push(record);
     if (cap !== undefined) capMinor = cap;
     if (records) stepRecords.push(records);
@@ -162,7 +168,8 @@ async function decide(
       trail.push({ step: 'core', outcome: 'approved', ...(approvedMinor < amountMinor ? { detail: `partial: ${fromMinor(approvedMinor)} held` } : {}) });
     }
   }
-  const velocity = await settle(approvedMinor);
+  const settled = settle(approvedMinor);
+  const velocity = settled instanceof Promise ? await settled : settled;
   const decided: NewAuthorization = {
     id,
     cardId: ask.cardId,

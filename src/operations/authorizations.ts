@@ -19,6 +19,7 @@ function stepView(s: StepRecord): StepRecord {
   if (s.declineReason) v.declineReason = s.declineReason;
   if (s.detail) v.detail = s.detail;
   if (s.ruleId) v.ruleId = s.ruleId;
+  if (s.evaluated) v.evaluated = s.evaluated;
   if (s.rules) v.rules = s.rules;
   if (s.standIn) v.standIn = s.standIn;
   return v;

@@ -14,9 +14,17 @@ type Result = StepRecord & {
   records?: { of: (a: Decided) => WriterEntry[]; alone: (entry: WriterEntry) => Promise<void>; committed: (a: AuthorizationRecord) => void };
 };
 
-export async function decisionEndpointStep(ask: AuthorizationAsk, ctx: { tenant: Tenant; services: Services; authorizationId: string }): Promise<Result> {
+const NOT_CONFIGURED: Result = Object.freeze({ step: 'decision-endpoint', outcome: 'skipped', detail: 'not configured' });
+
+type StepInput = { tenant: Tenant; services: Services; authorizationId: string };
+
+/** Without an endpoint the step is decided at once, without a promise turn. */
+export function decisionEndpointStep(ask: AuthorizationAsk, ctx: StepInput): Result | Promise<Result> {
   const endpoint = ctx.tenant.config.authorization?.decision;
-  if (!endpoint) return { step: 'decision-endpoint', outcome: 'skipped', detail: 'not configured' };
+  return endpoint ? asked(ask, ctx, endpoint) : NOT_CONFIGURED;
+}
+
+async function asked(ask: AuthorizationAsk, ctx: StepInput, endpoint: NonNullable<NonNullable<Tenant['config']['authorization']>['decision']>): Promise<Result> {
   const decisions = ctx.services.decisions;
   const decision = await decisions.decide(ctx.tenant.id, ctx.tenant.config.sandbox === true, endpoint, {
     ...ask,

@@ -1,19 +1,15 @@
-// An authorization's trail as stored (decision 0404): each rule evaluation as `ruleId:version` (an active approval) or
-// `ruleId:version:mode:outcome[:reason]`, read back as the object decided; rows stored before keep their objects.
+// An authorization's trail as stored (decisions 0404, 0443): approving versions in one string (`ruleId:version[:shadow]`),
+// declines as `ruleId:version:mode:declined:reason`; read back as a count and the declines, rows stored before too.
 import type { RuleEvaluation } from '../../schemas/auth-rules.js';
 import type { StepRecord } from '../../schemas/authorizations.js';
 
-export type StoredStep = Omit<StepRecord, 'rules'> & { rules?: (string | RuleEvaluation)[] };
+/** A step as the pipeline decided it; spend controls also name the versions that approved, to be stored. */
+export type TrailStep = StepRecord & { approvedVersions?: string };
 
-/** The stored form of the frozen evaluations spend controls share across trails (decision 0417): made once each. */
-const compacted = new WeakMap<RuleEvaluation, string | RuleEvaluation>();
+export type StoredStep = Omit<StepRecord, 'rules' | 'evaluated'> & { rules?: (string | RuleEvaluation)[]; approved?: string };
 
-function compactEvaluation(e: RuleEvaluation): string | RuleEvaluation {
-  if (!Object.isFrozen(e)) return compactOf(e);
-  let c = compacted.get(e);
-  if (c === undefined) compacted.set(e, (c = compactOf(e)));
-  return c;
-}
+/** The stored form of a step shared by many trails (the spend-control step's when every version approves): made once. */
+const storedShared = new WeakMap<TrailStep, StoredStep>();
 
 /** Compact when it has only the fields the form knows; an evaluation with another field stays an object. */
 function compactOf(e: RuleEvaluation): string | RuleEvaluation {
@@ -30,9 +26,33 @@ function expandEvaluation(s: string | RuleEvaluation): RuleEvaluation {
   return e;
 }
 
-/** The trail as the row keeps it (a rule id is a UUID: no separator in it). */
-export const storedTrail = (trail: readonly StepRecord[]): StoredStep[] =>
-  trail.map((s) => (s.rules ? { ...s, rules: s.rules.map(compactEvaluation) } : s));
+function storedStep(s: TrailStep): StoredStep {
+  const { evaluated: _evaluated, approvedVersions, rules, ...rest } = s;
+  const stored: StoredStep = rest;
+  if (approvedVersions) stored.approved = approvedVersions;
+  if (rules) stored.rules = rules.map(compactOf);
+  return stored;
+}
 
-export const decidedTrail = (stored: readonly StoredStep[]): StepRecord[] =>
-  stored.map((s) => (s.rules ? { ...s, rules: s.rules.map(expandEvaluation) } : (s as StepRecord)));
+/** The trail as the row keeps it (a rule id is a UUID: no separator in it). */
+export const storedTrail = (trail: readonly TrailStep[]): StoredStep[] =>
+  trail.map((s) => {
+    if (s.evaluated === undefined && !s.rules) return s;
+    if (!Object.isFrozen(s)) return storedStep(s);
+    let c = storedShared.get(s);
+    if (!c) storedShared.set(s, (c = storedStep(s)));
+    return c;
+  });
+
+/** A stored step as answered: the versions evaluated counted, only the declines listed. */
+function decidedStep(s: StoredStep): StepRecord {
+  const { approved, rules, ...rest } = s;
+  const step: StepRecord = rest;
+  const all = (rules ?? []).map(expandEvaluation);
+  step.evaluated = (approved ? approved.split(' ').length : 0) + all.length;
+  const declines = all.filter((e) => e.outcome === 'declined');
+  if (declines.length) step.rules = declines;
+  return step;
+}
+
+export const decidedTrail = (stored: readonly StoredStep[]): StepRecord[] => stored.map((s) => (s.rules || s.approved ? decidedStep(s) : (s as StepRecord)));

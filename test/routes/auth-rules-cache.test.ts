@@ -45,11 +45,11 @@ describe('the rules an authorization meets, cached per tenant until they change'
 
     // A new version, enforced at once: cafes pass again.
     expect((await call('PATCH', `/v1/admin/auth-rules/${id}`, { mode: 'active', conditions: [NO_BARS] })).statusCode).toBe(200);
-    expect(await authorize()).toMatchObject({ status: 'APPROVED', spend: { rules: [{ ruleId: id, version: 2, mode: 'active', outcome: 'approved' }] } });
+    expect(await authorize()).toEqual({ status: 'APPROVED', spend: { step: 'spend-controls', outcome: 'approved', evaluated: 1 } });
 
     // A shadow version, then promoted.
     expect((await call('PATCH', `/v1/admin/auth-rules/${id}`, { conditions: [NO_CAFES] })).statusCode).toBe(200);
-    expect(await authorize()).toMatchObject({ status: 'APPROVED', spend: { rules: [{ version: 2, mode: 'active', outcome: 'approved' }, { version: 3, mode: 'shadow', outcome: 'declined' }] } });
+    expect(await authorize()).toMatchObject({ status: 'APPROVED', spend: { evaluated: 2, rules: [{ version: 3, mode: 'shadow', outcome: 'declined' }] } });
     expect((await call('POST', `/v1/admin/auth-rules/${id}/promote`)).statusCode).toBe(200);
     expect(await authorize()).toMatchObject({ status: 'DECLINED', spend: { ruleId: id, rules: [{ version: 3, mode: 'active', outcome: 'declined' }] } });
 

@@ -95,10 +95,8 @@ describe('the rules: create, read, list, versions, promote, remove', () => {
     expect(passed.json().result.trail[1]).toEqual({
       step: 'spend-controls',
       outcome: 'approved',
-      rules: [
-        { ruleId: id, version: 1, mode: 'active', outcome: 'approved' },
-        { ruleId: id, version: 2, mode: 'shadow', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' },
-      ],
+      evaluated: 2,
+      rules: [{ ruleId: id, version: 2, mode: 'shadow', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' }],
     });
     const promoted = await call('POST', `/v1/admin/auth-rules/${id}/promote`);
     expect(promoted.json().result).toMatchObject({ activeVersion: 2, shadowVersion: null, shadow: null });
@@ -222,6 +220,7 @@ describe('the spend-control step of the pipeline', () => {
           declineReason: 'CHANNEL_DISABLED',
           ruleId: id,
           detail: "declined by rule 'No gambling' (version 1)",
+          evaluated: 1,
           rules: [{ ruleId: id, version: 1, mode: 'active', outcome: 'declined', declineReason: 'CHANNEL_DISABLED' }],
         },
       ],
@@ -238,7 +237,7 @@ describe('the spend-control step of the pipeline', () => {
     const second = await rule({ name: 'Big', mode: 'active', conditions: [{ attribute: 'amount', operation: 'above', value: '100.00' }] });
     const res = await authorize(ask('150.00', { merchant: CASINO, channel: 'ECOM' }));
     const step = res.json().result.trail[1];
-    expect(step).toMatchObject({ outcome: 'declined', ruleId: first, declineReason: 'SPEND_CONTROL_DECLINED' });
+    expect(step).toMatchObject({ outcome: 'declined', ruleId: first, declineReason: 'SPEND_CONTROL_DECLINED', evaluated: 3 });
     expect(step.rules).toEqual([
       { ruleId: shadow, version: 1, mode: 'shadow', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' },
       { ruleId: first, version: 1, mode: 'active', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' },
@@ -247,7 +246,12 @@ describe('the spend-control step of the pipeline', () => {
     // POS at the casino: only the shadow rule would decline, and it is not enforced.
     const pos = await authorize(ask('50.00', { merchant: CASINO }));
     expect(pos.json().result).toMatchObject({ status: 'APPROVED', decidedBy: 'core' });
-    expect(pos.json().result.trail[1].rules[0]).toEqual({ ruleId: shadow, version: 1, mode: 'shadow', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' });
+    expect(pos.json().result.trail[1]).toEqual({
+      step: 'spend-controls',
+      outcome: 'approved',
+      evaluated: 3,
+      rules: [{ ruleId: shadow, version: 1, mode: 'shadow', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' }],
+    });
   });
 
   it("an entity's rule applies to its cards; merchant id and currency conditions", async () => {
@@ -282,57 +286,67 @@ describe('the spend-control step of the pipeline', () => {
     expect(res.json().result).toMatchObject({ status: 'DECLINED', declineReason: 'SPEND_CONTROL_DECLINED' });
   });
 
-  it('the trail is stored compact and read back as decided; a trail stored before in full reads the same (decision 0404)', async () => {
+  it('the approvals are counted and stored compact, the declines listed; rows stored before in full read the same (decisions 0404, 0443)', async () => {
     const shadow = await rule({ name: 'Shadow: not in MT', conditions: [{ attribute: 'merchantCountry', operation: 'is-not-one-of', values: ['PT', 'ES'] }] });
     const big = await rule({ name: 'Big', mode: 'active', conditions: [{ attribute: 'amount', operation: 'above', value: '100.00' }] });
     const daily = await rule({ name: 'Daily', mode: 'active', velocity: { scope: 'card', window: '24h', limitCount: 100 } });
     const approved = (await authorize(ask('50.00', { merchant: CASINO }))).json().result;
     const declined = (await authorize(ask('150.00'))).json().result;
-    expect(approved.trail[1].rules).toEqual([
-      { ruleId: shadow, version: 1, mode: 'shadow', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' },
-      { ruleId: big, version: 1, mode: 'active', outcome: 'approved' },
-      { ruleId: daily, version: 1, mode: 'active', outcome: 'approved' },
-    ]);
-    expect(declined).toMatchObject({ status: 'DECLINED', decidedBy: 'spend-controls' });
-    const stored = async (id: string) => (await t.db.query<{ trail: { rules?: unknown[] }[] }>(`SELECT trail FROM authorizations WHERE id = $1`, [id])).rows[0]!.trail;
-    expect((await stored(approved.authorizationId))[1]!.rules).toEqual([`${shadow}:1:shadow:declined:SPEND_CONTROL_DECLINED`, `${big}:1`, `${daily}:1`]);
-    expect((await stored(declined.authorizationId))[1]!.rules).toEqual([`${shadow}:1:shadow:approved`, `${big}:1:active:declined:SPEND_CONTROL_DECLINED`]);
+    const plain = (await authorize(ask('20.00'))).json().result;
+    const shadowDeclined = { ruleId: shadow, version: 1, mode: 'shadow', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' };
+    expect(approved.trail[1]).toEqual({ step: 'spend-controls', outcome: 'approved', evaluated: 3, rules: [shadowDeclined] });
+    expect(declined.trail[1]).toEqual({
+      step: 'spend-controls',
+      outcome: 'declined',
+      declineReason: 'SPEND_CONTROL_DECLINED',
+      detail: "declined by rule 'Big' (version 1)",
+      ruleId: big,
+      evaluated: 2,
+      rules: [{ ruleId: big, version: 1, mode: 'active', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' }],
+    });
+    expect(plain.trail[1]).toEqual({ step: 'spend-controls', outcome: 'approved', evaluated: 3 });
+    type Stored = { approved?: string; rules?: unknown[] };
+    const stored = async (id: string) => (await t.db.query<{ trail: Stored[] }>(`SELECT trail FROM authorizations WHERE id = $1`, [id])).rows[0]!.trail[1]!;
+    expect(await stored(approved.authorizationId)).toMatchObject({ approved: `${big}:1 ${daily}:1`, rules: [`${shadow}:1:shadow:declined:SPEND_CONTROL_DECLINED`] });
+    expect(await stored(declined.authorizationId)).toMatchObject({ approved: `${shadow}:1:shadow`, rules: [`${big}:1:active:declined:SPEND_CONTROL_DECLINED`] });
+    expect(await stored(plain.authorizationId)).toEqual({ step: 'spend-controls', outcome: 'approved', approved: `${shadow}:1:shadow ${big}:1 ${daily}:1` });
     const read = async (id: string) => (await call('GET', `/v1/authorizations/${id}`, undefined, 'API Integration')).json().result;
-    expect(await read(approved.authorizationId)).toEqual(approved);
+    for (const a of [approved, declined, plain]) expect(await read(a.authorizationId)).toEqual(a);
+    // Rows stored before decision 0443 keep every evaluation: as strings (decision 0404), or as objects before that.
+    const setTrail = (id: string, step: unknown) =>
+      t.db.query(`UPDATE authorizations SET trail = jsonb_set(trail, '{1}', $2::jsonb) WHERE id = $1`, [id, JSON.stringify(step)]);
+    const { evaluated: _n, rules: _r, ...head } = declined.trail[1];
+    await setTrail(declined.authorizationId, { ...head, rules: [`${shadow}:1:shadow:approved`, `${big}:1:active:declined:SPEND_CONTROL_DECLINED`] });
     expect(await read(declined.authorizationId)).toEqual(declined);
-    // A row stored before decision 0404 keeps its evaluations as objects.
-    await t.db.query(`UPDATE authorizations SET trail = $2::jsonb WHERE id = $1`, [declined.authorizationId, JSON.stringify(declined.trail)]);
+    await setTrail(declined.authorizationId, { ...head, rules: [{ ruleId: shadow, version: 1, mode: 'shadow', outcome: 'approved' }, declined.trail[1].rules[0]] });
     expect(await read(declined.authorizationId)).toEqual(declined);
   });
 
-  it('each authorization has its own verdicts though approvals share one object per rule version (decision 0417)', async () => {
+  it('each authorization has its own verdicts though full approvals share one step per rule list (decisions 0417, 0443)', async () => {
     const big = await rule({ name: 'Big', mode: 'active', conditions: [{ attribute: 'amount', operation: 'above', value: '100.00' }] });
     const shadow = await rule({ name: 'Shadow: not in PT', conditions: [{ attribute: 'merchantCountry', operation: 'is-not-one-of', values: ['PT'] }] });
     const results = [];
     for (const amount of ['10.00', '150.00', '20.00', '150.00', '30.00']) results.push((await authorize(ask(amount))).json().result);
-    const approvedRules = [
-      { ruleId: big, version: 1, mode: 'active', outcome: 'approved' },
-      { ruleId: shadow, version: 1, mode: 'shadow', outcome: 'approved' },
-    ];
-    const declinedRules = [{ ruleId: big, version: 1, mode: 'active', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' }, approvedRules[1]];
-    expect(results.map((r) => [r.status, r.trail[1].rules])).toEqual([
-      ['APPROVED', approvedRules],
-      ['DECLINED', declinedRules],
-      ['APPROVED', approvedRules],
-      ['DECLINED', declinedRules],
-      ['APPROVED', approvedRules],
+    const bigDeclined = { ruleId: big, version: 1, mode: 'active', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' };
+    const approvedStep = { step: 'spend-controls', outcome: 'approved', evaluated: 2 };
+    const declinedStep = { step: 'spend-controls', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED', detail: "declined by rule 'Big' (version 1)", ruleId: big, evaluated: 2, rules: [bigDeclined] };
+    expect(results.map((r) => [r.status, r.trail[1]])).toEqual([
+      ['APPROVED', approvedStep],
+      ['DECLINED', declinedStep],
+      ['APPROVED', approvedStep],
+      ['DECLINED', declinedStep],
+      ['APPROVED', approvedStep],
     ]);
     const read = async (id: string) => (await call('GET', `/v1/authorizations/${id}`, undefined, 'API Integration')).json().result;
     for (const r of results) expect(await read(r.authorizationId)).toEqual(r);
-    // The same version made shadow: the next approval says so, and those before keep their active verdicts.
+    // The same version made shadow: the next approval says it would have declined, and those before keep their verdicts.
     expect((await call('PATCH', `/v1/admin/auth-rules/${big}`, { mode: 'shadow' })).statusCode).toBe(200);
     const after = (await authorize(ask('150.00'))).json().result;
-    expect([after.status, after.trail[1].rules]).toEqual([
-      'APPROVED',
-      [{ ruleId: big, version: 1, mode: 'shadow', outcome: 'declined', declineReason: 'SPEND_CONTROL_DECLINED' }, approvedRules[1]],
-    ]);
+    expect([after.status, after.trail[1]]).toEqual(['APPROVED', { ...approvedStep, rules: [{ ...bigDeclined, mode: 'shadow' }] }]);
     const small = (await authorize(ask('10.00'))).json().result;
-    expect(small.trail[1].rules).toEqual([{ ...approvedRules[0], mode: 'shadow' }, approvedRules[1]]);
+    expect(small.trail[1]).toEqual(approvedStep);
+    const storedOf = async (id: string) => (await t.db.query<{ trail: { approved?: string }[] }>(`SELECT trail FROM authorizations WHERE id = $1`, [id])).rows[0]!.trail[1]!.approved;
+    expect([await storedOf(results[0].authorizationId), await storedOf(small.authorizationId)]).toEqual([`${big}:1 ${shadow}:1:shadow`, `${big}:1:shadow ${shadow}:1:shadow`]);
     for (const r of results) expect(await read(r.authorizationId)).toEqual(r);
   });
 });
@@ -348,7 +362,7 @@ describe('velocity limits', () => {
     for (let i = 0; i < 3; i++) expect((await authorize(ask('1.00'))).json().result.status).toBe('APPROVED');
     const fourth = await authorize(ask('1.00'));
     expect(fourth.json().result).toMatchObject({ status: 'DECLINED', declineReason: 'VELOCITY_COUNT_EXCEEDED', decidedBy: 'spend-controls' });
-    expect(fourth.json().result.trail[1]).toMatchObject({ ruleId: id, rules: [{ ruleId: id, version: 1, mode: 'active', outcome: 'declined', declineReason: 'VELOCITY_COUNT_EXCEEDED' }] });
+    expect(fourth.json().result.trail[1]).toMatchObject({ ruleId: id, evaluated: 1, rules: [{ ruleId: id, version: 1, mode: 'active', outcome: 'declined', declineReason: 'VELOCITY_COUNT_EXCEEDED' }] });
     expect(await counters()).toEqual({ amount: '300', n: 3 });
     // Another card has its own count.
     expect((await authorize(ask('1.00', { cardId: 'CARD-3002' }))).json().result.status).toBe('APPROVED');
@@ -404,6 +418,7 @@ describe('velocity limits', () => {
     expect(second.json().result.trail[1]).toEqual({
       step: 'spend-controls',
       outcome: 'approved',
+      evaluated: 1,
       rules: [{ ruleId: id, version: 1, mode: 'shadow', outcome: 'declined', declineReason: 'VELOCITY_COUNT_EXCEEDED' }],
     });
     expect(await counters()).toEqual({ amount: '200', n: 2 });

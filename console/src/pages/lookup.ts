@@ -155,7 +155,7 @@ function Trail(props: { found: Authorization }) {
             ${s.step === 'spend-controls' && s.outcome === 'declined' && rule
               ? html`<p>rule <strong>${rule.name ?? '(removed since)'}</strong>${rule.version !== null ? ` · version ${rule.version}` : ''} <small class="mono">${rule.ruleId}</small></p>`
               : null}
-            ${s.step === 'spend-controls' && s.rules?.length ? html`<p><small>${s.rules.length} rule version${s.rules.length === 1 ? '' : 's'} evaluated${shadowNote(s)}</small></p>` : null}
+            ${s.step === 'spend-controls' && s.evaluated ? html`<p><small>${s.evaluated} rule version${s.evaluated === 1 ? '' : 's'} evaluated${shadowNote(s)}</small></p>` : null}
             ${s.declineReason && s.step !== 'core' ? html`<p><small>${s.declineReason}</small></p>` : null}
             ${s.detail ? html`<p><small>${s.detail}</small></p>` : null}
           </li>`,

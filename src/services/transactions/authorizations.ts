@@ -1,10 +1,12 @@
 // The tenants' authorizations as the pipeline decided them: one row each, with the trail of its steps.
-import type { AuthorizationMerchant, AuthorizationStatus, AuthorizationStep, StepRecord } from '../../../schemas/authorizations.js';
+import type { AuthorizationMerchant, AuthorizationStatus, AuthorizationStep } from '../../../schemas/authorizations.js';
 import type { Channel, DeclineReason } from '../../../schemas/transactions.js';
 import type { Queryable } from '../../store/db.js';
 import { insertAuthorizationsFrom } from '../../store/authorization-rows.js';
-import { decidedTrail, storedTrail, type StoredStep } from '../../store/authorization-trail.js';
+import { decidedTrail, storedTrail, type StoredStep, type TrailStep } from '../../store/authorization-trail.js';
 import type { VelocityCount } from './spend-controls.js';
+
+export type { TrailStep };
 
 export interface AuthorizationRecord {
   id: string;
@@ -24,7 +26,7 @@ export interface AuthorizationRecord {
   merchant: AuthorizationMerchant;
   channel: Channel;
   networkReference: string | null;
-  trail: StepRecord[];
+  trail: TrailStep[];
   at: Date;
 }
 

@@ -4,7 +4,7 @@
 // 0358): parallel authorizations on one card take turns and never pass a limit together. Where a counter has room,
 // that statement also reserves a share of it for this process, spent here without a round trip (decision 0398).
 import type { RuleEvaluation } from '../../../schemas/auth-rules.js';
-import type { StepRecord } from '../../../schemas/authorizations.js';
+import type { TrailStep } from '../../store/authorization-trail.js';
 import type { DeclineReason } from '../../../schemas/transactions.js';
 import { BUCKETS_PER_WINDOW, bucketsAt, compileRule, localMinutes, velocityVerdict, type CompiledRule, type CompiledVelocity, type RuleFacts } from '../../domain/auth-rules.js';
 import type { Db, Queryable } from '../../store/db.js';
@@ -22,8 +22,8 @@ export interface SpendAsk {
 
 /** The step's record; `settle` counts what was approved, releases the rest, and names the buckets it stays in (0354). */
 export interface SpendDecision {
-  record: StepRecord;
-  settle: (approvedMinor: bigint) => Promise<VelocityCount[]>;
+  record: TrailStep;
+  settle: (approvedMinor: bigint) => VelocityCount[] | Promise<VelocityCount[]>;
 }
 
 /** A counter's bucket an authorization was counted in. */
@@ -107,12 +107,14 @@ const TAKE_GROUP_MAX = 64;
 const DEFAULT_REASON: DeclineReason = 'SPEND_CONTROL_DECLINED';
 const COMPILED_MAX = 10_000;
 
-const nothingToSettle = async (): Promise<VelocityCount[]> => [];
+const nothingToSettle = (): VelocityCount[] => [];
 
-/** A rule list made ready once (per tenant: the cached list is the same array until a change); `approved`: the version's frozen approval, shared by trails. */
+/** A rule list made ready once per tenant; `id`: a version's approval as stored; `allApproved`: the step when all approve (0443). */
 interface Plan {
-  versions: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; key: string; approved: RuleEvaluation }[];
+  versions: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; key: string; id: string }[];
   entityScoped: boolean;
+  velocities: number;
+  allApproved: TrailStep;
 }
 
 export class SpendControls {
@@ -197,11 +199,14 @@ export class SpendControls {
       const versions = rules.flatMap((rule) =>
         rule.versions.map(({ mode, version, definition }) => {
           const compiled = this.compile(rule.id, version, definition);
-          const approved = Object.freeze({ ruleId: rule.id, version, mode, outcome: 'approved' as const });
-          return { rule, mode, version, compiled, key: compiled.velocity ? `${rule.id}|${compiled.velocity.counter}|` : '', approved };
+          const id = mode === 'active' ? `${rule.id}:${version}` : `${rule.id}:${version}:shadow`;
+          return { rule, mode, version, compiled, key: compiled.velocity ? `${rule.id}|${compiled.velocity.counter}|` : '', id };
         }),
       );
-      p = { versions, entityScoped: versions.some((v) => v.compiled.velocity?.spec.scope === 'entity') };
+      const ids = [...versions.filter((v) => !v.compiled.velocity), ...versions.filter((v) => v.compiled.velocity)].map((v) => v.id);
+      const allApproved = Object.freeze({ step: 'spend-controls' as const, outcome: 'approved' as const, evaluated: ids.length, approvedVersions: ids.join(' ') });
+      const velocities = versions.filter((v) => v.compiled.velocity).length;
+      p = { versions, entityScoped: versions.some((v) => v.compiled.velocity?.spec.scope === 'entity'), velocities, allApproved };
       this.plans.set(rules, p);
     }
     return p;
@@ -231,24 +236,26 @@ export class SpendControls {
       currency: ask.currency,
       localMinutes: localMinutes(ask.at, timeZone),
     };
-    const evaluations: RuleEvaluation[] = [];
+    const plan = this.plan(rules);
+    const approved: string[] = [];
+    const declines: RuleEvaluation[] = [];
     let declined: { rule: LoadedRule; version: number; reason: DeclineReason } | null = null;
-    const velocities: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; v: CompiledVelocity; key: string; approved: RuleEvaluation }[] = [];
+    const velocities: { rule: LoadedRule; mode: 'active' | 'shadow'; version: number; compiled: CompiledRule; v: CompiledVelocity; key: string; id: string }[] = [];
 
     // Conditions first: cheap, and a decline there spares the counters.
-    for (const { rule, mode, version, compiled, key, approved } of this.plan(rules).versions) {
+    for (const { rule, mode, version, compiled, key, id } of plan.versions) {
       const v = compiled.velocity;
       if (v) {
-        if (v.counts(facts)) velocities.push({ rule, mode, version, compiled, v, key: key + (v.spec.scope === 'card' ? ask.cardId : entityId!), approved });
-        else evaluations.push(approved);
+        if (v.counts(facts)) velocities.push({ rule, mode, version, compiled, v, key: key + (v.spec.scope === 'card' ? ask.cardId : entityId!), id });
+        else approved.push(id);
         continue;
       }
       if (!compiled.declines!(facts)) {
-        evaluations.push(approved);
+        approved.push(id);
         continue;
       }
       const reason = compiled.declineReason ?? DEFAULT_REASON;
-      evaluations.push({ ruleId: rule.id, version, mode, outcome: 'declined', declineReason: reason });
+      declines.push({ ruleId: rule.id, version, mode, outcome: 'declined', declineReason: reason });
       if (mode === 'active' && !declined) declined = { rule, version, reason };
     }
 
@@ -327,32 +334,37 @@ export class SpendControls {
           }
         } else await this.giveBackSpent(tenantId, local, ask.amountMinor, 1);
       }
-      for (const { rule, mode, version, compiled, v, key, approved } of velocities) {
+      for (const { rule, mode, version, compiled, v, key, id } of velocities) {
         const t = totals.get(key);
         // A counter spent from its grant fits: the grant was room under these limits.
         const verdict = t ? velocityVerdict(v, t, ask.amountMinor) : null;
         if (!verdict) {
-          evaluations.push(approved);
+          approved.push(id);
           continue;
         }
         const reason = compiled.declineReason ?? verdict;
-        evaluations.push({ ruleId: rule.id, version, mode, outcome: 'declined', declineReason: reason });
+        declines.push({ ruleId: rule.id, version, mode, outcome: 'declined', declineReason: reason });
         if (mode === 'active' && !declined) declined = { rule, version, reason };
       }
       if (counted) reservations = keys.map((key) => counters.get(key)!.c);
     }
 
     const decided = declined as { rule: LoadedRule; version: number; reason: DeclineReason } | null;
-    const record: StepRecord = decided
+    const evaluated = approved.length + declines.length;
+    const record: TrailStep = decided
       ? {
           step: 'spend-controls',
           outcome: 'declined',
           declineReason: decided.reason,
           ruleId: decided.rule.id,
           detail: `declined by rule '${decided.rule.name.slice(0, 120)}' (version ${decided.version})`,
-          rules: evaluations,
+          evaluated,
+          rules: declines,
+          approvedVersions: approved.join(' '),
         }
-      : { step: 'spend-controls', outcome: 'approved', rules: evaluations };
+      : declines.length > 0 || velocities.length < plan.velocities
+        ? { step: 'spend-controls', outcome: 'approved', evaluated, ...(declines.length > 0 ? { rules: declines } : {}), approvedVersions: approved.join(' ') }
+        : plan.allApproved;
     return { record, settle: reservations.length ? (approved) => this.settle(tenantId, reservations, approved) : nothingToSettle };
   }
 
@@ -412,14 +424,19 @@ export class SpendControls {
   }
 
   /** Takes back what was counted beyond what the pipeline approved (all of it, and the count, on a decline). */
-  private async settle(tenantId: string, reservations: Reservation[], approvedMinor: bigint): Promise<VelocityCount[]> {
+  private settle(tenantId: string, reservations: Reservation[], approvedMinor: bigint): VelocityCount[] | Promise<VelocityCount[]> {
+    const counted = approvedMinor === 0n ? [] : reservations.map(({ ruleId, counter, scopeValue, bucket }) => ({ ruleId, counter, scopeValue, bucket }));
+    // Approved in full (nearly always): nothing to give back, and no promise turn.
+    return approvedMinor > 0n && reservations.every((r) => r.amountMinor === approvedMinor) ? counted : this.giveBackUnheld(tenantId, reservations, approvedMinor).then(() => counted);
+  }
+
+  private async giveBackUnheld(tenantId: string, reservations: Reservation[], approvedMinor: bigint): Promise<void> {
     for (const r of reservations) {
       const amount = r.amountMinor - approvedMinor;
       const count = approvedMinor === 0n ? 1 : 0;
       if (amount === 0n && count === 0) continue;
       await this.giveBackSpent(tenantId, [r], amount, count);
     }
-    return approvedMinor === 0n ? [] : reservations.map(({ ruleId, counter, scopeValue, bucket }) => ({ ruleId, counter, scopeValue, bucket }));
   }
 }
 
