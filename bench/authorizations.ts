@@ -18,6 +18,9 @@
 //   open-loop arm too: authorizations sent at a fixed rate below saturation (BENCH_OPEN_RATE req/s, default half the
 //   lowest gateway's median authorization throughput), each on its own schedule whatever the others' answers, over
 //   at most 32 keep-alive connections; the gateway's share is measured inside it as above (BENCH_OPEN_ROUNDS).
+//   On PostgreSQL each run also prints the WAL it wrote and the segments the server had to create for it (a 16 MB
+//   zero-fill every commit waits behind); before the open loop the server is given the spares it will use
+//   (BENCH_WAL_WARM=0: not), as a server in steady state has them (decision 0446).
 // Prints each run, the medians per arm, and the ratio of authorizations to limit upgrades against the 0.8 target.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
@@ -104,6 +107,9 @@ interface Run {
   elu: number | null;
   perBatch: number | null;
   commitMs: number | null;
+  /** WAL the server wrote during the run (bytes), and the segments it created for it (walCreated). */
+  walBytes: number | null;
+  walCreated: number | null;
 }
 
 const fmt = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(digits));
@@ -318,11 +324,58 @@ function batchFigures(before: ServerStats, after: ServerStats): Pick<Run, 'elu' 
   };
 }
 
+/** The server's WAL: bytes written so far, its current segment, the spare segments recycled ahead of it, checkpoints so far. */
+interface Wal {
+  bytes: number;
+  size: number;
+  segment: number;
+  spares: number;
+  checkpoints: number;
+}
+
+/** Null where the server does not let the bench read its WAL directory (pg_ls_waldir needs pg_monitor). */
+async function walState(c: pg.Client | null): Promise<Wal | null> {
+  if (!c) return null;
+  try {
+    const r = await c.query<{ bytes: string; size: string; spares: number; checkpoints: number }>(
+      `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint::text AS bytes, (SELECT setting FROM pg_settings WHERE name = 'wal_segment_size') AS size,
+              (SELECT count(*) FROM pg_ls_waldir() w WHERE w.name ~ '^[0-9A-F]{24}$' AND w.name > pg_walfile_name(pg_current_wal_lsn()))::int AS spares,
+              (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)::int AS checkpoints`,
+    );
+    const row = r.rows[0]!;
+    return { bytes: Number(row.bytes), size: Number(row.size), segment: Math.floor(Number(row.bytes) / Number(row.size)), spares: row.spares, checkpoints: row.checkpoints };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Segments the server had to create during a run: those it moved past beyond the spares it had. Each is a 16 MB
+ * zero-fill and flush under the WAL write lock, which every commit meanwhile waits behind (decision 0446).
+ */
+const walCreated = (before: Wal | null, after: Wal | null): number | null =>
+  before && after && after.checkpoints === before.checkpoints ? Math.max(0, after.segment - before.segment - before.spares) : null;
+
+/**
+ * Gives the server `segments` spare WAL segments before a measure, as a server in steady state has them (recycled at
+ * each checkpoint): a young one creates each on the commit path. Each switch after a record ends a segment, and the
+ * checkpoint recycles the ended ones as spares. Returns how many were made.
+ */
+async function warmWal(c: pg.Client | null, segments: number): Promise<number> {
+  const w = await walState(c);
+  if (!c || !w || w.spares >= segments) return 0;
+  for (let i = 0; i <= segments - w.spares; i++) await c.query(`SELECT pg_logical_emit_message(false, 'cardline-bench', ''), pg_switch_wal()`);
+  await c.query('CHECKPOINT');
+  return segments - w.spares;
+}
+
 async function measure(g: Gateway, arm: 'authorization' | 'upgrade', stats: pg.Client | null): Promise<Run> {
   const timingBefore = g.timed ? await get<Timing>(g.ports.bare, '/__bench/timing') : null;
   const before = await get<ServerStats>(g.ports.bare, '/__bench/stats');
   const pgBefore = stats && g.database ? await backendCpu(stats, g.database, APP) : null;
+  const walBefore = await walState(stats);
   const r = await load(g, arm, SECONDS);
+  const walAfter = await walState(stats);
   const pgAfter = stats && g.database ? await backendCpu(stats, g.database, APP) : null;
   const after = await get<ServerStats>(g.ports.bare, '/__bench/stats');
   const timing = g.timed ? await get<Timing>(g.ports.bare, '/__bench/timing') : null;
@@ -342,6 +395,8 @@ async function measure(g: Gateway, arm: 'authorization' | 'upgrade', stats: pg.C
     bad: r.non2xx + r.errors + r.timeouts,
     load: loadavg()[0]!,
     ...batchFigures(before, after),
+    walBytes: walBefore && walAfter ? walAfter.bytes - walBefore.bytes : null,
+    walCreated: walCreated(walBefore, walAfter),
   };
 }
 
@@ -409,6 +464,7 @@ export async function benchAuthorizations(): Promise<number> {
           `round ${round}  ${key.padEnd(24)} ${fmt(r.rps).padStart(6)} req/s  p50 ${fmt(r.p50, 1)} ms  p99 ${fmt(r.p99, 1)} ms  CPU ${fmt(r.cpuUs)} + ${fmt(r.pgCpuUs)} (PostgreSQL) µs/req` +
             `${r.statements !== null ? `  ${fmt(r.statements, 2)} statements/req` : ''}${r.gatewayP99 !== null ? `  gateway share p50 ${fmt(r.gatewayP50, 2)} ms, p99 ${fmt(r.gatewayP99, 2)} ms` : ''}` +
             `  event loop ${fmt(r.elu === null ? null : 100 * r.elu)} %  ${fmt(r.perBatch, 1)} records/batch, ${fmt(r.commitMs, 2)} ms/commit` +
+            `${r.walBytes !== null ? `  WAL ${fmt(r.walBytes / 1e6, 1)} MB, ${fmt(r.walCreated)} segment(s) created` : ''}` +
             `  load ${fmt(r.load, 1)}${r.bad ? `  ${r.bad} non-2xx/errors` : ''}`,
         );
       }
@@ -426,17 +482,28 @@ export async function benchAuthorizations(): Promise<number> {
     // Open loop below saturation: the same rate for every gateway, alternated.
     const openRate = Number(process.env.BENCH_OPEN_RATE) || Math.round(0.5 * Math.min(...gateways.map((g) => med(`${g.label} authorization`, (r) => r.rps))));
     const open = new Map<string, { p99: number; share: number[] }[]>();
-    for (let round = 1; round <= (ARMS.length === 2 && Number.isFinite(openRate) ? OPEN_ROUNDS : 0); round++) {
+    const openRuns = ARMS.length === 2 && Number.isFinite(openRate) ? OPEN_ROUNDS : 0;
+    // The WAL the open loop will write (per authorization as the closed rounds wrote it, half again), made ready as spares.
+    const perAuthorization = median([...runs].flatMap(([key, rs]) => (key.endsWith('authorization') ? rs.map((r) => (r.walBytes ?? NaN) / (r.rps * SECONDS)) : [])));
+    const wal = await walState(stats);
+    if (openRuns && wal && Number.isFinite(perAuthorization) && process.env.BENCH_WAL_WARM !== '0') {
+      const made = await warmWal(stats, Math.ceil((1.5 * perAuthorization * openRate * SECONDS * openRuns * gateways.length) / wal.size) + 2);
+      console.log(`WAL: ${fmt(perAuthorization)} bytes per authorization; ${made} spare segment(s) made for the open loop (BENCH_WAL_WARM=0: none)`);
+    }
+    for (let round = 1; round <= openRuns; round++) {
       for (const g of round % 2 ? gateways : [...gateways].reverse()) {
         if (g.timed) await get<Timing>(g.ports.bare, '/__bench/timing');
+        const walBefore = await walState(stats);
         const r = await openLoop(g, openRate, SECONDS);
+        const walAfter = await walState(stats);
+        const created = walCreated(walBefore, walAfter);
         bad += r.bad;
         const path = g.timed ? (await get<Timing>(g.ports.bare, '/__bench/timing')).paths[AUTH_URL] : undefined;
         (open.get(g.label) ?? open.set(g.label, []).get(g.label)!).push({ p99: r.p99, share: [path?.p50 ?? NaN, path?.p99 ?? NaN, path?.auditP99 ?? NaN, path?.ownP99 ?? NaN] });
         console.log(
           `open ${round}  ${g.label.padEnd(10)} ${openRate} req/s offered, ${fmt(r.sent / SECONDS)} sent  client p99 ${fmt(r.p99, 1)} ms` +
             `  gateway share p50 ${fmt(path?.p50, 2)} ms, p99 ${fmt(path?.p99, 2)} ms (p99 of its audit commit wait ${fmt(path?.auditP99, 2)} ms, of the rest ${fmt(path?.ownP99, 2)} ms)` +
-            `  load ${fmt(loadavg()[0], 1)}${r.bad ? `  ${r.bad} non-2xx/errors` : ''}`,
+            `${walBefore && walAfter ? `  WAL ${fmt((walAfter.bytes - walBefore.bytes) / 1e6, 1)} MB, ${fmt(created)} segment(s) created` : ''}  load ${fmt(loadavg()[0], 1)}${r.bad ? `  ${r.bad} non-2xx/errors` : ''}`,
         );
       }
     }

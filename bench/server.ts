@@ -14,13 +14,17 @@
 // per request path, the gateway's own share of each answered request — from the HTTP server's `request` event to the
 // response's `finish`, minus the time spent in the core caller's `invoke` for that request (matched by the request's
 // X-Request-Id), with the p99 of its wait for its audit record's commit and of the rest — and the statements sent to PostgreSQL (every `pg` Client.query: BEGIN/COMMIT and the audit
-// writer's batches included).
+// writer's batches included). BENCH_TRACE_DIR (with BENCH_TIMING): each read also writes a timeline there (audit
+// batches, statements with their pool wait, connections, GC, event-loop gaps with the main thread's CPU and run-queue
+// time); BENCH_AUDIT_LINGER_MS sets the audit writer's linger for the run (decision 0446).
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { Algorithm, hash } from '@node-rs/argon2';
@@ -96,6 +100,60 @@ if (TIMING) {
   } as typeof pg.Client.prototype.query;
 }
 
+/** BENCH_TRACE_DIR: a timeline of audit batches, pool waits, new connections, GC and event-loop gaps, written per timing read. */
+const TRACE_DIR = process.env.BENCH_TRACE_DIR;
+const trace: unknown[][] = [];
+const now = () => performance.timeOrigin + performance.now();
+if (TIMING && TRACE_DIR) {
+  const poolQuery = pg.Pool.prototype.query;
+  const called = new WeakMap<object, number>();
+  pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+    const c = args[0];
+    if (c && typeof c === 'object') called.set(c, now());
+    return (poolQuery as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof pg.Pool.prototype.query;
+  const clientQuery = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const c = args[0] as { name?: string; text?: string } | string;
+    const t0 = now();
+    const name = typeof c === 'object' && c ? (c.name ?? c.text?.slice(0, 40)) : String(c).slice(0, 40);
+    const pid = (this as unknown as { processID: number }).processID;
+    const wait = typeof c === 'object' && c && called.has(c) ? t0 - called.get(c)! : 0;
+    const fin = () => trace.push(['q', t0, now() - t0, wait, pid, name]);
+    const cb = args.at(-1);
+    if (typeof cb === 'function') {
+      args[args.length - 1] = (...r: unknown[]) => {
+        fin();
+        return (cb as (...x: unknown[]) => unknown)(...r);
+      };
+    }
+    const out = (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+    if (typeof cb !== 'function' && out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then(fin, fin);
+    return out;
+  } as typeof pg.Client.prototype.query;
+  const connect = pg.Client.prototype.connect;
+  pg.Client.prototype.connect = function (this: pg.Client, ...args: unknown[]) {
+    const t0 = now();
+    const out = (connect as (...a: unknown[]) => unknown).apply(this, args);
+    if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then(() => trace.push(['connect', t0, now() - t0, (this as unknown as { processID: number }).processID]), () => undefined);
+    return out;
+  } as typeof pg.Client.prototype.connect;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) trace.push(['gc', performance.timeOrigin + e.startTime, e.duration, ((e as unknown as { detail?: { kind?: number } }).detail)?.kind ?? 0]);
+  }).observe({ entryTypes: ['gc'] });
+  // The main thread's time on a CPU and waiting for one (ns, /proc schedstat): a gap is either work or descheduling.
+  const sched = () => readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number);
+  let last = now();
+  let lastSched = sched();
+  setInterval(() => {
+    const t = now();
+    const s = sched();
+    if (t - last > 4) trace.push(['gap', last, t - last, (s[0]! - lastSched[0]!) / 1e6, (s[1]! - lastSched[1]!) / 1e6]);
+    last = t;
+    lastSched = s;
+  }, 2).unref();
+}
+
 /**
  * Times each request the bench tags with an X-Request-Id: its time in the gateway (the HTTP server's `request`
  * event to the response's `finish`) minus its time in the core caller (`services.core.invoke`, the mock core
@@ -112,9 +170,25 @@ function timeRequests(full: FastifyInstance): { read: () => { paths: Record<stri
     try {
       return await record(entry);
     } finally {
-      inAudit.set(entry.requestId, (inAudit.get(entry.requestId) ?? 0) + performance.now() - t0);
+      const d = performance.now() - t0;
+      inAudit.set(entry.requestId, (inAudit.get(entry.requestId) ?? 0) + d);
+      if (TRACE_DIR) trace.push(['audit', performance.timeOrigin + t0, d, entry.requestId]);
     }
   }) as typeof audit.record;
+  if (TRACE_DIR) {
+    const w = audit as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    for (const m of ['append', 'gather']) {
+      const f = w[m]!.bind(audit);
+      w[m] = async (...a: unknown[]) => {
+        const t0 = now();
+        try {
+          return await f(...a);
+        } finally {
+          trace.push([m, t0, now() - t0, Array.isArray(a[0]) ? a[0].length : 0]);
+        }
+      };
+    }
+  }
   const core = full.cardline.core;
   const invoke = core.invoke.bind(core);
   const inCore = new Map<string, number>();
@@ -127,6 +201,7 @@ function timeRequests(full: FastifyInstance): { read: () => { paths: Record<stri
       inCore.set(id, (inCore.get(id) ?? 0) + performance.now() - t0);
     }
   }) as typeof core.invoke;
+  let traced = 0;
   let samples = new Map<string, { gateway: number[]; core: number[]; audit: number[]; own: number[] }>();
   (full.server as Server).on('request', (req, res) => {
     const id = req.headers['x-request-id'];
@@ -159,6 +234,7 @@ function timeRequests(full: FastifyInstance): { read: () => { paths: Record<stri
       inCore.clear();
       inAudit.clear();
       const read = { paths: out, statements };
+      if (TRACE_DIR) writeFileSync(join(TRACE_DIR, `trace-${process.pid}-${traced++}.json`), JSON.stringify({ read, trace: trace.splice(0) }));
       return read;
     },
   };
@@ -201,6 +277,8 @@ async function main(): Promise<void> {
   const startupMs = performance.now() - started;
 
   const timing = TIMING ? timeRequests(full) : null;
+  // BENCH_AUDIT_LINGER_MS: the audit writer's linger under load (decision 0228) set for this run, to measure it.
+  if (process.env.BENCH_AUDIT_LINGER_MS) Object.assign(full.cardline.audit, { lingerMs: Number(process.env.BENCH_AUDIT_LINGER_MS) });
 
   const bare = Fastify({ logger: false });
   bare.post(LIMIT_URL, async (request) => {

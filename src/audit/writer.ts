@@ -415,7 +415,7 @@ export class AuditWriter {
     if (!t || !first) return this.commitBatch(batch);
     const links = batch.flatMap((p) => (p.span && p.span !== first && sampled(p) ? [{ context: p.span.spanContext() }] : []));
     return t.inSpan('audit group commit', { 'cardline.audit.records': batch.length, 'db.system.name': this.db.kind === 'postgres' ? 'postgresql' : 'pglite' }, () => this.commitBatch(batch), {
-      parent: t.api.trace.setSpan(t.active(), first),
+      parent: t.api.trace.setSpan(t.root, first),
       links,
     });
   }

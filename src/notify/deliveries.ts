@@ -345,7 +345,7 @@ export class DeliveryService {
    */
   private sendTraced(t: Tracing | null, d: DeliveryRow, type: string, send: (traceparent: string | undefined) => Promise<AttemptResult>): Promise<AttemptResult> {
     if (!t) return send(undefined);
-    const parent = t.extract(d.traceparent ?? undefined) ?? t.api.ROOT_CONTEXT;
+    const parent = t.extract(d.traceparent ?? undefined) ?? t.root;
     const attributes = {
       'messaging.system': type === 'nats' ? 'nats' : type === 'rabbitmq' ? 'rabbitmq' : 'webhook',
       'messaging.operation.type': 'send',

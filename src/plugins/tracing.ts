@@ -28,7 +28,7 @@ function serverSpan(t: Tracing, request: FastifyRequest, reply: FastifyReply): R
   const { api } = t;
   const remote = t.extract(headerOf(request.headers.traceparent), headerOf(request.headers.tracestate));
   const continued = remote && ctx.tenant?.config.traceContext !== 'link';
-  const parent: Context = continued ? remote : api.ROOT_CONTEXT;
+  const parent: Context = continued ? remote : t.root;
   const links: Link[] = remote && !continued ? [{ context: api.trace.getSpanContext(remote)!, attributes: { 'cardline.link': 'caller' } }] : [];
   const route = request.routeOptions.url;
   const attributes = (): Attributes => {

@@ -19,8 +19,10 @@ import {
   type IdGenerator,
   type ReadableSpan,
   type Sampler,
+  type SamplingResult,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
+import { ROOT } from './context.js';
 import { serializeSpans } from './otlp-json.js';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
 
@@ -92,6 +94,20 @@ class Ids implements IdGenerator {
   }
 }
 
+const SAMPLED: SamplingResult = Object.freeze({ decision: api.SamplingDecision.RECORD_AND_SAMPLED });
+
+/** Every sampler samples a local sampled parent's child (see inSpan): asked only for the others. */
+class ChildSampler implements Sampler {
+  constructor(private readonly inner: Sampler) {}
+  shouldSample(...args: Parameters<Sampler['shouldSample']>): SamplingResult {
+    const parent = api.trace.getSpan(args[0])?.spanContext();
+    return parent && !parent.isRemote && parent.traceFlags & api.TraceFlags.SAMPLED ? SAMPLED : this.inner.shouldSample(...args);
+  }
+  toString(): string {
+    return this.inner.toString();
+  }
+}
+
 export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   // Used directly below: each call through api.context looks the global up and checks its version.
   const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -105,7 +121,7 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   const ids = new Ids();
   const provider = new TracerProvider({
     resource,
-    sampler,
+    sampler: new ChildSampler(sampler),
     idGenerator: ids,
     spanProcessors: [
       new BatchSpanProcessor({
@@ -125,19 +141,15 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     const parent = opts.parent ?? contextManager.active();
     const parentSpan = api.trace.getSpan(parent);
     if (opts.requireParent && !parentSpan) return fn(api.trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT));
-    // Under a trace that is not sampled, nothing: every sampler OTEL_TRACES_SAMPLER names leaves the children
-    // of an unsampled local parent unsampled (the parent-based ones by rule, traceidratio by the same trace
-    // id, always_off always; always_on samples every server span), so no span object, id or context switch
-    // is made for them. fn runs in the unsampled parent's context (switched to only when it is not already the
-    // active one), so that the work beneath knows it too.
+    // Under an unsampled trace, no span: every sampler OTEL_TRACES_SAMPLER names leaves an unsampled local
+    // parent's children unsampled (parent-based ones by rule, traceidratio by the trace id; always_on samples
+    // every server span). fn runs in that parent's context, switched to only when not active, for the work beneath.
     if (parentSpan && !(parentSpan.spanContext().traceFlags & api.TraceFlags.SAMPLED)) {
       return opts.parent ? contextManager.with(parent, fn, undefined, parentSpan) : fn(parentSpan);
     }
-    const span = tracer.startSpan(
-      name,
-      { kind: opts.kind ?? api.SpanKind.INTERNAL, attributes: typeof attributes === 'function' ? attributes() : attributes, ...(opts.links ? { links: opts.links } : {}), ...(opts.startTime ? { startTime: opts.startTime } : {}) },
-      parent,
-    );
+    // Set on the span: startSpan would copy and check them twice more, for samplers that never read them.
+    const span = tracer.startSpan(name, { kind: opts.kind ?? api.SpanKind.INTERNAL, links: opts.links, startTime: opts.startTime }, parent);
+    span.setAttributes(typeof attributes === 'function' ? attributes() : attributes);
     let result: Promise<T>;
     try {
       result = contextManager.with(api.trace.setSpan(parent, span), fn, undefined, span);
@@ -171,14 +183,16 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       return api.trace.wrapSpanContext({ traceId, spanId: ids.random.generateSpanId(), traceFlags: api.TraceFlags.NONE, ...(traceState ? { traceState } : {}) });
     }
     if (!remote) ids.next = traceId;
-    const span = tracer.startSpan(name, { kind: api.SpanKind.SERVER, attributes: attributes(), links: opts.links, startTime: opts.startTime }, parent);
+    const span = tracer.startSpan(name, { kind: api.SpanKind.SERVER, links: opts.links, startTime: opts.startTime }, parent);
     ids.next = undefined;
+    span.setAttributes(attributes());
     return span;
   };
 
   return {
     api,
     tracer,
+    root: ROOT,
     inSpan,
     serverSpan,
     active: () => contextManager.active(),
@@ -191,7 +205,7 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     traceparentOf,
     extract(traceparent, tracestate) {
       if (!traceparent) return undefined;
-      const ctx = propagator.extract(api.ROOT_CONTEXT, { traceparent, ...(tracestate ? { tracestate } : {}) }, api.defaultTextMapGetter);
+      const ctx = propagator.extract(ROOT, { traceparent, ...(tracestate ? { tracestate } : {}) }, api.defaultTextMapGetter);
       return api.trace.getSpan(ctx) ? ctx : undefined;
     },
     flush: () => provider.forceFlush(),

@@ -16,6 +16,8 @@ export interface SpanOptions {
 export interface Tracing {
   readonly api: typeof Api;
   readonly tracer: Tracer;
+  /** The root of the contexts tracing makes (src/telemetry/context.ts), in place of the API's ROOT_CONTEXT. */
+  readonly root: Context;
   /**
    * Runs fn in a new span made current, ended when fn settles; an error marks it (never with its message).
    * Attributes given as a function are built only when a span is made.

@@ -3,8 +3,10 @@
 // by startTracing(). The sampler is the one OTEL_TRACES_SAMPLER names.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ROOT_CONTEXT, SamplingDecision, SpanKind } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, createContextKey, defaultTextMapGetter, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator, isTracingSuppressed, suppressTracing } from '@opentelemetry/core';
 import { describe, expect, it } from 'vitest';
+import { ROOT as TRACE_ROOT } from '../../src/telemetry/context.js';
 import { createTracing, samplerFromEnv } from '../../src/telemetry/sdk.js';
 import { startOtlpReceiver } from '../helpers/otlp.js';
 import { startTracing, tracing, tracingRequested } from '../../src/telemetry/index.js';
@@ -121,6 +123,26 @@ describe('an unsampled trace makes no span below its root, and hands on its cont
     expect(byName.SELECT!.parentSpanId).toBe(byName.operation!.spanId);
   });
 
+  it.each(['traceidratio', 'parentbased_traceidratio'])('%s: a sampled request\'s children are sampled, an unsampled one\'s made not at all', async (sampler) => {
+    const sampled: string[] = [];
+    const otlp = await withTracing(
+      sampler,
+      async (t) => {
+        for (let i = 0; i < 40; i++) {
+          const span = t.serverSpan('POST /x', t.root, { links: [], startTime: Date.now() }, () => ({}));
+          if (span.isRecording()) sampled.push(span.spanContext().spanId);
+          await t.inSpan('operation', {}, () => t.inSpan('SELECT', {}, async () => undefined, { requireParent: true }), { parent: t.api.trace.setSpan(t.root, span) });
+          span.end();
+        }
+      },
+      '0.5',
+    );
+    const named = (name: string) => otlp.spans.filter((s) => s.name === name);
+    expect(sampled.length).toBeGreaterThan(0);
+    expect(named('operation').map((s) => s.parentSpanId)).toEqual(sampled);
+    expect(named('SELECT').map((s) => s.parentSpanId).sort()).toEqual(named('operation').map((s) => s.spanId).sort());
+  });
+
   it('the server span: the sampler decides first; a request it does not keep gets ids, flags 00 and no attributes', async () => {
     const made: { sampled: boolean; recording: boolean; built: boolean; traceId: string }[] = [];
     const otlp = await withTracing(
@@ -143,5 +165,27 @@ describe('an unsampled trace makes no span below its root, and hands on its cont
     const sampler = samplerFromEnv({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' });
     for (const m of made) expect(sampler.shouldSample(ROOT_CONTEXT, m.traceId, 'x', SpanKind.SERVER, {}, []).decision === SamplingDecision.RECORD_AND_SAMPLED).toBe(m.sampled);
     expect(otlp.spans.map((s) => s.attributes['cardline.tenant'])).toEqual(made.filter((m) => m.sampled).map(() => 'demo'));
+  });
+});
+
+describe("tracing's contexts (chains of single values, decision 0449)", () => {
+  it('hold what the API context holds: a value set, shadowed and deleted, each context unchanged by its children', () => {
+    const key = createContextKey('cardline test key');
+    const other = createContextKey('cardline other key');
+    const a = TRACE_ROOT.setValue(key, 1);
+    const b = a.setValue(other, 2).setValue(key, 3);
+    const c = b.deleteValue(key);
+    expect([TRACE_ROOT.getValue(key), a.getValue(key), b.getValue(key), b.getValue(other), c.getValue(key), c.getValue(other)]).toEqual([undefined, 1, 3, 2, undefined, 2]);
+  });
+
+  it("carry the span, the suppression and an extracted traceparent as the SDK and the propagator read them", () => {
+    const parent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const extracted = new W3CTraceContextPropagator().extract(TRACE_ROOT, { traceparent: parent }, defaultTextMapGetter);
+    expect(trace.getSpanContext(extracted)).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1, isRemote: true });
+    const span = trace.wrapSpanContext({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: '00f067aa0ba902b7', traceFlags: 1 });
+    const child = trace.setSpan(extracted, span);
+    expect(trace.getSpan(child)).toBe(span);
+    expect(trace.getSpan(extracted)).not.toBe(span);
+    expect([isTracingSuppressed(child), isTracingSuppressed(suppressTracing(child))]).toEqual([false, true]);
   });
 });
