@@ -11,7 +11,9 @@ const str = JSON.stringify;
 /** An HrTime as OTLP's decimal string of nanoseconds, as the SDK's encoder truncates it. */
 export function nanos(t: HrTime): string {
   const s = Math.trunc(t[0]);
-  const ns = String(Math.trunc(t[1]));
+  const n = Math.trunc(t[1]);
+  if (s < 0 || n < 0 || n >= 1e9) return String(BigInt(s) * 1_000_000_000n + BigInt(n));
+  const ns = String(n);
   return s === 0 ? ns : `${s}${'000000000'.slice(ns.length)}${ns}`;
 }
 
@@ -25,7 +27,7 @@ function anyValue(v: unknown): string {
       return `{"boolValue":${v}}`;
   }
   if (v instanceof Uint8Array) return `{"bytesValue":"${Buffer.from(v).toString('base64')}"}`;
-  if (Array.isArray(v)) return `{"arrayValue":{"values":[${v.map(anyValue).join(',')}]}}`;
+  if (Array.isArray(v)) return `{"arrayValue":{"values":[${Array.from(v, anyValue).join(',')}]}}`;
   if (typeof v === 'object' && v !== null) {
     return `{"kvlistValue":{"values":[${Object.keys(v).map((k) => `{"key":${str(k)},"value":${anyValue((v as Record<string, unknown>)[k])}}`).join(',')}]}}`;
   }

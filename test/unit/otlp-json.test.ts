@@ -87,6 +87,25 @@ describe('the OTLP/JSON encoder', () => {
 
   it('writes an HrTime as the SDK does: nanoseconds as a decimal string', () => {
     expect([nanos([0, 0]), nanos([0, 12]), nanos([1, 5]), nanos([1_764_400_000, 123_456_789]), nanos([1_764_400_000.9, 1.7])]).toEqual(['0', '12', '1000000005', '1764400000123456789', '1764400000000000001']);
+    // An HrTime given as such is kept as given: nanoseconds of a second or more, or before 1970.
+    expect([nanos([1, 1_000_000_000]), nanos([1_764_400_000, 1_500_000_000]), nanos([-1, -500_000_000]), nanos([-2, 5])]).toEqual(['2000000000', '1764400001500000000', '-1500000000', '-1999999995']);
+  });
+
+  it('edge values as the SDK sends them: arrays with holes, and times given as an HrTime not normalized', async () => {
+    const ended: ReadableSpan[] = [];
+    const provider = new TracerProvider({ spanProcessors: [{ onStart() {}, onEnd: (s) => void ended.push(s), forceFlush: async () => {}, shutdown: async () => {} }] });
+    const holes: (number | undefined)[] = [1];
+    holes[2] = 3;
+    const span = provider.getTracer('cardline').startSpan('edges', { startTime: [1_764_400_000, 1_000_000_000], attributes: { holes, empty: new Array<string>(2) } });
+    span.addEvent('before 1970', [-1, -500_000_000]);
+    span.end([1_764_400_001, 1_500_000_000]);
+    const from = posts.length;
+    for (const exporter of [new JsonExporter({ url: `${endpoint}/v1/traces` }), jsonExporter({ url: `${endpoint}/v1/traces` })]) {
+      await new Promise((resolve) => exporter.export(ended, resolve));
+      await exporter.shutdown();
+    }
+    const [theirs, mine] = docs(from);
+    expect(mine).toEqual(theirs);
   });
 });
 
