@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { MasterKey } from '../src/crypto/master-key.js';
+import { temporaryDatabase } from './postgres.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
@@ -68,7 +69,17 @@ async function startSink(): Promise<{ endpoint: string; child: ChildProcess; sta
   return { endpoint, child, stats: async () => (await (await fetch(`${endpoint}/stats`)).json()) as { spans: number; bytes: number; cpu: { user: number; system: number } } };
 }
 
+// BENCH_TRACING_STORE=postgres: each arm on a database of its own on DATABASE_URL's server, dropped at the end.
+const ON_POSTGRES = process.env.BENCH_TRACING_STORE === 'postgres';
+const drops: (() => Promise<void>)[] = [];
+
 async function start(arm: Arm): Promise<void> {
+  const store: Record<string, string> = {};
+  if (ON_POSTGRES) {
+    const database = await temporaryDatabase('cardline_bench_tracing');
+    drops.push(database.drop);
+    store.BENCH_DATABASE_URL = database.url;
+  }
   const dir = mkdtempSync(join(tmpdir(), 'cardline-bench-tracing-'));
   const tokensFile = join(dir, 'tokens.json');
   const root = arm.root ?? ROOT;
@@ -76,7 +87,7 @@ async function start(arm: Arm): Promise<void> {
   const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(CPU_PROF, arm.key)}`] : [];
   const child = spawn(process.execPath, [...prof, '--import', 'tsx', join(root, 'bench', 'server.ts')], {
     cwd: root,
-    env: { ...process.env, ...arm.env, NODE_ENV: 'production', BENCH_TOKENS_FILE: tokensFile, BENCH_MASTER_KEY: MasterKey.generate(), BENCH_PHASE: 'all' },
+    env: { ...process.env, ...arm.env, ...store, NODE_ENV: 'production', BENCH_TOKENS_FILE: tokensFile, BENCH_MASTER_KEY: MasterKey.generate(), BENCH_PHASE: 'all' },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   arm.child = child;
@@ -135,7 +146,7 @@ export async function benchTracing(): Promise<number> {
   // BENCH_TRACING_ARMS=off,on (keys: off, on, 10, on-proto, als, on-before, 10-before, before): only those arms, e.g. to profile two of them.
   const only = process.env.BENCH_TRACING_ARMS?.split(',').map((k) => k.trim());
   arms = arms.filter((a) => (only ? only.includes(a.key) : !['als', 'on-proto', 'on-proto-before'].includes(a.key)));
-  console.log(`Cardline tracing bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, arms alternated; in-memory store; mock connector; OTLP receiver in a process of its own (bench/otlp-sink.ts)`);
+  console.log(`Cardline tracing bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, arms alternated; ${ON_POSTGRES ? 'PostgreSQL, a database per arm' : 'in-memory store'}; mock connector; OTLP receiver in a process of its own (bench/otlp-sink.ts)`);
   try {
     for (const arm of arms) await start(arm);
     for (const arm of arms) await load(arm, 2);
@@ -169,5 +180,6 @@ export async function benchTracing(): Promise<number> {
       arms.map((arm) => arm.child && arm.child.exitCode === null ? new Promise((resolveExit) => { arm.child!.once('exit', resolveExit); arm.child!.kill('SIGTERM'); }) : undefined),
     );
     sink.child.kill('SIGTERM');
+    for (const drop of drops) await drop();
   }
 }
