@@ -523,13 +523,16 @@ describe('velocity limits', () => {
       ['CARD-3003', 'ENT-1003'],
     ] as const;
     /** The store as two processes' spend controls see it: each statement's name noted, those `refuse` names refused. */
-    const store = (names: string[], refuse: (name: string) => boolean = () => false) =>
+    const store = (names: string[], refuse: (name: string) => boolean = () => false, takes = { now: 0, most: 0 }) =>
       new Proxy(t.db, {
         get(target, prop, receiver) {
           if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
           return (sql: string, params?: unknown[], options?: { name?: string }) => {
             names.push(options?.name ?? '');
-            return refuse(options?.name ?? '') ? Promise.reject(new Error('refused by the test')) : target.query(sql, params, options);
+            if (refuse(options?.name ?? '')) return Promise.reject(new Error('refused by the test'));
+            if (options?.name !== 'auth-rule-counters-take') return target.query(sql, params, options);
+            takes.most = Math.max(takes.most, ++takes.now);
+            return target.query(sql, params, options).finally(() => takes.now--);
           };
         },
       });
@@ -618,11 +621,14 @@ describe('velocity limits', () => {
     it('a group the store refuses: each of its authorizations counted alone, the limits exact; a store refusing all counts nothing', async () => {
       await rule({ name: 'Five a day', mode: 'active', velocity: { scope: 'card', window: '24h', limitCount: 5 } });
       const names: string[] = [];
-      const p = new SpendControls(store(names, (n) => n === 'auth-rule-counters-take-many'), t.app.cardline.authRules);
+      const takes = { now: 0, most: 0 };
+      const p = new SpendControls(store(names, (n) => n === 'auth-rule-counters-take-many', takes), t.app.cardline.authRules);
       try {
         const results = await Promise.all(Array.from({ length: 24 }, (_, i) => spend(p, CARDS[i % 3]!, 100n)));
         expect(results.filter((r) => r.approved)).toHaveLength(15);
         expect(names.filter((n) => n === 'auth-rule-counters-take-many').length).toBeGreaterThan(0);
+        // A refused group's authorizations are counted alone side by side, not one after another behind a slow store.
+        expect(takes.most).toBeGreaterThan(1);
         expect(await counters()).toEqual({ amount: '1500', n: 15 });
       } finally {
         await p.close();

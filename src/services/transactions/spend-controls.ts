@@ -398,11 +398,13 @@ export class SpendControls {
       } catch {
         // Each alone, its give-backs left reserved: a group whose answer was lost after its commit counts twice, stricter only.
       }
-      let at = 0;
-      for (const w of group) {
-        if (rows) w.resolve(rows.slice(at, (at += w.keys.length)));
-        else await takeOne(this.db, tenantId, { ...w, back: w.back.map(() => undefined) }).then(w.resolve, w.reject);
+      if (!rows) {
+        // Alone and side by side, as before groups: each call locks its counters in the same order.
+        await Promise.all(group.map((w) => takeOne(this.db, tenantId, { ...w, back: w.back.map(() => undefined) }).then(w.resolve, w.reject)));
+        continue;
       }
+      let at = 0;
+      for (const w of group) w.resolve(rows.slice(at, (at += w.keys.length)));
     }
     this.waiting.delete(tenantId);
   }
