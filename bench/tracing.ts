@@ -8,7 +8,7 @@
 // BENCH_BASELINE_ROOT, a checkout of a commit from before the instrumentation (installed with npm ci), adds an
 // arm: that gateway, loaded in the same rounds, which is what "before" means.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -44,6 +44,9 @@ interface Arm {
   main: number[];
   /** The OTLP receiver's CPU time per request of this arm, µs. */
   sink: number[];
+  /** BENCH_CPU_PROF: the measured loads' [start, end) on the profiles' clock (monotonic, µs) and their requests. */
+  windows?: [number, number][];
+  requests?: number;
 }
 
 interface Stats {
@@ -153,7 +156,10 @@ export async function benchTracing(): Promise<number> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const arm of arms) {
         const [before, sinkBefore] = [await stats(arm), await sink.stats()];
+        const startedUs = Number(process.hrtime.bigint() / 1000n);
         const { rps, total } = await load(arm, SECONDS);
+        (arm.windows ??= []).push([startedUs, Number(process.hrtime.bigint() / 1000n)]);
+        arm.requests = (arm.requests ?? 0) + total;
         const [after, sinkAfter] = [await stats(arm), await sink.stats()];
         arm.rps.push(rps);
         arm.cpu.push((cpuOf(after.cpu) - cpuOf(before.cpu)) / total);
@@ -180,6 +186,11 @@ export async function benchTracing(): Promise<number> {
       arms.map((arm) => arm.child && arm.child.exitCode === null ? new Promise((resolveExit) => { arm.child!.once('exit', resolveExit); arm.child!.kill('SIGTERM'); }) : undefined),
     );
     sink.child.kill('SIGTERM');
+    // Beside each arm's profiles: the windows to count samples in and the requests they served.
+    for (const arm of arms.filter((a) => CPU_PROF && a.windows)) {
+      mkdirSync(join(CPU_PROF!, arm.key), { recursive: true });
+      writeFileSync(join(CPU_PROF!, arm.key, 'windows.json'), JSON.stringify({ windows: arm.windows, requests: arm.requests }));
+    }
     for (const drop of drops) await drop();
   }
 }
