@@ -3,11 +3,11 @@
 // AsyncLocalStorage context manager and the W3C trace-context propagator.
 import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { isTracingSuppressed, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { isTracingSuppressed, sanitizeAttributes, W3CTraceContextPropagator, type InstrumentationScope } from '@opentelemetry/core';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -21,7 +21,10 @@ import {
   type Sampler,
   type SamplingResult,
   type SpanExporter,
+  type SpanLimits,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
+import { SpanImpl } from '@opentelemetry/sdk-trace/build/src/Span.js';
 import { ROOT } from './context.js';
 import { serializeSpans } from './otlp-json.js';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
@@ -136,6 +139,7 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   api.trace.setGlobalTracerProvider(provider);
   api.propagation.setGlobalPropagator(propagator);
   const tracer = provider.getTracer(SERVICE_NAME);
+  const childOf = childSpans(tracer, ids);
 
   const inSpan = <T>(name: string, attributes: api.Attributes | (() => api.Attributes), fn: (span: api.Span) => Promise<T>, opts: SpanOptions = {}): Promise<T> => {
     const parent = opts.parent ?? contextManager.active();
@@ -148,7 +152,10 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       return opts.parent ? contextManager.with(parent, fn, undefined, parentSpan) : fn(parentSpan);
     }
     // Set on the span: startSpan would copy and check them twice more, for samplers that never read them.
-    const span = tracer.startSpan(name, { kind: opts.kind ?? api.SpanKind.INTERNAL, links: opts.links, startTime: opts.startTime }, parent);
+    const span =
+      parentSpan && !parentSpan.spanContext().isRemote && !isTracingSuppressed(parent)
+        ? childOf(parent, parentSpan.spanContext(), name, opts)
+        : tracer.startSpan(name, { kind: opts.kind ?? api.SpanKind.INTERNAL, links: opts.links, startTime: opts.startTime }, parent);
     span.setAttributes(typeof attributes === 'function' ? attributes() : attributes);
     let result: Promise<T>;
     try {
@@ -216,6 +223,31 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       api.context.disable();
     },
   };
+}
+
+/**
+ * The SDK's own span for a local sampled parent's child, made as Tracer.startSpan makes it once the sampler has
+ * said yes (every sampler does, see ChildSampler), without asking it, checking the parent twice or counting the
+ * span in the SDK's self-metrics, which no meter provider reads here (decision 0458).
+ */
+function childSpans(tracer: api.Tracer, ids: IdGenerator) {
+  const sdk = tracer as unknown as { _resource: Resource; instrumentationScope: InstrumentationScope; _spanLimits: SpanLimits; _spanProcessor: SpanProcessor };
+  const { _resource: resource, instrumentationScope: scope, _spanLimits: spanLimits, _spanProcessor: spanProcessor } = sdk;
+  if (!resource || !scope || !spanLimits || !spanProcessor) throw new Error('@opentelemetry/sdk-trace: the Tracer no longer holds what a span is made of');
+  return (context: api.Context, parent: api.SpanContext, name: string, opts: SpanOptions): api.Span =>
+    new SpanImpl({
+      resource,
+      scope,
+      context,
+      spanContext: { traceId: parent.traceId, spanId: ids.generateSpanId(), traceFlags: api.TraceFlags.SAMPLED, traceState: parent.traceState },
+      name,
+      kind: opts.kind ?? api.SpanKind.INTERNAL,
+      links: opts.links?.map((link) => ({ context: link.context, attributes: sanitizeAttributes(link.attributes) })) ?? [],
+      parentSpanContext: parent,
+      startTime: opts.startTime,
+      spanLimits,
+      spanProcessor,
+    });
 }
 
 /** The header W3CTraceContextPropagator.inject writes for a span context, without its carrier and tracestate. */
