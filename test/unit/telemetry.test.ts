@@ -192,8 +192,8 @@ describe("tracing's contexts (chains of single values, decision 0449)", () => {
   });
 });
 
-describe("a sampled parent's child, made without Tracer.startSpan (decision 0458)", () => {
-  it('is the span startSpan makes: parent, trace state, kind, attributes, links, status, flags, resource and scope', async () => {
+describe('the server span and a sampled parent\'s child, made without Tracer.startSpan (decision 0458)', () => {
+  it('are the spans startSpan makes: parent, trace state, kind, attributes, links, status, flags, resource and scope', async () => {
     const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: 'parentbased_always_on' });
     const ended: ReadableSpan[] = [];
     (t.tracer as unknown as { _spanProcessor: { _spanProcessors: unknown[] } })._spanProcessor._spanProcessors.splice(0, 1, {
@@ -204,7 +204,11 @@ describe("a sampled parent's child, made without Tracer.startSpan (decision 0458
     });
     try {
       const caller = t.extract('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'vendor=a,other=b')!;
-      const server = t.serverSpan('POST /x', caller, { links: [], startTime: Date.now() }, () => ({ 'cardline.tenant': 'demo' }));
+      const linked = [{ context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b8', traceFlags: 0, isRemote: true }, attributes: { 'cardline.link': 'caller' } }];
+      const server = t.serverSpan('POST /x', caller, { links: linked, startTime: Date.now() }, () => ({ 'cardline.tenant': 'demo' }));
+      const officialServer = t.tracer.startSpan('POST /x', { kind: SpanKind.SERVER, links: linked, startTime: Date.now() }, caller);
+      officialServer.setAttributes({ 'cardline.tenant': 'demo' });
+      officialServer.end();
       const ctx = t.api.trace.setSpan(caller, server);
       const links = [{ context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 }, attributes: { 'cardline.link': 'caller', bad: { nested: 1 } as never } }];
       const attributes = { 'db.system.name': 'pglite', 'db.query.text': 'SELECT 1', n: 3, arr: ['x', 'y'], skipped: undefined };
@@ -219,13 +223,13 @@ describe("a sampled parent's child, made without Tracer.startSpan (decision 0458
       failed.setStatus({ code: 2 });
       failed.end();
       server.end();
-      const [ours, sdk, oursFailed, sdkFailed] = ended;
+      const [sdkServer, ours, sdk, oursFailed, sdkFailed, oursServer] = ended;
       const comparable = (s: ReadableSpan) => {
         const doc = JSON.parse(encodeSpan(s)) as Record<string, unknown>;
         for (const k of ['spanId', 'startTimeUnixNano', 'endTimeUnixNano']) delete doc[k];
         return doc;
       };
-      for (const [a, b] of [[ours!, sdk!], [oursFailed!, sdkFailed!]] as const) {
+      for (const [a, b] of [[oursServer!, sdkServer!], [ours!, sdk!], [oursFailed!, sdkFailed!]] as const) {
         expect(comparable(a)).toEqual(comparable(b));
         expect(a.constructor).toBe(b.constructor);
         expect(a.resource).toBe(b.resource);
