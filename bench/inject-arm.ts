@@ -7,6 +7,7 @@ import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
+import { PerformanceObserver, constants as perf } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { createInterface } from 'node:readline';
 import { pino } from 'pino';
@@ -42,6 +43,20 @@ async function main(): Promise<void> {
   // BENCH_COUNT_ASYNC=1: the async resources (promises, ticks…) made per request, by type, on stderr after each run.
   const created = new Map<string, number>();
   if (process.env.BENCH_COUNT_ASYNC === '1') createHook({ init: (_id, type) => void created.set(type, (created.get(type) ?? 0) + 1) }).enable();
+  // BENCH_COUNT_GC=1: the collections' time per request, young generation (scavenges) and old (mark-compact), on stderr.
+  const gc = { minor: 0, major: 0, majorCount: 0 };
+  if (process.env.BENCH_COUNT_GC === '1') {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
+        if (kind === perf.NODE_PERFORMANCE_GC_MINOR) gc.minor += e.duration;
+        else if (kind === perf.NODE_PERFORMANCE_GC_MAJOR || kind === perf.NODE_PERFORMANCE_GC_INCREMENTAL) {
+          gc.major += e.duration;
+          gc.majorCount += 1;
+        }
+      }
+    }).observe({ entryTypes: ['gc'] });
+  }
   let run = 0;
   for await (const line of lines) {
     const { requests, concurrency } = JSON.parse(line) as { requests: number; concurrency: number };
@@ -66,6 +81,8 @@ async function main(): Promise<void> {
     }
     if (created.size) process.stderr.write(`${JSON.stringify({ pid: process.pid, tracing: process.env.OTEL_TRACES_SAMPLER ?? 'off', perRequest: Object.fromEntries([...created].map(([k, n]) => [k, +(n / requests).toFixed(2)])) })}\n`);
     created.clear();
+    if (process.env.BENCH_COUNT_GC === '1') process.stderr.write(`${JSON.stringify({ pid: process.pid, tracing: `${process.env.OTEL_TRACES_SAMPLER ?? 'off'} ${process.env.OTEL_TRACES_SAMPLER_ARG ?? ''} delay ${process.env.OTEL_BSP_SCHEDULE_DELAY ?? '-'}`, gcUsPerRequest: { minor: +((gc.minor * 1000) / requests).toFixed(1), major: +((gc.major * 1000) / requests).toFixed(1), majorPer1000: +((gc.majorCount * 1000) / requests).toFixed(2) } })}\n`);
+    Object.assign(gc, { minor: 0, major: 0, majorCount: 0 });
     process.stdout.write(`${JSON.stringify({ cpuUs: cpu.user + cpu.system, requests, bad })}\n`);
   }
   await app.close();
