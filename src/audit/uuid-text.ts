@@ -18,3 +18,15 @@ export function uuidText(bytes: Uint8Array): string {
 }
 
 export const uuidv7Text = (): string => uuidText(uuidv7obj().bytes);
+
+const HEX = Buffer.alloc(32);
+
+/** A uuidv7's 32 hex digits without dashes: ids that sort by creation, so a key index grows at its end (decision 0452). */
+export function uuidv7Hex(): string {
+  const bytes = uuidv7obj().bytes;
+  for (let i = 0; i < 16; i++) {
+    HEX[2 * i] = DIGIT[bytes[i]! >>> 4]!;
+    HEX[2 * i + 1] = DIGIT[bytes[i]! & 0xf]!;
+  }
+  return HEX.toString('latin1');
+}

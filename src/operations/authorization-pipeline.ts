@@ -1,10 +1,10 @@
 // The authorization pipeline: card state → spend controls → the tenant's decision endpoint → the core, each step
 // recorded; the first decline wins and the steps after it are not called. The processor's route and the sandbox
 // route run it, differing only in the core's step (a hold, or the sandbox core's own host decision).
-import { randomUUID } from 'node:crypto';
 import type { AuthorizationAsk, AuthorizationStep } from '../../schemas/authorizations.js';
 import type { DeclineReason } from '../../schemas/transactions.js';
 import { fromMinor, toMinor } from '../../connectors/shared/money.js';
+import { uuidv7Hex } from '../audit/uuid-text.js';
 import type { WriterEntry } from '../audit/writer.js';
 import type { AuthorizationRecord, NewAuthorization, TrailStep } from '../services/transactions/authorizations.js';
 import type { VelocityCount } from '../services/transactions/spend-controls.js';
@@ -132,7 +132,7 @@ async function decide(
   run: PipelineRun,
   settle: (approvedMinor: bigint) => VelocityCount[] | Promise<VelocityCount[]>,
 ): Promise<AuthorizationRecord> {
-  const generatedId = `auth_${randomUUID().replaceAll('-', '')}`;
+  const generatedId = `auth_${uuidv7Hex()}`;
   // Field by field, not a spread with a field after it (decision 0422): one shape for every authorization.
   const stepContext: StepContext = { tenant: ctx.tenant, core: ctx.core, services: ctx.services, recordAuthorization: ctx.recordAuthorization, authorizationId: generatedId };
   const trail: TrailStep[] = [];

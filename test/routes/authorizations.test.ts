@@ -203,6 +203,20 @@ describe('POST /v1/authorizations', () => {
     expect(await rows()).toBe('1');
   });
 
+  it('ids sort in the order the authorizations were decided (decision 0452), declines included', async () => {
+    const ids: string[] = [];
+    for (const body of [ask('1.00'), ask('1.00', { cardId: 'CARD-3003' }), ask('2.00'), ask('999999.00'), ask('3.00')]) {
+      const res = await authorize(body);
+      expect(res.statusCode).toBe(201);
+      ids.push(res.json().result.authorizationId);
+    }
+    for (const id of ids) expect(id).toEqual(AUTH_ID);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(5);
+    const stored = await t.db.query<{ id: string }>(`SELECT id FROM authorizations WHERE tenant_id = 'demo' ORDER BY id`);
+    expect(stored.rows.map((r) => r.id)).toEqual(ids);
+  });
+
   it('GET of an unknown authorization is 404 in the problem dialect', async () => {
     const res = await call('GET', '/v1/authorizations/auth_unknown', undefined, 'Read-Only');
     expect(res.statusCode).toBe(404);

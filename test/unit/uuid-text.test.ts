@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { UUID, uuidv7obj } from 'uuidv7';
 import { describe, expect, it } from 'vitest';
-import { uuidText, uuidv7Text } from '../../src/audit/uuid-text.js';
+import { uuidText, uuidv7Hex, uuidv7Text } from '../../src/audit/uuid-text.js';
 
 describe('uuidText (decision 0439)', () => {
   it('writes any 16 bytes exactly as the uuidv7 package does', () => {
@@ -16,6 +16,13 @@ describe('uuidText (decision 0439)', () => {
   it('gives version-7 ids in increasing order, each its own string', () => {
     const ids = Array.from({ length: 2000 }, () => uuidv7Text());
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('uuidv7Hex: a version-7 id as 32 hex digits, in increasing order, each its own string (decision 0452)', () => {
+    const ids = Array.from({ length: 2000 }, () => uuidv7Hex());
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
   });
