@@ -848,12 +848,11 @@ $fn$;
   },
   {
     // An authorization's row costs less to write (decision 0452): no foreign key to tenants (a tenant is never
-    // deleted; audit_log and outbox have none either) and no index by card (a card's backtest reads the tenant's
-    // range by time, as an entity's does).
+    // deleted; audit_log and outbox have none either). A tenant purge, should one be built, deletes its
+    // authorizations itself.
     name: '0036-authorization-row-lighter',
     sql: `
 ALTER TABLE authorizations DROP CONSTRAINT authorizations_tenant_id_fkey;
-DROP INDEX authorizations_card;
 `,
   },
 ];
