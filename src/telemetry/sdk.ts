@@ -3,11 +3,11 @@
 // AsyncLocalStorage context manager and the W3C trace-context propagator.
 import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { isTracingSuppressed, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { isTracingSuppressed, sanitizeAttributes, W3CTraceContextPropagator, type InstrumentationScope } from '@opentelemetry/core';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -16,12 +16,14 @@ import {
   RandomIdGenerator,
   TraceIdRatioBasedSampler,
   TracerProvider,
-  type IdGenerator,
   type ReadableSpan,
   type Sampler,
   type SamplingResult,
   type SpanExporter,
+  type SpanLimits,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
+import type { SpanImpl } from '@opentelemetry/sdk-trace/build/src/Span.js';
 import { ROOT } from './context.js';
 import { serializeSpans } from './otlp-json.js';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
@@ -80,20 +82,6 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
-/** Random ids, except a new trace's id when the server span's sampling decision already drew it. */
-class Ids implements IdGenerator {
-  readonly random = new RandomIdGenerator();
-  next: string | undefined;
-  generateTraceId(): string {
-    const id = this.next ?? this.random.generateTraceId();
-    this.next = undefined;
-    return id;
-  }
-  generateSpanId(): string {
-    return this.random.generateSpanId();
-  }
-}
-
 const SAMPLED: SamplingResult = Object.freeze({ decision: api.SamplingDecision.RECORD_AND_SAMPLED });
 
 /** Every sampler samples a local sampled parent's child (see inSpan): asked only for the others. */
@@ -118,7 +106,7 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   const name = env.OTEL_SERVICE_NAME?.trim() || (fromEnv.attributes['service.name'] as string | undefined) || SERVICE_NAME;
   const resource = defaultResource().merge(fromEnv).merge(resourceFromAttributes({ 'service.name': name }));
   const sampler = samplerFromEnv(env);
-  const ids = new Ids();
+  const ids = new RandomIdGenerator();
   const provider = new TracerProvider({
     resource,
     sampler: new ChildSampler(sampler),
@@ -136,6 +124,7 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   api.trace.setGlobalTracerProvider(provider);
   api.propagation.setGlobalPropagator(propagator);
   const tracer = provider.getTracer(SERVICE_NAME);
+  const spanOf = directSpans(tracer);
 
   const inSpan = <T>(name: string, attributes: api.Attributes | (() => api.Attributes), fn: (span: api.Span) => Promise<T>, opts: SpanOptions = {}): Promise<T> => {
     const parent = opts.parent ?? contextManager.active();
@@ -148,7 +137,10 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       return opts.parent ? contextManager.with(parent, fn, undefined, parentSpan) : fn(parentSpan);
     }
     // Set on the span: startSpan would copy and check them twice more, for samplers that never read them.
-    const span = tracer.startSpan(name, { kind: opts.kind ?? api.SpanKind.INTERNAL, links: opts.links, startTime: opts.startTime }, parent);
+    const local = parentSpan && !parentSpan.spanContext().isRemote ? parentSpan.spanContext() : undefined;
+    const span = local && spanOf
+      ? spanOf(parent, { traceId: local.traceId, spanId: ids.generateSpanId(), traceFlags: api.TraceFlags.SAMPLED, traceState: local.traceState }, local, name, opts)
+      : tracer.startSpan(name, { kind: opts.kind ?? api.SpanKind.INTERNAL, links: opts.links, startTime: opts.startTime }, parent);
     span.setAttributes(typeof attributes === 'function' ? attributes() : attributes);
     let result: Promise<T>;
     try {
@@ -174,17 +166,23 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   // The sampler decides before the SDK's span is made (its samplers read the parent and the trace id, never the
   // attributes): a request it does not keep gets a non-recording span with ids of its own, and no attributes.
   const serverSpan: Tracing['serverSpan'] = (name, parent, opts, attributes) => {
+    if (!spanOf) {
+      const span = tracer.startSpan(name, { kind: api.SpanKind.SERVER, links: opts.links, startTime: opts.startTime }, parent);
+      if (span.isRecording()) span.setAttributes(attributes());
+      return span;
+    }
     const parentContext = api.trace.getSpanContext(parent);
     const remote = parentContext && api.isSpanContextValid(parentContext) ? parentContext : undefined;
-    const traceId = remote?.traceId ?? ids.random.generateTraceId();
+    const traceId = remote?.traceId ?? ids.generateTraceId();
     const decision = sampler.shouldSample(parent, traceId, name, api.SpanKind.SERVER, {}, opts.links);
     if (decision.decision === api.SamplingDecision.NOT_RECORD) {
       const traceState = decision.traceState ?? remote?.traceState;
-      return api.trace.wrapSpanContext({ traceId, spanId: ids.random.generateSpanId(), traceFlags: api.TraceFlags.NONE, ...(traceState ? { traceState } : {}) });
+      return api.trace.wrapSpanContext({ traceId, spanId: ids.generateSpanId(), traceFlags: api.TraceFlags.NONE, ...(traceState ? { traceState } : {}) });
     }
-    if (!remote) ids.next = traceId;
-    const span = tracer.startSpan(name, { kind: api.SpanKind.SERVER, links: opts.links, startTime: opts.startTime }, parent);
-    ids.next = undefined;
+    const flags = decision.decision === api.SamplingDecision.RECORD_AND_SAMPLED ? api.TraceFlags.SAMPLED : api.TraceFlags.NONE;
+    const own = { traceId, spanId: ids.generateSpanId(), traceFlags: flags, traceState: decision.traceState ?? remote?.traceState };
+    const span = spanOf(parent, own, remote, name, { kind: api.SpanKind.SERVER, links: opts.links, startTime: opts.startTime });
+    if (decision.attributes) span.setAttributes(decision.attributes);
     span.setAttributes(attributes());
     return span;
   };
@@ -216,6 +214,84 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       api.context.disable();
     },
   };
+}
+
+/**
+ * The SDK's own span, made as Tracer.startSpan makes it once the sampler has decided: for a request's server span
+ * (whose decision comes first) and for a local sampled parent's child (sampled by every sampler, see
+ * ChildSampler), without asking the sampler again, checking the parent twice or counting the span in the SDK's
+ * self-metrics, which no meter provider reads here (decision 0458). Undefined, with a process warning, when this
+ * SDK's Tracer or span class no longer work as 2.12's do: every span is then made by Tracer.startSpan.
+ */
+function directSpans(tracer: api.Tracer): SpanMaker | undefined {
+  try {
+    const Impl = spanClass();
+    const make = spanMaker(tracer, Impl);
+    if (make && madeAsStartSpanMakes(Impl!)) return make;
+  } catch {
+    // A probe the changed SDK refused: as any other change, startSpan makes the spans.
+  }
+  process.emitWarning('@opentelemetry/sdk-trace: its Tracer or span class changed; spans are made by Tracer.startSpan', { code: 'CARDLINE_TRACING_SPANS' });
+  return undefined;
+}
+
+type SpanMaker = (context: api.Context, own: api.SpanContext, parent: api.SpanContext | undefined, name: string, opts: SpanOptions) => api.Span;
+type SpanClass = typeof SpanImpl;
+
+const probeTracer = (processor?: SpanProcessor): api.Tracer =>
+  new TracerProvider({ sampler: new AlwaysOnSampler(), spanProcessors: processor ? [processor] : [] }).getTracer('probe');
+
+/** The class of the spans the SDK's Tracer makes, read from one it made (no import of a path the package does not export). */
+function spanClass(): SpanClass | undefined {
+  const Impl = (probeTracer().startSpan('probe') as object).constructor;
+  return typeof Impl === 'function' && Impl !== Object ? (Impl as SpanClass) : undefined;
+}
+
+function spanMaker(tracer: api.Tracer, Impl: SpanClass | undefined): SpanMaker | undefined {
+  const sdk = tracer as unknown as Partial<{ _resource: Resource; instrumentationScope: InstrumentationScope; _spanLimits: SpanLimits; _spanProcessor: SpanProcessor }>;
+  const { _resource: resource, instrumentationScope: scope, _spanLimits: spanLimits, _spanProcessor: spanProcessor } = sdk;
+  if (!Impl || !resource || !scope || !spanLimits || !spanProcessor) return undefined;
+  return (context, own, parent, name, opts) => {
+    if (isTracingSuppressed(context)) return api.trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT);
+    return new Impl({
+      resource,
+      scope,
+      context,
+      spanContext: own,
+      name,
+      kind: opts.kind ?? api.SpanKind.INTERNAL,
+      links: opts.links?.map((link) => ({ context: link.context, attributes: sanitizeAttributes(link.attributes) })) ?? [],
+      parentSpanContext: parent,
+      startTime: opts.startTime,
+      spanLimits,
+      spanProcessor,
+    });
+  };
+}
+
+/** Whether spanMaker, given a probe tracer's parts, makes the span its startSpan makes and tells the processor of it. */
+function madeAsStartSpanMakes(Impl: SpanClass): boolean {
+  const started: [unknown, api.Context][] = [];
+  const tracer = probeTracer({ onStart: (span, ctx) => void started.push([span, ctx]), onEnd: () => undefined, forceFlush: async () => undefined, shutdown: async () => undefined });
+  const probe = spanMaker(tracer, Impl);
+  const parent = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: api.TraceFlags.SAMPLED, isRemote: true };
+  const ctx = api.trace.setSpanContext(ROOT, parent);
+  const opts = { kind: api.SpanKind.SERVER, links: [{ context: parent, attributes: { probe: 1 } }], startTime: 1_700_000_000_000 };
+  const expected = tracer.startSpan('probe', opts, ctx) as unknown as ReadableSpan;
+  const own = { ...parent, spanId: '00f067aa0ba902b7', isRemote: false };
+  const made = probe?.(ctx, own, parent, 'probe', opts) as unknown as ReadableSpan | undefined;
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  return (
+    !!made &&
+    made.constructor === expected.constructor &&
+    made.spanContext() === own &&
+    made.parentSpanContext === parent &&
+    [made.name, made.kind, made.resource, made.instrumentationScope].every((v, i) => v === [expected.name, expected.kind, expected.resource, expected.instrumentationScope][i]) &&
+    same([made.startTime, made.links, made.attributes], [expected.startTime, expected.links, expected.attributes]) &&
+    started.length === 2 &&
+    started[1]![0] === made &&
+    started[1]![1] === ctx
+  );
 }
 
 /** The header W3CTraceContextPropagator.inject writes for a span context, without its carrier and tracestate. */

@@ -5,8 +5,10 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ROOT_CONTEXT, SamplingDecision, SpanKind, createContextKey, defaultTextMapGetter, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator, isTracingSuppressed, suppressTracing } from '@opentelemetry/core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { TracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { ROOT as TRACE_ROOT } from '../../src/telemetry/context.js';
+import { encodeSpan } from '../../src/telemetry/otlp-json.js';
 import { createTracing, samplerFromEnv } from '../../src/telemetry/sdk.js';
 import { startOtlpReceiver } from '../helpers/otlp.js';
 import { startTracing, tracing, tracingRequested } from '../../src/telemetry/index.js';
@@ -187,5 +189,148 @@ describe("tracing's contexts (chains of single values, decision 0449)", () => {
     expect(trace.getSpan(child)).toBe(span);
     expect(trace.getSpan(extracted)).not.toBe(span);
     expect([isTracingSuppressed(child), isTracingSuppressed(suppressTracing(child))]).toEqual([false, true]);
+  });
+});
+
+describe('the server span and a sampled parent\'s child, made without Tracer.startSpan (decision 0458)', () => {
+  it('are the spans startSpan makes: parent, trace state, kind, attributes, links, status, flags, resource and scope', async () => {
+    const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: 'parentbased_always_on' });
+    const ended: ReadableSpan[] = [];
+    (t.tracer as unknown as { _spanProcessor: { _spanProcessors: unknown[] } })._spanProcessor._spanProcessors.splice(0, 1, {
+      onStart: () => undefined,
+      onEnd: (s: ReadableSpan) => ended.push(s),
+      forceFlush: async () => undefined,
+      shutdown: async () => undefined,
+    });
+    try {
+      const caller = t.extract('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'vendor=a,other=b')!;
+      const linked = [{ context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b8', traceFlags: 0, isRemote: true }, attributes: { 'cardline.link': 'caller' } }];
+      const server = t.serverSpan('POST /x', caller, { links: linked, startTime: Date.now() }, () => ({ 'cardline.tenant': 'demo' }));
+      const officialServer = t.tracer.startSpan('POST /x', { kind: SpanKind.SERVER, links: linked, startTime: Date.now() }, caller);
+      officialServer.setAttributes({ 'cardline.tenant': 'demo' });
+      officialServer.end();
+      const ctx = t.api.trace.setSpan(caller, server);
+      const links = [{ context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 }, attributes: { 'cardline.link': 'caller', bad: { nested: 1 } as never } }];
+      const attributes = { 'db.system.name': 'pglite', 'db.query.text': 'SELECT 1', n: 3, arr: ['x', 'y'], skipped: undefined };
+      // The same child twice: through inSpan, and through the SDK's own Tracer.startSpan.
+      await t.inSpan('SELECT', () => attributes, async () => undefined, { kind: SpanKind.CLIENT, links, parent: ctx });
+      const official = t.tracer.startSpan('SELECT', { kind: SpanKind.CLIENT, links }, ctx);
+      official.setAttributes(attributes);
+      official.end();
+      await expect(t.inSpan('core upgradeLimit', {}, async () => Promise.reject(new TypeError('no')), { parent: ctx })).rejects.toThrow('no');
+      const failed = t.tracer.startSpan('core upgradeLimit', {}, ctx);
+      failed.setAttribute('error.type', 'TypeError');
+      failed.setStatus({ code: 2 });
+      failed.end();
+      server.end();
+      const [sdkServer, ours, sdk, oursFailed, sdkFailed, oursServer] = ended;
+      const comparable = (s: ReadableSpan) => {
+        const doc = JSON.parse(encodeSpan(s)) as Record<string, unknown>;
+        for (const k of ['spanId', 'startTimeUnixNano', 'endTimeUnixNano']) delete doc[k];
+        return doc;
+      };
+      for (const [a, b] of [[oursServer!, sdkServer!], [ours!, sdk!], [oursFailed!, sdkFailed!]] as const) {
+        expect(comparable(a)).toEqual(comparable(b));
+        expect(a.constructor).toBe(b.constructor);
+        expect(a.resource).toBe(b.resource);
+        expect(a.instrumentationScope).toEqual(b.instrumentationScope);
+        expect(a.spanContext().spanId).not.toBe(b.spanContext().spanId);
+        expect(a.ended && a.duration[0] >= 0 && a.duration[1] >= 0).toBe(true);
+      }
+      expect(ours!.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+      expect(ours!.spanContext().traceState?.serialize()).toBe('vendor=a,other=b');
+      expect(ours!.links[0]!.attributes).toEqual({ 'cardline.link': 'caller' });
+    } finally {
+      await t.shutdown();
+    }
+  });
+});
+
+describe('spans made without Tracer.startSpan: as startSpan makes them, or by it when the SDK changed (decision 0458)', () => {
+  const capture = (tracer: unknown) => {
+    const started: [ReadableSpan, unknown][] = [];
+    const ended: ReadableSpan[] = [];
+    const processor: SpanProcessor = { onStart: (s, ctx) => void started.push([s as unknown as ReadableSpan, ctx]), onEnd: (s) => void ended.push(s), forceFlush: async () => undefined, shutdown: async () => undefined };
+    (tracer as { _spanProcessor: { _spanProcessors: unknown[] } })._spanProcessor._spanProcessors.splice(0, 1, processor);
+    return { started, ended };
+  };
+  const CALLER = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+
+  it('an SDK whose Tracer holds its parts elsewhere: the gateway starts, warns once, and startSpan makes the same trace', async () => {
+    const getTracer = TracerProvider.prototype.getTracer;
+    let real: unknown;
+    const hidden = vi.spyOn(TracerProvider.prototype, 'getTracer').mockImplementation(function (this: TracerProvider, ...args: Parameters<typeof getTracer>) {
+      const tracer = getTracer.apply(this, args);
+      if (args[0] === 'cardline') real = tracer;
+      return { startSpan: tracer.startSpan.bind(tracer), startActiveSpan: tracer.startActiveSpan.bind(tracer) } as unknown as ReturnType<typeof getTracer>;
+    });
+    const warned = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' });
+      expect(warned.mock.calls).toEqual([['@opentelemetry/sdk-trace: its Tracer or span class changed; spans are made by Tracer.startSpan', { code: 'CARDLINE_TRACING_SPANS' }]]);
+      const { ended } = capture(real);
+      try {
+        const server = t.serverSpan('POST /x', t.extract(CALLER)!, { links: [], startTime: Date.now() }, () => ({ 'cardline.tenant': 'demo' }));
+        await t.inSpan('SELECT', { 'db.system.name': 'pglite' }, async () => undefined, { parent: t.api.trace.setSpan(TRACE_ROOT, server) });
+        server.end();
+        const root = vi.fn(() => ({ 'cardline.tenant': 'demo' }));
+        expect(t.serverSpan('POST /x', TRACE_ROOT, { links: [], startTime: Date.now() }, root).isRecording()).toBe(false);
+        expect(root).not.toHaveBeenCalled();
+        expect(ended.map((s) => [s.name, s.kind, s.spanContext().traceId, s.parentSpanContext?.spanId, s.attributes])).toEqual([
+          ['SELECT', SpanKind.INTERNAL, '0af7651916cd43dd8448eb211c80319c', server.spanContext().spanId, { 'db.system.name': 'pglite' }],
+          ['POST /x', SpanKind.SERVER, '0af7651916cd43dd8448eb211c80319c', 'b7ad6b7169203331', { 'cardline.tenant': 'demo' }],
+        ]);
+      } finally {
+        await t.shutdown();
+      }
+    } finally {
+      hidden.mockRestore();
+      warned.mockRestore();
+    }
+  });
+
+  it('with this SDK: no warning, no startSpan for the server span or a local child, the processor told of each with its context', async () => {
+    const warned = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+    warned.mockRestore();
+    Object.assign((t.tracer as unknown as { _spanLimits: object })._spanLimits, { attributeCountLimit: 2, linkCountLimit: 1 });
+    expect(warned).not.toHaveBeenCalled();
+    const { started, ended } = capture(t.tracer);
+    const startSpan = vi.spyOn(t.tracer, 'startSpan');
+    try {
+      const caller = t.extract(CALLER, 'vendor=a')!;
+      const links = [1, 2].map((n) => ({ context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: `00f067aa0ba902b${n}`, traceFlags: 1 } }));
+      const server = t.serverSpan('POST /x', caller, { links, startTime: Date.now() }, () => ({ a: 1, b: 2, c: 3 }));
+      const ctx = t.api.trace.setSpan(caller, server);
+      await t.inSpan('SELECT', { a: 1, b: 2, c: 3 }, async () => undefined, { parent: ctx, links });
+      expect(t.serverSpan('POST /x', suppressTracing(caller), { links: [], startTime: Date.now() }, () => ({})).spanContext()).toEqual(trace.wrapSpanContext({ traceId: '00000000000000000000000000000000', spanId: '0000000000000000', traceFlags: 0 }).spanContext());
+      server.end();
+      expect(startSpan).not.toHaveBeenCalled();
+      const sdk = t.tracer.startSpan('SELECT', { links }, ctx);
+      sdk.setAttributes({ a: 1, b: 2, c: 3 });
+      sdk.end();
+      expect(started.map(([s, c]) => [s.name, c])).toEqual([['POST /x', caller], ['SELECT', ctx], ['SELECT', ctx]]);
+      const [ours, theirs] = [ended[0]!, ended[2]!];
+      for (const s of [ended[1]!, ours, theirs]) expect([s.attributes, s.droppedAttributesCount, s.links.length, s.droppedLinksCount]).toEqual([{ a: 1, b: 2 }, 1, 1, 1]);
+      expect([ours.parentSpanContext, ours.spanContext().traceState?.serialize()]).toEqual([theirs.parentSpanContext, 'vendor=a']);
+    } finally {
+      await t.shutdown();
+    }
+  });
+
+  it.each([
+    ['parentbased_always_on', '00', false],
+    ['parentbased_always_off', '01', true],
+    ['always_on', '00', true],
+  ])('%s, a remote parent with flags %s: the server span recording %s, as startSpan decides', async (sampler, flags, recording) => {
+    const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: sampler });
+    try {
+      const caller = t.extract(`00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-${flags}`, 'vendor=a')!;
+      const ours = t.serverSpan('POST /x', caller, { links: [], startTime: Date.now() }, () => ({}));
+      const theirs = t.tracer.startSpan('POST /x', { kind: SpanKind.SERVER }, caller);
+      for (const s of [ours, theirs]) expect([s.isRecording(), s.spanContext().traceId, s.spanContext().traceFlags, s.spanContext().traceState?.serialize()]).toEqual([recording, '0af7651916cd43dd8448eb211c80319c', recording ? 1 : 0, 'vendor=a']);
+    } finally {
+      await t.shutdown();
+    }
   });
 });
