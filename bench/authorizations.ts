@@ -21,6 +21,10 @@
 //   On PostgreSQL each run also prints the WAL it wrote and the segments the server had to create for it (a 16 MB
 //   zero-fill every commit waits behind); before the open loop the server is given the spares it will use
 //   (BENCH_WAL_WARM=0: not), as a server in steady state has them (decision 0446).
+//   Each run, closed or open, also prints the gateway's GC during it (scavenges, their pause per second and the longest,
+//   mark-compacts and the longest, the RSS after; from a checkout whose bench/server.ts reports them). BENCH_NODE_ARGS and
+//   BENCH_BASELINE_NODE_ARGS: Node flags for this gateway and the baseline's (e.g. one checkout as both, a flag on one:
+//   decision 0454).
 // Prints each run, the medians per arm, and the ratio of authorizations to limit upgrades against the 0.8 target.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
@@ -47,6 +51,8 @@ const DIST = process.env.BENCH_DIST === '1';
 /** BENCH_AUTH_ONLY=1: the authorization arm alone (a CPU profile of its path without the limit upgrades'). */
 const OPEN_ROUNDS = Number(process.env.BENCH_OPEN_ROUNDS || String(ROUNDS));
 const ARMS = process.env.BENCH_AUTH_ONLY === '1' ? (['authorization'] as const) : process.env.BENCH_AUTH_ONLY === 'upgrade' ? (['upgrade'] as const) : (['upgrade', 'authorization'] as const);
+/** Node flags for this checkout's gateway and the baseline's (BENCH_NODE_ARGS, BENCH_BASELINE_NODE_ARGS; space-separated). */
+const nodeArgs = (label: string) => (process.env[label === 'this' ? 'BENCH_NODE_ARGS' : 'BENCH_BASELINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const CARDS = 99;
 const APP = 'cardline_bench_authorizations';
 const LIMIT_URL = '/credit-line-management/business-entity-manager/upgradeLimit';
@@ -110,7 +116,34 @@ interface Run {
   /** WAL the server wrote during the run (bytes), and the segments it created for it (walCreated). */
   walBytes: number | null;
   walCreated: number | null;
+  gc: GcFigures;
 }
+
+/** Scavenges and mark-compacts during a run: count, ms of pause per second of run, the longest (ms); the RSS after (MB). */
+interface GcFigures {
+  scavenges: number | null;
+  scavengeMsPerS: number | null;
+  scavengeMax: number | null;
+  majors: number | null;
+  majorMax: number | null;
+  rssMb: number | null;
+}
+type Pauses = Record<string, { n: number; ms: number; max: number }>;
+function gcFigures(before: ServerStats, after: ServerStats, seconds: number): GcFigures {
+  const kind = (k: string) => (after.gc ? { n: (after.gc[k]?.n ?? 0) - (before.gc?.[k]?.n ?? 0), ms: (after.gc[k]?.ms ?? 0) - (before.gc?.[k]?.ms ?? 0), max: after.gc[k]?.max ?? 0 } : null);
+  const minor = kind('1');
+  const major = kind('4');
+  return {
+    scavenges: minor?.n ?? null,
+    scavengeMsPerS: minor ? minor.ms / seconds : null,
+    scavengeMax: minor?.max ?? null,
+    majors: major?.n ?? null,
+    majorMax: major?.max ?? null,
+    rssMb: after.rss ? after.rss / 1e6 : null,
+  };
+}
+const gcLine = (g: GcFigures) =>
+  g.scavenges === null ? '' : `  GC: ${g.scavenges} scavenges (${fmt(g.scavengeMsPerS, 1)} ms/s, longest ${fmt(g.scavengeMax, 1)} ms), ${g.majors} mark-compact (longest ${fmt(g.majorMax, 1)} ms), RSS ${fmt(g.rssMb)} MB`;
 
 const fmt = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(digits));
 const median = (v: number[]) => {
@@ -144,7 +177,7 @@ async function startGateway(label: string, dir: string): Promise<Gateway> {
   await addRules(database?.url ?? null, join(dataDir ?? '', 'pglite'));
   // BENCH_DIST=1: served by the compiled gateway of that checkout (bench/dist.ts), as `npm start` runs it, not through tsx.
   const served = DIST ? [await compiled(dir)] : ['--import', 'tsx', server];
-  const args = [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench', 'profiles')}`] : []), ...served];
+  const args = [...nodeArgs(label), ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench', 'profiles')}`] : []), ...served];
   const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, BENCH_PHASE: 'serve' }, stdio: ['pipe', 'pipe', 'inherit'] });
   const ports = await new Promise<{ bare: number; full: number }>((ok, fail) => {
     child.once('exit', (code) => fail(new Error(`${label}: gateway exited with ${code}`)));
@@ -301,6 +334,8 @@ async function openLoop(g: Gateway, rate: number, seconds: number): Promise<{ se
 
 interface ServerStats {
   cpu: NodeJS.CpuUsage;
+  rss?: number;
+  gc?: Pauses;
   auditRows: number;
   elu?: { idle: number; active: number };
   audit?: { batches: number; records: number; commitSeconds?: number };
@@ -397,6 +432,7 @@ async function measure(g: Gateway, arm: 'authorization' | 'upgrade', stats: pg.C
     ...batchFigures(before, after),
     walBytes: walBefore && walAfter ? walAfter.bytes - walBefore.bytes : null,
     walCreated: walCreated(walBefore, walAfter),
+    gc: gcFigures(before, after, SECONDS),
   };
 }
 
@@ -465,7 +501,7 @@ export async function benchAuthorizations(): Promise<number> {
             `${r.statements !== null ? `  ${fmt(r.statements, 2)} statements/req` : ''}${r.gatewayP99 !== null ? `  gateway share p50 ${fmt(r.gatewayP50, 2)} ms, p99 ${fmt(r.gatewayP99, 2)} ms` : ''}` +
             `  event loop ${fmt(r.elu === null ? null : 100 * r.elu)} %  ${fmt(r.perBatch, 1)} records/batch, ${fmt(r.commitMs, 2)} ms/commit` +
             `${r.walBytes !== null ? `  WAL ${fmt(r.walBytes / 1e6, 1)} MB, ${fmt(r.walCreated)} segment(s) created` : ''}` +
-            `  load ${fmt(r.load, 1)}${r.bad ? `  ${r.bad} non-2xx/errors` : ''}`,
+            `${gcLine(r.gc)}  load ${fmt(r.load, 1)}${r.bad ? `  ${r.bad} non-2xx/errors` : ''}`,
         );
       }
     }
@@ -490,11 +526,16 @@ export async function benchAuthorizations(): Promise<number> {
       const made = await warmWal(stats, Math.ceil((1.5 * perAuthorization * openRate * SECONDS * openRuns * gateways.length) / wal.size) + 2);
       console.log(`WAL: ${fmt(perAuthorization)} bytes per authorization; ${made} spare segment(s) made for the open loop (BENCH_WAL_WARM=0: none)`);
     }
+    // Unmeasured, after the checkpoint that made the spares: the first writes to each page after it log the whole page,
+    // which would otherwise fall on whichever gateway runs first.
+    if (openRuns && WARMUP > 0) for (const g of gateways) bad += (await openLoop(g, openRate, WARMUP)).bad;
     for (let round = 1; round <= openRuns; round++) {
       for (const g of round % 2 ? gateways : [...gateways].reverse()) {
         if (g.timed) await get<Timing>(g.ports.bare, '/__bench/timing');
         const walBefore = await walState(stats);
+        const statsBefore = await get<ServerStats>(g.ports.bare, '/__bench/stats');
         const r = await openLoop(g, openRate, SECONDS);
+        const gc = gcFigures(statsBefore, await get<ServerStats>(g.ports.bare, '/__bench/stats'), SECONDS);
         const walAfter = await walState(stats);
         const created = walCreated(walBefore, walAfter);
         bad += r.bad;
@@ -503,7 +544,7 @@ export async function benchAuthorizations(): Promise<number> {
         console.log(
           `open ${round}  ${g.label.padEnd(10)} ${openRate} req/s offered, ${fmt(r.sent / SECONDS)} sent  client p99 ${fmt(r.p99, 1)} ms` +
             `  gateway share p50 ${fmt(path?.p50, 2)} ms, p99 ${fmt(path?.p99, 2)} ms (p99 of its audit commit wait ${fmt(path?.auditP99, 2)} ms, of the rest ${fmt(path?.ownP99, 2)} ms)` +
-            `${walBefore && walAfter ? `  WAL ${fmt((walAfter.bytes - walBefore.bytes) / 1e6, 1)} MB, ${fmt(created)} segment(s) created` : ''}  load ${fmt(loadavg()[0], 1)}${r.bad ? `  ${r.bad} non-2xx/errors` : ''}`,
+            `${walBefore && walAfter ? `  WAL ${fmt((walAfter.bytes - walBefore.bytes) / 1e6, 1)} MB, ${fmt(created)} segment(s) created` : ''}${gcLine(gc)}  load ${fmt(loadavg()[0], 1)}${r.bad ? `  ${r.bad} non-2xx/errors` : ''}`,
         );
       }
     }

@@ -16,7 +16,9 @@
 // X-Request-Id), with the p99 of its wait for its audit record's commit and of the rest — and the statements sent to PostgreSQL (every `pg` Client.query: BEGIN/COMMIT and the audit
 // writer's batches included). BENCH_TRACE_DIR (with BENCH_TIMING): each read also writes a timeline there (audit
 // batches, statements with their pool wait, connections, GC, event-loop gaps with the main thread's CPU and run-queue
-// time); BENCH_AUDIT_LINGER_MS sets the audit writer's linger for the run (decision 0446).
+// time); BENCH_AUDIT_LINGER_MS sets the audit writer's linger for the run (decision 0446). With BENCH_TIMING, /__bench/stats
+// also gives the GC pauses so far by kind (the longest since the last read); BENCH_ALLOC_PROFILE=FILE writes a sampling
+// heap profile of all that was allocated, collected objects too, between the first two timing reads (decision 0454).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -98,6 +100,27 @@ if (TIMING) {
     statements++;
     return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof pg.Client.prototype.query;
+}
+
+/** GC pauses so far with BENCH_TIMING (perf_hooks kinds: 1 scavenge, 4 mark-compact, 8 incremental marking, 16 weak callbacks): count, ms, longest. */
+const gcPauses: Record<string, { n: number; ms: number; max: number }> = {};
+if (TIMING) {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = String((e as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0);
+      const g = (gcPauses[kind] ??= { n: 0, ms: 0, max: 0 });
+      g.n++;
+      g.ms += e.duration;
+      g.max = Math.max(g.max, e.duration);
+    }
+  }).observe({ entryTypes: ['gc'] });
+}
+
+/** The pauses so far; each read restarts the longest, so that a read after a run gives that run's. */
+function readGc(): typeof gcPauses {
+  const out = structuredClone(gcPauses);
+  for (const g of Object.values(gcPauses)) g.max = 0;
+  return out;
 }
 
 /** BENCH_TRACE_DIR: a timeline of audit batches, pool waits, new connections, GC and event-loop gaps, written per timing read. */
@@ -301,6 +324,7 @@ async function main(): Promise<void> {
       external: m.external,
       arrayBuffers: m.arrayBuffers,
       auditRows: r.rows[0]?.n ?? 0,
+      gc: readGc(),
       // The verified-token cache: requests answered from it, and signatures checked.
       tokenCache: { hits: full.cardline.tokens.cacheHits, misses: full.cardline.tokens.cacheMisses },
       audit: auditFigures(await full.cardline.metrics.text()),
@@ -314,6 +338,22 @@ async function main(): Promise<void> {
     };
   });
   if (timing) bare.get('/__bench/timing', async () => timing.read());
+  // BENCH_ALLOC_PROFILE=FILE: V8's sampling heap profile of everything allocated (collected objects too) from the
+  // first timing read to the next, written to FILE: what the young generation's scavenges are paid for.
+  const allocFile = process.env.BENCH_ALLOC_PROFILE;
+  if (timing && allocFile) {
+    const { Session } = await import('node:inspector/promises');
+    const session = new Session();
+    session.connect();
+    await session.post('HeapProfiler.enable');
+    let reads = 0;
+    bare.addHook('onResponse', async (request) => {
+      if (request.url !== '/__bench/timing') return;
+      reads++;
+      if (reads === 1) await session.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      if (reads === 2) writeFileSync(allocFile, JSON.stringify((await session.post('HeapProfiler.stopSampling')).profile));
+    });
+  }
   await bare.listen({ host: '127.0.0.1', port: base });
   const port = (f: FastifyInstance) => {
     const a = (f.server as Server).address();
