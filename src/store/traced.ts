@@ -26,8 +26,8 @@ function traceQueryable(q: Queryable, t: Tracing, system: string, parent?: Conte
 }
 
 /** The store's statements under `parent` (not the active context); the store itself when untraced. */
-export function tracedUnder(db: Db, parent: Context): Queryable {
-  return db instanceof TracedDb ? traceQueryable(db.inner, db.t, db.system, parent) : db;
+export function tracedUnder(db: Db, parent: Context | undefined): Queryable {
+  return parent && db instanceof TracedDb ? traceQueryable(db.inner, db.t, db.system, parent) : db;
 }
 
 /** A store whose statements are traced; `inner` is the store itself. */

@@ -150,6 +150,7 @@ describe.each(['async', 'explicit'])('traces of a limit upgrade that reaches a R
     expect(statements.length).toBeGreaterThan(0);
     for (const s of statements) expect(byId.has(s.parentSpanId), `${s.name} has a parent in the trace`).toBe(true);
     expect(statements.some((s) => ancestors(s).includes('idempotency'))).toBe(true);
+    expect(statements.some((s) => ancestors(s).includes('auth'))).toBe(true);
     // The audit: the request's wait, and the group commit that served it (its statement under it).
     const audit = one('audit');
     expect(audit.parentSpanId).toBe(server.spanId);
