@@ -21,7 +21,7 @@ export function inStep<T>(request: FastifyRequest, step: string, fn: () => Promi
   const inStepContext = (_span: unknown, ctx: Context) => {
     trace.step = ctx;
     return fn().finally(() => {
-      trace.step = trace.context;
+      if (trace.step === ctx) trace.step = trace.context;
     });
   };
   return tracing()!.inSpan(step, attributes ?? NO_ATTRIBUTES, inStepContext, { parent: trace.context });
