@@ -5,7 +5,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-const SPAN_ID = Buffer.from('"spanId"');
+const SPAN_START = Buffer.from('"startTimeUnixNano"');
 let spans = 0;
 let bytes = 0;
 let posts = 0;
@@ -58,8 +58,8 @@ const server = createServer((req, res) => {
     posts += 1;
     bytes += body.length;
     if (String(req.headers['content-type']).startsWith('application/x-protobuf')) spans += protobufSpans(body);
-    // JSON's spans each carry one "spanId" key (links and parents use other keys).
-    else for (let i = body.indexOf(SPAN_ID); i !== -1; i = body.indexOf(SPAN_ID, i + SPAN_ID.length)) spans += 1;
+    // JSON's spans each carry one start time (a link carries a "spanId" too, but no time; an event's is timeUnixNano).
+    else for (let i = body.indexOf(SPAN_START); i !== -1; i = body.indexOf(SPAN_START, i + SPAN_START.length)) spans += 1;
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   });
 });

@@ -8,7 +8,7 @@
 // BENCH_BASELINE_ROOT, a checkout of a commit from before the instrumentation (installed with npm ci), adds an
 // arm: that gateway, loaded in the same rounds, which is what "before" means.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -44,11 +44,17 @@ interface Arm {
   main: number[];
   /** The OTLP receiver's CPU time per request of this arm, µs. */
   sink: number[];
+  /** BENCH_CPU_PROF: the measured loads' [start, end) on the profiles' clock (monotonic, µs) and their requests. */
+  windows?: [number, number][];
+  requests?: number;
+  /** The audit writer's mean batch (records per group commit) in each round. */
+  batch: number[];
 }
 
 interface Stats {
   elu: { idle: number; active: number; utilization: number };
   cpu: { user: number; system: number };
+  audit?: { batches: number; records: number };
 }
 
 async function stats(arm: Arm): Promise<Stats> {
@@ -137,15 +143,15 @@ export async function benchTracing(): Promise<number> {
     { key: 'on-explicit', name: 'tracing on, every request, explicit context', env: { ...exporting, OTEL_TRACES_SAMPLER: 'always_on', CARDLINE_TRACING_CONTEXT: 'explicit' } },
     { key: '10-explicit', name: 'tracing on, 10 %, explicit context', env: { ...exporting, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1', CARDLINE_TRACING_CONTEXT: 'explicit' } },
     ] as Pick<Arm, 'key' | 'name' | 'env'>[]
-  ).map((a) => ({ ...a, rps: [], cpu: [], main: [], sink: [] }));
+  ).map((a) => ({ ...a, rps: [], cpu: [], main: [], sink: [], batch: [] }));
   // BENCH_TRACING_BEFORE_ROOT, a checkout of an earlier commit of the tracing (node_modules linked): its two
   // tracing arms too (keys on-before, 10-before), in the same rounds, so that a change is compared A/B.
   const before = process.env.BENCH_TRACING_BEFORE_ROOT;
   if (before) {
-    for (const arm of arms.filter((a) => a.key !== 'off' && !a.key.endsWith('-explicit'))) arms.push({ ...arm, key: `${arm.key}-before`, name: `${arm.name} (${before})`, root: resolve(before), rps: [], cpu: [], main: [], sink: [] });
+    for (const arm of arms.filter((a) => a.key !== 'off' && !a.key.endsWith('-explicit'))) arms.push({ ...arm, key: `${arm.key}-before`, name: `${arm.name} (${before})`, root: resolve(before), rps: [], cpu: [], main: [], sink: [], batch: [] });
   }
   const baseline = process.env.BENCH_BASELINE_ROOT;
-  if (baseline) arms.push({ key: 'before', name: `before the instrumentation (${baseline})`, env: {}, root: resolve(baseline), rps: [], cpu: [], main: [], sink: [] });
+  if (baseline) arms.push({ key: 'before', name: `before the instrumentation (${baseline})`, env: {}, root: resolve(baseline), rps: [], cpu: [], main: [], sink: [], batch: [] });
   // BENCH_TRACING_ARMS=off,on (keys: off, on, 10, on-proto, als, on-explicit, 10-explicit, on-before, 10-before, before): only those arms, e.g. to profile two of them.
   const only = process.env.BENCH_TRACING_ARMS?.split(',').map((k) => k.trim());
   arms = arms.filter((a) => (only ? only.includes(a.key) : !['als', 'on-proto', 'on-proto-before', 'on-explicit', '10-explicit'].includes(a.key)));
@@ -156,14 +162,18 @@ export async function benchTracing(): Promise<number> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const arm of arms) {
         const [before, sinkBefore] = [await stats(arm), await sink.stats()];
+        const startedUs = Number(process.hrtime.bigint() / 1000n);
         const { rps, total } = await load(arm, SECONDS);
+        (arm.windows ??= []).push([startedUs, Number(process.hrtime.bigint() / 1000n)]);
+        arm.requests = (arm.requests ?? 0) + total;
         const [after, sinkAfter] = [await stats(arm), await sink.stats()];
         arm.rps.push(rps);
         arm.cpu.push((cpuOf(after.cpu) - cpuOf(before.cpu)) / total);
         arm.main.push(((after.elu.active - before.elu.active) * 1000) / total);
         arm.sink.push((cpuOf(sinkAfter.cpu) - cpuOf(sinkBefore.cpu)) / total);
+        arm.batch.push(after.audit && before.audit ? (after.audit.records - before.audit.records) / Math.max(1, after.audit.batches - before.audit.batches) : NaN);
         console.log(
-          `  round ${round + 1} ${arm.name}: ${Math.round(rps)} req/s; gateway CPU ${Math.round(arm.cpu.at(-1)!)} µs/request (main thread busy ${Math.round(arm.main.at(-1)!)} µs), receiver ${Math.round(arm.sink.at(-1)!)} µs/request`,
+          `  round ${round + 1} ${arm.name}: ${Math.round(rps)} req/s; gateway CPU ${Math.round(arm.cpu.at(-1)!)} µs/request (main thread busy ${Math.round(arm.main.at(-1)!)} µs), receiver ${Math.round(arm.sink.at(-1)!)} µs/request; audit batches of ${arm.batch.at(-1)!.toFixed(1)} records`,
         );
       }
     }
@@ -171,7 +181,7 @@ export async function benchTracing(): Promise<number> {
     for (const arm of arms) {
       console.log(
         `${arm.name}: median ${Math.round(median(arm.rps))} req/s, ${(median(arm.rps) / median(off.rps)).toFixed(2)}x of ${off.name}; ` +
-          `gateway CPU median ${Math.round(median(arm.cpu))} µs/request (${(median(arm.cpu) / median(off.cpu)).toFixed(2)}x), main thread ${Math.round(median(arm.main))} µs/request, receiver ${Math.round(median(arm.sink))} µs/request`,
+          `gateway CPU median ${Math.round(median(arm.cpu))} µs/request (${(median(arm.cpu) / median(off.cpu)).toFixed(2)}x), main thread ${Math.round(median(arm.main))} µs/request, receiver ${Math.round(median(arm.sink))} µs/request, audit batches of ${median(arm.batch).toFixed(1)} records`,
       );
     }
     const received = await sink.stats();
@@ -183,6 +193,11 @@ export async function benchTracing(): Promise<number> {
       arms.map((arm) => arm.child && arm.child.exitCode === null ? new Promise((resolveExit) => { arm.child!.once('exit', resolveExit); arm.child!.kill('SIGTERM'); }) : undefined),
     );
     sink.child.kill('SIGTERM');
+    // Beside each arm's profiles: the windows to count samples in and the requests they served.
+    for (const arm of arms.filter((a) => CPU_PROF && a.windows)) {
+      mkdirSync(join(CPU_PROF!, arm.key), { recursive: true });
+      writeFileSync(join(CPU_PROF!, arm.key, 'windows.json'), JSON.stringify({ windows: arm.windows, requests: arm.requests }));
+    }
     for (const drop of drops) await drop();
   }
 }

@@ -3,11 +3,11 @@
 // AsyncLocalStorage context manager and the W3C trace-context propagator.
 import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { isTracingSuppressed, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { isTracingSuppressed, sanitizeAttributes, W3CTraceContextPropagator, type InstrumentationScope } from '@opentelemetry/core';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -16,12 +16,14 @@ import {
   RandomIdGenerator,
   TraceIdRatioBasedSampler,
   TracerProvider,
-  type IdGenerator,
   type ReadableSpan,
   type Sampler,
   type SamplingResult,
   type SpanExporter,
+  type SpanLimits,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
+import { SpanImpl } from '@opentelemetry/sdk-trace/build/src/Span.js';
 import { ExplicitContextManager, ROOT } from './context.js';
 import { serializeSpans } from './otlp-json.js';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
@@ -80,20 +82,6 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
-/** Random ids, except a new trace's id when the server span's sampling decision already drew it. */
-class Ids implements IdGenerator {
-  readonly random = new RandomIdGenerator();
-  next: string | undefined;
-  generateTraceId(): string {
-    const id = this.next ?? this.random.generateTraceId();
-    this.next = undefined;
-    return id;
-  }
-  generateSpanId(): string {
-    return this.random.generateSpanId();
-  }
-}
-
 const SAMPLED: SamplingResult = Object.freeze({ decision: api.SamplingDecision.RECORD_AND_SAMPLED });
 
 /** Every sampler samples a local sampled parent's child (see inSpan): asked only for the others. */
@@ -126,7 +114,7 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   const name = env.OTEL_SERVICE_NAME?.trim() || (fromEnv.attributes['service.name'] as string | undefined) || SERVICE_NAME;
   const resource = defaultResource().merge(fromEnv).merge(resourceFromAttributes({ 'service.name': name }));
   const sampler = samplerFromEnv(env);
-  const ids = new Ids();
+  const ids = new RandomIdGenerator();
   const provider = new TracerProvider({
     resource,
     sampler: new ChildSampler(sampler),
@@ -144,6 +132,7 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   api.trace.setGlobalTracerProvider(provider);
   api.propagation.setGlobalPropagator(propagator);
   const tracer = provider.getTracer(SERVICE_NAME);
+  const spanOf = spans(tracer);
 
   const inSpan = <T>(name: string, attributes: api.Attributes | (() => api.Attributes), fn: (span: api.Span, ctx: api.Context) => Promise<T>, opts: SpanOptions = {}): Promise<T> => {
     const parent = opts.parent ?? contextManager.active();
@@ -156,7 +145,10 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       return opts.parent ? contextManager.with(parent, fn, undefined, parentSpan, parent) : fn(parentSpan, parent);
     }
     // Set on the span: startSpan would copy and check them twice more, for samplers that never read them.
-    const span = tracer.startSpan(name, { kind: opts.kind ?? api.SpanKind.INTERNAL, links: opts.links, startTime: opts.startTime }, parent);
+    const local = parentSpan && !parentSpan.spanContext().isRemote ? parentSpan.spanContext() : undefined;
+    const span = local
+      ? spanOf(parent, { traceId: local.traceId, spanId: ids.generateSpanId(), traceFlags: api.TraceFlags.SAMPLED, traceState: local.traceState }, local, name, opts)
+      : tracer.startSpan(name, { kind: opts.kind ?? api.SpanKind.INTERNAL, links: opts.links, startTime: opts.startTime }, parent);
     span.setAttributes(typeof attributes === 'function' ? attributes() : attributes);
     let result: Promise<T>;
     try {
@@ -185,15 +177,16 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   const serverSpan: Tracing['serverSpan'] = (name, parent, opts, attributes) => {
     const parentContext = api.trace.getSpanContext(parent);
     const remote = parentContext && api.isSpanContextValid(parentContext) ? parentContext : undefined;
-    const traceId = remote?.traceId ?? ids.random.generateTraceId();
+    const traceId = remote?.traceId ?? ids.generateTraceId();
     const decision = sampler.shouldSample(parent, traceId, name, api.SpanKind.SERVER, {}, opts.links);
     if (decision.decision === api.SamplingDecision.NOT_RECORD) {
       const traceState = decision.traceState ?? remote?.traceState;
-      return api.trace.wrapSpanContext({ traceId, spanId: ids.random.generateSpanId(), traceFlags: api.TraceFlags.NONE, ...(traceState ? { traceState } : {}) });
+      return api.trace.wrapSpanContext({ traceId, spanId: ids.generateSpanId(), traceFlags: api.TraceFlags.NONE, ...(traceState ? { traceState } : {}) });
     }
-    if (!remote) ids.next = traceId;
-    const span = tracer.startSpan(name, { kind: api.SpanKind.SERVER, links: opts.links, startTime: opts.startTime }, parent);
-    ids.next = undefined;
+    const flags = decision.decision === api.SamplingDecision.RECORD_AND_SAMPLED ? api.TraceFlags.SAMPLED : api.TraceFlags.NONE;
+    const own = { traceId, spanId: ids.generateSpanId(), traceFlags: flags, traceState: decision.traceState ?? remote?.traceState };
+    const span = spanOf(parent, own, remote, name, { kind: api.SpanKind.SERVER, links: opts.links, startTime: opts.startTime });
+    if (decision.attributes) span.setAttributes(decision.attributes);
     span.setAttributes(attributes());
     return span;
   };
@@ -224,6 +217,34 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       api.propagation.disable();
       api.context.disable();
     },
+  };
+}
+
+/**
+ * The SDK's own span, made as Tracer.startSpan makes it once the sampler has decided: for a request's server span
+ * (whose decision comes first) and for a local sampled parent's child (sampled by every sampler, see
+ * ChildSampler), without asking the sampler again, checking the parent twice or counting the span in the SDK's
+ * self-metrics, which no meter provider reads here (decision 0458).
+ */
+function spans(tracer: api.Tracer) {
+  const sdk = tracer as unknown as { _resource: Resource; instrumentationScope: InstrumentationScope; _spanLimits: SpanLimits; _spanProcessor: SpanProcessor };
+  const { _resource: resource, instrumentationScope: scope, _spanLimits: spanLimits, _spanProcessor: spanProcessor } = sdk;
+  if (!resource || !scope || !spanLimits || !spanProcessor) throw new Error('@opentelemetry/sdk-trace: the Tracer no longer holds what a span is made of');
+  return (context: api.Context, own: api.SpanContext, parent: api.SpanContext | undefined, name: string, opts: SpanOptions): api.Span => {
+    if (isTracingSuppressed(context)) return api.trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT);
+    return new SpanImpl({
+      resource,
+      scope,
+      context,
+      spanContext: own,
+      name,
+      kind: opts.kind ?? api.SpanKind.INTERNAL,
+      links: opts.links?.map((link) => ({ context: link.context, attributes: sanitizeAttributes(link.attributes) })) ?? [],
+      parentSpanContext: parent,
+      startTime: opts.startTime,
+      spanLimits,
+      spanProcessor,
+    });
   };
 }
 

@@ -6,7 +6,9 @@ import { join, relative } from 'node:path';
 import { ROOT_CONTEXT, SamplingDecision, SpanKind, createContextKey, defaultTextMapGetter, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator, isTracingSuppressed, suppressTracing } from '@opentelemetry/core';
 import { describe, expect, it } from 'vitest';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { ROOT as TRACE_ROOT } from '../../src/telemetry/context.js';
+import { encodeSpan } from '../../src/telemetry/otlp-json.js';
 import { contextManagerFromEnv, createTracing, samplerFromEnv } from '../../src/telemetry/sdk.js';
 import type { Db } from '../../src/store/db.js';
 import { TracedDb, tracedUnder } from '../../src/store/traced.js';
@@ -232,5 +234,59 @@ describe('CARDLINE_TRACING_CONTEXT=explicit (decision 0456): no AsyncLocalStorag
 
   it('refuses a mode it does not know', () => {
     expect(() => contextManagerFromEnv({ CARDLINE_TRACING_CONTEXT: 'frame' })).toThrow("CARDLINE_TRACING_CONTEXT='frame' is not one of async, explicit");
+  });
+});
+
+describe('the server span and a sampled parent\'s child, made without Tracer.startSpan (decision 0458)', () => {
+  it('are the spans startSpan makes: parent, trace state, kind, attributes, links, status, flags, resource and scope', async () => {
+    const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: 'parentbased_always_on' });
+    const ended: ReadableSpan[] = [];
+    (t.tracer as unknown as { _spanProcessor: { _spanProcessors: unknown[] } })._spanProcessor._spanProcessors.splice(0, 1, {
+      onStart: () => undefined,
+      onEnd: (s: ReadableSpan) => ended.push(s),
+      forceFlush: async () => undefined,
+      shutdown: async () => undefined,
+    });
+    try {
+      const caller = t.extract('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'vendor=a,other=b')!;
+      const linked = [{ context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b8', traceFlags: 0, isRemote: true }, attributes: { 'cardline.link': 'caller' } }];
+      const server = t.serverSpan('POST /x', caller, { links: linked, startTime: Date.now() }, () => ({ 'cardline.tenant': 'demo' }));
+      const officialServer = t.tracer.startSpan('POST /x', { kind: SpanKind.SERVER, links: linked, startTime: Date.now() }, caller);
+      officialServer.setAttributes({ 'cardline.tenant': 'demo' });
+      officialServer.end();
+      const ctx = t.api.trace.setSpan(caller, server);
+      const links = [{ context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 }, attributes: { 'cardline.link': 'caller', bad: { nested: 1 } as never } }];
+      const attributes = { 'db.system.name': 'pglite', 'db.query.text': 'SELECT 1', n: 3, arr: ['x', 'y'], skipped: undefined };
+      // The same child twice: through inSpan, and through the SDK's own Tracer.startSpan.
+      await t.inSpan('SELECT', () => attributes, async () => undefined, { kind: SpanKind.CLIENT, links, parent: ctx });
+      const official = t.tracer.startSpan('SELECT', { kind: SpanKind.CLIENT, links }, ctx);
+      official.setAttributes(attributes);
+      official.end();
+      await expect(t.inSpan('core upgradeLimit', {}, async () => Promise.reject(new TypeError('no')), { parent: ctx })).rejects.toThrow('no');
+      const failed = t.tracer.startSpan('core upgradeLimit', {}, ctx);
+      failed.setAttribute('error.type', 'TypeError');
+      failed.setStatus({ code: 2 });
+      failed.end();
+      server.end();
+      const [sdkServer, ours, sdk, oursFailed, sdkFailed, oursServer] = ended;
+      const comparable = (s: ReadableSpan) => {
+        const doc = JSON.parse(encodeSpan(s)) as Record<string, unknown>;
+        for (const k of ['spanId', 'startTimeUnixNano', 'endTimeUnixNano']) delete doc[k];
+        return doc;
+      };
+      for (const [a, b] of [[oursServer!, sdkServer!], [ours!, sdk!], [oursFailed!, sdkFailed!]] as const) {
+        expect(comparable(a)).toEqual(comparable(b));
+        expect(a.constructor).toBe(b.constructor);
+        expect(a.resource).toBe(b.resource);
+        expect(a.instrumentationScope).toEqual(b.instrumentationScope);
+        expect(a.spanContext().spanId).not.toBe(b.spanContext().spanId);
+        expect(a.ended && a.duration[0] >= 0 && a.duration[1] >= 0).toBe(true);
+      }
+      expect(ours!.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+      expect(ours!.spanContext().traceState?.serialize()).toBe('vendor=a,other=b');
+      expect(ours!.links[0]!.attributes).toEqual({ 'cardline.link': 'caller' });
+    } finally {
+      await t.shutdown();
+    }
   });
 });
