@@ -139,19 +139,22 @@ export async function benchTracing(): Promise<number> {
     // Not run unless BENCH_TRACING_ARMS names it: tracing off with an AsyncLocalStorage enabled (what the
     // context manager alone costs every request).
     { key: 'als', name: 'tracing off, AsyncLocalStorage on', env: { BENCH_ASYNC_LOCAL_STORAGE: '1' } },
+    // Not run unless named: CARDLINE_TRACING_CONTEXT=explicit (no AsyncLocalStorage, decision 0456).
+    { key: 'on-explicit', name: 'tracing on, every request, explicit context', env: { ...exporting, OTEL_TRACES_SAMPLER: 'always_on', CARDLINE_TRACING_CONTEXT: 'explicit' } },
+    { key: '10-explicit', name: 'tracing on, 10 %, explicit context', env: { ...exporting, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1', CARDLINE_TRACING_CONTEXT: 'explicit' } },
     ] as Pick<Arm, 'key' | 'name' | 'env'>[]
   ).map((a) => ({ ...a, rps: [], cpu: [], main: [], sink: [], batch: [] }));
   // BENCH_TRACING_BEFORE_ROOT, a checkout of an earlier commit of the tracing (node_modules linked): its two
   // tracing arms too (keys on-before, 10-before), in the same rounds, so that a change is compared A/B.
   const before = process.env.BENCH_TRACING_BEFORE_ROOT;
   if (before) {
-    for (const arm of arms.filter((a) => a.key !== 'off')) arms.push({ ...arm, key: `${arm.key}-before`, name: `${arm.name} (${before})`, root: resolve(before), rps: [], cpu: [], main: [], sink: [], batch: [] });
+    for (const arm of arms.filter((a) => a.key !== 'off' && !a.key.endsWith('-explicit'))) arms.push({ ...arm, key: `${arm.key}-before`, name: `${arm.name} (${before})`, root: resolve(before), rps: [], cpu: [], main: [], sink: [], batch: [] });
   }
   const baseline = process.env.BENCH_BASELINE_ROOT;
   if (baseline) arms.push({ key: 'before', name: `before the instrumentation (${baseline})`, env: {}, root: resolve(baseline), rps: [], cpu: [], main: [], sink: [], batch: [] });
-  // BENCH_TRACING_ARMS=off,on (keys: off, on, 10, on-proto, als, on-before, 10-before, before): only those arms, e.g. to profile two of them.
+  // BENCH_TRACING_ARMS=off,on (keys: off, on, 10, on-proto, als, on-explicit, 10-explicit, on-before, 10-before, before): only those arms, e.g. to profile two of them.
   const only = process.env.BENCH_TRACING_ARMS?.split(',').map((k) => k.trim());
-  arms = arms.filter((a) => (only ? only.includes(a.key) : !['als', 'on-proto', 'on-proto-before'].includes(a.key)));
+  arms = arms.filter((a) => (only ? only.includes(a.key) : !['als', 'on-proto', 'on-proto-before', 'on-explicit', '10-explicit'].includes(a.key)));
   console.log(`Cardline tracing bench: POST ${LIMIT_URL}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds, arms alternated; ${ON_POSTGRES ? 'PostgreSQL, a database per arm' : 'in-memory store'}; mock connector; OTLP receiver in a process of its own (bench/otlp-sink.ts)`);
   try {
     for (const arm of arms) await start(arm);

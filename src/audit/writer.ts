@@ -6,9 +6,11 @@
 import { hostname } from 'node:os';
 import { uuidv7 } from 'uuidv7';
 import { uuidv7Text } from './uuid-text.js';
-import type { Span } from '@opentelemetry/api';
+import type { Context, Span } from '@opentelemetry/api';
 import { tracing } from '../telemetry/index.js';
 import type { Db } from '../store/db.js';
+import type { Queryable } from '../store/queryable.js';
+import { tracedUnder } from '../store/traced.js';
 import { insertAuthorizationsFrom } from '../store/authorization-rows.js';
 import type { DomainEvent } from '../events/outbox.js';
 import { GENESIS_HASH, recordHashAt, type AuditEntry } from './chain.js';
@@ -326,11 +328,12 @@ export class AuditWriter {
     return this.heads.get(tenantId)?.chain;
   }
 
-  record(entry: WriterEntry): Promise<void> {
+  /** `trace`: the context the record is written from, while tracing is on (the active one by default). */
+  record(entry: WriterEntry, trace?: Context): Promise<void> {
     if (this.closed) return Promise.reject(new Error('audit writer closed'));
     return new Promise((resolve, reject) => {
       const t = tracing();
-      this.queue.push({ entry: storableEntry(entry), resolve, reject, span: t?.activeSpan() });
+      this.queue.push({ entry: storableEntry(entry), resolve, reject, span: t ? (trace ? t.api.trace.getSpan(trace) : t.activeSpan()) : undefined });
       this.arrived?.();
       this.draining ??= this.drain();
     });
@@ -414,15 +417,15 @@ export class AuditWriter {
     const first = (batch.find(sampled) ?? batch[0])?.span;
     if (!t || !first) return this.commitBatch(batch);
     const links = batch.flatMap((p) => (p.span && p.span !== first && sampled(p) ? [{ context: p.span.spanContext() }] : []));
-    return t.inSpan('audit group commit', { 'cardline.audit.records': batch.length, 'db.system.name': this.db.kind === 'postgres' ? 'postgresql' : 'pglite' }, () => this.commitBatch(batch), {
+    return t.inSpan('audit group commit', { 'cardline.audit.records': batch.length, 'db.system.name': this.db.kind === 'postgres' ? 'postgresql' : 'pglite' }, (_span, ctx) => this.commitBatch(batch, tracedUnder(this.db, ctx)), {
       parent: t.api.trace.setSpan(t.root, first),
       links,
     });
   }
 
-  private async commitBatch(batch: Pending[]): Promise<void> {
+  private async commitBatch(batch: Pending[], q: Queryable = this.db): Promise<void> {
     try {
-      await this.append(batch.map((p) => p.entry));
+      await this.append(batch.map((p) => p.entry), q);
       for (const p of batch) p.resolve();
       return;
     } catch {
@@ -433,19 +436,19 @@ export class AuditWriter {
       p.reject(err);
     };
     if (batch.length === 1) {
-      await this.append([batch[0]!.entry]).then(batch[0]!.resolve, failed(batch[0]!));
+      await this.append([batch[0]!.entry], q).then(batch[0]!.resolve, failed(batch[0]!));
       return;
     }
-    for (const p of batch) await this.append([p.entry]).then(p.resolve, failed(p));
+    for (const p of batch) await this.append([p.entry], q).then(p.resolve, failed(p));
   }
 
-  private async append(batch: WriterEntry[]): Promise<void> {
+  private async append(batch: WriterEntry[], q: Queryable): Promise<void> {
     const started = performance.now();
     const entries = batch.flatMap((e) => (e.before ? [...e.before, e] : [e]));
     const tenants = [...new Set(entries.map((e) => e.tenantId))];
     for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
-      await this.claim(tenants.filter((t) => !this.heads.has(t)));
-      await this.reserve(entries);
+      await this.claim(tenants.filter((t) => !this.heads.has(t)), q);
+      await this.reserve(entries, q);
       const next = new Map<string, Head>();
       const events: Record<string, unknown>[] = [];
       const settlements: Record<string, unknown>[] = [];
@@ -501,7 +504,7 @@ export class AuditWriter {
       let r: { rowCount: number; rows: { pending: number }[] };
       try {
         // Prepared once per connection (PostgreSQL): eight texts at most, by whether the batch holds events, settlements, authorizations.
-        r = await this.db.query<{ pending: number }>(APPEND(ctes, events.length ? PENDING_RETURNING : ''), params, {
+        r = await q.query<{ pending: number }>(APPEND(ctes, events.length ? PENDING_RETURNING : ''), params, {
           name: `cardline_audit_append_${events.length ? 'e' : ''}${settlements.length ? 's' : ''}${authorizations.length ? 'a' : ''}`,
         });
       } catch (err) {
@@ -532,10 +535,10 @@ export class AuditWriter {
   }
 
   /** Gives each tenant a chain to append to: one no live writer holds, else a new one of this writer's. */
-  private async claim(tenants: string[]): Promise<void> {
+  private async claim(tenants: string[], q: Queryable): Promise<void> {
     if (!tenants.length) return;
     if (this.db.kind === 'pglite') await freeLeftOver(this.db);
-    const r = await this.db.query<{ tenant_id: string; chain: string; size: string | number; head: string; last_seq: string | number }>(
+    const r = await q.query<{ tenant_id: string; chain: string; size: string | number; head: string; last_seq: string | number }>(
       CLAIM,
       [tenants, this.holder, this.leaseMs],
       { name: 'cardline_audit_claim' },
@@ -559,7 +562,7 @@ export class AuditWriter {
   }
 
   /** Makes sure each tenant of the batch has enough seqs left in its block, taking new blocks when not. */
-  private async reserve(entries: WriterEntry[]): Promise<void> {
+  private async reserve(entries: WriterEntry[], q: Queryable): Promise<void> {
     const needed = new Map<string, number>();
     for (const e of entries) needed.set(e.tenantId, (needed.get(e.tenantId) ?? 0) + 1);
     const short: { tenant_id: string; n: number }[] = [];
@@ -568,7 +571,7 @@ export class AuditWriter {
       if (!h || h.end - h.next + 1 < n) short.push({ tenant_id: t, n: Math.max(n, SEQ_BLOCK) });
     }
     if (!short.length) return;
-    const r = await this.db.query<{ tenant_id: string; seq: string | number }>(RESERVE, [JSON.stringify(short)], { name: 'cardline_audit_reserve' });
+    const r = await q.query<{ tenant_id: string; seq: string | number }>(RESERVE, [JSON.stringify(short)], { name: 'cardline_audit_reserve' });
     for (const row of r.rows) {
       const end = Number(row.seq);
       const n = short.find((s) => s.tenant_id === row.tenant_id)!.n;

@@ -1,6 +1,7 @@
 // Gateway key primitives: the algorithms, a key's public JWK and loaded halves, rotation grace periods. The
 // database-backed ring that creates, seals, caches and rotates a tenant's keys is a service (src/services/identity/key-ring.ts).
 import type { KeyObject, webcrypto } from 'node:crypto';
+import type { Context } from '@opentelemetry/api';
 
 type CryptoKey = webcrypto.CryptoKey;
 
@@ -64,5 +65,5 @@ export interface TenantKeys {
 
 /** Where a tenant's usable keys come from (the key ring): what the JWE and checkpoint primitives read. */
 export interface KeySource {
-  forTenant(tenantId: string): Promise<TenantKeys>;
+  forTenant(tenantId: string, trace?: Context): Promise<TenantKeys>;
 }

@@ -359,7 +359,7 @@ export class DeliveryService {
       `send ${d.event_type}`,
       attributes,
       async (span) => {
-        const result = await send(t.traceparent());
+        const result = await send(t.traceparentOf(span.spanContext()));
         if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
         if (!result.ok) {
           span.setAttribute('error.type', result.statusCode !== null ? String(result.statusCode) : 'send_failed');

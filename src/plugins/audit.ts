@@ -194,7 +194,7 @@ const auditPlugin: FastifyPluginAsync<AuditOptions> = async (app, opts) => {
         before: ctx.recordsBefore ?? undefined,
       };
       // The wait for the batch that commits it (the group commit's span is linked to this one).
-      await inStep(request, 'audit', () => services.audit.record(entry));
+      await inStep(request, 'audit', () => services.audit.record(entry, ctx.trace?.step));
       ctx.afterRecord?.();
     } catch (err) {
       // An unrecorded write is not acknowledged: a 500 in the route's dialect, the key given back for a retry.

@@ -48,7 +48,7 @@ const authPlugin: FastifyPluginAsync = async (app) => {
     if (!match) throw Errors.unauthorized(BEARER_SCHEME.test(authorization) ? 'invalid' : 'missing');
     let principal;
     try {
-      principal = await app.cardline.tokens.verify(match[1]!, tenant.id);
+      principal = await app.cardline.tokens.verify(match[1]!, tenant.id, ctx.trace?.step);
     } catch (err) {
       if (err instanceof TokenError) {
         request.log.info({ reason: err.reason }, 'token refused');

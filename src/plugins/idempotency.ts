@@ -80,7 +80,7 @@ const idempotencyPlugin: FastifyPluginAsync<IdempotencyOptions> = async (app, op
     });
     // A body holding a secret is fingerprinted under the gateway's key, never as a plain digest (decision 0175).
     const fingerprint = sealed ? store.secretFingerprint(request.body, request.params) : fingerprintOf(request.body, request.params);
-    const claim = await inStep(request, 'idempotency', () => store.claim(owner.tenantId, scope, fingerprint));
+    const claim = await inStep(request, 'idempotency', () => store.claim(owner.tenantId, scope, fingerprint, request.ctx.trace?.step));
     // Field by field, not a spread followed by more fields (decision 0422).
     switch (claim.kind) {
       case 'owner':

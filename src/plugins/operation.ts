@@ -80,6 +80,7 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
       requestId: request.id,
       logger: request.log,
       idempotencyKey,
+      trace: request.ctx.trace?.step,
       // Named in the audit record where the tenant routes across several connectors (one is implied).
       routed: (connector) => {
         if (tenant.config.connectors) request.ctx.coreConnector = connector;
@@ -215,7 +216,7 @@ const operationPlugin: FastifyPluginAsync = async (app) => {
           outcome: done ? 'succeeded' : outcome === 'refused' ? 'refused' : 'failed',
         }),
       ],
-    });
+    }, request.ctx.trace?.step);
     request.ctx.coreConnector = before;
     return services.approvals.finish(tenant.id, approval.id, { status, body: JSON.parse(JSON.stringify(body)) as unknown });
   };

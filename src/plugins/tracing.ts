@@ -18,7 +18,13 @@ export function inStep<T>(request: FastifyRequest, step: string, fn: () => Promi
   // An unsampled request's steps make no span: they run in its context (once per step, so that the work
   // beneath, the core call and the statements, knows the request is not sampled and makes none either).
   if (!trace.sampled) return tracing()!.withContext(trace.context, fn);
-  return tracing()!.inSpan(step, attributes ?? NO_ATTRIBUTES, fn, { parent: trace.context });
+  const inStepContext = (_span: unknown, ctx: Context) => {
+    trace.step = ctx;
+    return fn().finally(() => {
+      if (trace.step === ctx) trace.step = trace.context;
+    });
+  };
+  return tracing()!.inSpan(step, attributes ?? NO_ATTRIBUTES, inStepContext, { parent: trace.context });
 }
 
 /** The request's server span, made at most once: with the caller's context as parent, or linked to it. */
@@ -43,7 +49,8 @@ function serverSpan(t: Tracing, request: FastifyRequest, reply: FastifyReply): R
   };
   const startTime = performance.timeOrigin + performance.now() - reply.elapsedTime;
   const span = t.serverSpan(`${request.method} ${route ?? 'unmatched'}`, parent, { links, startTime }, attributes);
-  const trace = { span, context: api.trace.setSpan(parent, span), sampled: (span.spanContext().traceFlags & api.TraceFlags.SAMPLED) !== 0 };
+  const context = api.trace.setSpan(parent, span);
+  const trace = { span, context, sampled: (span.spanContext().traceFlags & api.TraceFlags.SAMPLED) !== 0, step: context };
   ctx.trace = trace;
   (request.raw as unknown as Record<symbol, RequestTrace>)[REQUEST_TRACE] = trace;
   return trace;

@@ -1,6 +1,6 @@
 // A Context as a chain of single values: the API's own copies its whole Map and makes three closures on every
 // setValue, once per span made current (decision 0449). Contexts made from ROOT stay chains.
-import type { Context } from '@opentelemetry/api';
+import type { Context, ContextManager } from '@opentelemetry/api';
 
 class Chain implements Context {
   constructor(
@@ -23,3 +23,25 @@ class Chain implements Context {
 }
 
 export const ROOT: Context = new Chain(undefined, undefined, undefined);
+
+/**
+ * CARDLINE_TRACING_CONTEXT=explicit: no AsyncLocalStorage, so no promise hooks on Node 20 (decision 0456). Nothing
+ * is active: every span is given its parent, and a statement run without one is not traced.
+ */
+export class ExplicitContextManager implements ContextManager {
+  active(): Context {
+    return ROOT;
+  }
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(_ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+    return fn.call(thisArg, ...args);
+  }
+  bind<T>(_ctx: Context, target: T): T {
+    return target;
+  }
+  enable(): this {
+    return this;
+  }
+  disable(): this {
+    return this;
+  }
+}

@@ -52,16 +52,19 @@ export interface RequestTrace {
   context: Context;
   /** Whether the sampler kept the request's trace; an unsampled one makes no span below the server span. */
   sampled: boolean;
+  /** The context of the pipeline step under way (src/plugins/tracing.ts inStep), `context` between steps. */
+  step: Context;
 }
 
 /**
  * pino's mixin while tracing is on: a line logged inside a span names it; a request's line outside one names
- * its request's server span.
+ * the span of its step under way, or its server span.
  */
 export function traceLogFields(_obj: object, _level: number, logger?: unknown): Record<string, string> {
   const t = current;
   if (!t) return {};
-  const span = t.activeSpan() ?? (logger as { [REQUEST_TRACE]?: { [REQUEST_TRACE]?: RequestTrace } } | undefined)?.[REQUEST_TRACE]?.[REQUEST_TRACE]?.span;
+  const trace = (logger as { [REQUEST_TRACE]?: { [REQUEST_TRACE]?: RequestTrace } } | undefined)?.[REQUEST_TRACE]?.[REQUEST_TRACE];
+  const span = t.activeSpan() ?? (trace && t.api.trace.getSpan(trace.step));
   if (!span) return {};
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };

@@ -24,7 +24,7 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
 import type { SpanImpl } from '@opentelemetry/sdk-trace/build/src/Span.js';
-import { ROOT } from './context.js';
+import { ExplicitContextManager, ROOT } from './context.js';
 import { serializeSpans } from './otlp-json.js';
 import { errorType, type SpanOptions, type Tracing } from './types.js';
 
@@ -96,9 +96,17 @@ class ChildSampler implements Sampler {
   }
 }
 
+/** CARDLINE_TRACING_CONTEXT: `async` (AsyncLocalStorage, the default) or `explicit` (decision 0456). */
+export function contextManagerFromEnv(env: NodeJS.ProcessEnv): api.ContextManager {
+  const name = env.CARDLINE_TRACING_CONTEXT?.trim().toLowerCase() || 'async';
+  if (name === 'async') return new AsyncLocalStorageContextManager().enable();
+  if (name === 'explicit') return new ExplicitContextManager();
+  throw new Error(`CARDLINE_TRACING_CONTEXT='${env.CARDLINE_TRACING_CONTEXT}' is not one of async, explicit`);
+}
+
 export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   // Used directly below: each call through api.context looks the global up and checks its version.
-  const contextManager = new AsyncLocalStorageContextManager().enable();
+  const contextManager = contextManagerFromEnv(env);
   api.context.setGlobalContextManager(contextManager);
   const propagator = new W3CTraceContextPropagator();
   // OTEL_RESOURCE_ATTRIBUTES (and OTEL_SERVICE_NAME) are read by the environment detector; the name defaults to ours.
@@ -126,15 +134,15 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   const tracer = provider.getTracer(SERVICE_NAME);
   const spanOf = directSpans(tracer);
 
-  const inSpan = <T>(name: string, attributes: api.Attributes | (() => api.Attributes), fn: (span: api.Span) => Promise<T>, opts: SpanOptions = {}): Promise<T> => {
+  const inSpan = <T>(name: string, attributes: api.Attributes | (() => api.Attributes), fn: (span: api.Span, ctx: api.Context) => Promise<T>, opts: SpanOptions = {}): Promise<T> => {
     const parent = opts.parent ?? contextManager.active();
     const parentSpan = api.trace.getSpan(parent);
-    if (opts.requireParent && !parentSpan) return fn(api.trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT));
+    if (opts.requireParent && !parentSpan) return fn(api.trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT), parent);
     // Under an unsampled trace, no span: every sampler OTEL_TRACES_SAMPLER names leaves an unsampled local
     // parent's children unsampled (parent-based ones by rule, traceidratio by the trace id; always_on samples
     // every server span). fn runs in that parent's context, switched to only when not active, for the work beneath.
     if (parentSpan && !(parentSpan.spanContext().traceFlags & api.TraceFlags.SAMPLED)) {
-      return opts.parent ? contextManager.with(parent, fn, undefined, parentSpan) : fn(parentSpan);
+      return opts.parent ? contextManager.with(parent, fn, undefined, parentSpan, parent) : fn(parentSpan, parent);
     }
     // Set on the span: startSpan would copy and check them twice more, for samplers that never read them.
     const local = parentSpan && !parentSpan.spanContext().isRemote ? parentSpan.spanContext() : undefined;
@@ -144,7 +152,8 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     span.setAttributes(typeof attributes === 'function' ? attributes() : attributes);
     let result: Promise<T>;
     try {
-      result = contextManager.with(api.trace.setSpan(parent, span), fn, undefined, span);
+      const ctx = api.trace.setSpan(parent, span);
+      result = contextManager.with(ctx, fn, undefined, span, ctx);
     } catch (err) {
       fail(span, err);
       span.end();

@@ -22,7 +22,7 @@ export interface Tracing {
    * Runs fn in a new span made current, ended when fn settles; an error marks it (never with its message).
    * Attributes given as a function are built only when a span is made.
    */
-  inSpan<T>(name: string, attributes: Attributes | (() => Attributes), fn: (span: Span) => Promise<T>, opts?: SpanOptions): Promise<T>;
+  inSpan<T>(name: string, attributes: Attributes | (() => Attributes), fn: (span: Span, ctx: Context) => Promise<T>, opts?: SpanOptions): Promise<T>;
   /** A request's server span; `attributes` is called only when the sampler keeps it. */
   serverSpan(name: string, parent: Context, opts: { links: Link[]; startTime: number }, attributes: () => Attributes): Span;
   /** The active context and its span; fn run in ctx (as api.context, without its global look-up per call). */

@@ -28,7 +28,8 @@ const PRODUCER = 4;
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
-describe('traces of a limit upgrade that reaches a REST core and fires a webhook', () => {
+// CARDLINE_TRACING_CONTEXT=explicit (decision 0456): the same trace, every span given its parent without AsyncLocalStorage.
+describe.each(['async', 'explicit'])('traces of a limit upgrade that reaches a REST core and fires a webhook (context %s)', (contextMode) => {
   let otlp: OtlpReceiver;
   let rx: Receiver;
   let core: FastifyInstance;
@@ -56,6 +57,7 @@ describe('traces of a limit upgrade that reaches a REST core and fires a webhook
       OTEL_SERVICE_NAME: 'cardline-tracing-test',
       OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test',
       OTEL_BSP_SCHEDULE_DELAY: '100',
+      CARDLINE_TRACING_CONTEXT: contextMode,
     };
     if (process.env.DATABASE_URL) {
       store = await createTestDb();
@@ -148,6 +150,7 @@ describe('traces of a limit upgrade that reaches a REST core and fires a webhook
     expect(statements.length).toBeGreaterThan(0);
     for (const s of statements) expect(byId.has(s.parentSpanId), `${s.name} has a parent in the trace`).toBe(true);
     expect(statements.some((s) => ancestors(s).includes('idempotency'))).toBe(true);
+    expect(statements.some((s) => ancestors(s).includes('auth'))).toBe(true);
     // The audit: the request's wait, and the group commit that served it (its statement under it).
     const audit = one('audit');
     expect(audit.parentSpanId).toBe(server.spanId);

@@ -9,7 +9,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { TracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { ROOT as TRACE_ROOT } from '../../src/telemetry/context.js';
 import { encodeSpan } from '../../src/telemetry/otlp-json.js';
-import { createTracing, samplerFromEnv } from '../../src/telemetry/sdk.js';
+import { contextManagerFromEnv, createTracing, samplerFromEnv } from '../../src/telemetry/sdk.js';
+import type { Db } from '../../src/store/db.js';
+import { TracedDb, tracedUnder } from '../../src/store/traced.js';
 import { startOtlpReceiver } from '../helpers/otlp.js';
 import { startTracing, tracing, tracingRequested } from '../../src/telemetry/index.js';
 import { ROOT } from '../helpers/process.js';
@@ -189,6 +191,49 @@ describe("tracing's contexts (chains of single values, decision 0449)", () => {
     expect(trace.getSpan(child)).toBe(span);
     expect(trace.getSpan(extracted)).not.toBe(span);
     expect([isTracingSuppressed(child), isTracingSuppressed(suppressTracing(child))]).toEqual([false, true]);
+  });
+});
+
+describe('CARDLINE_TRACING_CONTEXT=explicit (decision 0456): no AsyncLocalStorage, every span given its parent', () => {
+  const store: Db = {
+    kind: 'pglite',
+    query: async () => ({ rows: [], rowCount: 0 }),
+    exec: async () => undefined,
+    transaction: (fn) => fn(store),
+    exclusive: (_id, fn) => fn(store),
+    close: async () => undefined,
+  };
+
+  it.each(['async', 'explicit'])('%s: a statement is a child of the parent it is given; only async mode knows an active span', async (mode) => {
+    const otlp = await startOtlpReceiver();
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.endpoint;
+    const t = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_TRACES_SAMPLER: 'always_on', CARDLINE_TRACING_CONTEXT: mode });
+    const activeAfterAwait: boolean[] = [];
+    try {
+      const db = new TracedDb(store, t);
+      const span = t.tracer.startSpan('POST /x');
+      await t.inSpan('operation', {}, async (_step, ctx) => {
+        await Promise.resolve();
+        activeAfterAwait.push(t.activeSpan() !== undefined);
+        await tracedUnder(db, ctx).query('SELECT 1');
+        // Without a parent given: under the active span in async mode, not traced in explicit mode.
+        await db.query('UPDATE x SET y = 1');
+      }, { parent: t.api.trace.setSpan(t.root, span) });
+      span.end();
+      await t.flush();
+    } finally {
+      await t.shutdown();
+      delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+      await otlp.close();
+    }
+    const byName = Object.fromEntries(otlp.spans.map((s) => [s.name, s]));
+    expect(activeAfterAwait).toEqual([mode === 'async']);
+    expect(byName.SELECT!.parentSpanId).toBe(byName.operation!.spanId);
+    expect(Object.keys(byName).sort()).toEqual(mode === 'async' ? ['POST /x', 'SELECT', 'UPDATE', 'operation'] : ['POST /x', 'SELECT', 'operation']);
+  });
+
+  it('refuses a mode it does not know', () => {
+    expect(() => contextManagerFromEnv({ CARDLINE_TRACING_CONTEXT: 'frame' })).toThrow("CARDLINE_TRACING_CONTEXT='frame' is not one of async, explicit");
   });
 });
 

@@ -1,6 +1,7 @@
 // The call to a tenant's core: the operation routed to one of its connectors (501 when that one does not
 // offer it), under the request's deadline, its outcome mapped to the catalogue's errors, counted for the
 // metrics and the connectors view, and handed to the shadow when the tenant runs one.
+import type { Context } from '@opentelemetry/api';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Exemplar, Observer } from '../infrastructure/metrics.js';
 import {
@@ -35,6 +36,8 @@ export interface CallContext {
   routed?: ((connector: string) => void) | undefined;
   /** The W3C trace context handed to the core, while tracing is on. */
   traceparent?: string | undefined;
+  /** The call span's parent, while tracing is on: the request's step under way. */
+  trace?: Context | undefined;
 }
 
 export interface CoreCallerOptions {
@@ -152,7 +155,7 @@ export class CoreCaller {
           const traced = { requestId: ctx.requestId, logger: ctx.logger, idempotencyKey: ctx.idempotencyKey, routed: ctx.routed, traceparent: t.traceparentOf(sc) };
           return this.call(lease, tenant, name, operation, input, traced, sc.traceFlags & 1 ? sc : undefined);
         },
-        { kind: t.api.SpanKind.CLIENT },
+        { kind: t.api.SpanKind.CLIENT, parent: ctx.trace },
       );
     } finally {
       lease.release();

@@ -1,11 +1,13 @@
 // Per-tenant gateway key pairs (ECDH-ES for JWE, ES256 for tokens): created, sealed at rest, loaded and
 // cached, rotated (active → retiring for a grace period → retired, decision 0021).
 import { createPrivateKey, randomUUID, type JsonWebKey, type KeyObject, type webcrypto } from 'node:crypto';
+import type { Context } from '@opentelemetry/api';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { DEFAULT_KEY_CACHE_MAX } from '../../config.js';
 import { cacheTtl, entryBound, TENANT_CACHE_MAX } from '../infrastructure/cache-ttl.js';
 import type { Db, Queryable } from '../../store/db.js';
+import { tracedUnder } from '../../store/traced.js';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { ENC_ALG, MAX_GRACE_SECONDS, SIG_ALG, type KeySource, type KeyUse, type PublicJwk, type TenantKey, type TenantKeys } from '../../crypto/keys.js';
 import type { ChangeFeed } from '../infrastructure/changes.js';
@@ -216,12 +218,12 @@ export class KeyRing implements KeySource {
   }
 
   /** The tenant's usable keys, active (newest first) then retiring within grace; expired ones are dropped. */
-  async forTenant(tenantId: string): Promise<TenantKeys> {
+  async forTenant(tenantId: string, trace?: Context): Promise<TenantKeys> {
     const now = Date.now();
     const hit = this.cache.get(tenantId);
     if (hit) return hit.enc.every((k) => live(k, now)) && hit.sig.every((k) => live(k, now)) ? hit : this.usable(hit, now);
     const seen = this.invalidations;
-    const r = await this.db.query<KeyRow>(
+    const r = await tracedUnder(this.db, trace).query<KeyRow>(
       `SELECT kid, use, alg, status, public_jwk, private_jwk_enc, retire_at, created_at FROM keys
         WHERE tenant_id = $1 AND status <> 'retired'
         ORDER BY (status = 'active') DESC, created_at DESC`,

@@ -1,5 +1,6 @@
 // ES256 access tokens: issued per tenant with the tenant's signing key, verified with algorithms pinned.
 import { hash, randomUUID } from 'node:crypto';
+import type { Context } from '@opentelemetry/api';
 import { SignJWT, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { entryBound } from '../infrastructure/cache-ttl.js';
@@ -21,7 +22,7 @@ export interface Principal {
 
 /** Where verification learns whether a token's user still exists, is enabled and has not had its tokens revoked. */
 export interface UserStates {
-  state(tenantId: string, username: string): Promise<UserState | null>;
+  state(tenantId: string, username: string, trace?: Context): Promise<UserState | null>;
 }
 
 export class TokenError extends Error {
@@ -93,8 +94,8 @@ export class TokenService {
     return { token, principal };
   }
 
-  /** Verifies a token for the tenant named by the request's header; throws TokenError otherwise. */
-  async verify(token: string, tenantId: string): Promise<Principal> {
+  /** Verifies a token for the tenant named by the request's header; throws TokenError otherwise. `trace`: its statements' parent. */
+  async verify(token: string, tenantId: string, trace?: Context): Promise<Principal> {
     const nowSeconds = Math.floor(Date.now() / 1000);
     // One-shot: no Hash object per request.
     const digest = hash('sha256', token, 'base64url');
@@ -105,8 +106,8 @@ export class TokenService {
       if (cached.exp <= nowSeconds) throw new TokenError('expired');
       if (cached.tenant !== tenantId) throw new TokenError('tenant mismatch');
       // A retired signing key stops verifying at once, not when this cache entry expires (decision 0021).
-      if (!(await this.keys.forTenant(tenantId)).sig.some((k) => k.kid === hit.kid)) throw new TokenError('unknown key');
-      return this.current(cached);
+      if (!(await this.keys.forTenant(tenantId, trace)).sig.some((k) => k.kid === hit.kid)) throw new TokenError('unknown key');
+      return this.current(cached, trace);
     }
     this.cacheMisses += 1;
     let kid: string | undefined;
@@ -121,7 +122,7 @@ export class TokenService {
     const s = signatureS(Buffer.from(token.slice(token.lastIndexOf('.') + 1), 'base64url'));
     if (s !== null && s > P256_HALF_N) throw new TokenError('high-S signature (malleated)');
     // Only the header's tenant's keys are candidates: another tenant's token never finds its key here.
-    const key = (await this.keys.forTenant(tenantId)).sig.find((k) => k.kid === kid);
+    const key = (await this.keys.forTenant(tenantId, trace)).sig.find((k) => k.kid === kid);
     if (!key) throw new TokenError('unknown key');
     let payload;
     try {
@@ -143,13 +144,13 @@ export class TokenService {
     if (gen !== undefined && (typeof gen !== 'number' || !Number.isSafeInteger(gen) || gen < 0)) throw new TokenError('malformed');
     const principal: Principal = { sub: String(sub), tenant: tenantId, role: role as Role, jti: String(jti), exp: Number(exp), gen: typeof gen === 'number' ? gen : 0 };
     this.verified.set(digest, { principal, kid: key.kid });
-    return this.current(principal);
+    return this.current(principal, trace);
   }
 
   /** Refuses a token whose user was removed or disabled, or whose tokens were revoked since it was issued. */
-  private async current(principal: Principal): Promise<Principal> {
+  private async current(principal: Principal, trace: Context | undefined): Promise<Principal> {
     if (!this.users) return principal;
-    const state = await this.users.state(principal.tenant, principal.sub);
+    const state = await this.users.state(principal.tenant, principal.sub, trace);
     if (!state) throw new TokenError('user removed');
     if (state.disabled) throw new TokenError('user disabled');
     if (state.generation !== principal.gen) throw new TokenError('revoked');

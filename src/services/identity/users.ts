@@ -3,12 +3,14 @@
 // must end a user's sessions (disabled, removed, role or password changed) bumps the generation its tokens
 // carry, and every process refuses older ones once it hears of the change (decision 0034).
 import { randomUUID } from 'node:crypto';
+import type { Context } from '@opentelemetry/api';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { LRUCache } from 'lru-cache';
 import { entryBound } from '../infrastructure/cache-ttl.js';
 import { ROLES, type Role } from '../../../schemas/common.js';
 import { Errors } from '../../errors.js';
 import type { Db, Queryable } from '../../store/db.js';
+import { tracedUnder } from '../../store/traced.js';
 import { keyPage, type KeyPage } from '../../paging/key-cursor.js';
 import type { ChangeFeed } from '../infrastructure/changes.js';
 import type { Observer } from '../infrastructure/metrics.js';
@@ -276,12 +278,12 @@ export class UserService {
   }
 
   /** The token-relevant state of a user, cached until it changes; null when the user does not exist. */
-  async state(tenantId: string, username: string): Promise<UserState | null> {
+  async state(tenantId: string, username: string, trace?: Context): Promise<UserState | null> {
     const key = `${tenantId}\u0000${username}`;
     const hit = this.states.get(key);
     if (hit) return hit.state;
     const seen = this.forgotten;
-    const r = await this.db.query<{ token_generation: number; disabled: boolean }>(
+    const r = await tracedUnder(this.db, trace).query<{ token_generation: number; disabled: boolean }>(
       'SELECT token_generation, disabled FROM users WHERE tenant_id = $1 AND username = $2',
       [tenantId, username],
     );

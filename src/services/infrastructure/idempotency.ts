@@ -3,7 +3,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { MasterKey } from '../../crypto/master-key.js';
+import type { Context } from '@opentelemetry/api';
 import type { Db } from '../../store/db.js';
+import { tracedUnder } from '../../store/traced.js';
 
 const SWEEP_INTERVAL_MS = 5 * 60_000;
 /** How many times a claim is retried when another request changes the row between two statements. */
@@ -88,6 +90,7 @@ interface PendingInsert {
   token: string;
   resolve: (inserted: boolean) => void;
   reject: (err: unknown) => void;
+  trace: Context | undefined;
 }
 
 /** New keys taken in one statement at most. */
@@ -132,15 +135,17 @@ export class IdempotencyStore {
 
   /**
    * Claims the key: a new or expired one is taken, a completed one answers its response, a released or
-   * abandoned one is taken over with the same connector key so the core recognises the retry.
+   * abandoned one is taken over with the same connector key so the core recognises the retry. `trace`: the
+   * statements' parent while tracing is on.
    */
-  async claim(tenantId: string, scope: string, fingerprint: string): Promise<Claim> {
+  async claim(tenantId: string, scope: string, fingerprint: string, trace?: Context): Promise<Claim> {
+    const db = tracedUnder(this.db, trace);
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const token = randomUUID();
       const connectorKey = randomUUID();
-      if (await this.insert(tenantId, scope, fingerprint, connectorKey, token)) return { kind: 'owner', token, connectorKey };
+      if (await this.insert(tenantId, scope, fingerprint, connectorKey, token, trace)) return { kind: 'owner', token, connectorKey };
 
-      const found = await this.db.query<Row>(
+      const found = await db.query<Row>(
         `SELECT fingerprint, state, connector_key, lock_token, status, content_type, body, sealed, location,
                 created_at <= now() - $3::integer * interval '1 second' AS expired,
                 (state = 'in_flight' AND locked_at <= now() - $4::integer * interval '1 second') AS stale
@@ -152,7 +157,7 @@ export class IdempotencyStore {
 
       if (row.expired) {
         // Past its retention the key is free again: a new request with a new connector key.
-        const renewed = await this.db.query(
+        const renewed = await db.query(
           `UPDATE idempotency_keys
               SET fingerprint = $3, state = 'in_flight', connector_key = $4, lock_token = $5, locked_at = now(),
                   status = NULL, content_type = NULL, body = NULL, sealed = false, location = NULL, created_at = now()
@@ -169,7 +174,7 @@ export class IdempotencyStore {
       }
       if (row.state === 'released' || row.stale) {
         // Compare-and-set on the previous holder: of two requests taking over at once, one wins.
-        const taken = await this.db.query(
+        const taken = await db.query(
           `UPDATE idempotency_keys SET state = 'in_flight', lock_token = $3, locked_at = now()
             WHERE tenant_id = $1 AND scope_hash = $2 AND state = $4 AND lock_token IS NOT DISTINCT FROM $5::uuid`,
           [tenantId, scope, token, row.state, row.lock_token],
@@ -183,9 +188,9 @@ export class IdempotencyStore {
   }
 
   /** Takes a new key (true) or finds it taken (false); claims arriving together share one statement. */
-  private insert(tenantId: string, scope: string, fingerprint: string, connectorKey: string, token: string): Promise<boolean> {
+  private insert(tenantId: string, scope: string, fingerprint: string, connectorKey: string, token: string, trace: Context | undefined): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      this.inserts.push({ tenantId, scope, fingerprint, connectorKey, token, resolve, reject });
+      this.inserts.push({ tenantId, scope, fingerprint, connectorKey, token, resolve, reject, trace });
       this.inserting ??= this.drainInserts();
     });
   }
@@ -196,7 +201,7 @@ export class IdempotencyStore {
       await new Promise<void>((resolve) => setImmediate(resolve));
       const batch = this.inserts.splice(0, MAX_INSERT_BATCH);
       try {
-        const r = await this.db.query<{ lock_token: string }>(
+        const r = await tracedUnder(this.db, batch.find((p) => p.trace)?.trace).query<{ lock_token: string }>(
           `INSERT INTO idempotency_keys (tenant_id, scope_hash, fingerprint, state, connector_key, lock_token, locked_at, created_at)
            SELECT tenant_id, scope_hash, fingerprint, 'in_flight', connector_key, lock_token, now(), now()
              FROM jsonb_to_recordset($1::jsonb) AS k(tenant_id text, scope_hash text, fingerprint text, connector_key uuid, lock_token uuid)
