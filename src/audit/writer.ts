@@ -415,7 +415,9 @@ export class AuditWriter {
     // Under the first sampled record's request (a batch mixes sampled requests with others), linked to the others'.
     const sampled = (p: Pending) => p.span !== undefined && (p.span.spanContext().traceFlags & 1) === 1;
     const first = (batch.find(sampled) ?? batch[0])?.span;
-    if (!t || !first) return this.commitBatch(batch);
+    if (!t) return this.commitBatch(batch);
+    // No record's span: not under the context the drain started in (another request's), untraced.
+    if (!first) return t.withContext(t.root, () => this.commitBatch(batch));
     const links = batch.flatMap((p) => (p.span && p.span !== first && sampled(p) ? [{ context: p.span.spanContext() }] : []));
     return t.inSpan('audit group commit', { 'cardline.audit.records': batch.length, 'db.system.name': this.db.kind === 'postgres' ? 'postgresql' : 'pglite' }, (_span, ctx) => this.commitBatch(batch, tracedUnder(this.db, ctx)), {
       parent: t.api.trace.setSpan(t.root, first),

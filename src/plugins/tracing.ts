@@ -20,9 +20,15 @@ export function inStep<T>(request: FastifyRequest, step: string, fn: () => Promi
   if (!trace.sampled) return tracing()!.withContext(trace.context, fn);
   const inStepContext = (_span: unknown, ctx: Context) => {
     trace.step = ctx;
-    return fn().finally(() => {
+    const ended = () => {
       if (trace.step === ctx) trace.step = trace.context;
-    });
+    };
+    try {
+      return fn().finally(ended);
+    } catch (err) {
+      ended();
+      throw err;
+    }
   };
   return tracing()!.inSpan(step, attributes ?? NO_ATTRIBUTES, inStepContext, { parent: trace.context });
 }

@@ -6,6 +6,7 @@ import type { MasterKey } from '../../crypto/master-key.js';
 import type { Context } from '@opentelemetry/api';
 import type { Db } from '../../store/db.js';
 import { tracedUnder } from '../../store/traced.js';
+import { tracing } from '../../telemetry/index.js';
 
 const SWEEP_INTERVAL_MS = 5 * 60_000;
 /** How many times a claim is retried when another request changes the row between two statements. */
@@ -91,6 +92,14 @@ interface PendingInsert {
   resolve: (inserted: boolean) => void;
   reject: (err: unknown) => void;
   trace: Context | undefined;
+}
+
+/** The grouped insert's parent: a sampled claimer's step (a batch mixes them with unsampled ones), else the first's. */
+function claimParent(batch: PendingInsert[]): Context | undefined {
+  const t = tracing();
+  if (!t) return undefined;
+  const sampled = batch.find((p) => p.trace && (t.api.trace.getSpanContext(p.trace)?.traceFlags ?? 0) & 1);
+  return (sampled ?? batch.find((p) => p.trace))?.trace;
 }
 
 /** New keys taken in one statement at most. */
@@ -201,7 +210,7 @@ export class IdempotencyStore {
       await new Promise<void>((resolve) => setImmediate(resolve));
       const batch = this.inserts.splice(0, MAX_INSERT_BATCH);
       try {
-        const r = await tracedUnder(this.db, batch.find((p) => p.trace)?.trace).query<{ lock_token: string }>(
+        const r = await tracedUnder(this.db, claimParent(batch)).query<{ lock_token: string }>(
           `INSERT INTO idempotency_keys (tenant_id, scope_hash, fingerprint, state, connector_key, lock_token, locked_at, created_at)
            SELECT tenant_id, scope_hash, fingerprint, 'in_flight', connector_key, lock_token, now(), now()
              FROM jsonb_to_recordset($1::jsonb) AS k(tenant_id text, scope_hash text, fingerprint text, connector_key uuid, lock_token uuid)
