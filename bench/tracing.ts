@@ -123,6 +123,8 @@ async function load(arm: Arm, seconds: number): Promise<{ rps: number; total: nu
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** An arm's audit batch size, or what a gateway that reports none (an older checkout) prints instead of NaN. */
+const batchOf = (n: number | undefined): string => (n === undefined || Number.isNaN(n) ? 'unknown size (not reported)' : `${n.toFixed(1)} records`);
 
 const cpuOf = (c: { user: number; system: number }) => c.user + c.system;
 
@@ -173,7 +175,7 @@ export async function benchTracing(): Promise<number> {
         arm.sink.push((cpuOf(sinkAfter.cpu) - cpuOf(sinkBefore.cpu)) / total);
         arm.batch.push(after.audit && before.audit ? (after.audit.records - before.audit.records) / Math.max(1, after.audit.batches - before.audit.batches) : NaN);
         console.log(
-          `  round ${round + 1} ${arm.name}: ${Math.round(rps)} req/s; gateway CPU ${Math.round(arm.cpu.at(-1)!)} µs/request (main thread busy ${Math.round(arm.main.at(-1)!)} µs), receiver ${Math.round(arm.sink.at(-1)!)} µs/request; audit batches of ${arm.batch.at(-1)!.toFixed(1)} records`,
+          `  round ${round + 1} ${arm.name}: ${Math.round(rps)} req/s; gateway CPU ${Math.round(arm.cpu.at(-1)!)} µs/request (main thread busy ${Math.round(arm.main.at(-1)!)} µs), receiver ${Math.round(arm.sink.at(-1)!)} µs/request; audit batches of ${batchOf(arm.batch.at(-1)!)}`,
         );
       }
     }
@@ -181,7 +183,7 @@ export async function benchTracing(): Promise<number> {
     for (const arm of arms) {
       console.log(
         `${arm.name}: median ${Math.round(median(arm.rps))} req/s, ${(median(arm.rps) / median(off.rps)).toFixed(2)}x of ${off.name}; ` +
-          `gateway CPU median ${Math.round(median(arm.cpu))} µs/request (${(median(arm.cpu) / median(off.cpu)).toFixed(2)}x), main thread ${Math.round(median(arm.main))} µs/request, receiver ${Math.round(median(arm.sink))} µs/request, audit batches of ${median(arm.batch).toFixed(1)} records`,
+          `gateway CPU median ${Math.round(median(arm.cpu))} µs/request (${(median(arm.cpu) / median(off.cpu)).toFixed(2)}x), main thread ${Math.round(median(arm.main))} µs/request, receiver ${Math.round(median(arm.sink))} µs/request, audit batches of ${batchOf(median(arm.batch.filter((b) => !Number.isNaN(b))))}`,
       );
     }
     const received = await sink.stats();
