@@ -412,10 +412,10 @@ export class AuditWriter {
    */
   private commit(batch: Pending[]): Promise<void> {
     const t = tracing();
+    if (!t) return this.commitBatch(batch);
     // Under the first sampled record's request (a batch mixes sampled requests with others), linked to the others'.
     const sampled = (p: Pending) => p.span !== undefined && (p.span.spanContext().traceFlags & 1) === 1;
     const first = (batch.find(sampled) ?? batch[0])?.span;
-    if (!t) return this.commitBatch(batch);
     // No record's span: not under the context the drain started in (another request's), untraced.
     if (!first) return t.withContext(t.root, () => this.commitBatch(batch));
     const links = batch.flatMap((p) => (p.span && p.span !== first && sampled(p) ? [{ context: p.span.spanContext() }] : []));
