@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { uuidv7 } from 'uuidv7';
 import { uuidv7Text } from './uuid-text.js';
 import type { Context, Span } from '@opentelemetry/api';
-import { tracing } from '../telemetry/index.js';
+import { batchParent, isSampled, tracing } from '../telemetry/index.js';
 import type { Db } from '../store/db.js';
 import type { Queryable } from '../store/queryable.js';
 import { tracedUnder } from '../store/traced.js';
@@ -412,13 +412,13 @@ export class AuditWriter {
    */
   private commit(batch: Pending[]): Promise<void> {
     const t = tracing();
-    // Under the first sampled record's request (a batch mixes sampled requests with others), linked to the others'.
-    const sampled = (p: Pending) => p.span !== undefined && (p.span.spanContext().traceFlags & 1) === 1;
-    const first = (batch.find(sampled) ?? batch[0])?.span;
     if (!t) return this.commitBatch(batch);
+    // Under a sampled record's request, linked to the other sampled ones'.
+    const spanContext = (p: Pending) => p.span?.spanContext();
+    const first = batchParent(batch, spanContext)?.span;
     // No record's span: not under the context the drain started in (another request's), untraced.
     if (!first) return t.withContext(t.root, () => this.commitBatch(batch));
-    const links = batch.flatMap((p) => (p.span && p.span !== first && sampled(p) ? [{ context: p.span.spanContext() }] : []));
+    const links = batch.flatMap((p) => (p.span && p.span !== first && isSampled(spanContext(p)) ? [{ context: p.span.spanContext() }] : []));
     return t.inSpan('audit group commit', { 'cardline.audit.records': batch.length, 'db.system.name': this.db.kind === 'postgres' ? 'postgresql' : 'pglite' }, (_span, ctx) => this.commitBatch(batch, tracedUnder(this.db, ctx)), {
       parent: t.api.trace.setSpan(t.root, first),
       links,

@@ -1,7 +1,7 @@
 // OpenTelemetry traces, off unless the standard OTEL_* variables ask for an exporter. Off, nothing of the SDK is
 // loaded and every instrumented place costs one null check: the SDK (src/telemetry/sdk.ts) is imported only by
 // startTracing(), and the spans are made by hand at the places that do work (decision 0310).
-import type { Attributes, Context, Span } from '@opentelemetry/api';
+import type { Attributes, Context, Span, SpanContext } from '@opentelemetry/api';
 import type { SpanOptions, Tracing } from './types.js';
 
 export type { SpanOptions, Tracing } from './types.js';
@@ -41,6 +41,13 @@ export async function stopTracing(): Promise<void> {
 export function traced<T>(name: string, attributes: Attributes, fn: (span: Span | undefined) => Promise<T>, opts?: SpanOptions): Promise<T> {
   const t = current;
   return t ? t.inSpan(name, attributes, fn, opts) : fn(undefined);
+}
+
+export const isSampled = (sc: SpanContext | undefined): boolean => sc !== undefined && (sc.traceFlags & 1) === 1;
+
+/** The item a batch's shared work is traced under: one of a sampled trace (a batch mixes them), else the first traced one. */
+export function batchParent<T>(batch: readonly T[], contextOf: (item: T) => SpanContext | undefined): T | undefined {
+  return batch.find((p) => isSampled(contextOf(p))) ?? batch.find((p) => contextOf(p) !== undefined);
 }
 
 /** Where a request logger keeps its request's trace (src/logging.ts binds it; the tracing step sets it). */

@@ -202,7 +202,6 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
     root: ROOT,
     inSpan,
     serverSpan,
-    active: () => contextManager.active(),
     activeSpan: () => api.trace.getSpan(contextManager.active()),
     withContext: (ctx, fn) => contextManager.with(ctx, fn),
     traceparent(ctx = contextManager.active()) {

@@ -25,8 +25,7 @@ export interface Tracing {
   inSpan<T>(name: string, attributes: Attributes | (() => Attributes), fn: (span: Span, ctx: Context) => Promise<T>, opts?: SpanOptions): Promise<T>;
   /** A request's server span; `attributes` is called only when the sampler keeps it. */
   serverSpan(name: string, parent: Context, opts: { links: Link[]; startTime: number }, attributes: () => Attributes): Span;
-  /** The active context and its span; fn run in ctx (as api.context, without its global look-up per call). */
-  active(): Context;
+  /** The active context's span; fn run in ctx (as api.context, without its global look-up per call). */
   activeSpan(): Span | undefined;
   withContext<T>(ctx: Context, fn: () => T): T;
   /** The W3C `traceparent` of a context's span (the active one by default); undefined when it has none. */

@@ -16,7 +16,7 @@ import {
 import { CALL_DEADLINE } from '../../../connectors/shared/deadline.js';
 import { CardlineError, Errors } from '../../errors.js';
 import { scrub } from '../../logging.js';
-import { tracing } from '../../telemetry/index.js';
+import { isSampled, tracing } from '../../telemetry/index.js';
 import { reasonOf } from './connector-registry.js';
 import type { ConnectorInstances, ConnectorLease } from './connector-instances.js';
 import { ConnectorHealth } from './connector-health.js';
@@ -153,7 +153,7 @@ export class CoreCaller {
         (span) => {
           const sc = span.spanContext();
           const traced = { requestId: ctx.requestId, logger: ctx.logger, idempotencyKey: ctx.idempotencyKey, routed: ctx.routed, traceparent: t.traceparentOf(sc) };
-          return this.call(lease, tenant, name, operation, input, traced, sc.traceFlags & 1 ? sc : undefined);
+          return this.call(lease, tenant, name, operation, input, traced, isSampled(sc) ? sc : undefined);
         },
         { kind: t.api.SpanKind.CLIENT, parent: ctx.trace },
       );

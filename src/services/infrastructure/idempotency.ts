@@ -6,7 +6,7 @@ import type { MasterKey } from '../../crypto/master-key.js';
 import type { Context } from '@opentelemetry/api';
 import type { Db } from '../../store/db.js';
 import { tracedUnder } from '../../store/traced.js';
-import { tracing } from '../../telemetry/index.js';
+import { batchParent, tracing } from '../../telemetry/index.js';
 
 const SWEEP_INTERVAL_MS = 5 * 60_000;
 /** How many times a claim is retried when another request changes the row between two statements. */
@@ -97,9 +97,7 @@ interface PendingInsert {
 /** The grouped insert's parent: a sampled claimer's step (a batch mixes them with unsampled ones), else the first's. */
 function claimParent(batch: PendingInsert[]): Context | undefined {
   const t = tracing();
-  if (!t) return undefined;
-  const sampled = batch.find((p) => p.trace && (t.api.trace.getSpanContext(p.trace)?.traceFlags ?? 0) & 1);
-  return (sampled ?? batch.find((p) => p.trace))?.trace;
+  return t ? batchParent(batch, (p) => p.trace && t.api.trace.getSpanContext(p.trace))?.trace : undefined;
 }
 
 /** New keys taken in one statement at most. */
