@@ -36,9 +36,11 @@ export interface PipelineContext {
 interface PipelineRun {
   card: () => Promise<ValueOf<'getCard'>>;
   amountMinor: bigint;
-  /** Called with the amount approved (0 on a decline or a failure): spend controls count what was approved, and say where. */
-  settles: ((approvedMinor: bigint) => VelocityCount[] | Promise<VelocityCount[]>)[];
+  /** Set by spend controls, called once with the amount approved (0 on a decline or a failure): counts it, and says where. */
+  settle: Settle | null;
 }
+
+type Settle = (approvedMinor: bigint) => VelocityCount[] | Promise<VelocityCount[]>;
 
 /** What a step sees: the pipeline's context and the id the authorization will have (unless the core names its own). */
 export interface StepContext extends PipelineContext {
@@ -79,7 +81,7 @@ const spendControls: GatewayStep = async (ask, { tenant, services }, run) => {
     { cardId: ask.cardId, amountMinor: run.amountMinor, currency: ask.currency, merchant: ask.merchant, channel: ask.channel, at: ask.at },
     async () => (await run.card()).entityId,
   );
-  run.settles.push(settle);
+  run.settle = settle;
   return record;
 };
 
@@ -106,22 +108,17 @@ export interface PipelineOptions {
 /** Runs the steps in order and records the authorization with its trail. */
 export async function runPipeline(ask: AuthorizationAsk, ctx: PipelineContext, opts: PipelineOptions): Promise<AuthorizationRecord> {
   let card: Promise<ValueOf<'getCard'>> | undefined;
-  const settles: PipelineRun['settles'] = [];
-  const run: PipelineRun = { card: () => (card ??= ctx.core('getCard', { cardId: ask.cardId })), amountMinor: toMinor(ask.amount), settles };
-  const settle = (approvedMinor: bigint): VelocityCount[] | Promise<VelocityCount[]> => {
-    const pending = settles.splice(0);
-    if (pending.length === 1) return pending[0]!(approvedMinor);
-    return (async () => {
-      const counted: VelocityCount[] = [];
-      for (const s of pending) counted.push(...(await s(approvedMinor)));
-      return counted;
-    })();
+  const run: PipelineRun = { card: () => (card ??= ctx.core('getCard', { cardId: ask.cardId })), amountMinor: toMinor(ask.amount), settle: null };
+  const settle: Settle = (approvedMinor) => {
+    const pending = run.settle;
+    run.settle = null;
+    return pending ? pending(approvedMinor) : [];
   };
   try {
     return await decide(ask, ctx, opts, run, settle);
   } finally {
     // A failure before the decision counts nothing; once settled, nothing is left to settle.
-    if (settles.length > 0) await settle(0n);
+    if (run.settle) await settle(0n);
   }
 }
 
@@ -130,7 +127,7 @@ async function decide(
   ctx: PipelineContext,
   opts: PipelineOptions,
   run: PipelineRun,
-  settle: (approvedMinor: bigint) => VelocityCount[] | Promise<VelocityCount[]>,
+  settle: Settle,
 ): Promise<AuthorizationRecord> {
   const generatedId = `auth_${uuidv7Hex()}`;
   // Field by field, not a spread with a field after it (decision 0422): one shape for every authorization.

@@ -11,10 +11,9 @@ export type StoredStep = Omit<StepRecord, 'rules' | 'evaluated'> & { rules?: (st
 /** The stored form of a step shared by many trails (the spend-control step's when every version approves): made once. */
 const storedShared = new WeakMap<TrailStep, StoredStep>();
 
-/** Compact when it has only the fields the form knows; an evaluation with another field stays an object. */
+/** Compact when it has only the fields the form knows, else an object; only declines reach it (approvals go in `approved`). */
 function compactOf(e: RuleEvaluation): string | RuleEvaluation {
   if (Object.keys(e).length !== (e.declineReason === undefined ? 4 : 5)) return e;
-  if (e.mode === 'active' && e.outcome === 'approved' && e.declineReason === undefined) return `${e.ruleId}:${e.version}`;
   return `${e.ruleId}:${e.version}:${e.mode}:${e.outcome}${e.declineReason === undefined ? '' : `:${e.declineReason}`}`;
 }
 

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { UUID, uuidv7obj } from 'uuidv7';
 import { describe, expect, it } from 'vitest';
-import { uuidText, uuidv7Hex, uuidv7Text } from '../../src/audit/uuid-text.js';
+import { hexText, uuidText, uuidv7Hex, uuidv7Text } from '../../src/audit/uuid-text.js';
 
 describe('uuidText (decision 0439)', () => {
-  it('writes any 16 bytes exactly as the uuidv7 package does', () => {
+  it('writes any 16 bytes exactly as the uuidv7 package does (toString, and toHex as hexText)', () => {
     const cases = [new Uint8Array(16), new Uint8Array(16).fill(0xff), ...Array.from({ length: 5000 }, () => new Uint8Array(randomBytes(16)))];
     for (const bytes of cases) expect(uuidText(bytes)).toBe(UUID.ofInner(bytes).toString());
+    for (const bytes of cases) expect(hexText(bytes)).toBe(UUID.ofInner(bytes).toHex());
     for (let i = 0; i < 1000; i++) {
       const id = uuidv7obj();
       expect(uuidText(id.bytes)).toBe(id.toString());
